@@ -1,0 +1,36 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "StoreLedger",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StoreLedger", targets: ["StoreLedger"]),
+        .library(name: "LedgerStore", targets: ["LedgerStore"]),
+        .executable(name: "ledger", targets: ["ledger"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "LedgerStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
+        .target(
+            name: "LedgerCommand",
+            dependencies: [
+                "StoreLedger",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
+        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore"]),
+        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger"]),
+        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerCommand", "ledger"]),
+        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "ledger"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

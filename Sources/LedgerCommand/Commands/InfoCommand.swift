@@ -1,0 +1,47 @@
+import ArgumentParser
+import StoreLedger
+
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Show the ledger's path, schema version, durability and counts by state.")
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let ledger = try options.openLedger()
+            let counts = try ledger.counts()
+            let settings = try StoreSettings(ledger: ledger)
+            let migrations = try ledger.appliedMigrations()
+            let info = Info(
+                path: ledger.path, schemaVersion: migrations.last ?? "", migrations: migrations,
+                durability: ledger.configuration.durability.rawValue, storefront: settings.storefront.countryCode,
+                locale: settings.locale, counts: counts)
+            try options.output.emit(info) {
+                var lines = [
+                    "path:          \(info.path)",
+                    "schema:        \(info.schemaVersion) (\(migrations.count) migration(s))",
+                    "durability:    \(info.durability)",
+                    "storefront:    \(info.storefront) (\(info.locale))",
+                    "products:      \(counts.products)",
+                    "transactions:  \(counts.transactions) (\(counts.unfinished) unfinished)",
+                ]
+                for state in TransactionState.allCases {
+                    lines.append("  \(state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.byState[state.rawValue] ?? 0)")
+                }
+                lines.append("events:        \(counts.events)")
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Info: Encodable {
+        let path: String
+        let schemaVersion: String
+        let migrations: [String]
+        let durability: String
+        let storefront: String
+        let locale: String
+        let counts: LedgerCounts
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import StoreLedger
+
+struct ApproveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve", abstract: "Approve a deferred (Ask to Buy) transaction: it becomes purchased.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The transaction id.")
+    var id: UInt64
+
+    func run() async throws {
+        try await reportingFailures {
+            let transaction = try await options.openQueue().approve(id)
+            try options.output.emit(transaction) { describe(transaction) }
+        }
+    }
+}
+
+struct DeclineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decline", abstract: "Decline a deferred (Ask to Buy) transaction: it fails (paymentCancelled).")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The transaction id.")
+    var id: UInt64
+
+    func run() async throws {
+        try await reportingFailures {
+            let transaction = try await options.openQueue().decline(id)
+            try options.output.emit(transaction) { describe(transaction) }
+        }
+    }
+}
+
+struct FinishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "finish",
+        abstract: "Finish transactions (purchased, failed or restored), all in one commit.",
+        discussion: "Finishing a finished transaction changes nothing. If any id is refused, none is finished.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "Transaction ids.")
+    var ids: [UInt64]
+
+    func validate() throws {
+        guard !ids.isEmpty else { throw ValidationError("give at least one transaction id") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let finished = try await options.openQueue().finish(ids)
+            try options.output.emit(["finished": finished]) { finished.map(describe).joined(separator: "\n") }
+        }
+    }
+}
+
+struct ListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List transactions, oldest first (ascending id), one page at a time.",
+        discussion: "For the next page, pass the last id printed as --after.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Only this state: purchasing, purchased, failed, restored or deferred.")
+    var state: TransactionState?
+
+    @Option(name: .customLong("product"), help: "Only this product identifier.")
+    var productID: String?
+
+    @Flag(help: "Only unfinished transactions (the queue).")
+    var unfinished = false
+
+    @Option(help: "At most this many transactions.")
+    var limit: Int?
+
+    @Option(help: "Only transactions with a larger id than this one.")
+    var after: UInt64?
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let filter = TransactionFilter(
+                state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit)
+            let transactions = try options.openLedger().transactions(matching: filter)
+            try options.output.emit(["transactions": transactions]) {
+                transactions.isEmpty ? "no transactions" : transactions.map(describe).joined(separator: "\n")
+            }
+        }
+    }
+}
+
+extension TransactionState: ExpressibleByArgument {}
+
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a transaction and its event history.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The transaction id.")
+    var id: UInt64
+
+    func run() async throws {
+        try await reportingFailures {
+            let ledger = try options.openLedger()
+            guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+            let events = try ledger.events(of: id)
+            try options.output.emit(Shown(transaction: transaction, events: events)) {
+                ([describe(transaction)] + events.map { event in
+                    let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
+                    return "  \(event.sequence)  \(event.kind.rawValue)  \(change)\(event.toState.rawValue)  \(event.date)"
+                        + (event.detail.map { "  \($0)" } ?? "")
+                }).joined(separator: "\n")
+            }
+        }
+    }
+
+    struct Shown: Encodable {
+        let transaction: PaymentTransaction
+        let events: [TransactionEvent]
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import GRDB
+
+/// A ledger file: the durable record of products, transactions and the store's settings.
+///
+/// Every method that changes something is one SQLite write transaction (`BEGIN IMMEDIATE`)
+/// that also appends to the event log; it returns only after the commit. Reads see committed
+/// data only. Several processes may open the same file at once (WAL, busy timeout).
+public final class Ledger: Sendable {
+    /// Whether opening may create the file.
+    public enum OpenMode: Sendable {
+        /// The ledger must exist: a missing file is `LedgerError.missingLedger`.
+        case existing
+        /// Create a new, empty ledger when nothing is at the path.
+        case createIfMissing
+    }
+
+    public let path: String
+    public let configuration: LedgerConfiguration
+    let pool: DatabasePool
+
+    private init(path: String, configuration: LedgerConfiguration, pool: DatabasePool) {
+        self.path = path
+        self.configuration = configuration
+        self.pool = pool
+    }
+
+    /// Opens the ledger at `path`, applying the migrations it lacks.
+    ///
+    /// - Throws: `LedgerError` when the file is missing (with `.existing`), empty, not a SQLite
+    ///   database, damaged, another application's database, or written by a newer version.
+    ///   A refused file is never written to.
+    public static func open(
+        at path: String, mode: OpenMode = .existing, configuration: LedgerConfiguration = .init()
+    ) throws -> Ledger {
+        if try !LedgerFile.exists(at: path) {
+            guard mode == .createIfMissing else { throw LedgerError.missingLedger(path: path) }
+            try create(at: path, configuration: configuration)
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: grdbConfiguration(configuration))
+        } catch {
+            throw mapError(error, path: path)
+        }
+        let ledger = Ledger(path: path, configuration: configuration, pool: pool)
+        do {
+            try ledger.migrate()
+            try ledger.assertConnectionSettings()
+        } catch {
+            try? pool.close()
+            throw mapError(error, path: path)
+        }
+        return ledger
+    }
+
+    /// Whether a ledger file is at `path`.
+    /// - Throws: `LedgerError` when something is there that is not a usable ledger.
+    public static func exists(at path: String) throws -> Bool {
+        try LedgerFile.exists(at: path)
+    }
+
+    /// Closes the ledger's connections. Further use throws.
+    public func close() throws {
+        do { try pool.close() } catch { throw Self.mapError(error, path: path) }
+    }
+
+    /// The identifiers of the migrations applied to this ledger, in order.
+    public func appliedMigrations() throws -> [String] {
+        try read { db in try Self.migrator.completedMigrations(db) }
+    }
+
+    /// The identifiers of every migration this build knows.
+    public static var knownMigrations: [String] { Migration.embedded.map(\.identifier) }
+
+    // MARK: - Creation
+
+    /// Builds the new ledger under a temporary name and links it into place, so that the path
+    /// holds either nothing or a complete ledger, never a half-made one.
+    private static func create(at path: String, configuration: LedgerConfiguration) throws {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/.\(url.lastPathComponent).creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
+        }
+        // Owner-only from the first byte; SQLite gives its -wal and -shm files the same mode.
+        let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        Foundation.close(fd)
+        do {
+            var grdb = Configuration()
+            grdb.busyMode = .timeout(configuration.busyTimeout)
+            let queue = try DatabaseQueue(path: temporary, configuration: grdb)
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
+            }
+            try migrator.migrate(queue)
+            try queue.close()
+        } catch {
+            throw mapError(error, path: path)
+        }
+        guard link(temporary, path) == 0 else {
+            // Another process created the ledger first: use theirs.
+            if errno == EEXIST { return }
+            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        syncDirectory(directory)
+    }
+
+    /// Makes the new directory entry durable (a power loss would otherwise forget the file).
+    private static func syncDirectory(_ directory: String) {
+        let fd = Foundation.open(directory, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        Foundation.close(fd)
+    }
+
+    // MARK: - Connections and migrations
+
+    private static func grdbConfiguration(_ configuration: LedgerConfiguration) -> Configuration {
+        var grdb = Configuration()
+        grdb.busyMode = .timeout(configuration.busyTimeout)
+        grdb.foreignKeysEnabled = true
+        grdb.label = "StoreLedger"
+        let durability = configuration.durability
+        grdb.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
+        }
+        return grdb
+    }
+
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        for migration in Migration.embedded {
+            migrator.registerMigration(migration.identifier) { db in
+                try db.execute(sql: migration.sql)
+            }
+        }
+        return migrator
+    }()
+
+    private func migrate() throws {
+        let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
+        let unknown = applied.subtracting(Self.knownMigrations).sorted()
+        guard unknown.isEmpty else {
+            throw LedgerError.newerSchema(path: path, unknownMigrations: unknown)
+        }
+        if applied.count < Self.knownMigrations.count {
+            try Self.migrator.migrate(pool)
+        }
+    }
+
+    /// Sets the writer's durability and checks that SQLite gave us what we asked for, rather
+    /// than assuming it. (GRDB sets `synchronous = NORMAL` when it enables WAL on the writer,
+    /// after `prepareDatabase` ran, so the writer is set again here.)
+    private func assertConnectionSettings() throws {
+        let expected = configuration.durability.synchronousValue
+        let settings = try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(configuration.durability.synchronousPragma)")
+            return (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
+                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+            )
+        }
+        guard settings.0.lowercased() == "wal", settings.1 == expected, settings.2 else {
+            throw LedgerError.unusable(
+                path: path,
+                reason: "connection settings not applied (journal_mode \(settings.0), synchronous \(settings.1), foreign_keys \(settings.2))")
+        }
+    }
+
+    // MARK: - Access
+
+    /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch { throw Self.mapError(error, path: path) }
+    }
+
+    /// Runs `body` on a consistent snapshot of committed data.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch { throw Self.mapError(error, path: path) }
+    }
+
+    static func mapError(_ error: any Error, path: String) -> any Error {
+        guard let error = error as? DatabaseError else { return error }
+        switch error.resultCode {
+        case .SQLITE_NOTADB:
+            return LedgerError.notADatabase(path: path, reason: error.message ?? "file is not a database")
+        case .SQLITE_CORRUPT:
+            return LedgerError.corrupted(path: path, reason: error.message ?? "database disk image is malformed")
+        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
+            return LedgerError.unusable(path: path, reason: error.message ?? "\(error.resultCode)")
+        default:
+            return LedgerError.storage(
+                path: path, resultCode: error.extendedResultCode.rawValue,
+                message: error.message ?? "\(error.resultCode)", sql: error.sql)
+        }
+    }
+}

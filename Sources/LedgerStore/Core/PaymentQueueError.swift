@@ -1,0 +1,41 @@
+/// An operation the ledger refuses. Nothing was changed.
+public enum PaymentQueueError: Error, Sendable, Equatable, CustomStringConvertible {
+    case emptyProductIdentifier
+    case unknownProduct(String)
+    case invalidQuantity(Int)
+    case invalidIdempotencyKey(String)
+    /// The idempotency key already belongs to a payment with other details.
+    case idempotencyKeyReused(key: String, existingTransactionID: UInt64)
+    case unknownTransaction(UInt64)
+    case cannotFinishPurchasing(UInt64)
+    case cannotFinishDeferred(UInt64)
+    /// Approve and decline apply to deferred (Ask to Buy) transactions only.
+    case notDeferred(UInt64, state: TransactionState)
+    /// The id generator returned an id that is not larger than the last one issued.
+    case idGeneratorWentBackwards(lastIssued: UInt64, proposed: UInt64)
+
+    public var description: String {
+        switch self {
+        case .emptyProductIdentifier:
+            "the product identifier is empty"
+        case .unknownProduct(let id):
+            "unknown product \"\(id)\": it is not in the ledger's catalog (import it with `ledger products import`)"
+        case .invalidQuantity(let quantity):
+            "invalid quantity \(quantity): it must be between 1 and 10"
+        case .invalidIdempotencyKey(let key):
+            "invalid idempotency key \"\(key)\": it must be 1 to 256 characters"
+        case .idempotencyKeyReused(let key, let id):
+            "the idempotency key \"\(key)\" already belongs to transaction \(id), made with a different product, quantity or account"
+        case .unknownTransaction(let id):
+            "unknown transaction \(id)"
+        case .cannotFinishPurchasing(let id):
+            "cannot finish a purchasing transaction (\(id)): the store has not processed it yet"
+        case .cannotFinishDeferred(let id):
+            "cannot finish a deferred transaction (\(id)): it is waiting for approval (Ask to Buy)"
+        case .notDeferred(let id, let state):
+            "transaction \(id) is \(state.rawValue), not deferred: only a deferred (Ask to Buy) transaction can be approved or declined"
+        case .idGeneratorWentBackwards(let last, let proposed):
+            "the transaction id generator proposed \(proposed), which is not after the last id issued (\(last))"
+        }
+    }
+}

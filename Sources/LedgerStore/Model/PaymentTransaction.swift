@@ -1,0 +1,85 @@
+import Foundation
+
+/// One transaction of the ledger: a superset of StoreKit 1's `SKPaymentTransaction` and
+/// StoreKit 2's `Transaction`, plus the ledger's bookkeeping.
+///
+/// Values are snapshots read after a commit; they never change under the caller.
+public struct PaymentTransaction: Sendable, Hashable, Identifiable {
+    /// Why a transaction exists.
+    public enum Reason: String, Sendable, Codable {
+        case purchase
+        case renewal
+    }
+
+    /// Unique, never reused, even after a transaction is deleted.
+    public var id: UInt64
+    /// Equals `id`, except for restores and renewals, which point at the first purchase.
+    public var originalID: UInt64
+    public var productID: String
+    public var productType: ProductType
+    public var state: TransactionState
+    /// Finished transactions have left the queue for good; they stay in the history.
+    public var isFinished: Bool
+    public var quantity: Int
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date
+    public var expirationDate: Date?
+    public var revocationDate: Date?
+    public var revocationReason: Int?
+    public var isUpgraded: Bool
+    public var appAccountToken: UUID?
+    /// Set for failed transactions only.
+    public var error: TransactionError?
+    public var reason: Reason
+    public var subscriptionGroupID: String?
+    /// ISO 3166-1 alpha-3 code of the storefront the purchase was made in.
+    public var storefront: String
+    public var environment: String
+    /// The key of the payment that created this transaction, when the caller gave one.
+    public var idempotencyKey: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var finishedAt: Date?
+    /// How many times this transaction was delivered to observers.
+    public var deliveryCount: Int
+    public var lastDeliveredAt: Date?
+}
+
+extension PaymentTransaction: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, originalID, productID, productType, state, isFinished, quantity, purchaseDate,
+             originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
+             appAccountToken, error, reason, subscriptionGroupID, storefront, environment,
+             idempotencyKey, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
+    }
+
+    /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(originalID, forKey: .originalID)
+        try c.encode(productID, forKey: .productID)
+        try c.encode(productType, forKey: .productType)
+        try c.encode(state, forKey: .state)
+        try c.encode(isFinished, forKey: .isFinished)
+        try c.encode(quantity, forKey: .quantity)
+        try c.encode(purchaseDate, forKey: .purchaseDate)
+        try c.encode(originalPurchaseDate, forKey: .originalPurchaseDate)
+        try c.encode(expirationDate, forKey: .expirationDate)
+        try c.encode(revocationDate, forKey: .revocationDate)
+        try c.encode(revocationReason, forKey: .revocationReason)
+        try c.encode(isUpgraded, forKey: .isUpgraded)
+        try c.encode(appAccountToken, forKey: .appAccountToken)
+        try c.encode(error, forKey: .error)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(subscriptionGroupID, forKey: .subscriptionGroupID)
+        try c.encode(storefront, forKey: .storefront)
+        try c.encode(environment, forKey: .environment)
+        try c.encode(idempotencyKey, forKey: .idempotencyKey)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(finishedAt, forKey: .finishedAt)
+        try c.encode(deliveryCount, forKey: .deliveryCount)
+        try c.encode(lastDeliveredAt, forKey: .lastDeliveredAt)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// A product the simulated store sells.
+public struct Product: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var type: ProductType
+    /// The name in App Store Connect; not shown to users.
+    public var referenceName: String
+    /// Display name and description, one per locale.
+    public var localizations: [ProductLocalization]
+    /// An exact decimal in the storefront's currency (never a binary floating point number).
+    public var price: Decimal
+    public var isFamilyShareable: Bool
+    /// Set for auto-renewable subscriptions only.
+    public var subscription: SubscriptionInfo?
+
+    public init(
+        id: String, type: ProductType, referenceName: String? = nil,
+        localizations: [ProductLocalization] = [], price: Decimal, isFamilyShareable: Bool = false,
+        subscription: SubscriptionInfo? = nil
+    ) {
+        self.id = id
+        self.type = type
+        self.referenceName = referenceName ?? id
+        self.localizations = localizations
+        self.price = price
+        self.isFamilyShareable = isFamilyShareable
+        self.subscription = subscription
+    }
+
+    /// The localization for `locale` (`fr_FR`), else the same language (`fr`), else the first.
+    public func localization(for locale: String) -> ProductLocalization? {
+        let normalized = locale.replacingOccurrences(of: "-", with: "_")
+        let language = normalized.split(separator: "_").first.map(String.init) ?? normalized
+        return localizations.first { $0.locale == normalized }
+            ?? localizations.first { $0.locale == language || $0.locale.hasPrefix(language + "_") }
+            ?? localizations.first
+    }
+}
+
+public struct ProductLocalization: Sendable, Hashable, Codable {
+    /// A locale identifier such as `en_US` or `ja`.
+    public var locale: String
+    public var displayName: String
+    public var description: String
+
+    public init(locale: String, displayName: String, description: String) {
+        self.locale = locale
+        self.displayName = displayName
+        self.description = description
+    }
+}
+
+/// What makes an auto-renewable subscription one.
+public struct SubscriptionInfo: Sendable, Hashable, Codable {
+    public var groupID: String
+    public var groupName: String
+    /// The level inside the group: 1 is the highest service.
+    public var level: Int
+    public var period: SubscriptionPeriod
+    public var introductoryOffer: SubscriptionOffer?
+    public var promotionalOffers: [SubscriptionOffer]
+
+    public init(
+        groupID: String, groupName: String, level: Int, period: SubscriptionPeriod,
+        introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = []
+    ) {
+        self.groupID = groupID
+        self.groupName = groupName
+        self.level = level
+        self.period = period
+        self.introductoryOffer = introductoryOffer
+        self.promotionalOffers = promotionalOffers
+    }
+}
+
+/// An introductory or promotional offer of a subscription.
+public struct SubscriptionOffer: Sendable, Hashable, Codable {
+    /// The offer identifier (promotional offers only).
+    public var id: String?
+    /// `free`, `payAsYouGo` or `payUpFront`, as in the StoreKit configuration file.
+    public var paymentMode: String
+    public var period: SubscriptionPeriod
+    public var periodCount: Int
+    /// The offer's price; `nil` for a free trial.
+    public var price: Decimal?
+
+    public init(id: String?, paymentMode: String, period: SubscriptionPeriod, periodCount: Int, price: Decimal?) {
+        self.id = id
+        self.paymentMode = paymentMode
+        self.period = period
+        self.periodCount = periodCount
+        self.price = price
+    }
+}
+
+extension Product: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, type, referenceName, localizations, price, isFamilyShareable, subscription
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(type, forKey: .type)
+        try c.encode(referenceName, forKey: .referenceName)
+        try c.encode(localizations, forKey: .localizations)
+        // A string keeps the decimal exact for every JSON reader.
+        try c.encode(DecimalText.format(price), forKey: .price)
+        try c.encode(isFamilyShareable, forKey: .isFamilyShareable)
+        try c.encode(subscription, forKey: .subscription)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let priceText = try c.decode(String.self, forKey: .price)
+        guard let price = DecimalText.parse(priceText) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .price, in: c, debugDescription: "not a decimal price: \(priceText)")
+        }
+        self.init(
+            id: try c.decode(String.self, forKey: .id),
+            type: try c.decode(ProductType.self, forKey: .type),
+            referenceName: try c.decode(String.self, forKey: .referenceName),
+            localizations: try c.decode([ProductLocalization].self, forKey: .localizations),
+            price: price,
+            isFamilyShareable: try c.decode(Bool.self, forKey: .isFamilyShareable),
+            subscription: try c.decodeIfPresent(SubscriptionInfo.self, forKey: .subscription))
+    }
+}
+
+/// Exact decimal <-> text, independent of the machine's locale.
+public enum DecimalText {
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// Parses a plain non-negative decimal such as `0.99` or `600`; anything else is `nil`.
+    public static func parse(_ text: String) -> Decimal? {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              text.filter({ $0 == "." }).count <= 1, text.first != ".", text.last != "."
+        else { return nil }
+        return Decimal(string: text, locale: posix)
+    }
+
+    public static func format(_ value: Decimal) -> String {
+        var value = value
+        return NSDecimalString(&value, posix)
+    }
+}

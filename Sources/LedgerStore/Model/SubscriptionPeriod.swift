@@ -1,0 +1,56 @@
+import Foundation
+
+/// A subscription period in ISO 8601 form: `P1W`, `P1M`, `P2M`, `P1Y`, `P3D`.
+public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
+    public enum Unit: String, Sendable, CaseIterable {
+        case day = "D", week = "W", month = "M", year = "Y"
+    }
+
+    public var value: Int
+    public var unit: Unit
+
+    public init(value: Int, unit: Unit) {
+        self.value = value
+        self.unit = unit
+    }
+
+    /// Parses `P<n><D|W|M|Y>` with n >= 1; `nil` for anything else.
+    public init?(iso8601 text: String) {
+        guard text.count >= 3, text.first == "P", let unit = Unit(rawValue: String(text.last!)),
+              let value = Int(text.dropFirst().dropLast()), value >= 1, value <= 1_000
+        else { return nil }
+        self.init(value: value, unit: unit)
+    }
+
+    public var description: String { "P\(value)\(unit.rawValue)" }
+
+    /// The date one period after `date`, by the calendar (UTC), as the App Store renews.
+    public func advance(_ date: Date) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let component: Calendar.Component = switch unit {
+        case .day: .day
+        case .week: .weekOfYear
+        case .month: .month
+        case .year: .year
+        }
+        return calendar.date(byAdding: component, value: value, to: date)!
+    }
+}
+
+extension SubscriptionPeriod: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let period = SubscriptionPeriod(iso8601: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "not an ISO 8601 period such as P1M: \(text)")
+        }
+        self = period
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import GRDB
+
+/// What the simulated store decided for a payment when it was added. Stored with the payment,
+/// so that a process killed while the transaction is `purchasing` resumes with the same outcome.
+public enum PlannedOutcome: Sendable, Hashable {
+    case purchased
+    case deferred
+    case failed(TransactionError)
+}
+
+/// A payment to add to the ledger, already checked by the payment queue.
+public struct NewPayment: Sendable, Hashable {
+    public var productID: String
+    public var quantity: Int
+    public var appAccountToken: UUID?
+    public var idempotencyKey: String?
+    public var outcome: PlannedOutcome
+    /// ISO 3166-1 alpha-3 code of the storefront the payment is made in.
+    public var storefront: String
+
+    public init(
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, idempotencyKey: String? = nil,
+        outcome: PlannedOutcome = .purchased, storefront: String = "USA"
+    ) {
+        self.productID = productID
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.idempotencyKey = idempotencyKey
+        self.outcome = outcome
+        self.storefront = storefront
+    }
+}
+
+extension Ledger {
+    /// The environment recorded on every transaction: StoreKit's name for local testing.
+    public static let environment = "xcode"
+
+    /// Stores a new `purchasing` transaction, or returns the one its idempotency key already
+    /// names (`isNew` false; nothing is written then).
+    ///
+    /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
+    ///   1...10, a bad idempotency key, or a key reused for a different payment.
+    public func addPayment(
+        _ payment: NewPayment, recordingDelivery: Bool = false
+    ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        try Self.validate(payment)
+        return try write { db in
+            if let key = payment.idempotencyKey,
+               let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
+                guard existing.productID == payment.productID, existing.quantity == payment.quantity,
+                      existing.appAccountToken == payment.appAccountToken
+                else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
+                return (existing, false)
+            }
+            guard let product = try Row.fetchOne(
+                db, sql: "SELECT type, subscription_group_id FROM products WHERE id = ?", arguments: [payment.productID])
+            else { throw PaymentQueueError.unknownProduct(payment.productID) }
+            let id = try nextTransactionID(db)
+            let now = configuration.clock.now().ledgerMilliseconds
+            var plannedError: TransactionError?
+            let plannedState: TransactionState
+            switch payment.outcome {
+            case .purchased: plannedState = .purchased
+            case .deferred: plannedState = .deferred
+            case .failed(let error): plannedState = .failed; plannedError = error
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO transactions (
+                        id, original_id, product_id, product_type, state, quantity, purchase_date,
+                        original_purchase_date, app_account_token, reason, subscription_group_id, storefront,
+                        environment, idempotency_key, planned_state, planned_error_code, planned_error_message,
+                        created_at, updated_at)
+                    VALUES (?, ?, ?, ?, 'purchasing', ?, ?, ?, ?, 'purchase', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    Int64(id), Int64(id), payment.productID, product["type"] as String, payment.quantity, now, now,
+                    payment.appAccountToken?.uuidString, product["subscription_group_id"] as String?,
+                    payment.storefront, Self.environment, payment.idempotencyKey, plannedState.rawValue,
+                    plannedError?.code.rawValue, plannedError?.message, now, now,
+                ])
+            try appendEvent(db, id: id, kind: .created, from: nil, to: .purchasing, at: now)
+            var created = try PaymentTransaction.fetchOne(db, id: id)!
+            if recordingDelivery {
+                try markDelivered(db, created, at: now)
+                created = try PaymentTransaction.fetchOne(db, id: id)!
+            }
+            return (created, true)
+        }
+    }
+
+    /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
+    /// longer `purchasing` (another process got there first) is returned as it is.
+    public func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+        try write { db in
+            try applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery)
+        }
+    }
+
+    /// Launch recovery: completes every transaction left `purchasing` (by a killed process) with
+    /// its stored outcome, in one commit. Returns them in their new state, oldest first.
+    public func completeInterruptedPayments() throws -> [PaymentTransaction] {
+        try write { db in
+            let ids = try Int64.fetchAll(db, sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
+            return try ids.map { try applyPlannedOutcome(db, id: UInt64($0), recordingDelivery: false) }
+        }
+    }
+
+    /// Ask to Buy approved: deferred -> purchased.
+    public func approve(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+        try write { db in
+            try moveDeferred(db, id: id, to: .purchased, error: nil, recordingDelivery: recordingDelivery)
+        }
+    }
+
+    /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
+    public func decline(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+        let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
+        return try write { db in
+            try moveDeferred(db, id: id, to: .failed, error: error, recordingDelivery: recordingDelivery)
+        }
+    }
+
+    /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
+    /// refused, none is finished.
+    ///
+    /// Idempotent: a transaction that is already finished is returned unchanged, with
+    /// `changed` false.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
+    ///   `.cannotFinishDeferred`.
+    public func finish(_ ids: [UInt64]) throws -> [(transaction: PaymentTransaction, changed: Bool)] {
+        try write { db in
+            let now = configuration.clock.now().ledgerMilliseconds
+            return try ids.map { id in
+                let transaction = try existingTransaction(db, id: id)
+                if transaction.isFinished { return (transaction, false) }
+                switch transaction.state {
+                case .purchasing: throw PaymentQueueError.cannotFinishPurchasing(id)
+                case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
+                case .purchased, .failed, .restored: break
+                }
+                try db.execute(
+                    sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
+                    arguments: [now, now, Int64(id)])
+                try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
+                return (try PaymentTransaction.fetchOne(db, id: id)!, true)
+            }
+        }
+    }
+
+    /// Launch redelivery: records one delivery (count, date, event) of every unfinished
+    /// transaction, in one commit, and returns them as stored, oldest first.
+    public func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
+        try write { db in
+            let now = configuration.clock.now().ledgerMilliseconds
+            let unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            for transaction in unfinished { try markDelivered(db, transaction, at: now) }
+            return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+        }
+    }
+
+    // MARK: - Pieces shared by the operations above (each runs inside their transaction)
+
+    private static func validate(_ payment: NewPayment) throws {
+        guard !payment.productID.isEmpty else { throw PaymentQueueError.emptyProductIdentifier }
+        guard (1...10).contains(payment.quantity) else { throw PaymentQueueError.invalidQuantity(payment.quantity) }
+        if let key = payment.idempotencyKey, key.isEmpty || key.count > 256 {
+            throw PaymentQueueError.invalidIdempotencyKey(key)
+        }
+    }
+
+    private func nextTransactionID(_ db: Database) throws -> UInt64 {
+        let last = UInt64(try Int64.fetchOne(
+            db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0)
+        let next = configuration.idGenerator.next(after: last)
+        guard next > last, next <= UInt64(Int64.max) else {
+            throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
+        }
+        try db.execute(
+            sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(next)])
+        return next
+    }
+
+    func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {
+        guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else {
+            throw PaymentQueueError.unknownTransaction(id)
+        }
+        return transaction
+    }
+
+    private func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
+        let transaction = try existingTransaction(db, id: id)
+        guard transaction.state == .purchasing else { return transaction }
+        let planned = try Row.fetchOne(
+            db, sql: "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?",
+            arguments: [Int64(id)])!
+        let state = TransactionState(rawValue: planned["planned_state"] as String) ?? .failed
+        let error = (planned["planned_error_code"] as Int?).map {
+            TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: planned["planned_error_message"])
+        }
+        return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
+    }
+
+    private func moveDeferred(
+        _ db: Database, id: UInt64, to state: TransactionState, error: TransactionError?, recordingDelivery: Bool
+    ) throws -> PaymentTransaction {
+        let transaction = try existingTransaction(db, id: id)
+        guard transaction.state == .deferred else {
+            throw PaymentQueueError.notDeferred(id, state: transaction.state)
+        }
+        return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
+    }
+
+    /// The one place a transaction's state changes: row and event together.
+    private func changeState(
+        _ db: Database, _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?,
+        recordingDelivery: Bool
+    ) throws -> PaymentTransaction {
+        precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
+        let now = configuration.clock.now().ledgerMilliseconds
+        var expiration: Int64?
+        if state == .purchased, transaction.productType == .autoRenewable,
+           let period = try String.fetchOne(
+               db, sql: "SELECT subscription_period FROM products WHERE id = ?", arguments: [transaction.productID])
+               .flatMap(SubscriptionPeriod.init(iso8601:)) {
+            expiration = period.advance(transaction.purchaseDate).ledgerMilliseconds
+        }
+        try db.execute(
+            sql: """
+                UPDATE transactions
+                SET state = ?, error_code = ?, error_message = ?, expiration_date = COALESCE(?, expiration_date),
+                    updated_at = ?
+                WHERE id = ?
+                """,
+            arguments: [state.rawValue, error?.code.rawValue, error?.message, expiration, now, Int64(transaction.id)])
+        try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
+        var updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!
+        if recordingDelivery {
+            try markDelivered(db, updated, at: now)
+            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!
+        }
+        return updated
+    }
+
+    private func markDelivered(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
+        try db.execute(
+            sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?",
+            arguments: [now, Int64(transaction.id)])
+        try appendEvent(db, id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+    }
+
+    func appendEvent(
+        _ db: Database, id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState,
+        at: Int64, detail: String? = nil
+    ) throws {
+        try db.execute(
+            sql: "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [Int64(id), kind.rawValue, from?.rawValue, to.rawValue, at, detail])
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+
+/// Which transactions `Ledger.transactions(matching:)` returns: oldest first (ascending id),
+/// one page at a time.
+public struct TransactionFilter: Sendable, Hashable {
+    public var state: TransactionState?
+    public var productID: String?
+    public var unfinishedOnly: Bool
+    /// Only transactions whose id is greater than this one (the last id of the previous page).
+    public var afterID: UInt64?
+    public var limit: Int?
+
+    public init(
+        state: TransactionState? = nil, productID: String? = nil, unfinishedOnly: Bool = false,
+        afterID: UInt64? = nil, limit: Int? = nil
+    ) {
+        self.state = state
+        self.productID = productID
+        self.unfinishedOnly = unfinishedOnly
+        self.afterID = afterID
+        self.limit = limit
+    }
+}
+
+/// How many transactions a ledger holds, for `ledger info`.
+public struct LedgerCounts: Sendable, Hashable, Codable {
+    public var transactions: Int
+    public var unfinished: Int
+    public var byState: [String: Int]
+    public var products: Int
+    public var events: Int
+}
+
+extension Ledger {
+    /// The transaction with this id, or `nil`.
+    public func transaction(_ id: UInt64) throws -> PaymentTransaction? {
+        try read { db in try PaymentTransaction.fetchOne(db, id: id) }
+    }
+
+    /// The history of one transaction, in order.
+    public func events(of id: UInt64) throws -> [TransactionEvent] {
+        guard id <= UInt64(Int64.max) else { return [] }
+        return try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events WHERE transaction_id = ? ORDER BY seq",
+                arguments: [Int64(id)]
+            ).map(TransactionEvent.init(row:))
+        }
+    }
+
+    /// The queue: every unfinished transaction, oldest first. Reads the partial index only.
+    public func unfinishedTransactions() throws -> [PaymentTransaction] {
+        try read { db in
+            try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+        }
+    }
+
+    /// One page of transactions, oldest first.
+    public func transactions(matching filter: TransactionFilter = .init()) throws -> [PaymentTransaction] {
+        var clauses: [String] = []
+        var arguments: StatementArguments = []
+        if let state = filter.state {
+            clauses.append("state = ?")
+            arguments += [state.rawValue]
+        }
+        if let product = filter.productID {
+            clauses.append("product_id = ?")
+            arguments += [product]
+        }
+        if filter.unfinishedOnly { clauses.append("is_finished = 0") }
+        if let after = filter.afterID {
+            clauses.append("id > ?")
+            arguments += [Int64(clamping: after)]
+        }
+        var sql = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
+        sql += " ORDER BY id"
+        if let limit = filter.limit {
+            sql += " LIMIT ?"
+            arguments += [max(0, limit)]
+        }
+        return try read { db in try PaymentTransaction.fetchAll(db, sql: sql, arguments: arguments) }
+    }
+
+    public func counts() throws -> LedgerCounts {
+        try read { db in
+            var byState: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM transactions GROUP BY state") {
+                byState[row["state"]] = row["n"]
+            }
+            return LedgerCounts(
+                transactions: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0,
+                unfinished: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions WHERE is_finished = 0") ?? 0,
+                byState: byState,
+                products: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM products") ?? 0,
+                events: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transaction_events") ?? 0)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import GRDB
+
+extension Ledger {
+    /// Every stored setting of the simulated store.
+    public func storeSettings() throws -> [String: String] {
+        try read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT key, value FROM store_settings")
+                .map { ($0["key"] as String, $0["value"] as String) })
+        }
+    }
+
+    /// Sets several settings at once, all or none.
+    public func setStoreSettings(_ settings: [String: String]) throws {
+        try write { db in try Self.saveSettings(db, settings) }
+    }
+
+    static func saveSettings(_ db: Database, _ settings: [String: String]) throws {
+        for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
+            try db.execute(
+                sql: "INSERT INTO store_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                arguments: [key, value])
+        }
+    }
+}

@@ -1,0 +1,35 @@
+/// Why a product file was refused. Every case names the file; value errors name the key path
+/// (`subscriptionGroups[0].subscriptions[1].recurringSubscriptionPeriod`) and what was expected.
+public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+    case missingFile(path: String)
+    case unreadableFile(path: String, reason: String)
+    /// Not JSON or a property list, or cut short.
+    case malformedFile(path: String, reason: String)
+    case missingKey(path: String, keyPath: String, expected: String)
+    case invalidValue(path: String, keyPath: String, expected: String, found: String)
+    /// A product identifier list was given where product definitions were expected.
+    case identifierListNotDefinitions(path: String)
+    /// Product definitions were given where an identifier list was expected, or no known shape.
+    case notAnIdentifierList(path: String)
+
+    public var description: String {
+        switch self {
+        case .missingFile(let path):
+            "\(path): no such file"
+        case .unreadableFile(let path, let reason):
+            "\(path): cannot read the file: \(reason)"
+        case .malformedFile(let path, let reason):
+            "\(path): malformed file: \(reason)"
+        case .missingKey(let path, let keyPath, let expected):
+            "\(path): missing key \(keyPath) (expected \(expected))"
+        case .invalidValue(let path, let keyPath, let expected, let found):
+            "\(path): \(keyPath): expected \(expected), found \(found)"
+        case .identifierListNotDefinitions(let path):
+            "\(path) is a list of product identifiers, not product definitions: import a StoreKit "
+                + "configuration file (.storekit), or request these identifiers with `ledger products request --ids-file`"
+        case .notAnIdentifierList(let path):
+            "\(path) is not a product identifier list: expected an array of strings, or a dictionary "
+                + "with a Products array (and optional Subscriptions groups)"
+        }
+    }
+}

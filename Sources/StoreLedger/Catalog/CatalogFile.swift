@@ -1,0 +1,131 @@
+import Foundation
+
+/// A product file read into memory and parsed by its content, never by its name
+/// (`products_v2.json` and `Products.plist` are read the same way).
+struct CatalogFile {
+    enum Format { case json, propertyList }
+
+    let path: String
+    let format: Format
+    let root: Any
+
+    init(path: String) throws {
+        self.path = path
+        guard FileManager.default.fileExists(atPath: path) else { throw CatalogError.missingFile(path: path) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CatalogError.unreadableFile(path: path, reason: error.localizedDescription)
+        }
+        let start = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF) }
+        guard let start else { throw CatalogError.malformedFile(path: path, reason: "the file is empty") }
+        do {
+            if start == UInt8(ascii: "<") || data.starts(with: Array("bplist".utf8)) {
+                format = .propertyList
+                root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            } else {
+                format = .json
+                root = try JSONSerialization.jsonObject(with: data, options: [])
+            }
+        } catch {
+            throw CatalogError.malformedFile(
+                path: path, reason: "not valid JSON or property list (\(Self.reason(error)))")
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let ns = error as NSError
+        return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
+    }
+
+    var rootValue: CatalogValue { CatalogValue(file: path, keyPath: "", value: root) }
+}
+
+/// A value inside a product file, with the key path that leads to it, for precise errors.
+struct CatalogValue {
+    let file: String
+    let keyPath: String
+    let value: Any
+
+    private func child(_ key: String) -> String { keyPath.isEmpty ? key : "\(keyPath).\(key)" }
+
+    static func describe(_ value: Any) -> String {
+        switch value {
+        case is NSNull: "null"
+        case is String: "a string"
+        case _ where isBoolean(value): "a boolean"
+        case is NSNumber: "a number"
+        case is [Any]: "an array"
+        case is [String: Any]: "a dictionary"
+        default: "\(type(of: value))"
+        }
+    }
+
+    func invalid(_ expected: String) -> CatalogError {
+        .invalidValue(path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected,
+                      found: Self.describe(value))
+    }
+
+    var isNull: Bool { value is NSNull }
+
+    func dictionary() throws -> [String: Any] {
+        guard let dictionary = value as? [String: Any] else { throw invalid("a dictionary") }
+        return dictionary
+    }
+
+    func array() throws -> [CatalogValue] {
+        guard let array = value as? [Any] else { throw invalid("an array") }
+        return array.enumerated().map { CatalogValue(file: file, keyPath: "\(keyPath)[\($0.offset)]", value: $0.element) }
+    }
+
+    func string() throws -> String {
+        guard let string = value as? String else { throw invalid("a string") }
+        return string
+    }
+
+    /// A member that must be present (and not null).
+    func member(_ key: String, expected: String) throws -> CatalogValue {
+        let dictionary = try self.dictionary()
+        guard let value = dictionary[key], !(value is NSNull) else {
+            throw CatalogError.missingKey(path: file, keyPath: child(key), expected: expected)
+        }
+        return CatalogValue(file: file, keyPath: child(key), value: value)
+    }
+
+    /// A member that may be absent or null.
+    func optionalMember(_ key: String) throws -> CatalogValue? {
+        guard let value = try dictionary()[key], !(value is NSNull) else { return nil }
+        return CatalogValue(file: file, keyPath: child(key), value: value)
+    }
+
+    func bool() throws -> Bool {
+        if isBoolean(value), let bool = value as? Bool { return bool }
+        throw invalid("a boolean")
+    }
+
+    func int() throws -> Int {
+        if !isBoolean(value), let number = value as? NSNumber, number.doubleValue == Double(number.intValue) {
+            return number.intValue
+        }
+        throw invalid("a whole number")
+    }
+
+    /// A decimal written as a string (`"0.99"`) or, in some files, as a JSON number.
+    func decimal() throws -> Decimal {
+        if let text = value as? String, let decimal = DecimalText.parse(text) { return decimal }
+        if !isBoolean(value), let number = value as? NSNumber, number.doubleValue >= 0,
+           let decimal = DecimalText.parse(number.stringValue) {
+            return decimal
+        }
+        throw invalid("a non-negative decimal price such as \"0.99\"")
+    }
+}
+
+/// Whether a parsed value is a boolean: property lists give Swift `Bool`s, JSON gives
+/// boolean `NSNumber`s (type code "c"), and both also convert to `Int`, so ask precisely.
+private func isBoolean(_ value: Any) -> Bool {
+    if type(of: value) == Bool.self { return true }
+    guard let number = value as? NSNumber else { return false }
+    return String(cString: number.objCType) == "c"
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The answer to a products request: every requested identifier is in exactly one list.
+public struct ProductsResponse: Sendable, Hashable {
+    /// The products the store knows, in the order requested.
+    public var products: [Product]
+    /// The requested identifiers the store does not know, in the order requested.
+    public var invalidProductIdentifiers: [String]
+}
+
+/// What `ProductCatalog.importConfigurations(at:)` stored.
+public struct CatalogImport: Sendable, Hashable {
+    public var productIDs: [String]
+    /// The settings of the last file that had any, as they were in the file.
+    public var settings: StoreKitSettings
+}
+
+/// The products the simulated store sells, kept in the ledger.
+///
+/// There is no "every product of the app" request, as in StoreKit: an app asks for the
+/// identifiers it knows (`products(for:)`). `allProducts()` is for tools and tests.
+public struct ProductCatalog: Sendable {
+    public let ledger: Ledger
+
+    public init(ledger: Ledger) {
+        self.ledger = ledger
+    }
+
+    /// Imports StoreKit configuration files: every file is read and checked first, then all of
+    /// their products (and the storefront and locale of their settings) are stored in one
+    /// commit. A bad file changes nothing.
+    @discardableResult
+    public func importConfigurations(at paths: [String]) throws -> CatalogImport {
+        let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
+        var products: [Product] = []
+        var settings = StoreKitSettings()
+        var stored: [String: String] = [:]
+        for configuration in configurations {
+            products += configuration.products
+            if configuration.settings != StoreKitSettings() { settings = configuration.settings }
+            if let storefront = configuration.settings.storefront {
+                stored[StoreSettings.Key.storefront] = storefront
+                stored[StoreSettings.Key.locale] =
+                    configuration.settings.locale ?? Storefront(countryCode: storefront)?.defaultLocale
+            } else if let locale = configuration.settings.locale {
+                stored[StoreSettings.Key.locale] = locale
+            }
+        }
+        try ledger.saveProducts(products, settings: stored, importedFrom: paths.joined(separator: ", "))
+        return CatalogImport(productIDs: products.map(\.id), settings: settings)
+    }
+
+    /// A products request (`SKProductsRequest`).
+    public func products(for identifiers: some Sequence<String>) throws -> ProductsResponse {
+        var seen = Set<String>()
+        let requested = identifiers.filter { seen.insert($0).inserted }
+        let known = Dictionary(uniqueKeysWithValues: try ledger.products(withIDs: requested).map { ($0.id, $0) })
+        return ProductsResponse(
+            products: requested.compactMap { known[$0] },
+            invalidProductIdentifiers: requested.filter { known[$0] == nil })
+    }
+
+    /// Every product of the catalog, by identifier.
+    public func allProducts() throws -> [Product] {
+        try ledger.allProducts()
+    }
+
+    /// The product's price as the current storefront shows it (`1,99 €` on FRA in French).
+    public func displayPrice(of product: Product) throws -> String {
+        let settings = try StoreSettings(ledger: ledger)
+        return PriceFormatter.string(for: product.price, storefront: settings.storefront, locale: settings.locale)
+    }
+}

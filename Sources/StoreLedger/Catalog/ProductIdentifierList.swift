@@ -1,0 +1,59 @@
+import Foundation
+
+/// Product identifiers an app keeps in its bundle or on its server (seed "Loading in-app
+/// product identifiers"), read from a property list or JSON file of any name.
+///
+/// Accepted shapes: an array of strings; a dictionary with a `Products` array and optional
+/// `Subscriptions` groups (`[{Group, Products}]`); a dictionary whose keys are the identifiers
+/// (their values are ignored, as apps keep emoji or titles there).
+public struct ProductIdentifierList: Sendable, Hashable {
+    public struct SubscriptionGroup: Sendable, Hashable {
+        public var name: String
+        /// In order of service level: the first is the highest.
+        public var productIDs: [String]
+    }
+
+    /// Every identifier of the file, in file order, each once.
+    public var productIDs: [String]
+    public var subscriptionGroups: [SubscriptionGroup]
+
+    public init(contentsOf path: String) throws {
+        try self.init(parsing: try CatalogFile(path: path))
+    }
+
+    init(parsing file: CatalogFile) throws {
+        let root = file.rootValue
+        var ids: [String] = []
+        var groups: [SubscriptionGroup] = []
+        if root.value is [Any] {
+            ids = try Self.strings(root)
+        } else if let dictionary = root.value as? [String: Any] {
+            if dictionary["Products"] != nil || dictionary["Subscriptions"] != nil {
+                ids = try root.optionalMember("Products").map(Self.strings) ?? []
+                for group in try root.optionalMember("Subscriptions")?.array() ?? [] {
+                    let name = try group.member("Group", expected: "the subscription group's name").string()
+                    let members = try Self.strings(try group.member("Products", expected: "an array of product identifiers"))
+                    groups.append(SubscriptionGroup(name: name, productIDs: members))
+                    ids += members
+                }
+            } else if !dictionary.isEmpty, dictionary.values.allSatisfy({ $0 is String }) {
+                ids = dictionary.keys.sorted()
+            } else {
+                throw CatalogError.notAnIdentifierList(path: file.path)
+            }
+        } else {
+            throw CatalogError.notAnIdentifierList(path: file.path)
+        }
+        var seen = Set<String>()
+        productIDs = ids.filter { seen.insert($0).inserted }
+        subscriptionGroups = groups
+    }
+
+    private static func strings(_ value: CatalogValue) throws -> [String] {
+        try value.array().map { element in
+            let id = try element.string()
+            guard !id.isEmpty else { throw element.invalid("a non-empty product identifier") }
+            return id
+        }
+    }
+}

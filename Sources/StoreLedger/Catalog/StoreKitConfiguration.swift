@@ -1,0 +1,204 @@
+import Foundation
+
+/// The content of an Xcode StoreKit configuration file (`*.storekit`, JSON; format versions
+/// 1.0 to 6.x): product definitions and the settings of the test store.
+///
+/// Unknown keys are ignored. A missing required key or a value of the wrong type is a
+/// `CatalogError` naming the file, the key path and what was expected.
+public struct StoreKitConfiguration: Sendable {
+    public var products: [Product]
+    public var settings: StoreKitSettings
+    /// `major.minor` from the file's `version`, when it has one.
+    public var formatVersion: String?
+
+    /// Reads and checks the file at `path`.
+    public init(contentsOf path: String) throws {
+        let file = try CatalogFile(path: path)
+        guard file.format == .json else {
+            if (try? ProductIdentifierList(parsing: file)) != nil {
+                throw CatalogError.identifierListNotDefinitions(path: path)
+            }
+            throw CatalogError.malformedFile(path: path, reason: "a StoreKit configuration file is JSON, this is a property list")
+        }
+        let root = file.rootValue
+        guard root.value is [String: Any] else {
+            if (try? ProductIdentifierList(parsing: file)) != nil {
+                throw CatalogError.identifierListNotDefinitions(path: path)
+            }
+            throw root.invalid("a dictionary (a StoreKit configuration)")
+        }
+        let dictionary = try root.dictionary()
+        let knownSections = ["products", "nonRenewingSubscriptions", "subscriptionGroups"]
+        guard knownSections.contains(where: { dictionary[$0] != nil }) else {
+            if (try? ProductIdentifierList(parsing: file)) != nil {
+                throw CatalogError.identifierListNotDefinitions(path: path)
+            }
+            throw CatalogError.missingKey(
+                path: path, keyPath: "products",
+                expected: "a StoreKit configuration with products, nonRenewingSubscriptions or subscriptionGroups")
+        }
+        if let version = try root.optionalMember("version") {
+            let major = try version.member("major", expected: "a whole number").int()
+            let minor = try version.optionalMember("minor")?.int() ?? 0
+            formatVersion = "\(major).\(minor)"
+        }
+        var products: [Product] = []
+        for item in try root.optionalMember("products")?.array() ?? [] {
+            products.append(try Self.product(item, allowed: [.consumable, .nonConsumable]))
+        }
+        for item in try root.optionalMember("nonRenewingSubscriptions")?.array() ?? [] {
+            products.append(try Self.product(item, allowed: [.nonRenewable]))
+        }
+        for group in try root.optionalMember("subscriptionGroups")?.array() ?? [] {
+            let groupID = try group.member("id", expected: "a string").string()
+            let groupName = try group.optionalMember("name")?.string() ?? groupID
+            for item in try group.member("subscriptions", expected: "an array of subscriptions").array() {
+                products.append(try Self.subscription(item, groupID: groupID, groupName: groupName))
+            }
+        }
+        var seen: [String: Int] = [:]
+        for (index, product) in products.enumerated() {
+            if seen[product.id] != nil {
+                throw CatalogError.invalidValue(
+                    path: path, keyPath: "productID", expected: "identifiers used once per file",
+                    found: "\"\(product.id)\" defined twice")
+            }
+            seen[product.id] = index
+        }
+        self.products = products
+        self.settings = try StoreKitSettings(try root.optionalMember("settings"))
+    }
+
+    private static let typeNames: [String: ProductType] = [
+        "Consumable": .consumable, "NonConsumable": .nonConsumable,
+        "NonRenewingSubscription": .nonRenewable, "RecurringSubscription": .autoRenewable,
+    ]
+
+    private static func productType(_ item: CatalogValue, allowed: Set<ProductType>) throws -> ProductType {
+        let field = try item.member("type", expected: "a product type")
+        let names = typeNames.filter { allowed.contains($0.value) }.keys.sorted()
+        guard let type = typeNames[try field.string()], allowed.contains(type) else {
+            throw CatalogError.invalidValue(
+                path: field.file, keyPath: field.keyPath, expected: names.joined(separator: " or "),
+                found: "\"\(try field.string())\"")
+        }
+        return type
+    }
+
+    private static func product(_ item: CatalogValue, allowed: Set<ProductType>) throws -> Product {
+        try product(item, type: try productType(item, allowed: allowed))
+    }
+
+    private static func product(_ item: CatalogValue, type: ProductType) throws -> Product {
+        let id = try identifier(item)
+        return Product(
+            id: id,
+            type: type,
+            referenceName: try item.optionalMember("referenceName")?.string() ?? id,
+            localizations: try localizations(item),
+            price: try item.member("displayPrice", expected: "a decimal price such as \"0.99\"").decimal(),
+            isFamilyShareable: try item.optionalMember("familyShareable")?.bool() ?? false)
+    }
+
+    private static func subscription(_ item: CatalogValue, groupID: String, groupName: String) throws -> Product {
+        if try item.optionalMember("type") != nil {
+            _ = try productType(item, allowed: [.autoRenewable])
+        }
+        var product = try product(item, type: .autoRenewable)
+        let levelField = try item.member("groupNumber", expected: "the level in the group (1 is the highest)")
+        let level = try levelField.int()
+        guard level >= 1 else { throw levelField.invalid("a level of 1 or more") }
+        var introductory = try item.optionalMember("introductoryOffer").map { try offer($0) }
+        if introductory == nil, let first = try item.optionalMember("introductoryOffers")?.array().first {
+            introductory = try offer(first)
+        }
+        product.subscription = SubscriptionInfo(
+            groupID: try item.optionalMember("subscriptionGroupID")?.string() ?? groupID,
+            groupName: groupName,
+            level: level,
+            period: try period(try item.member("recurringSubscriptionPeriod", expected: "an ISO 8601 period such as P1M")),
+            introductoryOffer: introductory,
+            promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) })
+        return product
+    }
+
+    private static func identifier(_ item: CatalogValue) throws -> String {
+        let field = try item.member("productID", expected: "a product identifier")
+        let id = try field.string()
+        guard !id.isEmpty else { throw CatalogError.invalidValue(
+            path: field.file, keyPath: field.keyPath, expected: "a non-empty product identifier", found: "an empty string") }
+        return id
+    }
+
+    private static func localizations(_ item: CatalogValue) throws -> [ProductLocalization] {
+        try (item.optionalMember("localizations")?.array() ?? []).map { entry in
+            ProductLocalization(
+                locale: try entry.member("locale", expected: "a locale such as en_US").string(),
+                displayName: try entry.optionalMember("displayName")?.string() ?? "",
+                description: try entry.optionalMember("description")?.string() ?? "")
+        }
+    }
+
+    private static func period(_ field: CatalogValue) throws -> SubscriptionPeriod {
+        guard let period = SubscriptionPeriod(iso8601: try field.string()) else {
+            throw CatalogError.invalidValue(
+                path: field.file, keyPath: field.keyPath, expected: "an ISO 8601 period such as P1W, P1M or P1Y",
+                found: "\"\(try field.string())\"")
+        }
+        return period
+    }
+
+    private static func offer(_ item: CatalogValue) throws -> SubscriptionOffer {
+        SubscriptionOffer(
+            id: try item.optionalMember("offerID")?.string(),
+            paymentMode: try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront").string(),
+            period: try period(try item.member("subscriptionPeriod", expected: "an ISO 8601 period such as P1M")),
+            periodCount: try item.optionalMember("numberOfPeriods")?.int() ?? 1,
+            price: try item.optionalMember("displayPrice")?.decimal())
+    }
+}
+
+/// The `settings` of a StoreKit configuration file: they seed the simulated store's controls.
+public struct StoreKitSettings: Sendable, Hashable, Codable {
+    /// `_storefront`: ISO 3166-1 alpha-3.
+    public var storefront: String?
+    /// `_locale`, such as `en_US`.
+    public var locale: String?
+    /// `_timeRate`: Xcode's subscription time rate setting (0 is real time).
+    public var timeRate: Int?
+    public var askToBuyEnabled: Bool?
+    public var failTransactionsEnabled: Bool?
+    /// `_storeKitError`: the error Xcode fails transactions with, when failing is enabled.
+    public var storeKitError: Int?
+    /// The names of the entries of `_storeKitErrors` that are enabled.
+    public var enabledStoreKitErrors: [String]
+
+    public init() {
+        enabledStoreKitErrors = []
+    }
+
+    init(_ value: CatalogValue?) throws {
+        self.init()
+        guard let value else { return }
+        _ = try value.dictionary()
+        if let field = try value.optionalMember("_storefront") {
+            let code = try field.string()
+            guard Storefront(countryCode: code) != nil else {
+                throw CatalogError.invalidValue(
+                    path: field.file, keyPath: field.keyPath,
+                    expected: "a known ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN", found: "\"\(code)\"")
+            }
+            storefront = code.uppercased()
+        }
+        locale = try value.optionalMember("_locale")?.string()
+        timeRate = try value.optionalMember("_timeRate")?.int()
+        askToBuyEnabled = try value.optionalMember("_askToBuyEnabled")?.bool()
+        failTransactionsEnabled = try value.optionalMember("_failTransactionsEnabled")?.bool()
+        storeKitError = try value.optionalMember("_storeKitError")?.int()
+        for entry in try value.optionalMember("_storeKitErrors")?.array() ?? [] {
+            if try entry.optionalMember("enabled")?.bool() == true {
+                enabledStoreKitErrors.append(try entry.member("name", expected: "the error's name").string())
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// A request to buy a product (`SKPayment`).
+public struct Payment: Sendable, Hashable {
+    public var productID: String
+    /// 1...10.
+    public var quantity: Int
+    /// Ties the purchase to one of the app's accounts; restores can be scoped by it.
+    public var appAccountToken: UUID?
+    /// Adding a payment whose key the ledger already holds returns the existing transaction.
+    public var idempotencyKey: String?
+    /// What the simulated store does with this payment; `nil` lets the store decide (success).
+    public var simulatedOutcome: SimulatedOutcome?
+
+    public init(
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, idempotencyKey: String? = nil,
+        simulatedOutcome: SimulatedOutcome? = nil
+    ) {
+        self.productID = productID
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.idempotencyKey = idempotencyKey
+        self.simulatedOutcome = simulatedOutcome
+    }
+
+    /// StoreKit 1's form: `applicationUsername` is kept as the account token only when it
+    /// parses as a UUID, as StoreKit does; any other string is dropped.
+    public init(
+        productID: String, quantity: Int = 1, applicationUsername: String?, idempotencyKey: String? = nil,
+        simulatedOutcome: SimulatedOutcome? = nil
+    ) {
+        self.init(
+            productID: productID, quantity: quantity, appAccountToken: applicationUsername.flatMap(UUID.init(uuidString:)),
+            idempotencyKey: idempotencyKey, simulatedOutcome: simulatedOutcome)
+    }
+}
+
+/// What the simulated store does with one payment (Xcode's StoreKit testing outcomes).
+public enum SimulatedOutcome: Sendable, Hashable {
+    case success
+    /// The user cancelled: failed with `paymentCancelled`, a normal outcome.
+    case userCancelled
+    case failed(StoreErrorCode, message: String? = nil)
+    /// Ask to Buy: waits for `approve` or `decline`.
+    case deferred
+
+    var plannedOutcome: PlannedOutcome {
+        switch self {
+        case .success: .purchased
+        case .deferred: .deferred
+        case .userCancelled: .failed(TransactionError(code: .paymentCancelled))
+        case .failed(let code, let message): .failed(TransactionError(code: code, message: message))
+        }
+    }
+}

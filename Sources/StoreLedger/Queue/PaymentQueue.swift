@@ -1,0 +1,192 @@
+import Foundation
+
+/// The app's payment queue (`SKPaymentQueue`), on a durable ledger.
+///
+/// Creating a queue is a *launch*: transactions left `purchasing` by a killed process are
+/// completed with the outcome stored when they were added. When the first observer (or
+/// `updates()` stream) arrives after a launch, every unfinished transaction is delivered
+/// again, oldest first; this repeats at every launch until the app finishes them.
+///
+/// Every change is committed before it is returned or notified.
+///
+/// ```swift
+/// let queue = try PaymentQueue(ledger: try Ledger.open(at: path))
+/// try await queue.add(observer)          // unfinished transactions arrive here
+/// let transaction = try await queue.add(Payment(productID: "com.example.level1"))
+/// try await queue.finish(transaction.id) // after delivering the content
+/// ```
+public actor PaymentQueue {
+    public nonisolated let ledger: Ledger
+    public nonisolated let catalog: ProductCatalog
+    /// The transactions this launch found `purchasing` and completed, oldest first.
+    public nonisolated let completedAtLaunch: [PaymentTransaction]
+
+    private struct WeakObserver {
+        weak var value: (any PaymentTransactionObserver)?
+    }
+
+    private var observers: [WeakObserver] = []
+    private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
+    private var redeliveredSinceLaunch = false
+
+    /// Launches on an open ledger.
+    /// - Throws: `LedgerError` when the launch recovery cannot be committed.
+    public init(ledger: Ledger) throws {
+        self.ledger = ledger
+        self.catalog = ProductCatalog(ledger: ledger)
+        self.completedAtLaunch = try ledger.completeInterruptedPayments()
+    }
+
+    /// Opens the ledger at `path` and launches on it.
+    public init(
+        path: String, mode: Ledger.OpenMode = .existing, configuration: LedgerConfiguration = .init()
+    ) throws {
+        try self.init(ledger: try Ledger.open(at: path, mode: mode, configuration: configuration))
+    }
+
+    // MARK: - Observers
+
+    /// Registers an observer (held weakly; adding it twice has no effect). The first observer
+    /// after a launch receives every unfinished transaction, oldest first.
+    public func add(_ observer: any PaymentTransactionObserver) async throws {
+        observers.removeAll { $0.value == nil }
+        guard !observers.contains(where: { $0.value === observer }) else { return }
+        observers.append(WeakObserver(value: observer))
+        try await redeliverAfterLaunchIfNeeded()
+    }
+
+    public func remove(_ observer: any PaymentTransactionObserver) {
+        observers.removeAll { $0.value == nil || $0.value === observer }
+    }
+
+    /// The queue's changes as an `AsyncSequence`. Like an observer, the first subscriber after
+    /// a launch receives every unfinished transaction first.
+    public func updates() async throws -> AsyncStream<PaymentQueueUpdate> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<PaymentQueueUpdate>.makeStream()
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeStream(id) }
+        }
+        streams[id] = continuation
+        try await redeliverAfterLaunchIfNeeded()
+        return stream
+    }
+
+    private func removeStream(_ id: UUID) {
+        streams[id] = nil
+    }
+
+    /// Delivers every unfinished transaction again, oldest first, to every observer (what an
+    /// app asks for when it returns from the background). Returns what was delivered.
+    @discardableResult
+    public func redeliverUnfinishedTransactions() async throws -> [PaymentTransaction] {
+        let delivered = try ledger.recordDeliveryOfUnfinishedTransactions()
+        if !delivered.isEmpty { await notify(.updated(delivered)) }
+        return delivered
+    }
+
+    private func redeliverAfterLaunchIfNeeded() async throws {
+        guard !redeliveredSinceLaunch else { return }
+        redeliveredSinceLaunch = true
+        do {
+            try await redeliverUnfinishedTransactions()
+        } catch {
+            redeliveredSinceLaunch = false
+            throw error
+        }
+    }
+
+    private var hasObservers: Bool {
+        !streams.isEmpty || observers.contains { $0.value != nil }
+    }
+
+    private func notify(_ update: PaymentQueueUpdate) async {
+        for continuation in streams.values { continuation.yield(update) }
+        for observer in observers.compactMap(\.value) {
+            switch update {
+            case .updated(let transactions):
+                await observer.paymentQueue(self, updatedTransactions: transactions)
+            case .removed(let transactions):
+                await observer.paymentQueue(self, removedTransactions: transactions)
+            case .restoreFinished:
+                await observer.paymentQueueRestoreCompletedTransactionsFinished(self)
+            case .restoreFailed(let error):
+                await observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: error)
+            }
+        }
+    }
+
+    // MARK: - Payments
+
+    /// Adds a payment: stores it as `purchasing` (durably, before anything else), lets the
+    /// simulated store process it, and returns the transaction in its processed state
+    /// (purchased, failed or deferred). Observers see both changes.
+    ///
+    /// With an idempotency key the ledger already holds, returns that transaction as it is now
+    /// and creates nothing.
+    /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
+    ///   1...10, or an idempotency key reused for a different payment; `LedgerError` when the
+    ///   ledger cannot commit.
+    @discardableResult
+    public func add(_ payment: Payment) async throws -> PaymentTransaction {
+        let settings = try StoreSettings(ledger: ledger)
+        let outcome = (payment.simulatedOutcome ?? .success).plannedOutcome
+        let (created, isNew) = try ledger.addPayment(
+            NewPayment(
+                productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
+                idempotencyKey: payment.idempotencyKey, outcome: outcome, storefront: settings.storefront.countryCode),
+            recordingDelivery: hasObservers)
+        guard isNew else { return created }
+        await notify(.updated([created]))
+        let processed = try ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+        await notify(.updated([processed]))
+        return processed
+    }
+
+    /// Ask to Buy approved: a deferred transaction becomes purchased.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
+    @discardableResult
+    public func approve(_ id: UInt64) async throws -> PaymentTransaction {
+        let transaction = try ledger.approve(id, recordingDelivery: hasObservers)
+        await notify(.updated([transaction]))
+        return transaction
+    }
+
+    /// Ask to Buy declined: a deferred transaction fails with `paymentCancelled`.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
+    @discardableResult
+    public func decline(_ id: UInt64) async throws -> PaymentTransaction {
+        let transaction = try ledger.decline(id, recordingDelivery: hasObservers)
+        await notify(.updated([transaction]))
+        return transaction
+    }
+
+    /// Finishes transactions (purchased, failed or restored), all in one commit; observers get
+    /// `removedTransactions` for those that were not finished already. Idempotent.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
+    ///   `.cannotFinishDeferred`; then nothing was finished.
+    @discardableResult
+    public func finish(_ ids: [UInt64]) async throws -> [PaymentTransaction] {
+        let results = try ledger.finish(ids)
+        let removed = results.filter(\.changed).map(\.transaction)
+        if !removed.isEmpty { await notify(.removed(removed)) }
+        return results.map(\.transaction)
+    }
+
+    /// Finishes one transaction. See `finish(_:)` for arrays.
+    @discardableResult
+    public func finish(_ id: UInt64) async throws -> PaymentTransaction {
+        try await finish([id])[0]
+    }
+
+    /// Finishes one transaction. See `finish(_:)` for arrays.
+    @discardableResult
+    public func finish(_ transaction: PaymentTransaction) async throws -> PaymentTransaction {
+        try await finish([transaction.id])[0]
+    }
+
+    /// The queue's transactions: the unfinished ones, oldest first.
+    public nonisolated var transactions: [PaymentTransaction] {
+        get throws { try ledger.unfinishedTransactions() }
+    }
+}

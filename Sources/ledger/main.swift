@@ -1,0 +1,3 @@
+import LedgerCommand
+
+await LedgerCLI.main()

@@ -27,10 +27,12 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
-        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore"]),
-        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger"]),
-        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerCommand", "ledger"]),
-        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "ledger"]),
+        // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
+        .target(name: "LedgerTestSupport", dependencies: ["StoreLedger"], path: "Tests/LedgerTestSupport"),
+        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
+        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
+        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "ledger"]),
+        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTestSupport", "ledger"]),
     ],
     swiftLanguageModes: [.v6]
 )

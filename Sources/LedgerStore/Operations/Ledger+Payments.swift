@@ -41,6 +41,7 @@ extension Ledger {
     ///
     /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
     ///   1...10, a bad idempotency key, or a key reused for a different payment.
+    @discardableResult
     public func addPayment(
         _ payment: NewPayment, recordingDelivery: Bool = false
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {

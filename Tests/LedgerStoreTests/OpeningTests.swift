@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+@testable import LedgerStore
+import LedgerTestSupport
+import Testing
+
+@Suite struct OpeningTests {
+    @Test func embeddedMigrationsMatchTheMigrationsFolder() throws {
+        let folder = Repository.root + "/migrations"
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(files.map { String($0.dropLast(4)) } == Migration.embedded.map(\.identifier))
+        for (file, migration) in zip(files, Migration.embedded) {
+            let sql = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
+            #expect(sql.trimmingCharacters(in: .newlines) == migration.sql.trimmingCharacters(in: .newlines),
+                    "\(file) differs from its embedded copy: run tools/embed-migrations")
+        }
+    }
+
+    @Test func aNewLedgerHasEveryMigrationOnceAndIsOwnerOnly() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/new.sqlite"
+            let ledger = try Ledger.open(at: path, mode: .createIfMissing)
+            #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                let attributes = try FileManager.default.attributesOfItem(atPath: path + suffix)
+                #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(suffix) is not owner-only")
+            }
+            try ledger.close()
+            // Reopening applies nothing again.
+            let reopened = try Ledger.open(at: path)
+            #expect(try reopened.appliedMigrations() == Ledger.knownMigrations)
+            try reopened.close()
+            // No temporary file is left behind.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("creating") }.isEmpty)
+        }
+    }
+
+    @Test func aMissingLedgerIsNotCreatedByDefault() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/missing.sqlite"
+            #expect(throws: LedgerError.missingLedger(path: path)) { try Ledger.open(at: path) }
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+    }
+
+    @Test func aZeroLengthFileIsRefusedAndLeftEmpty() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/empty.sqlite"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data()))
+            #expect(throws: LedgerError.emptyFile(path: path)) { try Ledger.open(at: path, mode: .createIfMissing) }
+            #expect(fileBytes(path) == Data())
+        }
+    }
+
+    @Test func randomBytesAreRefusedUntouched() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/junk.sqlite"
+            let junk = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+            try junk.write(to: URL(fileURLWithPath: path))
+            #expect(throws: LedgerError.notADatabase(path: path, reason: "no SQLite header")) {
+                try Ledger.open(at: path, mode: .createIfMissing)
+            }
+            #expect(fileBytes(path) == junk)
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+        }
+    }
+
+    @Test func anotherApplicationsDatabaseIsRefusedUntouched() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/other.sqlite"
+            let other = try DatabaseQueue(path: path)
+            try other.write { db in
+                try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')")
+            }
+            try other.close()
+            let before = fileBytes(path)
+            #expect(throws: LedgerError.notALedger(path: path, applicationID: 0)) { try Ledger.open(at: path) }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test func aTruncatedLedgerIsRefusedUntouched() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try Ledger.open(at: path, mode: .createIfMissing).close()
+            let whole = try #require(fileBytes(path))
+            let truncated = whole.prefix(whole.count / 2 + 100)
+            try truncated.write(to: URL(fileURLWithPath: path))
+            #expect {
+                try Ledger.open(at: path)
+            } throws: { error in
+                guard case LedgerError.corrupted(let errorPath, let reason) = error else { return false }
+                return errorPath == path && reason.hasPrefix("truncated")
+            }
+            #expect(fileBytes(path) == truncated)
+        }
+    }
+
+    @Test func aLedgerFromANewerVersionIsRefusedUntouched() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let ledger = try Ledger.open(at: path, mode: .createIfMissing)
+            try ledger.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+            }
+            try ledger.close()
+            let before = fileBytes(path)
+            #expect(throws: LedgerError.newerSchema(path: path, unknownMigrations: ["9999_from_the_future"])) {
+                try Ledger.open(at: path)
+            }
+            #expect(fileBytes(path) == before)
+        }
+    }
+
+    @Test(arguments: Durability.allCases)
+    func durabilityIsAppliedAndChecked(_ durability: Durability) async throws {
+        try await withLedger(durability: durability) { (ledger, _) throws in
+            let values = try ledger.pool.writeWithoutTransaction { db in
+                (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                 try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"))
+            }
+            #expect(values.0 == durability.synchronousValue)
+            #expect(values.1 == "wal")
+            #expect(values.2 == true)
+        }
+    }
+
+    @Test func aDirectoryInsteadOfAFileIsUnusable() async throws {
+        try await withTemporaryDirectory { directory in
+            #expect(throws: LedgerError.unusable(path: directory, reason: "not a regular file")) {
+                try Ledger.open(at: directory)
+            }
+        }
+    }
+}

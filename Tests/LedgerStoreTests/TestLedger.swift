@@ -1,0 +1,36 @@
+import Foundation
+@testable import LedgerStore
+import LedgerTestSupport
+
+/// A fixed instant, so that dates in assertions are exact.
+let testEpoch = Date(timeIntervalSince1970: 1_800_000_000)
+
+/// Runs `body` with a new ledger (fixed clock, sequential ids) in a fresh directory.
+func withLedger(
+    durability: Durability = .full, idGenerator: TransactionIDGenerator = .sequential,
+    _ body: (Ledger, String) async throws -> Void
+) async throws {
+    try await withLedgerResult(durability: durability, idGenerator: idGenerator, body)
+}
+
+/// `withLedger`, for a body that returns a value.
+@discardableResult
+func withLedgerResult<T>(
+    durability: Durability = .full, idGenerator: TransactionIDGenerator = .sequential,
+    _ body: (Ledger, String) async throws -> T
+) async throws -> T {
+    try await withTemporaryDirectory { directory in
+        let configuration = LedgerConfiguration(
+            durability: durability, clock: .fixed(testEpoch), idGenerator: idGenerator)
+        let ledger = try Ledger.open(at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
+        try ledger.saveProducts([
+            Product(id: "consumable", type: .consumable, price: 0.99),
+            Product(id: "nonconsumable", type: .nonConsumable, price: Decimal(string: "1.99")!),
+            Product(
+                id: "monthly", type: .autoRenewable, price: Decimal(string: "4.99")!,
+                subscription: SubscriptionInfo(groupID: "g", groupName: "Group", level: 1, period: SubscriptionPeriod(iso8601: "P1M")!)),
+        ])
+        defer { try? ledger.close() }
+        return try await body(ledger, directory)
+    }
+}

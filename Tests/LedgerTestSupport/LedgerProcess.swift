@@ -1,0 +1,88 @@
+import Foundation
+
+/// Runs the built `ledger` executable, as a user would.
+public struct LedgerProcess {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+
+        /// stdout parsed as one JSON object.
+        public func json() throws -> [String: Any] {
+            guard let object = try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any] else {
+                throw LedgerProcessError(description: "stdout is not a JSON object: \(stdout)")
+            }
+            return object
+        }
+    }
+
+    public struct LedgerProcessError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The `ledger` built next to the test bundle.
+    public static let executable: String = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("ledger").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return Repository.root + "/.build/debug/ledger"
+    }()
+
+    /// Runs `ledger arguments...` to completion.
+    @discardableResult
+    public static func run(
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil
+    ) throws -> Result {
+        let process = start(arguments, environment: environment, currentDirectory: currentDirectory)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the process runs, so that neither fills up and blocks it.
+        let stdoutData = ReadAll(out.fileHandleForReading)
+        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = stdoutData.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderrData, as: UTF8.self))
+    }
+
+    /// A configured, not yet started `ledger` process.
+    public static func start(
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil
+    ) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["LEDGER_DATABASE"] = nil
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
+        process.standardInput = FileHandle.nullDevice
+        return process
+    }
+}
+
+/// Reads a pipe to its end on another thread.
+private final class ReadAll: @unchecked Sendable {
+    // Written once by the reading thread before `done` is signalled, read after: safe.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func wait() -> Data {
+        done.wait()
+        return data
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import StoreLedger
+
+/// A small catalog with one product of each kind, for tests that need to buy things.
+public enum SampleCatalog {
+    public static let consumable = "com.example.rocket_car"
+    public static let nonConsumable = "com.example.level1"
+    public static let nonConsumable2 = "com.example.level2"
+    public static let subscription = "com.example.pro.monthly"
+    public static let nonRenewing = "com.example.season_pass"
+
+    public static let json = """
+        {
+          "products": [
+            {"productID": "com.example.level1", "type": "NonConsumable", "displayPrice": "0.99",
+             "localizations": [{"locale": "en_US", "displayName": "Level 1", "description": "Unlock level 1"},
+                               {"locale": "fr_FR", "displayName": "Niveau 1", "description": "Débloque le niveau 1"}]},
+            {"productID": "com.example.level2", "type": "NonConsumable", "displayPrice": "1.99"},
+            {"productID": "com.example.rocket_car", "type": "Consumable", "displayPrice": "2.99"}
+          ],
+          "nonRenewingSubscriptions": [
+            {"productID": "com.example.season_pass", "type": "NonRenewingSubscription", "displayPrice": "9.99"}
+          ],
+          "subscriptionGroups": [
+            {"id": "pro", "name": "Pro", "subscriptions": [
+              {"productID": "com.example.pro.monthly", "type": "RecurringSubscription", "displayPrice": "4.99",
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"}
+            ]}
+          ],
+          "settings": {"_storefront": "USA", "_locale": "en_US"},
+          "version": {"major": 4, "minor": 0}
+        }
+        """
+
+    /// Writes the catalog as a `.storekit` file in `directory` and returns its path.
+    public static func write(in directory: String, name: String = "Sample.storekit") throws -> String {
+        let path = directory + "/" + name
+        try LedgerTestSupport.write(json, to: path)
+        return path
+    }
+
+    /// A new ledger at `directory/ledger.sqlite` holding the sample catalog.
+    public static func ledger(
+        in directory: String, configuration: LedgerConfiguration = .init()
+    ) throws -> Ledger {
+        let ledger = try Ledger.open(at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
+        try ProductCatalog(ledger: ledger).importConfigurations(at: [try write(in: directory)])
+        return ledger
+    }
+}

@@ -26,7 +26,7 @@ struct CatalogFile {
                 root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             } else {
                 format = .json
-                root = try JSONSerialization.jsonObject(with: data, options: [])
+                root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
             }
         } catch {
             throw CatalogError.malformedFile(

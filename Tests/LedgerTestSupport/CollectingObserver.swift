@@ -1,0 +1,50 @@
+import StoreLedger
+import Synchronization
+
+/// An observer that records every callback, and what the ledger held for each transaction at
+/// the moment it was notified (to prove notifications come after the commit).
+public final class CollectingObserver: PaymentTransactionObserver {
+    public enum Callback: Sendable, Equatable {
+        case updated([PaymentTransaction])
+        case removed([PaymentTransaction])
+        case restoreFinished
+        case restoreFailed(String)
+    }
+
+    private let state = Mutex<(callbacks: [Callback], committedAtNotification: [PaymentTransaction?])>(([], []))
+
+    public init() {}
+
+    public var callbacks: [Callback] { state.withLock { $0.callbacks } }
+
+    /// Every transaction of every `updated` callback, in order.
+    public var updated: [PaymentTransaction] {
+        callbacks.flatMap { callback -> [PaymentTransaction] in
+            if case .updated(let transactions) = callback { return transactions }
+            return []
+        }
+    }
+
+    /// The ledger's row of each updated transaction, read while the observer was being notified.
+    public var committedAtNotification: [PaymentTransaction?] { state.withLock { $0.committedAtNotification } }
+
+    public func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        let committed = transactions.map { try? queue.ledger.transaction($0.id) }
+        state.withLock {
+            $0.callbacks.append(.updated(transactions))
+            $0.committedAtNotification += committed
+        }
+    }
+
+    public func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {
+        state.withLock { $0.callbacks.append(.removed(transactions)) }
+    }
+
+    public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {
+        state.withLock { $0.callbacks.append(.restoreFinished) }
+    }
+
+    public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {
+        state.withLock { $0.callbacks.append(.restoreFailed("\(error)")) }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+import Testing
+
+/// Runs `body` with the path of a new ledger holding the sample catalog.
+func withSampleLedger(_ body: (String) async throws -> Void) async throws {
+    try await withTemporaryDirectory { directory in
+        try SampleCatalog.ledger(in: directory).close()
+        try await body(directory + "/ledger.sqlite")
+    }
+}
+
+@Suite struct PaymentQueueTests {
+    @Test func observersSeeEachChangeAfterItIsCommitted() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            let transaction = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            #expect(transaction.state == .purchased)
+            #expect(observer.updated.map(\.state) == [.purchasing, .purchased])
+            // What the observer was told is what the ledger held when it was told.
+            #expect(observer.committedAtNotification == observer.updated.map(Optional.some))
+            #expect(transaction.deliveryCount == 2)
+        }
+    }
+
+    @Test func unfinishedTransactionsComeBackAtEveryLaunchUntilFinished() async throws {
+        try await withSampleLedger { path in
+            let first = try PaymentQueue(path: path)
+            let a = try await first.add(Payment(productID: SampleCatalog.nonConsumable))
+            let b = try await first.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .userCancelled))
+            let c = try await first.add(Payment(productID: SampleCatalog.consumable))
+            try await first.finish(b)
+
+            let secondLaunch = try PaymentQueue(path: path)
+            let observer = CollectingObserver()
+            try await secondLaunch.add(observer)
+            #expect(observer.callbacks == [.updated(observer.updated)])
+            #expect(observer.updated.map(\.id) == [a.id, c.id])
+            #expect(observer.updated.map(\.deliveryCount) == [1, 1])
+            // A second observer in the same launch gets no replay.
+            let late = CollectingObserver()
+            try await secondLaunch.add(late)
+            #expect(late.callbacks.isEmpty)
+
+            let thirdLaunch = try PaymentQueue(path: path)
+            let again = CollectingObserver()
+            try await thirdLaunch.add(again)
+            #expect(again.updated.map(\.id) == [a.id, c.id])
+            #expect(again.updated.map(\.deliveryCount) == [2, 2])
+            try await thirdLaunch.finish([a.id, c.id])
+            #expect(again.callbacks.last == .removed(try [a.id, c.id].map { try #require(try thirdLaunch.ledger.transaction($0)) }))
+
+            let fourthLaunch = try PaymentQueue(path: path)
+            let none = CollectingObserver()
+            try await fourthLaunch.add(none)
+            #expect(none.callbacks.isEmpty)
+            #expect(try fourthLaunch.transactions.isEmpty)
+        }
+    }
+
+    @Test func finishingIsIdempotentAndRemovesOnce() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            let transaction = try await queue.add(Payment(productID: SampleCatalog.consumable))
+            let finished = try await queue.finish(transaction)
+            #expect(finished.isFinished)
+            try await queue.finish(transaction)
+            #expect(observer.callbacks.filter { if case .removed = $0 { true } else { false } }.count == 1)
+            await #expect(throws: PaymentQueueError.unknownTransaction(999)) { try await queue.finish(999) }
+        }
+    }
+
+    @Test func observersAreHeldWeaklyAndAddedOnce() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let kept = CollectingObserver()
+            try await queue.add(kept)
+            try await queue.add(kept)
+            var dropped: CollectingObserver? = CollectingObserver()
+            try await queue.add(dropped!)
+            weak let weakDropped = dropped
+            dropped = nil
+            #expect(weakDropped == nil, "the queue must not keep an observer alive")
+            try await queue.add(Payment(productID: SampleCatalog.consumable))
+            #expect(kept.updated.count == 2)
+            await queue.remove(kept)
+            try await queue.add(Payment(productID: SampleCatalog.consumable))
+            #expect(kept.updated.count == 2)
+        }
+    }
+
+    @Test func theUpdatesSequenceReplaysThenFollows() async throws {
+        try await withSampleLedger { path in
+            let earlier = try await PaymentQueue(path: path).add(Payment(productID: SampleCatalog.nonConsumable))
+            let queue = try PaymentQueue(path: path)
+            let updates = try await queue.updates()
+            let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
+            try await queue.finish(bought)
+            var received: [String] = []
+            for await update in updates {
+                switch update {
+                case .updated(let transactions): received += transactions.map { "updated \($0.id) \($0.state.rawValue)" }
+                case .removed(let transactions): received += transactions.map { "removed \($0.id)" }
+                default: received.append("other")
+                }
+                if received.count == 4 { break }
+            }
+            #expect(received == [
+                "updated \(earlier.id) purchased", "updated \(bought.id) purchasing", "updated \(bought.id) purchased",
+                "removed \(bought.id)",
+            ])
+        }
+    }
+
+    @Test func anIdempotentRetryNotifiesNothing() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            let first = try await queue.add(Payment(productID: SampleCatalog.consumable, idempotencyKey: "tap-1"))
+            let retry = try await queue.add(Payment(productID: SampleCatalog.consumable, idempotencyKey: "tap-1"))
+            #expect(retry.id == first.id)
+            #expect(observer.updated.count == 2)
+            #expect(try queue.transactions.count == 1)
+        }
+    }
+
+    @Test func outcomesAndAskToBuy() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let cancelled = try await queue.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .userCancelled))
+            #expect(cancelled.state == .failed && cancelled.error?.code == .paymentCancelled && cancelled.error?.code.rawValue == 2)
+            let failed = try await queue.add(Payment(
+                productID: SampleCatalog.consumable, simulatedOutcome: .failed(.storeProductNotAvailable, message: "gone")))
+            #expect(failed.error == TransactionError(code: .storeProductNotAvailable, message: "gone"))
+            let deferred = try await queue.add(Payment(productID: SampleCatalog.nonConsumable, simulatedOutcome: .deferred))
+            #expect(deferred.state == .deferred)
+            await #expect(throws: PaymentQueueError.cannotFinishDeferred(deferred.id)) { try await queue.finish(deferred) }
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            let approved = try await queue.approve(deferred.id)
+            #expect(approved.state == .purchased)
+            #expect(observer.updated.last?.state == .purchased)
+            await #expect(throws: PaymentQueueError.notDeferred(approved.id, state: .purchased)) { try await queue.decline(approved.id) }
+        }
+    }
+
+    @Test func anApplicationUsernameIsKeptOnlyWhenItIsAUUID() {
+        let uuid = UUID()
+        #expect(Payment(productID: "p", applicationUsername: uuid.uuidString).appAccountToken == uuid)
+        #expect(Payment(productID: "p", applicationUsername: "player-1").appAccountToken == nil)
+    }
+
+    @Test func aLaunchCompletesWhatAKilledProcessLeftPurchasing() async throws {
+        try await withSampleLedger { path in
+            // A process that stored the payment and died before the store processed it.
+            let ledger = try Ledger.open(at: path)
+            let interrupted = try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable, outcome: .deferred)).transaction
+            try ledger.close()
+            let queue = try PaymentQueue(path: path)
+            #expect(queue.completedAtLaunch.map(\.id) == [interrupted.id])
+            #expect(queue.completedAtLaunch.first?.state == .deferred)
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            #expect(observer.updated.map(\.state) == [.deferred])
+        }
+    }
+
+    @Test func rejectedPaymentsChangeNothing() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            await #expect(throws: PaymentQueueError.unknownProduct("com.example.nope")) {
+                try await queue.add(Payment(productID: "com.example.nope"))
+            }
+            await #expect(throws: PaymentQueueError.invalidQuantity(11)) {
+                try await queue.add(Payment(productID: SampleCatalog.consumable, quantity: 11))
+            }
+            #expect(try queue.ledger.counts().transactions == 0)
+        }
+    }
+}

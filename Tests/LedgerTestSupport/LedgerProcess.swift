@@ -18,6 +18,10 @@ public struct LedgerProcess {
 
     public struct LedgerProcessError: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// The `ledger` built next to the test bundle.

@@ -11,10 +11,7 @@ struct ApproveCommand: AsyncParsableCommand {
     var id: UInt64
 
     func run() async throws {
-        try await reportingFailures {
-            let transaction = try await options.openQueue().approve(id)
-            try options.output.emit(transaction) { describe(transaction) }
-        }
+        try await changeTransaction(options) { try await $0.approve(id) }
     }
 }
 
@@ -28,10 +25,17 @@ struct DeclineCommand: AsyncParsableCommand {
     var id: UInt64
 
     func run() async throws {
-        try await reportingFailures {
-            let transaction = try await options.openQueue().decline(id)
-            try options.output.emit(transaction) { describe(transaction) }
-        }
+        try await changeTransaction(options) { try await $0.decline(id) }
+    }
+}
+
+/// Launches a queue, applies `change`, and prints the transaction it returns.
+private func changeTransaction(
+    _ options: GlobalOptions, _ change: (PaymentQueue) async throws -> PaymentTransaction
+) async throws {
+    try await reportingFailures {
+        let transaction = try await change(try options.openQueue())
+        try options.output.emit(transaction) { describe(transaction) }
     }
 }
 

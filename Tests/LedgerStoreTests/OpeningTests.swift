@@ -115,7 +115,7 @@ import Testing
     @Test(arguments: Durability.allCases)
     func durabilityIsAppliedAndChecked(_ durability: Durability) async throws {
         try await withLedger(durability: durability) { (ledger, _) throws in
-            let values = try ledger.pool.writeWithoutTransaction { db in
+            let values = try ledger.writer!.writeWithoutTransaction { db in
                 (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"),
                  try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"))
             }

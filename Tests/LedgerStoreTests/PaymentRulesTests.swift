@@ -106,10 +106,10 @@ import Testing
         try await withLedger { (ledger, _) throws in
             let id = try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id
             _ = try ledger.applyPlannedOutcome(of: id)
-            let first = try ledger.finish([id])[0]
-            #expect(first.changed && first.transaction.isFinished && first.transaction.finishedAt == testEpoch)
-            let second = try ledger.finish([id])[0]
-            #expect(!second.changed && second.transaction == first.transaction)
+            let first = try ledger.finish([id])
+            #expect(first.changed == [true] && first.transactions[0].isFinished && first.transactions[0].finishedAt == testEpoch)
+            let second = try ledger.finish([id])
+            #expect(second.changed == [false] && second.transactions == first.transactions && second.finished.isEmpty)
             #expect(try ledger.events(of: id).map(\.kind) == [.created, .stateChanged, .finished])
             #expect(try ledger.unfinishedTransactions().isEmpty)
         }
@@ -128,7 +128,7 @@ import Testing
         try await withLedger { (ledger, _) throws in
             let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", outcome: .deferred)).transaction.id
             let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", outcome: .deferred)).transaction.id
-            _ = try ledger.completeInterruptedPayments()
+            _ = try ledger.completePaymentsLeftPurchasing()
             #expect(try ledger.approve(a).state == .purchased)
             let declined = try ledger.decline(b)
             #expect(declined.state == .failed && declined.error?.code == .paymentCancelled)
@@ -144,11 +144,11 @@ import Testing
             try ledger.addPayment(NewPayment(productID: "consumable"))
             try ledger.addPayment(NewPayment(productID: "consumable", outcome: .failed(TransactionError(code: .paymentCancelled))))
             try ledger.addPayment(NewPayment(productID: "consumable", outcome: .deferred))
-            let completed = try ledger.completeInterruptedPayments()
+            let completed = try ledger.completePaymentsLeftPurchasing()
             #expect(completed.map(\.state) == [.purchased, .failed, .deferred])
             #expect(completed[1].error?.code == .paymentCancelled)
             #expect(try ledger.transactions(matching: TransactionFilter(state: .purchasing)).isEmpty)
-            #expect(try ledger.completeInterruptedPayments().isEmpty)
+            #expect(try ledger.completePaymentsLeftPurchasing().isEmpty)
         }
     }
 

@@ -9,7 +9,7 @@ struct InfoCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let ledger = try options.openLedger()
+            let ledger = try options.openLedgerForReading()
             let counts = try ledger.counts()
             let settings = try StoreSettings(ledger: ledger)
             let migrations = try ledger.appliedMigrations()

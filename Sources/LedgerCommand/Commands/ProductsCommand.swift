@@ -91,7 +91,7 @@ struct ProductsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let ledger = try options.openLedger()
+                let ledger = try options.openLedgerForReading()
                 let settings = try StoreSettings(ledger: ledger)
                 let views = try ledger.allProducts().map { ProductView($0, settings: settings) }
                 try options.output.emit(["products": views]) {
@@ -129,7 +129,7 @@ struct ProductsCommand: AsyncParsableCommand {
             try await reportingFailures {
                 var requested = identifiers
                 for file in idsFiles { requested += try ProductIdentifierList(contentsOf: file).productIDs }
-                let ledger = try options.openLedger()
+                let ledger = try options.openLedgerForReading()
                 let settings = try StoreSettings(ledger: ledger)
                 let response = try ProductCatalog(ledger: ledger).products(for: requested)
                 let views = response.products.map { ProductView($0, settings: settings) }

@@ -93,7 +93,7 @@ struct ListCommand: AsyncParsableCommand {
         try await reportingFailures {
             let filter = TransactionFilter(
                 state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit)
-            let transactions = try options.openLedger().transactions(matching: filter)
+            let transactions = try options.openLedgerForReading().transactions(matching: filter)
             try options.output.emit(["transactions": transactions]) {
                 transactions.isEmpty ? "no transactions" : transactions.map(describe).joined(separator: "\n")
             }
@@ -114,7 +114,7 @@ struct ShowCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let ledger = try options.openLedger()
+            let ledger = try options.openLedgerForReading()
             guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
             let events = try ledger.events(of: id)
             try options.output.emit(Shown(transaction: transaction, events: events)) {

@@ -48,6 +48,10 @@ struct TortureCommand: AsyncParsableCommand {
     @Option(name: .customLong("ack-log"), help: "A file that receives one synced JSON line per acknowledged operation.")
     var ackLog: String?
 
+    func validate() throws {
+        guard operations >= 0 else { throw ValidationError("--operations must be 0 or more") }
+    }
+
     func run() async throws {
         try await reportingFailures {
             let log = try ackLog.map(AcknowledgementLog.init(path:)) ?? .standardOutput

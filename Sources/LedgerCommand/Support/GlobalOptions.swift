@@ -23,8 +23,14 @@ struct GlobalOptions: ParsableArguments {
     var output: Output { Output(json: json) }
 
     /// Opens the ledger; only `mode: .createIfMissing` may create the file.
-    func openLedger(mode: Ledger.OpenMode = .existing) throws -> Ledger {
-        try Ledger.open(at: databasePath, mode: mode, configuration: LedgerConfiguration(durability: durability))
+    func openLedger(mode: Ledger.OpenMode = .existing, access: Ledger.Access = .readWrite) throws -> Ledger {
+        try Ledger.open(
+            at: databasePath, mode: mode, access: access, configuration: LedgerConfiguration(durability: durability))
+    }
+
+    /// Opens the ledger for a command that only reads: nothing is written to the file.
+    func openLedgerForReading() throws -> Ledger {
+        try openLedger(access: .readOnly)
     }
 
     /// Opens the ledger and launches a payment queue on it.

@@ -15,14 +15,26 @@ public final class Ledger: Sendable {
         case createIfMissing
     }
 
+    /// Whether the ledger may be changed through this value.
+    public enum Access: Sendable {
+        case readWrite
+        /// For inspection: nothing is written, not even SQLite's own WAL setup. (A ledger
+        /// whose schema is older than this build is still migrated first.)
+        case readOnly
+    }
+
     public let path: String
     public let configuration: LedgerConfiguration
-    let pool: DatabasePool
+    /// WAL readers (the pool), or a read-only connection.
+    let reader: any DatabaseReader
+    /// The pool that writes; `nil` when opened read-only.
+    let writer: DatabasePool?
 
-    private init(path: String, configuration: LedgerConfiguration, pool: DatabasePool) {
+    private init(path: String, configuration: LedgerConfiguration, reader: any DatabaseReader, writer: DatabasePool?) {
         self.path = path
         self.configuration = configuration
-        self.pool = pool
+        self.reader = reader
+        self.writer = writer
     }
 
     /// Opens the ledger at `path`, applying the migrations it lacks.
@@ -31,27 +43,57 @@ public final class Ledger: Sendable {
     ///   database, damaged, another application's database, or written by a newer version.
     ///   A refused file is never written to.
     public static func open(
-        at path: String, mode: OpenMode = .existing, configuration: LedgerConfiguration = .init()
+        at path: String, mode: OpenMode = .existing, access: Access = .readWrite,
+        configuration: LedgerConfiguration = .init()
     ) throws -> Ledger {
         if try !LedgerFile.exists(at: path) {
             guard mode == .createIfMissing else { throw LedgerError.missingLedger(path: path) }
             try create(at: path, configuration: configuration)
         }
+        // Read the schema through a read-only connection first: opening the pool may write
+        // (GRDB's WAL setup), and a ledger from a newer version must be left untouched.
+        let inspector = try readOnlyQueue(path: path, configuration: configuration)
+        let pending: Bool
+        do {
+            let applied = try inspector.read { db in try migrator.appliedIdentifiers(db) }
+            let unknown = applied.subtracting(knownMigrations).sorted()
+            guard unknown.isEmpty else { throw LedgerError.newerSchema(path: path, unknownMigrations: unknown) }
+            pending = applied.count < knownMigrations.count
+        } catch {
+            try? inspector.close()
+            throw mapError(error, path: path)
+        }
+        if access == .readOnly, !pending {
+            return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
+        }
+        try? inspector.close()
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: grdbConfiguration(configuration))
         } catch {
             throw mapError(error, path: path)
         }
-        let ledger = Ledger(path: path, configuration: configuration, pool: pool)
+        let ledger = Ledger(path: path, configuration: configuration, reader: pool, writer: pool)
         do {
-            try ledger.migrate()
+            try migrator.migrate(pool)
             try ledger.assertConnectionSettings()
         } catch {
             try? pool.close()
             throw mapError(error, path: path)
         }
         return ledger
+    }
+
+    private static func readOnlyQueue(path: String, configuration: LedgerConfiguration) throws -> DatabaseQueue {
+        var grdb = Configuration()
+        grdb.readonly = true
+        grdb.busyMode = .timeout(configuration.busyTimeout)
+        grdb.label = "StoreLedger (read-only)"
+        do {
+            return try DatabaseQueue(path: path, configuration: grdb)
+        } catch {
+            throw mapError(error, path: path)
+        }
     }
 
     /// Whether a ledger file is at `path`.
@@ -62,7 +104,11 @@ public final class Ledger: Sendable {
 
     /// Closes the ledger's connections. Further use throws.
     public func close() throws {
-        do { try pool.close() } catch { throw Self.mapError(error, path: path) }
+        do {
+            if let writer { try writer.close() } else if let queue = reader as? DatabaseQueue { try queue.close() }
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
     }
 
     /// The identifiers of the migrations applied to this ledger, in order.
@@ -104,9 +150,11 @@ public final class Ledger: Sendable {
             throw mapError(error, path: path)
         }
         guard link(temporary, path) == 0 else {
-            // Another process created the ledger first: use theirs.
-            if errno == EEXIST { return }
-            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            // Another process may have created the ledger first: use theirs, if it is one. (A
+            // dangling symbolic link is in the way too, and is not.)
+            if errno == EEXIST, try LedgerFile.exists(at: path) { return }
+            throw LedgerError.unusable(path: path, reason: "cannot create it: \(errno == EEXIST ? "something that is not a file is in the way" : reason)")
         }
         syncDirectory(directory)
     }
@@ -143,23 +191,13 @@ public final class Ledger: Sendable {
         return migrator
     }()
 
-    private func migrate() throws {
-        let applied = try pool.read { db in try Self.migrator.appliedIdentifiers(db) }
-        let unknown = applied.subtracting(Self.knownMigrations).sorted()
-        guard unknown.isEmpty else {
-            throw LedgerError.newerSchema(path: path, unknownMigrations: unknown)
-        }
-        if applied.count < Self.knownMigrations.count {
-            try Self.migrator.migrate(pool)
-        }
-    }
-
     /// Sets the writer's durability and checks that SQLite gave us what we asked for, rather
     /// than assuming it. (GRDB sets `synchronous = NORMAL` when it enables WAL on the writer,
     /// after `prepareDatabase` ran, so the writer is set again here.)
     private func assertConnectionSettings() throws {
         let expected = configuration.durability.synchronousValue
-        let settings = try pool.writeWithoutTransaction { db in
+        guard let writer else { return }
+        let settings = try writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(configuration.durability.synchronousPragma)")
             return (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
@@ -178,12 +216,13 @@ public final class Ledger: Sendable {
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.write(body) } catch { throw Self.mapError(error, path: path) }
+        guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
+        do { return try writer.write(body) } catch { throw Self.mapError(error, path: path) }
     }
 
     /// Runs `body` on a consistent snapshot of committed data.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.read(body) } catch { throw Self.mapError(error, path: path) }
+        do { return try reader.read(body) } catch { throw Self.mapError(error, path: path) }
     }
 
     static func mapError(_ error: any Error, path: String) -> any Error {

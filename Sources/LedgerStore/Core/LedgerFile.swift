@@ -44,9 +44,12 @@ enum LedgerFile {
             throw LedgerError.corrupted(
                 path: path, reason: "truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
         }
-        // The page count in the header is valid when "version-valid-for" equals the change counter.
+        // The page count in the header is valid when "version-valid-for" equals the change
+        // counter. With a -wal file beside it the count may be ahead of the file for a moment
+        // (a checkpoint writes page 1 before it extends the file) and SQLite reconciles them.
         let pageCount = Int64(u32(28))
-        if u32(92) == u32(24), pageCount > 0, size < pageCount * Int64(pageSize) {
+        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
+        if !hasWAL, u32(92) == u32(24), pageCount > 0, size < pageCount * Int64(pageSize) {
             throw LedgerError.corrupted(
                 path: path, reason: "truncated: \(size) bytes where the header promises \(pageCount * Int64(pageSize))")
         }

@@ -37,6 +37,8 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var environment: String
     /// The key of the payment that created this transaction, when the caller gave one.
     public var idempotencyKey: String?
+    /// For a restored transaction: the purchase it replays.
+    public var restoredFromID: UInt64?
     public var createdAt: Date
     public var updatedAt: Date
     public var finishedAt: Date?
@@ -50,7 +52,7 @@ extension PaymentTransaction: Codable {
         case id, originalID, productID, productType, state, isFinished, quantity, purchaseDate,
              originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
              appAccountToken, error, reason, subscriptionGroupID, storefront, environment,
-             idempotencyKey, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
+             idempotencyKey, restoredFromID, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
@@ -76,6 +78,7 @@ extension PaymentTransaction: Codable {
         try c.encode(storefront, forKey: .storefront)
         try c.encode(environment, forKey: .environment)
         try c.encode(idempotencyKey, forKey: .idempotencyKey)
+        try c.encode(restoredFromID, forKey: .restoredFromID)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)
         try c.encode(finishedAt, forKey: .finishedAt)

@@ -1,5 +1,5 @@
 /// Why a payment failed: StoreKit's `SKError.Code`, with the same raw values.
-public enum StoreErrorCode: Int, Sendable, Codable, CaseIterable {
+public enum StoreErrorCode: Int, Sendable, Codable, NamedCode {
     case unknown = 0
     case clientInvalid = 1
     case paymentCancelled = 2
@@ -21,20 +21,6 @@ public enum StoreErrorCode: Int, Sendable, Codable, CaseIterable {
     case ineligibleForOffer = 18
     case unsupportedPlatform = 19
     case overlayPresentedInBackgroundScene = 20
-
-    /// The case name, as StoreKit spells it (`paymentCancelled`).
-    public var name: String { String(describing: self) }
-
-    /// Parses a case name (`paymentNotAllowed`, any letter case) or a raw value (`4`).
-    public init?(nameOrRawValue text: String) {
-        if let raw = Int(text), let code = StoreErrorCode(rawValue: raw) {
-            self = code
-            return
-        }
-        guard let code = StoreErrorCode.allCases.first(where: { $0.name.lowercased() == text.lowercased() })
-        else { return nil }
-        self = code
-    }
 
     /// The message a failed transaction carries when nobody gave a more specific one.
     public var defaultMessage: String {

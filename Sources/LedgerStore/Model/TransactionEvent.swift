@@ -8,6 +8,10 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
         case finished
         case delivered
         case revoked
+        /// A subscription's expiration moved (expired now, or ended by a forced renewal).
+        case expirationChanged
+        /// A subscription was replaced by a higher (or same-level) one of its group.
+        case upgraded
     }
 
     /// Position in the ledger's whole history; strictly increasing in commit order.

@@ -2,15 +2,21 @@ import Foundation
 import GRDB
 
 extension Ledger {
-    /// Adds or replaces products (with their localizations and subscription groups) and sets
-    /// store settings, all in one commit: all or none.
+    /// Adds or replaces products (with their localizations and subscription groups), all in
+    /// one commit: all or none.
+    /// - Parameters:
+    ///   - sources: the file each product came from, by product id, recorded with it.
+    ///   - seedSettings: store settings stored only where the ledger has no value yet (a
+    ///     catalog file seeds the store; it does not override what was set since).
     public func saveProducts(
-        _ products: [Product], settings: [String: String] = [:], importedFrom source: String? = nil
+        _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:]
     ) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         try write { db in
-            try Self.saveSettings(db, settings)
+            for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
+                try db.execute(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+            }
             for product in products {
                 if let subscription = product.subscription {
                     try db.execute(
@@ -39,7 +45,7 @@ extension Ledger {
                     arguments: [
                         product.id, product.type.rawValue, product.referenceName, DecimalText.format(product.price),
                         product.isFamilyShareable, product.subscription?.groupID, product.subscription?.level,
-                        product.subscription?.period.description, offersJSON, source,
+                        product.subscription?.period.description, offersJSON, sources[product.id],
                     ])
                 try db.execute(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
                 for (position, localization) in product.localizations.enumerated() {

@@ -7,6 +7,9 @@ public enum PlannedOutcome: Sendable, Hashable {
     case purchased
     case deferred
     case failed(TransactionError)
+    /// The purchase fails until the user resolves an issue outside the app; once the failed
+    /// transaction is finished and the issue resolved, a new purchase arrives.
+    case interrupted
 }
 
 /// A payment to add to the ledger, already checked by the payment queue.
@@ -36,6 +39,10 @@ extension Ledger {
     /// The environment recorded on every transaction: StoreKit's name for local testing.
     public static let environment = "xcode"
 
+    /// The error an interrupted purchase fails with.
+    public static let interruptionError = TransactionError(
+        code: .unknown, message: "The purchase was interrupted: the user must resolve an issue outside the app.")
+
     /// Stores a new `purchasing` transaction, or returns the one its idempotency key already
     /// names (`isNew` false; nothing is written then).
     ///
@@ -54,34 +61,24 @@ extension Ledger {
                 else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
                 return (existing, false)
             }
-            guard let product = try Row.fetchOne(
-                db, sql: "SELECT type, subscription_group_id FROM products WHERE id = ?", arguments: [payment.productID])
-            else { throw PaymentQueueError.unknownProduct(payment.productID) }
-            let id = try nextTransactionID(db)
-            let now = configuration.clock.now().ledgerMilliseconds
-            var plannedError: TransactionError?
-            let plannedState: TransactionState
+            let now = try storeNow(db)
+            var planned: (state: TransactionState, error: TransactionError?)
             switch payment.outcome {
-            case .purchased: plannedState = .purchased
-            case .deferred: plannedState = .deferred
-            case .failed(let error): plannedState = .failed; plannedError = error
+            case .purchased: planned = (.purchased, nil)
+            case .deferred: planned = (.deferred, nil)
+            case .failed(let error): planned = (.failed, error)
+            case .interrupted: planned = (.failed, Self.interruptionError)
             }
-            try db.execute(
-                sql: """
-                    INSERT INTO transactions (
-                        id, original_id, product_id, product_type, state, quantity, purchase_date,
-                        original_purchase_date, app_account_token, reason, subscription_group_id, storefront,
-                        environment, idempotency_key, planned_state, planned_error_code, planned_error_message,
-                        created_at, updated_at)
-                    VALUES (?, ?, ?, ?, 'purchasing', ?, ?, ?, ?, 'purchase', ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    Int64(id), Int64(id), payment.productID, product["type"] as String, payment.quantity, now, now,
-                    payment.appAccountToken?.uuidString, product["subscription_group_id"] as String?,
-                    payment.storefront, Self.environment, payment.idempotencyKey, plannedState.rawValue,
-                    plannedError?.code.rawValue, plannedError?.message, now, now,
-                ])
-            try appendEvent(db, id: id, kind: .created, from: nil, to: .purchasing, at: now)
+            var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
+            row.quantity = payment.quantity
+            row.appAccountToken = payment.appAccountToken
+            row.idempotencyKey = payment.idempotencyKey
+            row.storefront = payment.storefront
+            row.planned = planned
+            let id = try insert(db, row)
+            if payment.outcome == .interrupted {
+                try db.execute(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
+            }
             var created = try PaymentTransaction.fetchOne(db, id: id)!
             if recordingDelivery {
                 try markDelivered(db, created, at: now)
@@ -101,7 +98,7 @@ extension Ledger {
 
     /// Launch recovery: completes every transaction left `purchasing` (by a killed process) with
     /// its stored outcome, in one commit. Returns them in their new state, oldest first.
-    public func completeInterruptedPayments() throws -> [PaymentTransaction] {
+    public func completePaymentsLeftPurchasing() throws -> [PaymentTransaction] {
         try write { db in
             let ids = try Int64.fetchAll(db, sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
             return try ids.map { try applyPlannedOutcome(db, id: UInt64($0), recordingDelivery: false) }
@@ -124,18 +121,24 @@ extension Ledger {
     }
 
     /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
-    /// refused, none is finished.
+    /// refused, none is finished. Finishing an interrupted purchase whose issue is resolved
+    /// creates its replacement purchase in the same commit.
     ///
     /// Idempotent: a transaction that is already finished is returned unchanged, with
     /// `changed` false.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
     ///   `.cannotFinishDeferred`.
-    public func finish(_ ids: [UInt64]) throws -> [(transaction: PaymentTransaction, changed: Bool)] {
+    public func finish(_ ids: [UInt64]) throws -> FinishResult {
         try write { db in
-            let now = configuration.clock.now().ledgerMilliseconds
-            return try ids.map { id in
+            let now = try storeNow(db)
+            var result = FinishResult(transactions: [], changed: [], replacements: [])
+            for id in ids {
                 let transaction = try existingTransaction(db, id: id)
-                if transaction.isFinished { return (transaction, false) }
+                if transaction.isFinished {
+                    result.transactions.append(transaction)
+                    result.changed.append(false)
+                    continue
+                }
                 switch transaction.state {
                 case .purchasing: throw PaymentQueueError.cannotFinishPurchasing(id)
                 case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
@@ -145,8 +148,13 @@ extension Ledger {
                     sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
                     arguments: [now, now, Int64(id)])
                 try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
-                return (try PaymentTransaction.fetchOne(db, id: id)!, true)
+                result.transactions.append(try PaymentTransaction.fetchOne(db, id: id)!)
+                result.changed.append(true)
+                if let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
+                    result.replacements.append(replacement)
+                }
             }
+            return result
         }
     }
 
@@ -154,14 +162,14 @@ extension Ledger {
     /// transaction, in one commit, and returns them as stored, oldest first.
     public func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
-            let now = configuration.clock.now().ledgerMilliseconds
+            let now = try storeNow(db)
             let unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
             for transaction in unfinished { try markDelivered(db, transaction, at: now) }
             return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
         }
     }
 
-    // MARK: - Pieces shared by the operations above (each runs inside their transaction)
+    // MARK: - Pieces shared by the operations (each runs inside its caller's transaction)
 
     private static func validate(_ payment: NewPayment) throws {
         guard !payment.productID.isEmpty else { throw PaymentQueueError.emptyProductIdentifier }
@@ -171,18 +179,6 @@ extension Ledger {
         }
     }
 
-    private func nextTransactionID(_ db: Database) throws -> UInt64 {
-        let last = UInt64(try Int64.fetchOne(
-            db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0)
-        let next = configuration.idGenerator.next(after: last)
-        guard next > last, next <= UInt64(Int64.max) else {
-            throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
-        }
-        try db.execute(
-            sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(next)])
-        return next
-    }
-
     func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {
         guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else {
             throw PaymentQueueError.unknownTransaction(id)
@@ -190,7 +186,7 @@ extension Ledger {
         return transaction
     }
 
-    private func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
+    func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state == .purchasing else { return transaction }
         let planned = try Row.fetchOne(
@@ -213,28 +209,21 @@ extension Ledger {
         return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
     }
 
-    /// The one place a transaction's state changes: row and event together.
+    /// The one place a transaction's state changes: row and event together. A subscription that
+    /// becomes purchased starts its period here (upgrade, downgrade and crossgrade rules).
     private func changeState(
         _ db: Database, _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?,
         recordingDelivery: Bool
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
-        let now = configuration.clock.now().ledgerMilliseconds
-        var expiration: Int64?
-        if state == .purchased, transaction.productType == .autoRenewable,
-           let period = try String.fetchOne(
-               db, sql: "SELECT subscription_period FROM products WHERE id = ?", arguments: [transaction.productID])
-               .flatMap(SubscriptionPeriod.init(iso8601:)) {
-            expiration = period.advance(transaction.purchaseDate).ledgerMilliseconds
+        let now = try storeNow(db)
+        if state == .purchased, transaction.productType == .autoRenewable {
+            // Before the state changes: the period's dates may be set only until it is charged.
+            try startSubscriptionPeriod(db, transaction, at: now)
         }
         try db.execute(
-            sql: """
-                UPDATE transactions
-                SET state = ?, error_code = ?, error_message = ?, expiration_date = COALESCE(?, expiration_date),
-                    updated_at = ?
-                WHERE id = ?
-                """,
-            arguments: [state.rawValue, error?.code.rawValue, error?.message, expiration, now, Int64(transaction.id)])
+            sql: "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+            arguments: [state.rawValue, error?.code.rawValue, error?.message, now, Int64(transaction.id)])
         try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
         var updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!
         if recordingDelivery {
@@ -258,5 +247,36 @@ extension Ledger {
         try db.execute(
             sql: "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [Int64(id), kind.rawValue, from?.rawValue, to.rawValue, at, detail])
+    }
+}
+
+/// What `Ledger.finish(_:)` did, in the order of the ids given.
+public struct FinishResult: Sendable {
+    /// Every transaction as it is now.
+    public var transactions: [PaymentTransaction]
+    /// Whether each one was finished by this call (false: it was finished already).
+    public var changed: [Bool]
+    /// Purchases created because an interrupted purchase was finished after its issue was resolved.
+    public var replacements: [PaymentTransaction]
+
+    /// The transactions this call finished.
+    public var finished: [PaymentTransaction] {
+        zip(transactions, changed).filter(\.1).map(\.0)
+    }
+}
+
+extension Ledger {
+    /// Records one delivery to observers (count, date, event) of each transaction, in one
+    /// commit, and returns them as stored. Unknown ids are skipped.
+    public func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
+        guard !ids.isEmpty else { return [] }
+        return try write { db in
+            let now = try storeNow(db)
+            return try ids.compactMap { id in
+                guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
+                try markDelivered(db, transaction, at: now)
+                return try PaymentTransaction.fetchOne(db, id: id)
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@ extension PaymentTransaction {
         SELECT id, original_id, product_id, product_type, state, is_finished, quantity, purchase_date,
                original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
                app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
-               environment, idempotency_key, created_at, updated_at, finished_at, delivery_count,
+               environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
                last_delivered_at
         FROM transactions
         """
@@ -48,6 +48,7 @@ extension PaymentTransaction {
             storefront: row["storefront"],
             environment: row["environment"],
             idempotencyKey: row["idempotency_key"],
+            restoredFromID: (row["restored_from"] as Int64?).map(UInt64.init),
             createdAt: date("created_at")!,
             updatedAt: date("updated_at")!,
             finishedAt: date("finished_at"),
@@ -59,6 +60,10 @@ extension PaymentTransaction {
         guard id <= UInt64(Int64.max) else { return nil }
         return try Row.fetchOne(db, sql: selection + " WHERE id = ?", arguments: [Int64(id)])
             .map(PaymentTransaction.init(row:))
+    }
+
+    static func fetchCursor(_ db: Database, sql suffix: String) throws -> some Cursor<PaymentTransaction> {
+        try Row.fetchCursor(db, sql: selection + " " + suffix).map(PaymentTransaction.init(row:))
     }
 
     static func fetchAll(_ db: Database, sql suffix: String, arguments: StatementArguments = []) throws -> [PaymentTransaction] {

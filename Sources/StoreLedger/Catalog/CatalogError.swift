@@ -11,6 +11,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case identifierListNotDefinitions(path: String)
     /// Product definitions were given where an identifier list was expected, or no known shape.
     case notAnIdentifierList(path: String)
+    /// Two files of one import define the same product.
+    case duplicateProduct(id: String, firstPath: String, secondPath: String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .identifierListNotDefinitions(let path):
             "\(path) is a list of product identifiers, not product definitions: import a StoreKit "
                 + "configuration file (.storekit), or request these identifiers with `ledger products request --ids-file`"
+        case .duplicateProduct(let id, let first, let second):
+            "\(second): product \"\(id)\" is already defined by \(first); import one of the two"
         case .notAnIdentifierList(let path):
             "\(path) is not a product identifier list: expected an array of strings, or a dictionary "
                 + "with a Products array (and optional Subscriptions groups)"

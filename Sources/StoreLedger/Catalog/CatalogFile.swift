@@ -11,7 +11,11 @@ struct CatalogFile {
 
     init(path: String) throws {
         self.path = path
-        guard FileManager.default.fileExists(atPath: path) else { throw CatalogError.missingFile(path: path) }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CatalogError.missingFile(path: path)
+        }
+        guard !isDirectory.boolValue else { throw CatalogError.unreadableFile(path: path, reason: "it is a directory") }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -27,26 +27,33 @@ public struct ProductCatalog: Sendable {
     }
 
     /// Imports StoreKit configuration files: every file is read and checked first, then all of
-    /// their products (and the storefront and locale of their settings) are stored in one
-    /// commit. A bad file changes nothing.
+    /// their products are stored in one commit. A bad file, or a product defined in two of the
+    /// files, changes nothing. The storefront and locale of the files' settings seed the store
+    /// when it has none yet; they do not replace a storefront already set (so that importing
+    /// another file never changes the currency of the products already there).
     @discardableResult
     public func importConfigurations(at paths: [String]) throws -> CatalogImport {
         let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
         var products: [Product] = []
+        var sources: [String: String] = [:]
         var settings = StoreKitSettings()
-        var stored: [String: String] = [:]
-        for configuration in configurations {
-            products += configuration.products
+        var seed: [String: String] = [:]
+        for (path, configuration) in zip(paths, configurations) {
+            for product in configuration.products {
+                if let first = sources[product.id] {
+                    throw CatalogError.duplicateProduct(id: product.id, firstPath: first, secondPath: path)
+                }
+                sources[product.id] = path
+                products.append(product)
+            }
             if configuration.settings != StoreKitSettings() { settings = configuration.settings }
-            if let storefront = configuration.settings.storefront {
-                stored[StoreSettings.Key.storefront] = storefront
-                stored[StoreSettings.Key.locale] =
+            if seed.isEmpty, let storefront = configuration.settings.storefront {
+                seed[StoreSettingKey.storefront] = storefront
+                seed[StoreSettingKey.locale] =
                     configuration.settings.locale ?? Storefront(countryCode: storefront)?.defaultLocale
-            } else if let locale = configuration.settings.locale {
-                stored[StoreSettings.Key.locale] = locale
             }
         }
-        try ledger.saveProducts(products, settings: stored, importedFrom: paths.joined(separator: ", "))
+        try ledger.saveProducts(products, sources: sources, seedSettings: seed)
         return CatalogImport(productIDs: products.map(\.id), settings: settings)
     }
 

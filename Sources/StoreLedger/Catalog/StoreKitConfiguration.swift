@@ -190,7 +190,11 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
             }
             storefront = code.uppercased()
         }
-        locale = try value.optionalMember("_locale")?.string()
+        if let field = try value.optionalMember("_locale") {
+            let text = try field.string()
+            guard StoreControl.locale.accepts(text) else { throw field.invalid("a locale identifier such as en_US") }
+            locale = text
+        }
         timeRate = try value.optionalMember("_timeRate")?.int()
         askToBuyEnabled = try value.optionalMember("_askToBuyEnabled")?.bool()
         failTransactionsEnabled = try value.optionalMember("_failTransactionsEnabled")?.bool()

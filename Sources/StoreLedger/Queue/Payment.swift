@@ -9,7 +9,7 @@ public struct Payment: Sendable, Hashable {
     public var appAccountToken: UUID?
     /// Adding a payment whose key the ledger already holds returns the existing transaction.
     public var idempotencyKey: String?
-    /// What the simulated store does with this payment; `nil` lets the store decide (success).
+    /// What the simulated store does with this payment; `nil` lets the store's settings decide.
     public var simulatedOutcome: SimulatedOutcome?
 
     public init(
@@ -43,11 +43,14 @@ public enum SimulatedOutcome: Sendable, Hashable {
     case failed(StoreErrorCode, message: String? = nil)
     /// Ask to Buy: waits for `approve` or `decline`.
     case deferred
+    /// Fails until the user resolves an issue outside the app; then a new purchase arrives.
+    case interrupted
 
     var plannedOutcome: PlannedOutcome {
         switch self {
         case .success: .purchased
         case .deferred: .deferred
+        case .interrupted: .interrupted
         case .userCancelled: .failed(TransactionError(code: .paymentCancelled))
         case .failed(let code, let message): .failed(TransactionError(code: code, message: message))
         }

@@ -20,6 +20,8 @@ public actor PaymentQueue {
     public nonisolated let catalog: ProductCatalog
     /// The transactions this launch found `purchasing` and completed, oldest first.
     public nonisolated let completedAtLaunch: [PaymentTransaction]
+    /// The subscription renewals that fell due while the app was not running, made at launch.
+    public nonisolated let renewedAtLaunch: [PaymentTransaction]
 
     private struct WeakObserver {
         weak var value: (any PaymentTransactionObserver)?
@@ -28,13 +30,16 @@ public actor PaymentQueue {
     private var observers: [WeakObserver] = []
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
     private var redeliveredSinceLaunch = false
+    var runningRestoreTask: Task<RestoreResult, Never>?
 
-    /// Launches on an open ledger.
+    /// Launches on an open ledger: completes payments left `purchasing` and makes the
+    /// subscription renewals that fell due.
     /// - Throws: `LedgerError` when the launch recovery cannot be committed.
     public init(ledger: Ledger) throws {
         self.ledger = ledger
         self.catalog = ProductCatalog(ledger: ledger)
-        self.completedAtLaunch = try ledger.completeInterruptedPayments()
+        self.completedAtLaunch = try ledger.completePaymentsLeftPurchasing()
+        self.renewedAtLaunch = try ledger.renewDueSubscriptions()
     }
 
     /// Opens the ledger at `path` and launches on it.
@@ -96,11 +101,22 @@ public actor PaymentQueue {
         }
     }
 
+    /// Records the delivery (when anyone listens) and notifies observers of changed transactions.
+    /// Returns them as stored after the delivery was counted.
+    @discardableResult
+    func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
+        guard !transactions.isEmpty else { return [] }
+        guard hasObservers else { return transactions }
+        let delivered = try ledger.recordDelivery(of: transactions.map(\.id))
+        await notify(.updated(delivered))
+        return delivered
+    }
+
     private var hasObservers: Bool {
         !streams.isEmpty || observers.contains { $0.value != nil }
     }
 
-    private func notify(_ update: PaymentQueueUpdate) async {
+    func notify(_ update: PaymentQueueUpdate) async {
         for continuation in streams.values { continuation.yield(update) }
         for observer in observers.compactMap(\.value) {
             switch update {
@@ -122,21 +138,28 @@ public actor PaymentQueue {
     /// simulated store process it, and returns the transaction in its processed state
     /// (purchased, failed or deferred). Observers see both changes.
     ///
-    /// With an idempotency key the ledger already holds, returns that transaction as it is now
-    /// and creates nothing.
+    /// With an idempotency key the ledger already holds, returns that transaction and creates
+    /// nothing.
     /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
     ///   1...10, or an idempotency key reused for a different payment; `LedgerError` when the
     ///   ledger cannot commit.
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
         let settings = try StoreSettings(ledger: ledger)
-        let outcome = (payment.simulatedOutcome ?? .success).plannedOutcome
         let (created, isNew) = try ledger.addPayment(
             NewPayment(
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
-                idempotencyKey: payment.idempotencyKey, outcome: outcome, storefront: settings.storefront.countryCode),
+                idempotencyKey: payment.idempotencyKey, outcome: settings.outcome(for: payment),
+                storefront: settings.storefront.countryCode),
             recordingDelivery: hasObservers)
-        guard isNew else { return created }
+        // A retry returns the existing transaction; one still purchasing (an earlier attempt
+        // failed between its two commits) gets its stored outcome now.
+        guard isNew else {
+            guard created.state == .purchasing else { return created }
+            let processed = try ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+            await notify(.updated([processed]))
+            return processed
+        }
         await notify(.updated([created]))
         let processed = try ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
         await notify(.updated([processed]))
@@ -162,15 +185,16 @@ public actor PaymentQueue {
     }
 
     /// Finishes transactions (purchased, failed or restored), all in one commit; observers get
-    /// `removedTransactions` for those that were not finished already. Idempotent.
+    /// `removedTransactions` for those that were not finished already. Idempotent. Finishing an
+    /// interrupted purchase whose issue is resolved brings its replacement purchase.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
     ///   `.cannotFinishDeferred`; then nothing was finished.
     @discardableResult
     public func finish(_ ids: [UInt64]) async throws -> [PaymentTransaction] {
-        let results = try ledger.finish(ids)
-        let removed = results.filter(\.changed).map(\.transaction)
-        if !removed.isEmpty { await notify(.removed(removed)) }
-        return results.map(\.transaction)
+        let result = try ledger.finish(ids)
+        if !result.finished.isEmpty { await notify(.removed(result.finished)) }
+        try await deliver(result.replacements)
+        return result.transactions
     }
 
     /// Finishes one transaction. See `finish(_:)` for arrays.
@@ -183,6 +207,17 @@ public actor PaymentQueue {
     @discardableResult
     public func finish(_ transaction: PaymentTransaction) async throws -> PaymentTransaction {
         try await finish([transaction.id])[0]
+    }
+
+    /// Makes the subscription renewals that are due by the store's time and delivers them.
+    @discardableResult
+    public func processSubscriptionRenewals() async throws -> [PaymentTransaction] {
+        try await deliver(try ledger.renewDueSubscriptions())
+    }
+
+    /// StoreKit 2's current entitlements (see `Ledger.currentEntitlements()`).
+    public nonisolated func currentEntitlements() throws -> [PaymentTransaction] {
+        try ledger.currentEntitlements()
     }
 
     /// The queue's transactions: the unfinished ones, oldest first.

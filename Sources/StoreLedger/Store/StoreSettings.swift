@@ -1,24 +1,149 @@
-/// The simulated store's environment, stored in the ledger so that the `ledger` tool and the
-/// app see the same store.
+import Foundation
+
+/// The simulated store's settings and test controls, stored in the ledger so that the `ledger`
+/// tool and the app see the same store (Xcode's `SKTestSession` properties).
 public struct StoreSettings: Sendable, Hashable {
     public var storefront: Storefront
     /// The shopper's locale: picks product localizations and the language of prices.
     public var locale: String
+    /// False: every payment fails with `paymentNotAllowed`.
+    public var canMakePayments = true
+    /// Every purchase is deferred until approved or declined.
+    public var askToBuyEnabled = false
+    /// Every purchase is interrupted: it fails until its issue is resolved.
+    public var interruptedPurchasesEnabled = false
+    /// Every purchase fails with this error; `nil` when off.
+    public var failTransactionsError: StoreErrorCode?
+    public var timeRate = TimeRate.realTime
 
     public init(storefront: Storefront = .unitedStates, locale: String? = nil) {
         self.storefront = storefront
         self.locale = locale ?? storefront.defaultLocale
     }
 
-    enum Key {
-        static let storefront = "storefront"
-        static let locale = "locale"
-    }
-
-    /// The settings stored in `ledger`, with defaults (USA, en_US) for what is not set.
+    /// The settings stored in `ledger`, with defaults (USA, en_US, payments allowed, real
+    /// time, no test switch on) for what is not set.
     public init(ledger: Ledger) throws {
         let stored = try ledger.storeSettings()
-        let storefront = stored[Key.storefront].flatMap(Storefront.init(countryCode:)) ?? .unitedStates
-        self.init(storefront: storefront, locale: stored[Key.locale])
+        let storefront = stored[StoreSettingKey.storefront].flatMap(Storefront.init(countryCode:)) ?? .unitedStates
+        self.init(storefront: storefront, locale: stored[StoreSettingKey.locale])
+        canMakePayments = stored[StoreSettingKey.canMakePayments] != "false"
+        askToBuyEnabled = stored[StoreSettingKey.askToBuy] == "true"
+        interruptedPurchasesEnabled = stored[StoreSettingKey.interruptedPurchases] == "true"
+        failTransactionsError = stored[StoreSettingKey.failTransactions].flatMap(Int.init).flatMap(StoreErrorCode.init(rawValue:))
+        timeRate = stored[StoreSettingKey.timeRate].flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
+    }
+
+    /// The settings as the ledger stores them.
+    var storedValues: [String: String] {
+        [
+            StoreSettingKey.storefront: storefront.countryCode,
+            StoreSettingKey.locale: locale,
+            StoreSettingKey.canMakePayments: String(canMakePayments),
+            StoreSettingKey.askToBuy: String(askToBuyEnabled),
+            StoreSettingKey.interruptedPurchases: String(interruptedPurchasesEnabled),
+            StoreSettingKey.failTransactions: failTransactionsError.map { String($0.rawValue) } ?? "off",
+            StoreSettingKey.timeRate: timeRate.name,
+        ]
+    }
+
+    /// These settings with the test switches of a StoreKit configuration file applied.
+    public func applying(_ file: StoreKitSettings) -> StoreSettings {
+        var settings = self
+        if let code = file.storefront, let storefront = Storefront(countryCode: code) {
+            settings.storefront = storefront
+            settings.locale = file.locale ?? storefront.defaultLocale
+        } else if let locale = file.locale {
+            settings.locale = locale
+        }
+        if let askToBuy = file.askToBuyEnabled { settings.askToBuyEnabled = askToBuy }
+        if let fail = file.failTransactionsEnabled {
+            settings.failTransactionsError = fail ? StoreErrorCode(rawValue: file.storeKitError ?? 0) ?? .unknown : nil
+        }
+        if let rate = file.timeRate.flatMap(TimeRate.init(rawValue:)) { settings.timeRate = rate }
+        return settings
+    }
+
+    /// What the simulated store does with a payment, decided when it is added: the payment's
+    /// own outcome when it has one, else the store's switches. `canMakePayments` false fails
+    /// every payment.
+    func outcome(for payment: Payment) -> PlannedOutcome {
+        guard canMakePayments else { return .failed(TransactionError(code: .paymentNotAllowed)) }
+        if let outcome = payment.simulatedOutcome { return outcome.plannedOutcome }
+        if let code = failTransactionsError { return .failed(TransactionError(code: code)) }
+        if interruptedPurchasesEnabled { return .interrupted }
+        if askToBuyEnabled { return .deferred }
+        return .purchased
+    }
+}
+
+/// One setting of the store, as `ledger store set KEY VALUE` names it.
+public enum StoreControl: String, Sendable, CaseIterable {
+    case storefront, locale, canMakePayments, askToBuy, interruptedPurchases, failTransactions, timeRate
+
+    /// What a value of this setting looks like, for error messages and help.
+    public var expected: String {
+        switch self {
+        case .storefront: "an ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN"
+        case .locale: "a locale identifier such as en_US or fr_FR"
+        case .canMakePayments, .askToBuy, .interruptedPurchases: "true or false"
+        case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
+        case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
+        }
+    }
+
+    /// `settings` with this setting changed to `text`.
+    /// - Throws: `StoreSettingError` when `text` is not a valid value.
+    public func apply(_ text: String, to settings: StoreSettings) throws -> StoreSettings {
+        var settings = settings
+        let invalid = StoreSettingError(control: self, value: text)
+        switch self {
+        case .storefront:
+            guard let storefront = Storefront(countryCode: text) else { throw invalid }
+            settings.storefront = storefront
+        case .locale:
+            guard accepts(text) else { throw invalid }
+            settings.locale = text
+        case .canMakePayments: settings.canMakePayments = try Self.bool(text, invalid)
+        case .askToBuy: settings.askToBuyEnabled = try Self.bool(text, invalid)
+        case .interruptedPurchases: settings.interruptedPurchasesEnabled = try Self.bool(text, invalid)
+        case .failTransactions:
+            if ["off", "false", "none"].contains(text.lowercased()) {
+                settings.failTransactionsError = nil
+            } else {
+                guard let code = StoreErrorCode(nameOrRawValue: text) else { throw invalid }
+                settings.failTransactionsError = code
+            }
+        case .timeRate:
+            guard let rate = TimeRate(nameOrRawValue: text) else { throw invalid }
+            settings.timeRate = rate
+        }
+        return settings
+    }
+
+    /// Whether `text` has the form of this setting's values (locales only: letters, digits,
+    /// `_` and `-`, as `en_US` or `zh-Hant`).
+    func accepts(_ text: String) -> Bool {
+        guard self == .locale else { return true }
+        return !text.isEmpty && text.count <= 35 && text.first!.isLetter
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    private static func bool(_ text: String, _ invalid: StoreSettingError) throws -> Bool {
+        switch text.lowercased() {
+        case "true", "on", "yes", "1": true
+        case "false", "off", "no", "0": false
+        default: throw invalid
+        }
+    }
+}
+
+/// A value that does not fit its store setting.
+public struct StoreSettingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let control: StoreControl
+    public let value: String
+
+    public var description: String {
+        "invalid value \"\(value)\" for \(control.rawValue): expected \(control.expected)"
     }
 }

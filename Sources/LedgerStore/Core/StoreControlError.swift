@@ -1,0 +1,53 @@
+import Foundation
+
+/// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
+/// promotions). Nothing was changed.
+public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownProduct(String)
+    case notAutoRenewable(String)
+    /// The subscription was never bought, or another product of its group is the current one.
+    case noSubscription(String)
+    case cannotRefund(UInt64, state: TransactionState)
+    case alreadyRefunded(UInt64)
+    case notInterrupted(UInt64)
+    case clockCannotGoBack(current: Date, requested: Date)
+    case duplicatePromotion(String)
+    case invalidApplicationUsername(String)
+
+    public var description: String {
+        switch self {
+        case .unknownProduct(let id):
+            "unknown product \"\(id)\": it is not in the ledger's catalog"
+        case .notAutoRenewable(let id):
+            "\"\(id)\" is not an auto-renewable subscription"
+        case .noSubscription(let id):
+            "no subscription to \"\(id)\": it was never bought, or another product of its group replaced it"
+        case .cannotRefund(let id, let state):
+            "cannot refund transaction \(id): it is \(state.rawValue); only purchased and restored transactions can be refunded"
+        case .alreadyRefunded(let id):
+            "transaction \(id) is already refunded"
+        case .notInterrupted(let id):
+            "transaction \(id) is not an interrupted purchase"
+        case .clockCannotGoBack(let current, let requested):
+            "the store clock only moves forward: it is \(current.formatted(.iso8601)), \(requested.formatted(.iso8601)) is earlier"
+        case .duplicatePromotion(let id):
+            "\"\(id)\" appears twice in the promotion order"
+        case .invalidApplicationUsername(let name):
+            "invalid application username \"\(name)\": accounts are UUIDs (app account tokens)"
+        }
+    }
+}
+
+/// Keys of the simulated store's settings in the ledger's `store_settings` table.
+public enum StoreSettingKey {
+    public static let storefront = "storefront"
+    public static let locale = "locale"
+    public static let canMakePayments = "canMakePayments"
+    public static let askToBuy = "askToBuy"
+    public static let interruptedPurchases = "interruptedPurchases"
+    /// The `StoreErrorCode` raw value every purchase fails with; absent when off.
+    public static let failTransactions = "failTransactions"
+    public static let timeRate = "timeRate"
+    /// Milliseconds added to the injected clock: `ledger clock advance` / `set`.
+    public static let clockOffset = "clockOffsetMilliseconds"
+}

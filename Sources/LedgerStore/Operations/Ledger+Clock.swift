@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+
+extension Ledger {
+    /// The store's time: the injected clock plus the offset `advanceClock` and `setClock` keep
+    /// in the ledger, so that every process using the file sees the same store time.
+    public func storeDate() throws -> Date {
+        try read { db in Date(ledgerMilliseconds: try storeNow(db)) }
+    }
+
+    /// Moves the store clock forward by `interval` seconds (not negative).
+    @discardableResult
+    public func advanceClock(by interval: TimeInterval) throws -> Date {
+        precondition(interval >= 0, "the store clock only moves forward")
+        return try write { db in
+            try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.down)))
+        }
+    }
+
+    /// Sets the store clock to `date`, which must not be earlier than the store's time now.
+    /// - Throws: `StoreControlError.clockCannotGoBack`.
+    @discardableResult
+    public func setClock(to date: Date) throws -> Date {
+        try write { db in
+            let now = try storeNow(db)
+            let target = date.ledgerMilliseconds
+            guard target >= now else {
+                throw StoreControlError.clockCannotGoBack(current: Date(ledgerMilliseconds: now), requested: date)
+            }
+            return try setClockOffset(db, try clockOffset(db) + (target - now))
+        }
+    }
+
+    /// The store's time inside a transaction, in milliseconds.
+    func storeNow(_ db: Database) throws -> Int64 {
+        configuration.clock.now().ledgerMilliseconds + (try clockOffset(db))
+    }
+
+    private func clockOffset(_ db: Database) throws -> Int64 {
+        try String.fetchOne(
+            db, sql: "SELECT value FROM store_settings WHERE key = ?", arguments: [StoreSettingKey.clockOffset]
+        ).flatMap { Int64($0) } ?? 0
+    }
+
+    private func setClockOffset(_ db: Database, _ offset: Int64) throws -> Date {
+        try Self.saveSettings(db, [StoreSettingKey.clockOffset: String(offset)])
+        return Date(ledgerMilliseconds: try storeNow(db))
+    }
+
+    /// The store's time rate inside a transaction.
+    func timeRate(_ db: Database) throws -> TimeRate {
+        try String.fetchOne(
+            db, sql: "SELECT value FROM store_settings WHERE key = ?", arguments: [StoreSettingKey.timeRate]
+        ).flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import GRDB
+
+extension Ledger {
+    /// Creates one new `restored` transaction for every purchase of a non-consumable or an
+    /// auto-renewable subscription (renewals included; with `includeNonRenewing`, non-renewing
+    /// subscriptions too) that is not revoked, all in one commit: all or none. Each points at
+    /// what it restores (`originalID`, `originalPurchaseDate`, `restoredFromID`); its purchase
+    /// date is the restore's time. Consumables are never restored.
+    ///
+    /// - Parameter appAccountToken: when given, only that account's purchases are restored.
+    /// - Returns: the restored transactions, in the order of the purchases; empty when nothing
+    ///   was restorable.
+    public func restorePurchases(appAccountToken: UUID? = nil, includeNonRenewing: Bool = false) throws -> [PaymentTransaction] {
+        try write { db in
+            let now = try storeNow(db)
+            var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
+            if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
+            let placeholders = types.map { _ in "?" }.joined(separator: ", ")
+            var sql = "WHERE state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders))"
+            var arguments = StatementArguments(types)
+            if let token = appAccountToken {
+                sql += " AND app_account_token = ?"
+                arguments += [token.uuidString]
+            }
+            var restored: [UInt64] = []
+            for source in try PaymentTransaction.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments) {
+                var row = NewTransactionRow(copying: source, state: .restored, at: now)
+                row.original = (source.originalID, source.originalPurchaseDate.ledgerMilliseconds)
+                row.expirationDate = source.expirationDate?.ledgerMilliseconds
+                row.isUpgraded = source.isUpgraded
+                row.restoredFrom = source.id
+                restored.append(try insert(db, row))
+            }
+            return try restored.map { try PaymentTransaction.fetchOne(db, id: $0)! }
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+
+extension Ledger {
+    /// Refunds a purchased or restored transaction (finished or not): sets its revocation date
+    /// and reason; its state does not change.
+    /// - Parameter reason: StoreKit's `Transaction.RevocationReason` raw value (0 other, 1 developer issue).
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
+    public func refund(_ id: UInt64, reason: Int) throws -> PaymentTransaction {
+        try write { db in
+            let transaction = try existingTransaction(db, id: id)
+            guard transaction.state == .purchased || transaction.state == .restored else {
+                throw StoreControlError.cannotRefund(id, state: transaction.state)
+            }
+            guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
+            let now = try storeNow(db)
+            try db.execute(
+                sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
+                arguments: [now, reason, now, Int64(id)])
+            try appendEvent(db, id: id, kind: .revoked, from: transaction.state, to: transaction.state, at: now,
+                            detail: "reason \(reason)")
+            return try PaymentTransaction.fetchOne(db, id: id)!
+        }
+    }
+
+    /// Resolves the issue of an interrupted purchase. When its failed transaction is finished
+    /// already, the replacement purchase is created now and returned; otherwise it is created
+    /// when the app finishes the failed one. Resolving twice changes nothing.
+    /// - Throws: `StoreControlError.notInterrupted`.
+    public func resolveInterruptedPurchase(_ id: UInt64) throws -> PaymentTransaction? {
+        try write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)]) != nil
+            else { throw StoreControlError.notInterrupted(id) }
+            try db.execute(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
+            return try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
+        }
+    }
+
+    /// The ids of interrupted purchases and whether each is resolved.
+    public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT transaction_id, resolved, replacement_id FROM interrupted_purchases ORDER BY transaction_id")
+                .map { (UInt64($0["transaction_id"] as Int64), $0["resolved"], ($0["replacement_id"] as Int64?).map(UInt64.init)) }
+        }
+    }
+
+    /// Creates the replacement of an interrupted purchase once it is finished and resolved.
+    func replaceInterruptedPurchaseIfReady(_ db: Database, id: UInt64, at now: Int64) throws -> PaymentTransaction? {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)]),
+              row["resolved"] as Bool, row["replacement_id"] as Int64? == nil,
+              let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
+        else { return nil }
+        // Through `purchasing`, like any payment, so that subscriptions follow their group's rules.
+        var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: now)
+        replacement.planned = (.purchased, nil)
+        let replacementID = try insert(db, replacement)
+        try db.execute(
+            sql: "UPDATE interrupted_purchases SET replacement_id = ? WHERE transaction_id = ?",
+            arguments: [Int64(replacementID), Int64(id)])
+        return try applyPlannedOutcome(db, id: replacementID, recordingDelivery: false)
+    }
+
+    /// Deletes every transaction and its history, unfinished ones included (unlike Xcode's
+    /// reset). Ids are not reused afterwards. Returns how many were deleted.
+    @discardableResult
+    public func clearTransactions() throws -> Int {
+        try write { db in
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0
+            try db.execute(sql: """
+                INSERT INTO transaction_deletions (transaction_id) SELECT id FROM transactions;
+                DELETE FROM interrupted_purchases;
+                DELETE FROM transaction_events;
+                DELETE FROM transactions;
+                DELETE FROM transaction_deletions;
+                """)
+            return count
+        }
+    }
+
+    /// Deletes one transaction and its history.
+    /// - Throws: `PaymentQueueError.unknownTransaction`.
+    public func deleteTransaction(_ id: UInt64) throws {
+        try write { db in
+            _ = try existingTransaction(db, id: id)
+            try db.execute(sql: "UPDATE interrupted_purchases SET replacement_id = NULL WHERE replacement_id = ?", arguments: [Int64(id)])
+            try db.execute(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.execute(sql: "INSERT INTO transaction_deletions (transaction_id) VALUES (?)", arguments: [Int64(id)])
+            try db.execute(sql: "DELETE FROM transaction_events WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.execute(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
+            try db.execute(sql: "DELETE FROM transaction_deletions WHERE transaction_id = ?", arguments: [Int64(id)])
+        }
+    }
+}

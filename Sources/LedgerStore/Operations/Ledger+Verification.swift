@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// One thing wrong in a ledger, found by `Ledger.verify()`.
+public struct LedgerProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The transaction concerned, when there is one.
+    public var transactionID: UInt64?
+    public var message: String
+
+    public var description: String {
+        transactionID.map { "transaction \($0): \(message)" } ?? message
+    }
+}
+
+extension Ledger {
+    /// Checks the ledger's own invariants on one consistent snapshot: SQLite's integrity check,
+    /// and for every transaction that its history is a legal path through the state machine
+    /// that ends in its current row. Returns the problems found; empty when all hold.
+    public func verify() throws -> [LedgerProblem] {
+        try read { db in
+            var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
+            var events: [UInt64: [TransactionEvent]] = [:]
+            let eventRows = try Row.fetchCursor(
+                db, sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events ORDER BY seq")
+            while let row = try eventRows.next() {
+                let event = try TransactionEvent(row: row)
+                events[event.transactionID, default: []].append(event)
+            }
+            let transactions = try PaymentTransaction.fetchCursor(db, sql: "ORDER BY id")
+            while let transaction = try transactions.next() {
+                problems += Self.historyProblems(transaction, events.removeValue(forKey: transaction.id) ?? [])
+            }
+            for id in events.keys.sorted() {
+                problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
+            }
+            return problems
+        }
+    }
+
+    /// The problems of one transaction's history against its row.
+    static func historyProblems(_ transaction: PaymentTransaction, _ events: [TransactionEvent]) -> [LedgerProblem] {
+        var problems: [String] = []
+        guard let first = events.first, first.kind == .created,
+              [.purchasing, .purchased, .restored].contains(first.toState)
+        else { return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")] }
+        var state = first.toState
+        var finished = false, revoked = false, upgraded = false
+        var deliveries = 0
+        for event in events.dropFirst() {
+            if event.fromState != state {
+                problems.append("event \(event.sequence) starts from \(event.fromState?.rawValue ?? "nothing"), not \(state.rawValue)")
+            }
+            switch event.kind {
+            case .created:
+                problems.append("created twice (event \(event.sequence))")
+            case .stateChanged:
+                if finished || !state.canMove(to: event.toState) {
+                    problems.append("illegal change \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                }
+                state = event.toState
+            case .finished:
+                if finished || !state.canBeFinished {
+                    problems.append("finished while \(finished ? "finished" : state.rawValue) (event \(event.sequence))")
+                }
+                finished = true
+            case .delivered:
+                deliveries += 1
+            case .revoked:
+                if revoked || !(state == .purchased || state == .restored) {
+                    problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
+                }
+                revoked = true
+            case .expirationChanged, .upgraded:
+                if transaction.productType != .autoRenewable {
+                    problems.append("\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
+                }
+                if event.kind == .upgraded { upgraded = true }
+            }
+        }
+        if state != transaction.state { problems.append("history ends in \(state.rawValue), the row is \(transaction.state.rawValue)") }
+        if finished != transaction.isFinished { problems.append("history says finished \(finished), the row \(transaction.isFinished)") }
+        if deliveries != transaction.deliveryCount {
+            problems.append("history has \(deliveries) deliveries, the row counts \(transaction.deliveryCount)")
+        }
+        if revoked != (transaction.revocationDate != nil) { problems.append("refund in the history and the row disagree") }
+        if upgraded && !transaction.isUpgraded { problems.append("upgraded in the history, not in the row") }
+        if transaction.state == .purchasing && transaction.isFinished { problems.append("finished while purchasing") }
+        return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
+    }
+}

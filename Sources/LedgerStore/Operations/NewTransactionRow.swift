@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+
+/// A transaction about to be inserted: every way a transaction enters the ledger (a payment,
+/// a renewal, a restore, the replacement of an interrupted purchase) goes through `insert`.
+struct NewTransactionRow {
+    var productID: String
+    var productType: ProductType
+    var subscriptionGroupID: String?
+    var state: TransactionState
+    var quantity = 1
+    var purchaseDate: Int64
+    /// `nil`: the new transaction starts its own chain (originalID = id, same date).
+    var original: (id: UInt64, purchaseDate: Int64)?
+    var expirationDate: Int64?
+    var appAccountToken: UUID?
+    var idempotencyKey: String?
+    var reason: PaymentTransaction.Reason = .purchase
+    var storefront = "USA"
+    var planned: (state: TransactionState, error: TransactionError?)?
+    var restoredFrom: UInt64?
+    var isUpgraded = false
+    var createdAt: Int64
+
+    /// A row for `productID` as the catalog defines it.
+    /// - Throws: `PaymentQueueError.unknownProduct` when the catalog does not have it.
+    init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
+        guard let product = try Row.fetchOne(
+            db, sql: "SELECT type, subscription_group_id FROM products WHERE id = ?", arguments: [productID])
+        else { throw PaymentQueueError.unknownProduct(productID) }
+        self.productID = productID
+        self.productType = ProductType(rawValue: product["type"]) ?? .consumable
+        self.subscriptionGroupID = product["subscription_group_id"]
+        self.state = state
+        self.purchaseDate = now
+        self.createdAt = now
+    }
+
+    /// A row that copies `source`'s product, quantity, account and storefront.
+    init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
+        productID = source.productID
+        productType = source.productType
+        subscriptionGroupID = source.subscriptionGroupID
+        self.state = state
+        quantity = source.quantity
+        purchaseDate = now
+        appAccountToken = source.appAccountToken
+        storefront = source.storefront
+        createdAt = now
+    }
+}
+
+extension Ledger {
+    /// Inserts a new transaction with a fresh id and its `created` event; returns the id.
+    func insert(_ db: Database, _ row: NewTransactionRow) throws -> UInt64 {
+        let id = try nextTransactionID(db)
+        let original = row.original ?? (id, row.purchaseDate)
+        try db.execute(
+            sql: """
+                INSERT INTO transactions (
+                    id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+                    expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+                    idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
+                    is_upgraded, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Int64(id), Int64(original.id), row.productID, row.productType.rawValue, row.state.rawValue, row.quantity,
+                row.purchaseDate, original.purchaseDate, row.expirationDate, row.appAccountToken?.uuidString,
+                row.reason.rawValue, row.subscriptionGroupID, row.storefront, Self.environment, row.idempotencyKey,
+                row.planned?.state.rawValue, row.planned?.error?.code.rawValue, row.planned?.error?.message,
+                row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt,
+            ])
+        try appendEvent(db, id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
+        return id
+    }
+
+    private func nextTransactionID(_ db: Database) throws -> UInt64 {
+        let last = UInt64(try Int64.fetchOne(
+            db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0)
+        let next = configuration.idGenerator.next(after: last)
+        guard next > last, next <= UInt64(Int64.max) else {
+            throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
+        }
+        try db.execute(
+            sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(next)])
+        return next
+    }
+}

@@ -15,7 +15,9 @@ public struct LedgerRootCommand: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
-            DemoCommand.self, HoldPurchasesCommand.self, TortureCommand.self,
+            RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
+            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, DemoCommand.self,
+            HoldPurchasesCommand.self, TortureCommand.self,
         ])
 
     public init() {}

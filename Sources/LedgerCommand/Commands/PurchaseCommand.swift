@@ -13,7 +13,7 @@ struct PurchaseCommand: AsyncParsableCommand {
             """)
 
     enum Outcome: String, ExpressibleByArgument, CaseIterable {
-        case success, cancel, fail, deferred
+        case success, cancel, fail, deferred, interrupted
     }
 
     @OptionGroup var options: GlobalOptions
@@ -30,7 +30,7 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("idempotency-key"), help: "A key that makes retrying this purchase safe.")
     var idempotencyKey: String?
 
-    @Option(help: "What the simulated store does: success, cancel, fail or deferred (Ask to Buy).")
+    @Option(help: "What the simulated store does: success, cancel, fail, deferred (Ask to Buy) or interrupted (default: the store's settings).")
     var outcome: Outcome?
 
     @Option(name: .customLong("error-code"), help: "The SKError code of a failure, by name or number (default unknown).")
@@ -66,6 +66,7 @@ struct PurchaseCommand: AsyncParsableCommand {
         case .success: return .success
         case .cancel: return .userCancelled
         case .deferred: return .deferred
+        case .interrupted: return .interrupted
         case .fail: return .failed(code)
         }
     }

@@ -15,6 +15,11 @@ struct InputError: Error, CustomStringConvertible {
     let description: String
 }
 
+/// An operation the tool refuses (replacing a ledger the demo did not make, say): exit 1.
+struct CommandRefusal: Error, CustomStringConvertible {
+    let description: String
+}
+
 /// Runs a command's body, turning every error into a message on stderr and its exit code.
 func reportingFailures(_ body: () async throws -> Void) async throws {
     do {
@@ -23,6 +28,9 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         throw exit
     } catch let error as ValidationError {
         throw error
+    } catch LedgerError.missingLedger(let path) {
+        Output.message("error: no ledger at \(path) (create one with `ledger init` or `ledger products import FILE.storekit`)")
+        throw ExitCode(LedgerExitCode.noInput)
     } catch {
         Output.message("error: \(error)")
         throw ExitCode(exitCode(for: error))
@@ -37,7 +45,7 @@ func exitCode(for error: any Error) -> Int32 {
         LedgerExitCode.unusableLedger
     case CatalogError.missingFile, CatalogError.unreadableFile:
         LedgerExitCode.noInput
-    case is CatalogError, is InputError:
+    case is CatalogError, is InputError, is StoreSettingError, StoreControlError.invalidApplicationUsername:
         LedgerExitCode.dataError
     case PaymentQueueError.invalidQuantity, PaymentQueueError.invalidIdempotencyKey,
          PaymentQueueError.emptyProductIdentifier:

@@ -1,0 +1,264 @@
+import ArgumentParser
+import Foundation
+import StoreLedger
+
+extension StoreControl: ExpressibleByArgument {}
+
+/// `ledger store`: the simulated store's settings and test controls.
+struct StoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store",
+        abstract: "Show and change the simulated store's settings; clear, delete and resolve transactions.",
+        subcommands: [Show.self, Set.self, Import.self, Clear.self, Delete.self, Resolve.self])
+
+    /// The settings as `store show` prints them.
+    struct SettingsView: Encodable {
+        let storefront: String
+        let currencyCode: String
+        let locale: String
+        let canMakePayments: Bool
+        let askToBuy: Bool
+        let interruptedPurchases: Bool
+        let failTransactions: TransactionError?
+        let timeRate: String
+        let now: Date
+
+        init(_ settings: StoreSettings, now: Date) {
+            storefront = settings.storefront.countryCode
+            currencyCode = settings.storefront.currencyCode
+            locale = settings.locale
+            canMakePayments = settings.canMakePayments
+            askToBuy = settings.askToBuyEnabled
+            interruptedPurchases = settings.interruptedPurchasesEnabled
+            failTransactions = settings.failTransactionsError.map { TransactionError(code: $0) }
+            timeRate = settings.timeRate.name
+            self.now = now
+        }
+
+        var text: String {
+            """
+            storefront:            \(storefront) (\(currencyCode))
+            locale:                \(locale)
+            canMakePayments:       \(canMakePayments)
+            askToBuy:              \(askToBuy)
+            interruptedPurchases:  \(interruptedPurchases)
+            failTransactions:      \(failTransactions.map { "\($0.code.name) (\($0.code.rawValue))" } ?? "off")
+            timeRate:              \(timeRate)
+            clock:                 \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            """
+        }
+    }
+
+    static func emitSettings(_ options: GlobalOptions, _ ledger: Ledger) throws {
+        let view = SettingsView(try StoreSettings(ledger: ledger), now: try ledger.storeDate())
+        try options.output.emit(view) { view.text }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the store's settings and clock.")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await reportingFailures { try StoreCommand.emitSettings(options, try options.openLedgerForReading()) }
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change one setting of the store.",
+            discussion: """
+                storefront FRA | locale fr_FR | canMakePayments true|false | askToBuy true|false |
+                interruptedPurchases true|false | failTransactions off|CODE (paymentNotAllowed, 4, ...) |
+                timeRate NAME (realTime, oneSecondIsOneDay, monthlyRenewalEveryThirtySeconds, oneRenewalEveryTwoSeconds, ...)
+                """)
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The setting: \(StoreControl.allCases.map(\.rawValue).joined(separator: ", ")).")
+        var key: StoreControl
+
+        @Argument(help: "Its new value.")
+        var value: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let session = StoreTestSession(queue: try options.openQueue())
+                try session.update { $0 = try key.apply(value, to: $0) }
+                try StoreCommand.emitSettings(options, session.ledger)
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply the settings of a StoreKit configuration file (storefront, locale, Ask to Buy, failing, time rate).",
+            discussion: "`ledger products import` takes only the products (and seeds the storefront); this takes the test switches too.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "A .storekit file.")
+        var file: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let configuration = try StoreKitConfiguration(contentsOf: file)
+                let session = StoreTestSession(queue: try options.openQueue())
+                try session.applySettings(of: configuration)
+                try StoreCommand.emitSettings(options, session.ledger)
+            }
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete every transaction and its history, unfinished ones included. Ids are not reused.")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let deleted = try options.openLedger().clearTransactions()
+                try options.output.emit(["deleted": deleted]) { "deleted \(deleted) transaction(s)" }
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete one transaction and its history.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The transaction id.")
+        var id: UInt64
+
+        func run() async throws {
+            try await reportingFailures {
+                try options.openLedger().deleteTransaction(id)
+                try options.output.emit(["deleted": id]) { "deleted transaction #\(id)" }
+            }
+        }
+    }
+
+    struct Resolve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Resolve the issue of an interrupted purchase.",
+            discussion: "Once the failed transaction is finished too, a new purchased transaction for the same product arrives.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The id of the interrupted (failed) transaction.")
+        var id: UInt64
+
+        func run() async throws {
+            try await reportingFailures {
+                let replacement = try await StoreTestSession(queue: try options.openQueue()).resolveIssueForTransaction(id)
+                try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
+                    replacement.map { "resolved #\(id); new purchase: " + describe($0) }
+                        ?? "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
+                }
+            }
+        }
+
+        struct Resolved: Encodable {
+            let resolved: UInt64
+            let replacement: PaymentTransaction?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(resolved, forKey: .resolved)
+                try container.encode(replacement, forKey: .replacement)
+            }
+
+            enum CodingKeys: String, CodingKey { case resolved, replacement }
+        }
+    }
+}
+
+/// `ledger clock`: the store's time.
+struct ClockCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clock",
+        abstract: "Show or move the store's clock; moving it makes the subscription renewals that fall due.",
+        subcommands: [Show.self, Advance.self, SetDate.self])
+
+    struct Moved: Encodable {
+        let now: Date
+        let renewed: [PaymentTransaction]
+    }
+
+    static func emitMoved(_ options: GlobalOptions, now: Date, renewed: [PaymentTransaction]) throws {
+        try options.output.emit(Moved(now: now, renewed: renewed)) {
+            (["store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))"]
+                + renewed.map { "renewed " + describe($0) }).joined(separator: "\n")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the store's time and time rate.")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                let ledger = try options.openLedgerForReading()
+                let now = try ledger.storeDate()
+                let rate = try StoreSettings(ledger: ledger).timeRate
+                try options.output.emit(Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)) {
+                    "store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) (time rate \(rate.name))"
+                }
+            }
+        }
+
+        struct Shown: Encodable {
+            let now: Date
+            let offsetSeconds: Double
+            let timeRate: String
+        }
+    }
+
+    struct Advance: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the store's clock forward: 30d, 1h30m, 45s, 2w, or ISO 8601 (P1M, P1Y, PT1H).")
+
+        @OptionGroup var options: GlobalOptions
+
+        // Every word is taken as the duration, so that "-1d" reaches the duration parser and
+        // gets its own error rather than "unknown option".
+        @Argument(parsing: .allUnrecognized, help: "How far.")
+        var duration: [String]
+
+        func validate() throws {
+            guard duration.count == 1 else { throw ValidationError("give exactly one duration, such as 30d or P1M") }
+        }
+
+        func run() async throws {
+            try await reportingFailures {
+                let session = StoreTestSession(queue: try options.openQueue())
+                let now = try session.ledger.storeDate()
+                let interval = try StoreTime.date(after: duration[0], from: now).timeIntervalSince(now)
+                let renewed = try await session.advanceClock(by: interval)
+                try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
+            }
+        }
+    }
+
+    struct SetDate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Set the store's clock to a later date (ISO 8601: 2027-01-31 or 2027-01-31T12:00:00Z).")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The date.")
+        var date: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let target = try StoreTime.date(date)
+                let session = StoreTestSession(queue: try options.openQueue())
+                let renewed = try await session.setClock(to: target)
+                try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+import ArgumentParser
+import Foundation
+import StoreLedger
+
+/// `ledger subscriptions`: auto-renewable subscriptions' test controls.
+struct SubscriptionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscriptions",
+        abstract: "Renew, expire, and turn auto-renew on or off for auto-renewable subscriptions.",
+        subcommands: [Renew.self, Expire.self, AutoRenew.self])
+
+    struct Renew: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Renew a subscription now: its period ends and a renewal (a new purchased transaction) starts.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier.")
+        var productID: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let renewal = try await StoreTestSession(queue: try options.openQueue()).forceRenewalOfSubscription(productID)
+                try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
+            }
+        }
+    }
+
+    struct Expire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Expire a subscription now and turn its auto-renew off.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier.")
+        var productID: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let expired = try StoreTestSession(queue: try options.openQueue()).expireSubscription(productID)
+                try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
+            }
+        }
+    }
+
+    struct AutoRenew: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "auto-renew",
+            abstract: "Turn auto-renew on or off for a subscription's group. Off: it expires at its expiration date.")
+
+        enum Switch: String, ExpressibleByArgument, CaseIterable { case on, off }
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier.")
+        var productID: String
+
+        @Argument(help: "on or off.")
+        var state: Switch
+
+        func run() async throws {
+            try await reportingFailures {
+                let session = StoreTestSession(queue: try options.openQueue())
+                try session.setAutoRenew(state == .on, for: productID)
+                try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
+                    "auto-renew \(state.rawValue) for \(productID)"
+                }
+            }
+        }
+
+        struct AutoRenewState: Encodable {
+            let productID: String
+            let autoRenew: Bool
+        }
+    }
+}
+
+extension RevocationReason: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(nameOrRawValue: argument)
+    }
+}
+
+struct RefundCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refund",
+        abstract: "Refund a purchased or restored transaction: sets its revocation date and reason; the state does not change.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The transaction id.")
+    var id: UInt64
+
+    @Option(help: "other (0, the default) or developerIssue (1).")
+    var reason: RevocationReason = .other
+
+    func run() async throws {
+        try await reportingFailures {
+            let refunded = try await StoreTestSession(queue: try options.openQueue()).refundTransaction(id, reason: reason)
+            try options.output.emit(refunded) { "refunded " + describe(refunded) }
+        }
+    }
+}
+
+struct RestoreCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Restore completed purchases: one new restored transaction per non-consumable and auto-renewable purchase.",
+        discussion: """
+            Consumables are never restored; non-renewing subscriptions only with --include-non-renewing. \
+            All restored transactions are committed together. Restoring twice restores twice, as StoreKit does. \
+            Exit 0 when the restore finished (also with nothing to restore), 1 when it failed.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "Only this account's purchases (an app account token, a UUID).")
+    var account: String?
+
+    @Flag(name: .customLong("include-non-renewing"), help: "Also restore non-renewing subscriptions.")
+    var includeNonRenewing = false
+
+    func run() async throws {
+        try await reportingFailures {
+            _ = try parseAccount(account)
+            let result = try await options.openQueue().restoreCompletedTransactions(
+                applicationUsername: account, includeNonRenewing: includeNonRenewing)
+            var error: String?
+            if case .failed(let failure) = result.outcome { error = "\(failure)" }
+            try options.output.emit(Restored(restored: result.restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
+                if let error { return "restore failed: \(error)" }
+                return result.restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
+                    : (["restore finished: \(result.restored.count) transaction(s) restored"] + result.restored.map(describe))
+                        .joined(separator: "\n")
+            }
+            if let error { throw CommandRefusal(description: "restore failed: \(error)") }
+        }
+    }
+
+    struct Restored: Encodable {
+        let restored: [PaymentTransaction]
+        let outcome: String
+        let error: String?
+
+        enum CodingKeys: String, CodingKey { case restored, outcome, error }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(restored, forKey: .restored)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(error, forKey: .error)
+        }
+    }
+}
+
+struct EntitlementsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "entitlements",
+        abstract: "What the user is entitled to now (StoreKit 2's current entitlements).",
+        discussion: """
+            The latest transaction of each non-consumable owned, of each auto-renewable subscription whose period \
+            covers the store's time (not upgraded away), and of each non-renewing subscription. Never consumables, \
+            never refunded transactions. Renewals that fell due are made first.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let entitlements = try options.openQueue().currentEntitlements()
+            try options.output.emit(["entitlements": entitlements]) {
+                entitlements.isEmpty ? "no entitlements" : entitlements.map(describe).joined(separator: "\n")
+            }
+        }
+    }
+}
+
+extension PromotionVisibility: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "default", "appstoreconnectdefault": self = .appStoreConnectDefault
+        case "visible": self = .visible
+        case "hidden": self = .hidden
+        default: return nil
+        }
+    }
+}
+
+/// `ledger promotions`: per-device order and visibility of promoted in-app purchases.
+struct PromotionsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "promotions",
+        abstract: "Override the order and visibility of promoted products on this device (Product.PromotionInfo).",
+        discussion: "A product left out of the order is hidden; an empty order (reset) goes back to the App Store Connect defaults.",
+        subcommands: [List.self, Order.self, Visibility.self, Reset.self])
+
+    static func emit(_ options: GlobalOptions, _ promotions: [PromotionInfo]) throws {
+        try options.output.emit(["promotions": promotions]) {
+            promotions.isEmpty ? "no overrides: the App Store Connect defaults apply"
+                : promotions.enumerated().map { "\($0.offset + 1). \($0.element.productID)  \($0.element.visibility.rawValue)" }
+                    .joined(separator: "\n")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The current order, with each product's visibility.")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                try PromotionsCommand.emit(options, try options.openLedgerForReading().promotionOrder())
+            }
+        }
+    }
+
+    struct Order: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set the order by product identifiers (products left out are hidden; none resets).")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "Product identifiers, in order.")
+        var productIDs: [String] = []
+
+        func run() async throws {
+            try await reportingFailures {
+                try PromotionsCommand.emit(options, try options.openLedger().updatePromotionOrder(byIDs: productIDs))
+            }
+        }
+    }
+
+    struct Visibility: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set one product's visibility: hidden, visible or default.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The product identifier.")
+        var productID: String
+
+        @Argument(help: "hidden, visible or default (appStoreConnectDefault).")
+        var visibility: PromotionVisibility
+
+        func run() async throws {
+            try await reportingFailures {
+                try PromotionsCommand.emit(options, try options.openLedger().updatePromotionVisibility(visibility, for: productID))
+            }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove every override: the App Store Connect defaults apply.")
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() async throws {
+            try await reportingFailures {
+                try PromotionsCommand.emit(options, try options.openLedger().updatePromotions([]))
+            }
+        }
+    }
+}

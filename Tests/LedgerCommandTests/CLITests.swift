@@ -53,7 +53,7 @@ import Testing
             #expect(products.first?["displayPrice"] as? String == "$0.99")
             #expect(response["invalidProductIdentifiers"] as? [String] == ["com.example.unknown"])
             let listed = try #require(try workspace.json("products", "list")["products"] as? [[String: Any]])
-            #expect(listed.count == 5)
+            #expect(listed.count == 7)
         }
     }
 

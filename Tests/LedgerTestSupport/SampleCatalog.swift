@@ -6,7 +6,10 @@ public enum SampleCatalog {
     public static let consumable = "com.example.rocket_car"
     public static let nonConsumable = "com.example.level1"
     public static let nonConsumable2 = "com.example.level2"
+    /// Group "pro": pro.monthly and pro.yearly at level 1 (the highest), basic.monthly at level 2.
     public static let subscription = "com.example.pro.monthly"
+    public static let yearlySubscription = "com.example.pro.yearly"
+    public static let basicSubscription = "com.example.basic.monthly"
     public static let nonRenewing = "com.example.season_pass"
 
     public static let json = """
@@ -24,7 +27,11 @@ public enum SampleCatalog {
           "subscriptionGroups": [
             {"id": "pro", "name": "Pro", "subscriptions": [
               {"productID": "com.example.pro.monthly", "type": "RecurringSubscription", "displayPrice": "4.99",
-               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"}
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"},
+              {"productID": "com.example.pro.yearly", "type": "RecurringSubscription", "displayPrice": "49.99",
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1Y"},
+              {"productID": "com.example.basic.monthly", "type": "RecurringSubscription", "displayPrice": "1.99",
+               "groupNumber": 2, "recurringSubscriptionPeriod": "P1M"}
             ]}
           ],
           "settings": {"_storefront": "USA", "_locale": "en_US"},

@@ -143,6 +143,11 @@ public struct StoreSettingError: Error, Sendable, Equatable, CustomStringConvert
     public let control: StoreControl
     public let value: String
 
+    public init(control: StoreControl, value: String) {
+        self.control = control
+        self.value = value
+    }
+
     public var description: String {
         "invalid value \"\(value)\" for \(control.rawValue): expected \(control.expected)"
     }

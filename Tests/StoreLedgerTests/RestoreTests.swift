@@ -1,0 +1,107 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+import Testing
+
+@Suite struct RestoreTests {
+    @Test func aRestoreWithNothingToRestoreStillFinishes() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.consumable)
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let before = observer.callbacks.count
+            let result = await store.queue.restoreCompletedTransactions()
+            #expect(result.isFinished && result.restored.isEmpty)
+            #expect(Array(observer.callbacks.dropFirst(before)) == [.restoreFinished])
+        }
+    }
+
+    @Test func restoresNonConsumablesAndSubscriptionsOnly() async throws {
+        try await StoreFixture.with { store in
+            let level1 = try await store.buy(SampleCatalog.nonConsumable)
+            let pro = try await store.buy(SampleCatalog.subscription)
+            try await store.buy(SampleCatalog.consumable)
+            try await store.buy(SampleCatalog.nonRenewing)
+            try await store.buy(SampleCatalog.nonConsumable2, outcome: .userCancelled)
+            let refunded = try await store.buy(SampleCatalog.nonConsumable2)
+            try await store.session.refundTransaction(refunded.id)
+            try await store.queue.finish([level1.id, pro.id])
+            try store.ledger.advanceClock(by: 3_600)
+
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let before = observer.callbacks.count
+            let result = await store.queue.restoreCompletedTransactions()
+            #expect(result.isFinished)
+            #expect(result.restored.map(\.restoredFromID) == [level1.id, pro.id])
+            for (restored, source) in zip(result.restored, [level1, pro]) {
+                #expect(restored.state == .restored && !restored.isFinished && restored.id > refunded.id)
+                #expect(restored.originalID == source.originalID && restored.originalPurchaseDate == source.originalPurchaseDate)
+                #expect(restored.purchaseDate == storeEpoch.addingTimeInterval(3_600))
+                #expect(restored.productID == source.productID && restored.expirationDate == source.expirationDate)
+            }
+            // Delivered (committed first), then exactly one "finished".
+            #expect(Array(observer.callbacks.dropFirst(before)) == [.updated(result.restored), .restoreFinished])
+            #expect(observer.committedAtNotification.suffix(2) == result.restored.map(Optional.some))
+
+            let withNonRenewing = await store.queue.restoreCompletedTransactions(includeNonRenewing: true)
+            #expect(withNonRenewing.restored.map(\.productID) == [SampleCatalog.nonConsumable, SampleCatalog.subscription, SampleCatalog.nonRenewing])
+        }
+    }
+
+    @Test func restoringTwiceRestoresTwiceAndRestoredOnesComeBackAtLaunch() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.nonConsumable)
+            let first = await store.queue.restoreCompletedTransactions()
+            let second = await store.queue.restoreCompletedTransactions()
+            #expect(first.restored.count == 1 && second.restored.count == 1)
+            #expect(first.restored[0].id != second.restored[0].id)
+            let observer = CollectingObserver()
+            try await store.relaunch().add(observer)
+            #expect(observer.updated.filter { $0.state == .restored }.map(\.id) == [first.restored[0].id, second.restored[0].id])
+        }
+    }
+
+    @Test func aRestoreCanBeScopedToOneAccount() async throws {
+        try await StoreFixture.with { store in
+            let alice = UUID(), bob = UUID()
+            try await store.buy(SampleCatalog.nonConsumable, account: alice)
+            try await store.buy(SampleCatalog.nonConsumable2, account: bob)
+            let result = await store.queue.restoreCompletedTransactions(applicationUsername: bob.uuidString)
+            #expect(result.restored.map(\.productID) == [SampleCatalog.nonConsumable2])
+            #expect(result.restored.first?.appAccountToken == bob)
+            let nobody = await store.queue.restoreCompletedTransactions(applicationUsername: UUID().uuidString)
+            #expect(nobody.isFinished && nobody.restored.isEmpty)
+        }
+    }
+
+    @Test func aRestoreWithAnAccountThatIsNotAUUIDFails() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.nonConsumable)
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let before = observer.callbacks.count
+            let result = await store.queue.restoreCompletedTransactions(applicationUsername: "player-1")
+            #expect(!result.isFinished && result.restored.isEmpty)
+            #expect(Array(observer.callbacks.dropFirst(before)) == [
+                .restoreFailed(StoreControlError.invalidApplicationUsername("player-1").description),
+            ])
+            #expect(try store.ledger.transactions(matching: TransactionFilter(state: .restored)).isEmpty)
+        }
+    }
+
+    @Test func aRestoreAskedForWhileOneRunsDoesNotStartAnother() async throws {
+        try await StoreFixture.with { store in
+            for _ in 0..<50 { try await store.buy(SampleCatalog.nonConsumable) }
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let before = observer.callbacks.count
+            async let first = store.queue.restoreCompletedTransactions()
+            async let second = store.queue.restoreCompletedTransactions()
+            let results = await [first, second]
+            #expect(results[0].restored.map(\.id) == results[1].restored.map(\.id))
+            #expect(try store.ledger.transactions(matching: TransactionFilter(state: .restored)).count == 50)
+            #expect(observer.callbacks.dropFirst(before).filter { $0 == .restoreFinished }.count == 1)
+        }
+    }
+}

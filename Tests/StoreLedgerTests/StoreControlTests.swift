@@ -1,0 +1,170 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+import Testing
+
+@Suite struct StoreControlTests {
+    @Test func theStoresSwitchesDecideWhenThePaymentDoesNot() async throws {
+        try await StoreFixture.with { store in
+            try store.session.update { $0.askToBuyEnabled = true }
+            #expect(try await store.buy(SampleCatalog.consumable).state == .deferred)
+            #expect(try await store.buy(SampleCatalog.consumable, outcome: .success).state == .purchased, "an explicit outcome wins")
+            try store.session.update { $0.failTransactionsError = .paymentInvalid }
+            let failed = try await store.buy(SampleCatalog.consumable)
+            #expect(failed.state == .failed && failed.error?.code == .paymentInvalid)
+            try store.session.update { $0.canMakePayments = false }
+            for outcome in [nil, SimulatedOutcome.success] {
+                let refused = try await store.buy(SampleCatalog.consumable, outcome: outcome)
+                #expect(refused.error?.code == .paymentNotAllowed)
+            }
+            let settings = try StoreSettings(ledger: try Ledger.open(at: store.path, access: .readOnly))
+            #expect(!settings.canMakePayments && settings.askToBuyEnabled && settings.failTransactionsError == .paymentInvalid)
+        }
+    }
+
+    @Test func anInterruptedPurchaseIsReplacedOnceFinishedAndResolved() async throws {
+        try await StoreFixture.with { store in
+            try store.session.update { $0.interruptedPurchasesEnabled = true }
+            let interrupted = try await store.buy(SampleCatalog.nonConsumable)
+            #expect(interrupted.state == .failed && interrupted.error == Ledger.interruptionError)
+            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == nil, "not finished yet")
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            try await store.queue.finish(interrupted)
+            let replacement = try #require(observer.updated.last)
+            #expect(replacement.id != interrupted.id && replacement.state == .purchased)
+            #expect(replacement.productID == interrupted.productID && replacement.quantity == interrupted.quantity)
+            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == nil, "resolving again changes nothing")
+
+            let second = try await store.buy(SampleCatalog.nonConsumable2)
+            try await store.queue.finish(second)
+            let immediate = try #require(try await store.session.resolveIssueForTransaction(second.id))
+            #expect(immediate.state == .purchased && immediate.productID == SampleCatalog.nonConsumable2)
+            await #expect(throws: StoreControlError.notInterrupted(immediate.id)) {
+                try await store.session.resolveIssueForTransaction(immediate.id)
+            }
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
+    @Test func clearingRemovesUnfinishedTransactionsAndIdsAreNotReused() async throws {
+        try await StoreFixture.with { store in
+            let a = try await store.buy(SampleCatalog.nonConsumable)
+            let b = try await store.buy(SampleCatalog.consumable)
+            try store.session.deleteTransaction(a.id)
+            #expect(try store.ledger.transaction(a.id) == nil && store.ledger.events(of: a.id).isEmpty)
+            #expect(throws: PaymentQueueError.unknownTransaction(a.id)) { try store.session.deleteTransaction(a.id) }
+            #expect(try store.session.clearTransactions() == 1)
+            #expect(try store.queue.transactions.isEmpty && store.ledger.counts().events == 0)
+            #expect(try await store.buy(SampleCatalog.consumable).id == b.id + 1)
+        }
+    }
+
+    @Test func theHistoryCannotBeDeletedBehindTheLedgersBack() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await store.buy(SampleCatalog.consumable)
+            let sqlite = Process()
+            sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            sqlite.arguments = ["python3", "-c", """
+                import sqlite3, sys
+                c = sqlite3.connect('\(store.path)')
+                try:
+                    c.execute('DELETE FROM transaction_events WHERE transaction_id = \(bought.id)')
+                    c.commit()
+                except sqlite3.DatabaseError as e:
+                    sys.exit(3)
+                """]
+            try sqlite.run()
+            sqlite.waitUntilExit()
+            #expect(sqlite.terminationStatus == 3)
+            #expect(try store.ledger.events(of: bought.id).count == 2)
+        }
+    }
+
+    @Test func aStoreKitFilesSettingsSeedTheControls() async throws {
+        try await StoreFixture.with { store in
+            let easy = try StoreKitConfiguration(contentsOf: Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit"))
+            let settings = try store.session.applySettings(of: easy)
+            #expect(settings.askToBuyEnabled && settings.failTransactionsError == .unknown)
+            let simoleon = try StoreKitConfiguration(contentsOf: Repository.fixture("denniscmcom__simoleon__Configuration.storekit"))
+            #expect(try store.session.applySettings(of: simoleon).timeRate == .oneSecondIsOneDay)
+            let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("KoukeNeko__FinderHover__Products.storekit"))
+            let applied = try store.session.applySettings(of: taiwan)
+            #expect(applied.storefront.countryCode == "TWN" && !applied.askToBuyEnabled && applied.failTransactionsError == nil)
+        }
+    }
+
+    @Test func theClockOnlyMovesForward() async throws {
+        try await StoreFixture.with { store in
+            try store.ledger.advanceClock(by: day)
+            #expect(try store.now() == storeEpoch.addingTimeInterval(day))
+            #expect(throws: StoreControlError.clockCannotGoBack(current: storeEpoch.addingTimeInterval(day), requested: storeEpoch)) {
+                try store.ledger.setClock(to: storeEpoch)
+            }
+            try await store.session.setClock(to: storeEpoch.addingTimeInterval(10 * day))
+            #expect(try store.now() == storeEpoch.addingTimeInterval(10 * day))
+            #expect(try await store.buy(SampleCatalog.consumable).purchaseDate == storeEpoch.addingTimeInterval(10 * day))
+        }
+    }
+
+    @Test(arguments: [
+        (StoreControl.storefront, "XYZ"), (.locale, "fr FR"), (.canMakePayments, "maybe"), (.failTransactions, "bogus"),
+        (.timeRate, "warp"), (.askToBuy, ""),
+    ])
+    func badSettingValuesAreRefused(control: StoreControl, value: String) throws {
+        #expect(throws: StoreSettingError(control: control, value: value)) { try control.apply(value, to: StoreSettings()) }
+    }
+
+    @Test func settingValuesParse() throws {
+        var settings = StoreSettings()
+        settings = try StoreControl.failTransactions.apply("paymentNotAllowed", to: settings)
+        #expect(settings.failTransactionsError == .paymentNotAllowed)
+        settings = try StoreControl.failTransactions.apply("off", to: settings)
+        #expect(settings.failTransactionsError == nil)
+        settings = try StoreControl.timeRate.apply("1005", to: settings)
+        #expect(settings.timeRate == .oneRenewalEveryTwoSeconds)
+        settings = try StoreControl.storefront.apply("fra", to: settings)
+        #expect(settings.storefront.countryCode == "FRA")
+    }
+}
+
+@Suite struct PromotionTests {
+    @Test func promotionOverridesFollowPromotionInfo() async throws {
+        try await StoreFixture.with { store in
+            let ledger = store.ledger
+            #expect(try ledger.promotionOrder().isEmpty, "no overrides: the defaults apply")
+            try ledger.updatePromotionOrder(byIDs: [SampleCatalog.subscription, SampleCatalog.nonConsumable])
+            #expect(try ledger.promotionOrder() == [
+                PromotionInfo(productID: SampleCatalog.subscription), PromotionInfo(productID: SampleCatalog.nonConsumable),
+            ])
+            try ledger.updatePromotionVisibility(.hidden, for: SampleCatalog.nonConsumable)
+            try ledger.updatePromotionVisibility(.visible, for: SampleCatalog.consumable)
+            // Reordering keeps each product's visibility; leaving one out hides it.
+            try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, SampleCatalog.consumable])
+            let reopened = try Ledger.open(at: store.path, access: .readOnly)
+            #expect(try reopened.promotionOrder() == [
+                PromotionInfo(productID: SampleCatalog.nonConsumable, visibility: .hidden),
+                PromotionInfo(productID: SampleCatalog.consumable, visibility: .visible),
+            ])
+            try ledger.updatePromotions([PromotionInfo(productID: SampleCatalog.nonRenewing, visibility: .visible)])
+            #expect(try ledger.promotionOrder().map(\.productID) == [SampleCatalog.nonRenewing])
+            try ledger.updatePromotionOrder(byIDs: [])
+            #expect(try ledger.promotionOrder().isEmpty, "an empty list resets")
+        }
+    }
+
+    @Test func unknownOrRepeatedProductsChangeNothing() async throws {
+        try await StoreFixture.with { store in
+            let ledger = store.ledger
+            try ledger.updatePromotionOrder(byIDs: [SampleCatalog.consumable])
+            #expect(throws: StoreControlError.unknownProduct("com.example.nope")) {
+                try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, "com.example.nope"])
+            }
+            #expect(throws: StoreControlError.duplicatePromotion(SampleCatalog.nonConsumable)) {
+                try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, SampleCatalog.nonConsumable])
+            }
+            #expect(throws: StoreControlError.unknownProduct("x")) { try ledger.updatePromotionVisibility(.hidden, for: "x") }
+            #expect(try ledger.promotionOrder() == [PromotionInfo(productID: SampleCatalog.consumable)])
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import LedgerTestSupport
+import Testing
+
+@Suite struct StoreCLITests {
+    @Test func restoreEntitlementsAndRefundFromTheCLI() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let empty = try workspace.json("restore")
+            #expect(empty["outcome"] as? String == "finished" && (empty["restored"] as? [Any])?.isEmpty == true)
+            #expect(empty.keys.contains("error"))
+            let bought = try #require(try workspace.json("purchase", "com.example.level1")["id"] as? Int)
+            _ = try workspace.json("purchase", "com.example.rocket_car")
+            let restored = try #require(try workspace.json("restore")["restored"] as? [[String: Any]])
+            #expect(restored.map { $0["restoredFromID"] as? Int } == [bought])
+            #expect(restored.first?["originalID"] as? Int == bought && restored.first?["state"] as? String == "restored")
+            let entitlements = try #require(try workspace.json("entitlements")["entitlements"] as? [[String: Any]])
+            #expect(entitlements.compactMap { $0["productID"] as? String } == ["com.example.level1"])
+
+            let refunded = try workspace.json("refund", "\(bought)", "--reason", "developerIssue")
+            #expect(refunded["revocationReason"] as? Int == 1 && refunded["revocationDate"] is String)
+            let restoredID = try #require(restored.first?["id"] as? Int)
+            _ = try workspace.json("refund", "\(restoredID)")
+            #expect((try workspace.json("entitlements")["entitlements"] as? [Any])?.isEmpty == true)
+
+            let again = try workspace.ledger("refund", "\(bought)")
+            #expect(again.status == 1 && again.stderr.contains("already refunded"))
+            let badAccount = try workspace.ledger("restore", "--account", "player-1")
+            #expect(badAccount.status == 65 && badAccount.stderr.contains("UUID"))
+            let badReason = try workspace.ledger("refund", "\(bought)", "--reason", "whim")
+            #expect(badReason.status == 64)
+        }
+    }
+
+    @Test func aSubscriptionRenewsAndExpiresUnderAFastClock() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            _ = try workspace.json("store", "set", "timeRate", "monthlyRenewalEveryThirtySeconds")
+            let bought = try workspace.json("purchase", "com.example.pro.monthly")
+            let id = try #require(bought["id"] as? Int)
+            let moved = try workspace.json("clock", "advance", "95s")
+            let renewed = try #require(moved["renewed"] as? [[String: Any]])
+            #expect(renewed.count == 3 && renewed.allSatisfy { $0["originalID"] as? Int == id && $0["reason"] as? String == "renewal" })
+            _ = try workspace.json("subscriptions", "auto-renew", "com.example.pro.monthly", "off")
+            #expect((try workspace.json("entitlements")["entitlements"] as? [Any])?.count == 1)
+            #expect((try workspace.json("clock", "advance", "1m")["renewed"] as? [Any])?.isEmpty == true)
+            #expect((try workspace.json("entitlements")["entitlements"] as? [Any])?.isEmpty == true)
+
+            _ = try workspace.json("subscriptions", "auto-renew", "com.example.pro.monthly", "on")
+            let renewal = try #require(try workspace.json("subscriptions", "renew", "com.example.pro.monthly")["renewal"] as? [String: Any])
+            #expect(renewal["originalID"] as? Int == id)
+            let expired = try #require(try workspace.json("subscriptions", "expire", "com.example.pro.monthly")["expired"] as? [String: Any])
+            #expect(expired["id"] as? Int == renewal["id"] as? Int)
+            #expect((try workspace.json("entitlements")["entitlements"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func storeSettingsAndClockFromTheCLI() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let shown = try workspace.json("store", "show")
+            #expect(shown["storefront"] as? String == "USA" && shown["askToBuy"] as? Bool == false && shown["timeRate"] as? String == "realTime")
+            _ = try workspace.json("store", "set", "askToBuy", "true")
+            #expect(try workspace.json("purchase", "com.example.level1")["state"] as? String == "deferred")
+            _ = try workspace.json("store", "set", "askToBuy", "false")
+            _ = try workspace.json("store", "set", "failTransactions", "paymentInvalid")
+            let failed = try workspace.json("purchase", "com.example.level1")
+            #expect((failed["error"] as? [String: Any])?["code"] as? Int == 3)
+            _ = try workspace.json("store", "set", "failTransactions", "off")
+            _ = try workspace.json("store", "set", "canMakePayments", "false")
+            #expect((try workspace.json("purchase", "com.example.level1")["error"] as? [String: Any])?["name"] as? String == "paymentNotAllowed")
+            _ = try workspace.json("store", "set", "canMakePayments", "true")
+            let france = try workspace.json("store", "set", "storefront", "FRA")
+            #expect(france["currencyCode"] as? String == "EUR")
+
+            let imported = try workspace.json("store", "import", Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit"))
+            #expect(imported["askToBuy"] as? Bool == true && imported["storefront"] as? String == "USA")
+
+            let before = try #require(try workspace.json("clock", "show")["now"] as? String)
+            let after = try #require(try workspace.json("clock", "advance", "P1M")["now"] as? String)
+            #expect(after > before)
+            #expect((try workspace.json("clock", "set", "2099-01-01")["now"] as? String)?.hasPrefix("2099-01-01T00:00:0") == true)
+            let cases: [([String], Int32, String)] = [
+                (["clock", "advance", "-1d"], 65, "cannot be negative"),
+                (["clock", "advance", "soon"], 65, "invalid duration"),
+                (["clock", "set", "2020-01-01"], 1, "only moves forward"),
+                (["clock", "set", "yesterday"], 65, "invalid date"),
+                (["store", "set", "colour", "blue"], 64, "colour"),
+                (["store", "set", "timeRate", "warp"], 65, "invalid value \"warp\" for timeRate"),
+                (["subscriptions", "renew", "com.example.level1"], 1, "not an auto-renewable subscription"),
+                (["subscriptions", "expire", "com.example.nope"], 1, "unknown product"),
+                (["subscriptions", "auto-renew", "com.example.pro.monthly", "maybe"], 64, "maybe"),
+                (["refund", "999"], 1, "unknown transaction 999"),
+                (["store", "delete", "999"], 1, "unknown transaction 999"),
+                (["store", "resolve", "1"], 1, "not an interrupted purchase"),
+            ]
+            for (arguments, status, message) in cases {
+                let result = try workspace.ledger(arguments)
+                #expect(result.status == status, "\(arguments): \(result.stderr)")
+                #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            }
+        }
+    }
+
+    @Test func interruptedPurchasesClearAndDelete() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let interrupted = try workspace.json("purchase", "com.example.level1", "--outcome", "interrupted")
+            let id = try #require(interrupted["id"] as? Int)
+            #expect(interrupted["state"] as? String == "failed")
+            let pending = try workspace.json("store", "resolve", "\(id)")
+            #expect(pending["replacement"] is NSNull)
+            let finished = try workspace.json("launch", "--finish")
+            #expect((finished["finished"] as? [Int])?.contains(id) == true)
+            let list = try #require(try workspace.json("list")["transactions"] as? [[String: Any]])
+            #expect(list.last?["state"] as? String == "purchased" && list.last?["productID"] as? String == "com.example.level1")
+
+            #expect(try workspace.json("store", "delete", "\(id)")["deleted"] as? Int == id)
+            #expect(try workspace.json("store", "clear")["deleted"] as? Int == 1)
+            #expect((try workspace.json("list")["transactions"] as? [Any])?.isEmpty == true)
+        }
+    }
+
+    @Test func promotionsFromTheCLI() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            #expect((try workspace.json("promotions", "list")["promotions"] as? [Any])?.isEmpty == true)
+            let ordered = try #require(try workspace.json("promotions", "order", "com.example.level2", "com.example.level1")["promotions"] as? [[String: String]])
+            #expect(ordered == [
+                ["productID": "com.example.level2", "visibility": "appStoreConnectDefault"],
+                ["productID": "com.example.level1", "visibility": "appStoreConnectDefault"],
+            ])
+            let hidden = try #require(try workspace.json("promotions", "visibility", "com.example.level1", "hidden")["promotions"] as? [[String: String]])
+            #expect(hidden.last == ["productID": "com.example.level1", "visibility": "hidden"])
+            let unknown = try workspace.ledger("promotions", "order", "com.example.nope")
+            #expect(unknown.status == 1 && unknown.stderr.contains("unknown product"))
+            #expect(try workspace.ledger("promotions", "visibility", "com.example.level1", "sometimes").status == 64)
+            #expect((try workspace.json("promotions", "list")["promotions"] as? [Any])?.count == 2)
+            #expect((try workspace.json("promotions", "reset")["promotions"] as? [Any])?.isEmpty == true)
+        }
+    }
+}

@@ -149,6 +149,20 @@ import Testing
         }
     }
 
+    @Test func aRefundRevokesThePurchaseWithItsRestoredCopies() async throws {
+        try await StoreFixture.with { store in
+            let level1 = try await store.buy(SampleCatalog.nonConsumable)
+            let copies = await store.queue.restoreCompletedTransactions().restored + store.queue.restoreCompletedTransactions().restored
+            let refunded = try await store.session.refundTransaction(copies[0].id)
+            #expect(refunded.id == copies[0].id)
+            for id in [level1.id] + copies.map(\.id) {
+                #expect(try store.ledger.transaction(id)?.revocationDate == storeEpoch, "\(id) is still entitled")
+            }
+            #expect(try store.queue.currentEntitlements().isEmpty)
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
     @Test func refundsAreRefusedForWhatCannotBeRefunded() async throws {
         try await StoreFixture.with { store in
             let failed = try await store.buy(SampleCatalog.nonConsumable, outcome: .userCancelled)

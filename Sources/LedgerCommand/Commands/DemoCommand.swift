@@ -8,47 +8,65 @@ struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "A narrated tour of StoreLedger on a fresh demo ledger (./ledger-demo.sqlite).",
-        discussion: "Replaces an earlier demo ledger, never any other file.")
+        discussion: """
+            Replaces an earlier demo ledger, never any other file. --database names another demo file \
+            ($LEDGER_DATABASE is not used: the demo never touches your ledger). With --json the story goes \
+            to stderr and stdout holds a summary.
+            """)
 
-    @Option(name: .long, help: "The demo ledger file.")
-    var database = "ledger-demo.sqlite"
+    @OptionGroup var options: GlobalOptions
 
     static let demoMarker = "demo"
+
+    var database: String { options.database ?? "ledger-demo.sqlite" }
 
     func run() async throws {
         try await reportingFailures {
             try prepareFreshLedger()
-            try await tour()
+            let summary = try await tour()
+            try options.output.emit(summary) { "" }
         }
+    }
+
+    /// What the tour did, for `--json`.
+    struct Summary: Encodable {
+        let database: String
+        let acknowledgedBeforeCrash: [UInt64]
+        let redeliveredAtRelaunch: [UInt64]
+        let renewals: [UInt64]
+        let restored: [UInt64]
+        let refunded: UInt64
+        let entitlements: [String]
     }
 
     /// Removes an earlier demo ledger (recognised by its marker setting); refuses anything else.
     private func prepareFreshLedger() throws {
         guard try Ledger.exists(at: database) else { return }
-        let existing = try Ledger.open(at: database)
+        let existing = try Ledger.open(at: database, access: .readOnly)
         let isDemo = try existing.storeSettings()[Self.demoMarker] == "true"
         try existing.close()
         guard isDemo else {
-            throw InputError(description: "\(database) is a ledger that `ledger demo` did not make; "
+            throw CommandRefusal(description: "\(database) is a ledger that `ledger demo` did not make; "
                 + "refusing to replace it (pass --database with another path)")
         }
         for suffix in ["", "-wal", "-shm"] { unlink(database + suffix) }
     }
 
-    private func tour() async throws {
-        let ledgerCommand = "ledger --database \(database)"
+    private func tour() async throws -> Summary {
+        let configuration = LedgerConfiguration(durability: options.durability)
         step("1. A fresh ledger and a sample catalog")
         let catalogFile = try writeSampleCatalog()
-        defer { unlink(catalogFile) }
-        let ledger = try Ledger.open(at: database, mode: .createIfMissing)
+        defer { try? FileManager.default.removeItem(atPath: (catalogFile as NSString).deletingLastPathComponent) }
+        let ledger = try Ledger.open(at: database, mode: .createIfMissing, configuration: configuration)
         try ledger.setStoreSettings([Self.demoMarker: "true"])
-        let imported = try ProductCatalog(ledger: ledger).importConfigurations(at: [catalogFile])
+        let catalog = ProductCatalog(ledger: ledger)
+        let imported = try catalog.importConfigurations(at: [catalogFile])
         say("Created \(database) (owner-only) and imported \(imported.productIDs.count) products from a StoreKit configuration file.")
-        let response = try ProductCatalog(ledger: ledger).products(for: [
+        let response = try catalog.products(for: [
             "com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.pro.monthly", "com.example.unknown",
         ])
         for product in response.products {
-            say("  \(product.id)  \(product.type.rawValue)  \(try ProductCatalog(ledger: ledger).displayPrice(of: product))")
+            say("  \(product.id)  \(product.type.rawValue)  \(try catalog.displayPrice(of: product))")
         }
         say("  invalid identifiers: \(response.invalidProductIdentifiers.joined(separator: ", "))")
         try ledger.close()
@@ -60,16 +78,17 @@ struct DemoCommand: AsyncParsableCommand {
         say("Then the child was killed with SIGKILL before finishing them (a crash).")
 
         step("3. Relaunch: the unfinished transactions are delivered again")
-        var queue = try PaymentQueue(path: database)
+        var queue = try PaymentQueue(path: database, configuration: configuration)
         var observer = RecordingObserver(finishing: false)
         try await queue.add(observer)
-        for transaction in observer.delivered { say("  delivered " + describe(transaction)) }
+        let redelivered = observer.delivered
+        for transaction in redelivered { say("  delivered " + describe(transaction)) }
         say("The app delivers the content (idempotently, keyed on the transaction id), then finishes them.")
-        try await queue.finish(observer.delivered.map(\.id))
+        try await queue.finish(redelivered.map(\.id))
 
         step("4. Relaunch again: nothing comes back")
-        queue = try PaymentQueue(path: database)
-        observer = RecordingObserver(finishing: false)
+        queue = try PaymentQueue(path: database, configuration: configuration)
+        observer = RecordingObserver(finishing: true)
         try await queue.add(observer)
         say(observer.delivered.isEmpty ? "  nothing delivered: every transaction is finished"
             : "  unexpected: \(observer.delivered.count) delivered")
@@ -77,30 +96,70 @@ struct DemoCommand: AsyncParsableCommand {
         step("5. A failed purchase and an Ask to Buy purchase")
         let failed = try await queue.add(Payment(productID: "com.example.level2", simulatedOutcome: .failed(.paymentNotAllowed)))
         say("  " + describe(failed))
-        say("  A failed transaction must be finished too; a cancelled one (paymentCancelled) needs no alert.")
-        try await queue.finish(failed)
+        say("  A failed transaction is finished too (the app's observer did); a cancelled one needs no alert.")
         let deferred = try await queue.add(Payment(productID: "com.example.level2", simulatedOutcome: .deferred))
         say("  " + describe(deferred))
         say("  Deferred (Ask to Buy): it cannot be finished; it waits for approval.")
         let approved = try await queue.approve(deferred.id)
-        say("  approved: " + describe(approved) + "  (the app now delivers and finishes it)")
-        try await queue.finish(approved)
+        say("  approved: #\(approved.id) is purchased; the observer delivered and finished it.")
+
+        step("6. A subscription under a fast clock")
+        let session = StoreTestSession(queue: queue)
+        try session.update { $0.timeRate = .monthlyRenewalEveryThirtySeconds }
+        let subscription = try await queue.add(Payment(productID: "com.example.pro.monthly"))
+        say("Time rate monthlyRenewalEveryThirtySeconds: a month lasts 30 seconds.")
+        say("  " + describe(subscription) + "  expires \(format(subscription.expirationDate))")
+        let renewals = try await session.advanceClock(by: 65)
+        say("The store clock moves 65 seconds: \(renewals.count) renewals arrive, each a new transaction of the same chain:")
+        for renewal in renewals { say("  " + describe(renewal) + "  expires \(format(renewal.expirationDate))") }
+        say("  entitlements: \(try queue.currentEntitlements().map(\.productID).joined(separator: ", "))")
+        try session.setAutoRenew(false, for: "com.example.pro.monthly")
+        try await session.advanceClock(by: 40)
+        say("Auto-renew off, 40 more seconds: the subscription expired.")
+        say("  entitlements: \(try queue.currentEntitlements().map(\.productID).joined(separator: ", "))")
+
+        step("7. Reinstall and restore")
+        say("The app is deleted and reinstalled: its own records are gone, but the store (this ledger, which")
+        say("plays Apple's record of the account) keeps the purchases. The reinstalled app restores them:")
+        queue = try PaymentQueue(path: database, configuration: configuration)
+        observer = RecordingObserver(finishing: true)
+        try await queue.add(observer)
+        let restore = await queue.restoreCompletedTransactions()
+        for transaction in restore.restored {
+            say("  restored #\(transaction.id) \(transaction.productID)  (original #\(transaction.originalID))")
+        }
+        say("  restore \(restore.isFinished ? "finished" : "failed"): \(restore.restored.count) restored; the consumable rocket car is not restorable.")
+
+        step("8. A refund")
+        let refunded = try await StoreTestSession(queue: queue).refundTransaction(acknowledged[0])
+        say("  refunded #\(refunded.id) \(refunded.productID): its state stays \(refunded.state.rawValue), its revocation date is set.")
+        let entitlements = try queue.currentEntitlements()
+        say("  entitlements now: \(entitlements.isEmpty ? "none" : entitlements.map(\.productID).joined(separator: ", "))")
 
         step("What next")
         say("Inspect the ledger this demo left behind:")
-        say("  \(ledgerCommand) info")
-        say("  \(ledgerCommand) list")
-        say("  \(ledgerCommand) show \(acknowledged.first ?? 1)")
-        say("  \(ledgerCommand) purchase com.example.rocket_car --quantity 2")
-        say("  \(ledgerCommand) launch --finish")
+        for command in [
+            "info", "list", "show \(acknowledged[0])", "entitlements", "purchase com.example.rocket_car --quantity 2",
+            "launch --finish", "restore", "clock advance 30s", "store show",
+        ] {
+            say("  ledger \(command) --database \(database)")
+        }
         say("Add --json to any command for one JSON document on stdout.")
+        return Summary(
+            database: database, acknowledgedBeforeCrash: acknowledged, redeliveredAtRelaunch: redelivered.map(\.id),
+            renewals: renewals.map(\.id), restored: restore.restored.map(\.id), refunded: refunded.id,
+            entitlements: entitlements.map(\.productID))
+    }
+
+    private func format(_ date: Date?) -> String {
+        date?.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) ?? "never"
     }
 
     /// Starts `ledger hold-purchases`, waits for its acknowledgements, and kills it.
     private func runAndKillChild(buying products: [String]) throws -> [UInt64] {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: try currentExecutable())
-        child.arguments = ["hold-purchases", "--database", database] + products
+        child.arguments = ["hold-purchases", "--database", database, "--durability", options.durability.rawValue] + products
         let pipe = Pipe()
         child.standardOutput = pipe
         try child.run()
@@ -130,14 +189,23 @@ struct DemoCommand: AsyncParsableCommand {
         try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     }
 
+    /// Writes the sample catalog in a new private temporary folder (never a predictable path).
     private func writeSampleCatalog() throws -> String {
-        let path = NSTemporaryDirectory() + "storeledger-demo-\(getpid()).storekit"
-        try Data(Self.sampleCatalog.utf8).write(to: URL(fileURLWithPath: path))
+        var template = Array((NSTemporaryDirectory() + "storeledger-demo-XXXXXX").utf8CString)
+        guard let folder = mkdtemp(&template) else {
+            throw CommandRefusal(description: "cannot create a temporary folder: \(String(cString: strerror(errno)))")
+        }
+        let path = String(cString: folder) + "/Sample.storekit"
+        try Data(Self.sampleCatalog.utf8).write(to: URL(fileURLWithPath: path), options: .withoutOverwriting)
         return path
     }
 
-    private func step(_ title: String) { print("\n== \(title)") }
-    private func say(_ text: String) { print(text) }
+    /// The story goes to stdout, or to stderr when stdout holds the JSON summary.
+    private func step(_ title: String) { say("\n== \(title)") }
+
+    private func say(_ text: String) {
+        if options.json { Output.message(text) } else { print(text) }
+    }
 
     /// The seed's products (`com.example.level1`, `level2`, `rocket_car`) and a subscription.
     static let sampleCatalog = """

@@ -3,10 +3,12 @@ import GRDB
 
 extension Ledger {
     /// Refunds a purchased or restored transaction (finished or not): sets its revocation date
-    /// and reason; its state does not change.
+    /// and reason; its state does not change. A refund is of the purchase, so the purchase and
+    /// every restored copy of it are revoked together, in one commit.
     /// - Parameter reason: StoreKit's `Transaction.RevocationReason` raw value (0 other, 1 developer issue).
+    /// - Returns: the transaction asked for first, then the others the refund revoked.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
-    public func refund(_ id: UInt64, reason: Int) throws -> PaymentTransaction {
+    public func refund(_ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
         try write { db in
             let transaction = try existingTransaction(db, id: id)
             guard transaction.state == .purchased || transaction.state == .restored else {
@@ -14,12 +16,18 @@ extension Ledger {
             }
             guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
             let now = try storeNow(db)
-            try db.execute(
-                sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
-                arguments: [now, reason, now, Int64(id)])
-            try appendEvent(db, id: id, kind: .revoked, from: transaction.state, to: transaction.state, at: now,
-                            detail: "reason \(reason)")
-            return try PaymentTransaction.fetchOne(db, id: id)!
+            let purchase = transaction.restoredFromID ?? transaction.id
+            let related = try PaymentTransaction.fetchAll(
+                db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
+                arguments: [Int64(purchase), Int64(purchase), Int64(id)])
+            for revoked in [transaction] + related {
+                try db.execute(
+                    sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
+                    arguments: [now, reason, now, Int64(revoked.id)])
+                try appendEvent(db, id: revoked.id, kind: .revoked, from: revoked.state, to: revoked.state, at: now,
+                                detail: "reason \(reason)")
+            }
+            return try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         }
     }
 

@@ -59,10 +59,11 @@ public struct StoreTestSession: Sendable {
         return try await queue.deliver([replacement]).first
     }
 
-    /// Refunds a purchased or restored transaction; observers get the update.
+    /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
+    /// observers get the update. Returns the transaction asked for.
     @discardableResult
     public func refundTransaction(_ id: UInt64, reason: RevocationReason = .other) async throws -> PaymentTransaction {
-        try await queue.deliver([try ledger.refund(id, reason: reason.rawValue)])[0]
+        try await queue.deliver(try ledger.refund(id, reason: reason.rawValue))[0]
     }
 
     /// Deletes every transaction, unfinished ones included.

@@ -5,10 +5,17 @@
 -- the chain; this points at the exact transaction restored).
 ALTER TABLE transactions ADD COLUMN restored_from INTEGER;
 
--- Auto-renewal, per subscription group (one active subscription per group).
+-- Renewal state, per subscription group (one active subscription per group).
 CREATE TABLE subscription_renewal (
-    group_id   TEXT PRIMARY KEY NOT NULL,
-    auto_renew INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1))
+    group_id        TEXT PRIMARY KEY NOT NULL,
+    auto_renew      INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
+    -- When auto-renew was last turned on: a period that ended before it lapsed for good.
+    resumed_at      INTEGER NOT NULL DEFAULT 0,
+    -- The product the next renewal switches to (a downgrade, or a crossgrade to another period).
+    next_product_id TEXT REFERENCES products(id),
+    -- Where calendar periods are counted from, so that a purchase on the 31st renews on the
+    -- last day of shorter months and back on the 31st (not drifting to the 28th).
+    period_anchor   INTEGER
 ) WITHOUT ROWID;
 
 -- Purchases the store interrupted (failed, the user must act outside the app). Once the
@@ -16,7 +23,8 @@ CREATE TABLE subscription_renewal (
 CREATE TABLE interrupted_purchases (
     transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
     resolved       INTEGER NOT NULL DEFAULT 0 CHECK (resolved IN (0, 1)),
-    replacement_id INTEGER REFERENCES transactions(id),
+    -- Kept when the replacement is deleted, so that resolving again creates no second one.
+    replacement_id INTEGER,
     CHECK (replacement_id IS NULL OR resolved = 1)
 );
 

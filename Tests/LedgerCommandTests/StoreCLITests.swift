@@ -133,4 +133,47 @@ import Testing
             #expect((try workspace.json("promotions", "reset")["promotions"] as? [Any])?.isEmpty == true)
         }
     }
+
+    @Test func refusedStoreCommandsChangeNothing() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) async throws in
+            _ = try workspace.json("store", "set", "timeRate", "oneRenewalEveryTwoSeconds")
+            _ = try workspace.json("purchase", "com.example.pro.monthly")
+            try await Task.sleep(for: .milliseconds(2_500))   // a renewal falls due; only a launch or a clock move makes it
+            func count() throws -> Int { (try workspace.json("list")["transactions"] as? [Any])?.count ?? -1 }
+            let before = try count()
+            for arguments in [["clock", "advance", "-1d"], ["subscriptions", "renew", "com.example.nope"],
+                              ["store", "set", "timeRate", "bogus"], ["refund", "999"], ["clock", "advance", "P1000000Y"]] {
+                let result = try workspace.ledger(arguments)
+                #expect(result.status != 0, "\(arguments)")
+                #expect(try count() == before, "\(arguments) changed the ledger")
+            }
+        }
+    }
+
+    @Test func storeSetWritesOnlyItsSettingAndPromotionVisibilityAloneHidesNothing() async throws {
+        try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
+            #expect(try workspace.ledger("init").status == 0)
+            _ = try workspace.json("store", "set", "askToBuy", "false")
+            _ = try workspace.ledger("products", "import", Repository.fixture("chicktack0321__ITpassport__Products.storekit"))
+            #expect(try workspace.json("store", "show")["storefront"] as? String == "JPN", "the import still seeds the storefront")
+
+            let product = "com.eitango.itpassport.unlock.advanced"
+            let visible = try workspace.json("promotions", "visibility", product, "visible")
+            #expect(visible["orderOverridden"] as? Bool == false)
+            let ordered = try workspace.json("promotions", "order", product)
+            #expect(ordered["orderOverridden"] as? Bool == true)
+        }
+    }
+
+    @Test func finishShowsTheReplacementOfAResolvedInterruptedPurchase() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let id = try #require(try workspace.json("purchase", "com.example.level1", "--outcome", "interrupted")["id"] as? Int)
+            _ = try workspace.json("store", "resolve", "\(id)")
+            let finished = try workspace.json("finish", "\(id)")
+            let replacement = try #require((finished["replacements"] as? [[String: Any]])?.first)
+            #expect(replacement["state"] as? String == "purchased")
+            let again = try workspace.json("store", "resolve", "\(id)")
+            #expect((again["replacement"] as? [String: Any])?["id"] as? Int == replacement["id"] as? Int)
+        }
+    }
 }

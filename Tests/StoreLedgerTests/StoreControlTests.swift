@@ -34,7 +34,9 @@ import Testing
             let replacement = try #require(observer.updated.last)
             #expect(replacement.id != interrupted.id && replacement.state == .purchased)
             #expect(replacement.productID == interrupted.productID && replacement.quantity == interrupted.quantity)
-            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == nil, "resolving again changes nothing")
+            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == replacement, "resolving again creates nothing")
+            try store.session.deleteTransaction(replacement.id)
+            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == nil, "a deleted replacement is not made again")
 
             let second = try await store.buy(SampleCatalog.nonConsumable2)
             try await store.queue.finish(second)
@@ -91,6 +93,14 @@ import Testing
             let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("KoukeNeko__FinderHover__Products.storekit"))
             let applied = try store.session.applySettings(of: taiwan)
             #expect(applied.storefront.countryCode == "TWN" && !applied.askToBuyEnabled && applied.failTransactionsError == nil)
+        }
+    }
+
+    @Test func theClockStaysInRange() async throws {
+        try await StoreFixture.with { (store: StoreFixture) throws in
+            #expect(throws: StoreControlError.clockOutOfRange(interval: -1)) { try store.ledger.advanceClock(by: -1) }
+            #expect(throws: StoreControlError.self) { try store.ledger.advanceClock(by: 1e13) }
+            #expect(try store.now() == storeEpoch)
         }
     }
 

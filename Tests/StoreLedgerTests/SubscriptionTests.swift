@@ -64,7 +64,8 @@ import Testing
             #expect(try await store.session.advanceClock(by: 40 * day).isEmpty)
             #expect(try store.queue.currentEntitlements().isEmpty)
             try store.session.setAutoRenew(true, for: SampleCatalog.subscription)
-            #expect(try await store.queue.processSubscriptionRenewals().count == 1, "turned back on, it renews from where it stopped")
+            #expect(try await store.queue.processSubscriptionRenewals().isEmpty, "a lapsed subscription stays expired")
+            #expect(try store.queue.currentEntitlements().isEmpty)
         }
     }
 
@@ -102,11 +103,15 @@ import Testing
             #expect(try store.queue.currentEntitlements().map(\.id) == [pro.id])
 
             let downgrade = try await store.buy(SampleCatalog.basicSubscription)
-            #expect(downgrade.purchaseDate == pro.expirationDate, "a downgrade starts at the next renewal")
+            #expect(downgrade.state == .purchased && downgrade.expirationDate == downgrade.purchaseDate, "no period of its own")
+            #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == SampleCatalog.basicSubscription)
             #expect(try store.ledger.transaction(pro.id)?.isUpgraded == false)
             #expect(try store.queue.currentEntitlements().map(\.id) == [pro.id])
-            try await store.session.advanceClock(by: 31 * day)
-            #expect(try store.queue.currentEntitlements().map(\.id) == [downgrade.id])
+            let renewed = try await store.session.advanceClock(by: 31 * day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.basicSubscription])
+            #expect(renewed.first?.purchaseDate == pro.expirationDate && renewed.first?.originalID == pro.id)
+            #expect(try store.queue.currentEntitlements().map(\.id) == renewed.map(\.id))
+            #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == nil)
             #expect(try store.ledger.verify() == [])
         }
     }
@@ -114,9 +119,65 @@ import Testing
     @Test func aCrossgradeToAnotherPeriodWaitsForTheRenewal() async throws {
         try await StoreFixture.with { store in
             let monthly = try await store.buy(SampleCatalog.subscription)
-            let yearly = try await store.buy(SampleCatalog.yearlySubscription)
-            #expect(yearly.purchaseDate == monthly.expirationDate)
-            #expect(yearly.expirationDate == SubscriptionPeriod(value: 1, unit: .year).advance(monthly.expirationDate!))
+            try await store.buy(SampleCatalog.yearlySubscription)
+            let renewed = try await store.session.advanceClock(by: 32 * day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.yearlySubscription])
+            #expect(renewed.first?.purchaseDate == monthly.expirationDate)
+            #expect(renewed.first?.expirationDate == SubscriptionPeriod(value: 1, unit: .year).advance(monthly.expirationDate!))
+        }
+    }
+
+    @Test func buyingTheActiveSubscriptionAgainIsRefused() async throws {
+        try await StoreFixture.with { store in
+            let first = try await store.buy(SampleCatalog.subscription)
+            let again = try await store.buy(SampleCatalog.subscription)
+            #expect(again.state == .failed && again.error?.message.hasPrefix("Already subscribed") == true)
+            #expect(try store.ledger.transaction(first.id)?.isUpgraded == false)
+            #expect(try store.queue.currentEntitlements().map(\.id) == [first.id])
+        }
+    }
+
+    @Test func expiringOrTurningAutoRenewOffDropsAPendingDowngrade() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.subscription)
+            try await store.buy(SampleCatalog.basicSubscription)
+            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            #expect(try await store.session.advanceClock(by: 40 * day).isEmpty)
+            #expect(try store.queue.currentEntitlements().isEmpty)
+        }
+        try await StoreFixture.with { store in
+            let pro = try await store.buy(SampleCatalog.subscription)
+            try await store.buy(SampleCatalog.basicSubscription)
+            let expired = try store.session.expireSubscription(SampleCatalog.basicSubscription)
+            #expect(expired.id == pro.id && expired.expirationDate == storeEpoch)
+            #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == nil)
+            for _ in 0..<3 { #expect(try await store.queue.processSubscriptionRenewals().isEmpty) }
+            #expect(try store.queue.currentEntitlements().isEmpty)
+        }
+    }
+
+    @Test func realTimeRenewalsKeepTheDayOfTheMonth() async throws {
+        try await withTemporaryDirectory { directory in
+            let january31 = try #require(ISO8601DateFormatter().date(from: "2027-01-31T12:00:00Z"))
+            let configuration = LedgerConfiguration(clock: .fixed(january31))
+            try SampleCatalog.ledger(in: directory, configuration: configuration).close()
+            let queue = try PaymentQueue(path: directory + "/ledger.sqlite", configuration: configuration)
+            let first = try await queue.add(Payment(productID: SampleCatalog.subscription))
+            let renewed = try await StoreTestSession(queue: queue).advanceClock(by: 100 * day)
+            let formatter = ISO8601DateFormatter()
+            #expect(([first] + renewed).compactMap(\.expirationDate).map(formatter.string(from:)) == [
+                "2027-02-28T12:00:00Z", "2027-03-31T12:00:00Z", "2027-04-30T12:00:00Z", "2027-05-31T12:00:00Z",
+            ])
+        }
+    }
+
+    @Test func aLongJumpAtAFastRateRenewsUpToNow() async throws {
+        try await StoreFixture.with { store in
+            try store.session.update { $0.timeRate = .oneRenewalEveryTenSeconds }
+            try await store.buy(SampleCatalog.subscription)
+            let renewed = try await store.session.advanceClock(by: 120_005)
+            #expect(renewed.count == 12_000, "more than one commit's worth (Ledger.renewalsPerCommit)")
+            #expect(try store.queue.currentEntitlements().map(\.id) == [renewed.last!.id])
         }
     }
 
@@ -181,6 +242,28 @@ import Testing
             let bought = try await store.buy(SampleCatalog.subscription)
             try await store.session.refundTransaction(bought.id)
             #expect(try await store.session.advanceClock(by: 100 * day).isEmpty)
+        }
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.subscription)
+            let renewal = try #require(try await store.session.advanceClock(by: 31 * day).first)
+            try await store.session.refundTransaction(renewal.id)
+            #expect(try await store.session.advanceClock(by: 100 * day).isEmpty, "refunding a renewal ends the chain")
+            #expect(try store.queue.currentEntitlements().isEmpty)
+        }
+    }
+
+    @Test func restoredCopiesFollowTheirSubscription() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.basicSubscription)
+            let copy = try #require(await store.queue.restoreCompletedTransactions().restored.first)
+            try await store.buy(SampleCatalog.subscription)
+            #expect(try store.ledger.transaction(copy.id)?.isUpgraded == true, "the upgrade replaced the copy too")
+            let pro = try #require(try store.queue.currentEntitlements().first)
+            let proCopy = try #require(await store.queue.restoreCompletedTransactions().restored.first { $0.restoredFromID == pro.id })
+            try store.session.expireSubscription(SampleCatalog.subscription)
+            #expect(try store.ledger.transaction(proCopy.id)?.expirationDate == storeEpoch)
+            #expect(try store.queue.currentEntitlements().isEmpty)
+            #expect(try store.ledger.verify() == [])
         }
     }
 

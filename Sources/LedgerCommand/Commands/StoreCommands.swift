@@ -83,8 +83,9 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let session = StoreTestSession(queue: try options.openQueue())
-                try session.update { $0 = try key.apply(value, to: $0) }
+                _ = try key.apply(value, to: StoreSettings())   // a bad value changes nothing, opens nothing
+                let session = StoreTestSession(ledger: try options.openLedger())
+                try session.set(key, to: value)
                 try StoreCommand.emitSettings(options, session.ledger)
             }
         }
@@ -103,7 +104,7 @@ struct StoreCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let configuration = try StoreKitConfiguration(contentsOf: file)
-                let session = StoreTestSession(queue: try options.openQueue())
+                let session = StoreTestSession(ledger: try options.openLedger())
                 try session.applySettings(of: configuration)
                 try StoreCommand.emitSettings(options, session.ledger)
             }
@@ -152,9 +153,9 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let replacement = try await StoreTestSession(queue: try options.openQueue()).resolveIssueForTransaction(id)
+                let replacement = try await StoreTestSession(ledger: try options.openLedger()).resolveIssueForTransaction(id)
                 try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
-                    replacement.map { "resolved #\(id); new purchase: " + describe($0) }
+                    replacement.map { "resolved #\(id); its new purchase: " + describe($0) }
                         ?? "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
                 }
             }
@@ -234,7 +235,8 @@ struct ClockCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let session = StoreTestSession(queue: try options.openQueue())
+                _ = try StoreTime.date(after: duration[0], from: Date())   // a bad duration opens nothing
+                let session = StoreTestSession(ledger: try options.openLedger())
                 let now = try session.ledger.storeDate()
                 let interval = try StoreTime.date(after: duration[0], from: now).timeIntervalSince(now)
                 let renewed = try await session.advanceClock(by: interval)
@@ -255,7 +257,7 @@ struct ClockCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let target = try StoreTime.date(date)
-                let session = StoreTestSession(queue: try options.openQueue())
+                let session = StoreTestSession(ledger: try options.openLedger())
                 let renewed = try await session.setClock(to: target)
                 try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
             }

@@ -20,7 +20,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let renewal = try await StoreTestSession(queue: try options.openQueue()).forceRenewalOfSubscription(productID)
+                let renewal = try await StoreTestSession(ledger: try options.openLedger()).forceRenewalOfSubscription(productID)
                 try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
             }
         }
@@ -37,7 +37,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let expired = try StoreTestSession(queue: try options.openQueue()).expireSubscription(productID)
+                let expired = try StoreTestSession(ledger: try options.openLedger()).expireSubscription(productID)
                 try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
             }
         }
@@ -60,7 +60,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let session = StoreTestSession(queue: try options.openQueue())
+                let session = StoreTestSession(ledger: try options.openLedger())
                 try session.setAutoRenew(state == .on, for: productID)
                 try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
                     "auto-renew \(state.rawValue) for \(productID)"
@@ -96,7 +96,7 @@ struct RefundCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let refunded = try await StoreTestSession(queue: try options.openQueue()).refundTransaction(id, reason: reason)
+            let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason)
             try options.output.emit(refunded) { "refunded " + describe(refunded) }
         }
     }
@@ -194,11 +194,20 @@ struct PromotionsCommand: AsyncParsableCommand {
         discussion: "A product left out of the order is hidden; an empty order (reset) goes back to the App Store Connect defaults.",
         subcommands: [List.self, Order.self, Visibility.self, Reset.self])
 
-    static func emit(_ options: GlobalOptions, _ promotions: [PromotionInfo]) throws {
-        try options.output.emit(["promotions": promotions]) {
-            promotions.isEmpty ? "no overrides: the App Store Connect defaults apply"
-                : promotions.enumerated().map { "\($0.offset + 1). \($0.element.productID)  \($0.element.visibility.rawValue)" }
-                    .joined(separator: "\n")
+    struct Promotions: Encodable {
+        let promotions: [PromotionInfo]
+        /// False: the App Store Connect order applies and `promotions` overrides visibility only.
+        let orderOverridden: Bool
+    }
+
+    static func emit(_ options: GlobalOptions, _ ledger: Ledger, _ promotions: [PromotionInfo]) throws {
+        let overridden = try ledger.isPromotionOrderOverridden()
+        try options.output.emit(Promotions(promotions: promotions, orderOverridden: overridden)) {
+            if promotions.isEmpty { return "no overrides: the App Store Connect defaults apply" }
+            let header = overridden ? "order set on this device (products left out are hidden):"
+                : "App Store Connect order, with these visibility overrides:"
+            return ([header] + promotions.enumerated().map { "\($0.offset + 1). \($0.element.productID)  \($0.element.visibility.rawValue)" })
+                .joined(separator: "\n")
         }
     }
 
@@ -209,7 +218,8 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                try PromotionsCommand.emit(options, try options.openLedgerForReading().promotionOrder())
+                let ledger = try options.openLedgerForReading()
+                try PromotionsCommand.emit(options, ledger, try ledger.promotionOrder())
             }
         }
     }
@@ -225,7 +235,8 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                try PromotionsCommand.emit(options, try options.openLedger().updatePromotionOrder(byIDs: productIDs))
+                let ledger = try options.openLedger()
+                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotionOrder(byIDs: productIDs))
             }
         }
     }
@@ -243,7 +254,8 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                try PromotionsCommand.emit(options, try options.openLedger().updatePromotionVisibility(visibility, for: productID))
+                let ledger = try options.openLedger()
+                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotionVisibility(visibility, for: productID))
             }
         }
     }
@@ -255,7 +267,8 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                try PromotionsCommand.emit(options, try options.openLedger().updatePromotions([]))
+                let ledger = try options.openLedger()
+                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotions([]))
             }
         }
     }

@@ -56,8 +56,11 @@ struct FinishCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let finished = try await options.openQueue().finish(ids)
-            try options.output.emit(["finished": finished]) { finished.map(describe).joined(separator: "\n") }
+            let result = try await options.openQueue().finishTransactions(ids)
+            try options.output.emit(["finished": result.transactions, "replacements": result.replacements]) {
+                (result.transactions.map(describe) + result.replacements.map { "new purchase replacing an interrupted one: " + describe($0) })
+                    .joined(separator: "\n")
+            }
         }
     }
 }

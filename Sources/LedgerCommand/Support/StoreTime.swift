@@ -1,4 +1,5 @@
 import Foundation
+import StoreLedger
 
 /// Durations and dates as people type them for `ledger clock`.
 enum StoreTime {
@@ -15,8 +16,8 @@ enum StoreTime {
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        guard let date = calendar.date(byAdding: components, to: start) else {
-            throw InputError(description: "invalid duration \"\(text)\": too large")
+        guard let date = calendar.date(byAdding: components, to: start), date <= Ledger.latestStoreDate else {
+            throw InputError(description: "invalid duration \"\(text)\": too large (the store clock stops at the year 9999)")
         }
         return date
     }
@@ -86,7 +87,7 @@ enum StoreTime {
             Date.ISO8601FormatStyle().year().month().day(),
         ]
         for format in formats {
-            if let date = try? format.parse(text) { return date }
+            if let date = try? format.parse(text), date <= Ledger.latestStoreDate { return date }
         }
         throw InputError(description: "invalid date \"\(text)\": use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
     }

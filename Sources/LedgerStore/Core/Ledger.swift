@@ -200,9 +200,9 @@ public final class Ledger: Sendable {
         let settings = try writer.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(configuration.durability.synchronousPragma)")
             return (
-                try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "",
-                try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
-                try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
+                try String.fetchOne(try db.cachedStatement(sql: "PRAGMA journal_mode")) ?? "",
+                try Int.fetchOne(try db.cachedStatement(sql: "PRAGMA synchronous")) ?? -1,
+                try Bool.fetchOne(try db.cachedStatement(sql: "PRAGMA foreign_keys")) ?? false
             )
         }
         guard settings.0.lowercased() == "wal", settings.1 == expected, settings.2 else {

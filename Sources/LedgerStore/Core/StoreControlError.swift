@@ -11,6 +11,7 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
     case alreadyRefunded(UInt64)
     case notInterrupted(UInt64)
     case clockCannotGoBack(current: Date, requested: Date)
+    case clockOutOfRange(interval: TimeInterval)
     case duplicatePromotion(String)
     case invalidApplicationUsername(String)
 
@@ -30,6 +31,8 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
             "transaction \(id) is not an interrupted purchase"
         case .clockCannotGoBack(let current, let requested):
             "the store clock only moves forward: it is \(current.formatted(.iso8601)), \(requested.formatted(.iso8601)) is earlier"
+        case .clockOutOfRange(let interval):
+            "cannot move the store clock by \(interval) seconds: it moves forward only, and not past the year 9999"
         case .duplicatePromotion(let id):
             "\"\(id)\" appears twice in the promotion order"
         case .invalidApplicationUsername(let name):

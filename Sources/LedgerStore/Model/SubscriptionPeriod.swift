@@ -26,6 +26,12 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     /// The date one period after `date`, by the calendar (UTC), as the App Store renews.
     public func advance(_ date: Date) -> Date {
+        advance(date, times: 1)
+    }
+
+    /// The date `times` periods after `date`, counted on the calendar (UTC) from `date`, so
+    /// that the 31st of January plus two months is the 31st of March.
+    public func advance(_ date: Date, times: Int) -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let component: Calendar.Component = switch unit {
@@ -34,7 +40,7 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
         case .month: .month
         case .year: .year
         }
-        return calendar.date(byAdding: component, value: value, to: date)!
+        return calendar.date(byAdding: component, value: value * times, to: date)!
     }
 }
 

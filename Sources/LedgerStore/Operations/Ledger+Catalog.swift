@@ -15,11 +15,11 @@ extension Ledger {
         encoder.outputFormatting = .sortedKeys
         try write { db in
             for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
-                try db.execute(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+                try db.run(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
             }
             for product in products {
                 if let subscription = product.subscription {
-                    try db.execute(
+                    try db.run(
                         sql: """
                             INSERT INTO subscription_groups (id, name) VALUES (?, ?)
                             ON CONFLICT (id) DO UPDATE SET name = excluded.name
@@ -29,7 +29,7 @@ extension Ledger {
                 let offersJSON = String(decoding: try encoder.encode(OfferColumn(
                     introductory: product.subscription?.introductoryOffer,
                     promotional: product.subscription?.promotionalOffers ?? [])), as: UTF8.self)
-                try db.execute(
+                try db.run(
                     sql: """
                         INSERT INTO products (id, type, reference_name, price, family_shareable, subscription_group_id,
                                               subscription_group_level, subscription_period, offers, imported_from)
@@ -47,9 +47,9 @@ extension Ledger {
                         product.isFamilyShareable, product.subscription?.groupID, product.subscription?.level,
                         product.subscription?.period.description, offersJSON, sources[product.id],
                     ])
-                try db.execute(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
+                try db.run(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
                 for (position, localization) in product.localizations.enumerated() {
-                    try db.execute(
+                    try db.run(
                         sql: "INSERT OR REPLACE INTO product_localizations (product_id, locale, position, display_name, description) VALUES (?, ?, ?, ?, ?)",
                         arguments: [product.id, localization.locale, position, localization.displayName, localization.description])
                 }
@@ -65,7 +65,7 @@ extension Ledger {
     /// Every product of the catalog, by identifier.
     public func allProducts() throws -> [Product] {
         try read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM products ORDER BY id").compactMap { try Self.fetchProduct(db, id: $0) }
+            try String.fetchAll(try db.cachedStatement(sql: "SELECT id FROM products ORDER BY id")).compactMap { try Self.fetchProduct(db, id: $0) }
         }
     }
 

@@ -8,12 +8,20 @@ extension Ledger {
         try read { db in Date(ledgerMilliseconds: try storeNow(db)) }
     }
 
-    /// Moves the store clock forward by `interval` seconds (not negative).
+    /// The latest date the store clock can show: the end of year 9999.
+    public static let latestStoreDate = Date(timeIntervalSince1970: 253_402_300_799)
+
+    /// Moves the store clock forward by `interval` seconds.
+    /// - Throws: `StoreControlError.clockOutOfRange` for a negative interval or one past
+    ///   `latestStoreDate`.
     @discardableResult
     public func advanceClock(by interval: TimeInterval) throws -> Date {
-        precondition(interval >= 0, "the store clock only moves forward")
-        return try write { db in
-            try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.down)))
+        try write { db in
+            let now = Date(ledgerMilliseconds: try storeNow(db))
+            guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
+                throw StoreControlError.clockOutOfRange(interval: interval)
+            }
+            return try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.down)))
         }
     }
 
@@ -26,6 +34,9 @@ extension Ledger {
             let target = date.ledgerMilliseconds
             guard target >= now else {
                 throw StoreControlError.clockCannotGoBack(current: Date(ledgerMilliseconds: now), requested: date)
+            }
+            guard date <= Self.latestStoreDate else {
+                throw StoreControlError.clockOutOfRange(interval: date.timeIntervalSince(Date(ledgerMilliseconds: now)))
             }
             return try setClockOffset(db, try clockOffset(db) + (target - now))
         }

@@ -64,7 +64,9 @@ extension Ledger {
             let now = try storeNow(db)
             var planned: (state: TransactionState, error: TransactionError?)
             switch payment.outcome {
-            case .purchased: planned = (.purchased, nil)
+            case .purchased:
+                planned = (.purchased, nil)
+                if let error = try alreadySubscribed(db, productID: payment.productID, at: now) { planned = (.failed, error) }
             case .deferred: planned = (.deferred, nil)
             case .failed(let error): planned = (.failed, error)
             case .interrupted: planned = (.failed, Self.interruptionError)
@@ -77,7 +79,7 @@ extension Ledger {
             row.planned = planned
             let id = try insert(db, row)
             if payment.outcome == .interrupted {
-                try db.execute(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
+                try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
             }
             var created = try PaymentTransaction.fetchOne(db, id: id)!
             if recordingDelivery {
@@ -100,7 +102,7 @@ extension Ledger {
     /// its stored outcome, in one commit. Returns them in their new state, oldest first.
     public func completePaymentsLeftPurchasing() throws -> [PaymentTransaction] {
         try write { db in
-            let ids = try Int64.fetchAll(db, sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
+            let ids = try Int64.fetchAll(try db.cachedStatement(sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id"))
             return try ids.map { try applyPlannedOutcome(db, id: UInt64($0), recordingDelivery: false) }
         }
     }
@@ -144,7 +146,7 @@ extension Ledger {
                 case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
                 case .purchased, .failed, .restored: break
                 }
-                try db.execute(
+                try db.run(
                     sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
                     arguments: [now, now, Int64(id)])
                 try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
@@ -221,7 +223,7 @@ extension Ledger {
             // Before the state changes: the period's dates may be set only until it is charged.
             try startSubscriptionPeriod(db, transaction, at: now)
         }
-        try db.execute(
+        try db.run(
             sql: "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
             arguments: [state.rawValue, error?.code.rawValue, error?.message, now, Int64(transaction.id)])
         try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
@@ -234,7 +236,7 @@ extension Ledger {
     }
 
     private func markDelivered(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
-        try db.execute(
+        try db.run(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?",
             arguments: [now, Int64(transaction.id)])
         try appendEvent(db, id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
@@ -244,7 +246,7 @@ extension Ledger {
         _ db: Database, id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState,
         at: Int64, detail: String? = nil
     ) throws {
-        try db.execute(
+        try db.run(
             sql: "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [Int64(id), kind.rawValue, from?.rawValue, to.rawValue, at, detail])
     }

@@ -20,10 +20,16 @@ public struct PromotionInfo: Sendable, Hashable, Codable {
 }
 
 extension Ledger {
-    /// The overridden order of promoted products; empty when the App Store Connect defaults
-    /// apply. A product left out of the list is hidden.
+    /// The promotion overrides, in order. When `isPromotionOrderOverridden()` is false, the App
+    /// Store Connect order applies and the list holds visibility overrides only; once an order
+    /// is set, a product left out of it is hidden.
     public func promotionOrder() throws -> [PromotionInfo] {
         try read { db in try Self.promotions(db) }
+    }
+
+    /// Whether an order was set (by `updatePromotionOrder(byIDs:)` or `updatePromotions(_:)`).
+    public func isPromotionOrderOverridden() throws -> Bool {
+        try read { db in try Self.orderOverridden(db) }
     }
 
     /// Replaces the order and visibility of every promoted product; an empty list resets to
@@ -31,7 +37,7 @@ extension Ledger {
     /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
     @discardableResult
     public func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
-        try write { db in try Self.replacePromotions(db, promotions) }
+        try write { db in try Self.replacePromotions(db, promotions, orderOverridden: !promotions.isEmpty) }
     }
 
     /// Sets the order by product identifiers, keeping the visibility of products already
@@ -40,11 +46,13 @@ extension Ledger {
     public func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
         try write { db in
             let visibility = Dictionary(uniqueKeysWithValues: try Self.promotions(db).map { ($0.productID, $0.visibility) })
-            return try Self.replacePromotions(db, ids.map { PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault) })
+            let promotions = ids.map { PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault) }
+            return try Self.replacePromotions(db, promotions, orderOverridden: !ids.isEmpty)
         }
     }
 
-    /// Sets one product's visibility; a product not yet listed is added at the end.
+    /// Sets one product's visibility. Without an order set, this overrides the visibility only
+    /// (no other product is hidden); with one, a product not in it is added at the end.
     @discardableResult
     public func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
         try write { db in
@@ -54,30 +62,37 @@ extension Ledger {
             } else {
                 promotions.append(PromotionInfo(productID: productID, visibility: visibility))
             }
-            return try Self.replacePromotions(db, promotions)
+            return try Self.replacePromotions(db, promotions, orderOverridden: try Self.orderOverridden(db))
         }
     }
 
+    private static let orderOverriddenKey = "promotionOrderOverridden"
+
+    private static func orderOverridden(_ db: Database) throws -> Bool {
+        try String.fetchOne(try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [orderOverriddenKey]) == "true"
+    }
+
     private static func promotions(_ db: Database) throws -> [PromotionInfo] {
-        try Row.fetchAll(db, sql: "SELECT product_id, visibility FROM promotions ORDER BY position").map {
+        try Row.fetchAll(try db.cachedStatement(sql: "SELECT product_id, visibility FROM promotions ORDER BY position")).map {
             PromotionInfo(productID: $0["product_id"], visibility: PromotionVisibility(rawValue: $0["visibility"]) ?? .appStoreConnectDefault)
         }
     }
 
-    private static func replacePromotions(_ db: Database, _ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
+    private static func replacePromotions(_ db: Database, _ promotions: [PromotionInfo], orderOverridden: Bool) throws -> [PromotionInfo] {
         var seen = Set<String>()
         for promotion in promotions {
             guard seen.insert(promotion.productID).inserted else { throw StoreControlError.duplicatePromotion(promotion.productID) }
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM products WHERE id = ?", arguments: [promotion.productID]) != nil else {
+            guard try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ?"), arguments: [promotion.productID]) != nil else {
                 throw StoreControlError.unknownProduct(promotion.productID)
             }
         }
-        try db.execute(sql: "DELETE FROM promotions")
+        try db.run(sql: "DELETE FROM promotions")
         for (position, promotion) in promotions.enumerated() {
-            try db.execute(
+            try db.run(
                 sql: "INSERT INTO promotions (position, product_id, visibility) VALUES (?, ?, ?)",
                 arguments: [position, promotion.productID, promotion.visibility.rawValue])
         }
+        try saveSettings(db, [orderOverriddenKey: String(orderOverridden)])
         return promotions
     }
 }

@@ -86,15 +86,15 @@ extension Ledger {
     public func counts() throws -> LedgerCounts {
         try read { db in
             var byState: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM transactions GROUP BY state") {
+            for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT state, COUNT(*) AS n FROM transactions GROUP BY state")) {
                 byState[row["state"]] = row["n"]
             }
             return LedgerCounts(
-                transactions: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0,
-                unfinished: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions WHERE is_finished = 0") ?? 0,
+                transactions: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0,
+                unfinished: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE is_finished = 0")) ?? 0,
                 byState: byState,
-                products: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM products") ?? 0,
-                events: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transaction_events") ?? 0)
+                products: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM products")) ?? 0,
+                events: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transaction_events")) ?? 0)
         }
     }
 }
@@ -102,7 +102,7 @@ extension Ledger {
 extension Ledger {
     /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound file, else one line per problem.
     public func integrityCheck() throws -> [String] {
-        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        try read { db in try String.fetchAll(try db.cachedStatement(sql: "PRAGMA integrity_check")) }
     }
 
     /// Every transaction, oldest first, for audits and crash checks (reads the whole history).

@@ -4,7 +4,7 @@ extension Ledger {
     /// Every stored setting of the simulated store.
     public func storeSettings() throws -> [String: String] {
         try read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT key, value FROM store_settings")
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(try db.cachedStatement(sql: "SELECT key, value FROM store_settings"))
                 .map { ($0["key"] as String, $0["value"] as String) })
         }
     }
@@ -16,7 +16,7 @@ extension Ledger {
 
     static func saveSettings(_ db: Database, _ settings: [String: String]) throws {
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
-            try db.execute(
+            try db.run(
                 sql: "INSERT INTO store_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 arguments: [key, value])
         }

@@ -21,7 +21,7 @@ extension Ledger {
                 db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
                 arguments: [Int64(purchase), Int64(purchase), Int64(id)])
             for revoked in [transaction] + related {
-                try db.execute(
+                try db.run(
                     sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
                     arguments: [now, reason, now, Int64(revoked.id)])
                 try appendEvent(db, id: revoked.id, kind: .revoked, from: revoked.state, to: revoked.state, at: now,
@@ -32,22 +32,28 @@ extension Ledger {
     }
 
     /// Resolves the issue of an interrupted purchase. When its failed transaction is finished
-    /// already, the replacement purchase is created now and returned; otherwise it is created
-    /// when the app finishes the failed one. Resolving twice changes nothing.
+    /// already, the replacement purchase is created now (`isNew`); otherwise it is created when
+    /// the app finishes the failed one. Resolving again returns the replacement made before (or
+    /// none, if it was deleted) and creates nothing.
     /// - Throws: `StoreControlError.notInterrupted`.
-    public func resolveInterruptedPurchase(_ id: UInt64) throws -> PaymentTransaction? {
+    public func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)]) != nil
+            guard let row = try Row.fetchOne(
+                db, sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
             else { throw StoreControlError.notInterrupted(id) }
-            try db.execute(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
-            return try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
+            if let existing = row["replacement_id"] as Int64? {
+                return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
+            }
+            try db.run(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
+            let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
+            return (replacement, replacement != nil)
         }
     }
 
     /// The ids of interrupted purchases and whether each is resolved.
     public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT transaction_id, resolved, replacement_id FROM interrupted_purchases ORDER BY transaction_id")
+            try Row.fetchAll(try db.cachedStatement(sql: "SELECT transaction_id, resolved, replacement_id FROM interrupted_purchases ORDER BY transaction_id"))
                 .map { (UInt64($0["transaction_id"] as Int64), $0["resolved"], ($0["replacement_id"] as Int64?).map(UInt64.init)) }
         }
     }
@@ -63,7 +69,7 @@ extension Ledger {
         var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: now)
         replacement.planned = (.purchased, nil)
         let replacementID = try insert(db, replacement)
-        try db.execute(
+        try db.run(
             sql: "UPDATE interrupted_purchases SET replacement_id = ? WHERE transaction_id = ?",
             arguments: [Int64(replacementID), Int64(id)])
         return try applyPlannedOutcome(db, id: replacementID, recordingDelivery: false)
@@ -74,7 +80,7 @@ extension Ledger {
     @discardableResult
     public func clearTransactions() throws -> Int {
         try write { db in
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions") ?? 0
+            let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
             try db.execute(sql: """
                 INSERT INTO transaction_deletions (transaction_id) SELECT id FROM transactions;
                 DELETE FROM interrupted_purchases;
@@ -86,17 +92,17 @@ extension Ledger {
         }
     }
 
-    /// Deletes one transaction and its history.
+    /// Deletes one transaction and its history. Like Xcode's `deleteTransaction`, it leaves the
+    /// renewals and restored copies that point at it (their `originalID`) as they are.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
     public func deleteTransaction(_ id: UInt64) throws {
         try write { db in
             _ = try existingTransaction(db, id: id)
-            try db.execute(sql: "UPDATE interrupted_purchases SET replacement_id = NULL WHERE replacement_id = ?", arguments: [Int64(id)])
-            try db.execute(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
-            try db.execute(sql: "INSERT INTO transaction_deletions (transaction_id) VALUES (?)", arguments: [Int64(id)])
-            try db.execute(sql: "DELETE FROM transaction_events WHERE transaction_id = ?", arguments: [Int64(id)])
-            try db.execute(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
-            try db.execute(sql: "DELETE FROM transaction_deletions WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.run(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.run(sql: "INSERT INTO transaction_deletions (transaction_id) VALUES (?)", arguments: [Int64(id)])
+            try db.run(sql: "DELETE FROM transaction_events WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.run(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
+            try db.run(sql: "DELETE FROM transaction_deletions WHERE transaction_id = ?", arguments: [Int64(id)])
         }
     }
 }

@@ -18,7 +18,7 @@ extension Ledger {
     /// that ends in its current row. Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
         try read { db in
-            var problems = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            var problems = try String.fetchAll(try db.cachedStatement(sql: "PRAGMA integrity_check"))
                 .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
             var events: [UInt64: [TransactionEvent]] = [:]
             let eventRows = try Row.fetchCursor(

@@ -55,7 +55,7 @@ extension Ledger {
     func insert(_ db: Database, _ row: NewTransactionRow) throws -> UInt64 {
         let id = try nextTransactionID(db)
         let original = row.original ?? (id, row.purchaseDate)
-        try db.execute(
+        try db.run(
             sql: """
                 INSERT INTO transactions (
                     id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
@@ -82,7 +82,7 @@ extension Ledger {
         guard next > last, next <= UInt64(Int64.max) else {
             throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
         }
-        try db.execute(
+        try db.run(
             sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(next)])
         return next
     }

@@ -58,7 +58,7 @@ extension PaymentTransaction {
 
     static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
         guard id <= UInt64(Int64.max) else { return nil }
-        return try Row.fetchOne(db, sql: selection + " WHERE id = ?", arguments: [Int64(id)])
+        return try Row.fetchOne(try db.cachedStatement(sql: selection + " WHERE id = ?"), arguments: [Int64(id)])
             .map(PaymentTransaction.init(row:))
     }
 
@@ -67,7 +67,7 @@ extension PaymentTransaction {
     }
 
     static func fetchAll(_ db: Database, sql suffix: String, arguments: StatementArguments = []) throws -> [PaymentTransaction] {
-        try Row.fetchAll(db, sql: selection + " " + suffix, arguments: arguments).map(PaymentTransaction.init(row:))
+        try Row.fetchAll(try db.cachedStatement(sql: selection + " " + suffix), arguments: arguments).map(PaymentTransaction.init(row:))
     }
 }
 

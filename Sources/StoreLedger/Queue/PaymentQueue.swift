@@ -191,10 +191,17 @@ public actor PaymentQueue {
     ///   `.cannotFinishDeferred`; then nothing was finished.
     @discardableResult
     public func finish(_ ids: [UInt64]) async throws -> [PaymentTransaction] {
-        let result = try ledger.finish(ids)
+        try await finishTransactions(ids).transactions
+    }
+
+    /// `finish(_:)`, also telling which transactions this call finished and which purchases
+    /// replaced interrupted ones.
+    @discardableResult
+    public func finishTransactions(_ ids: [UInt64]) async throws -> FinishResult {
+        var result = try ledger.finish(ids)
         if !result.finished.isEmpty { await notify(.removed(result.finished)) }
-        try await deliver(result.replacements)
-        return result.transactions
+        result.replacements = try await deliver(result.replacements)
+        return result
     }
 
     /// Finishes one transaction. See `finish(_:)` for arrays.

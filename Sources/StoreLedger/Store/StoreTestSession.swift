@@ -12,11 +12,22 @@ import Foundation
 /// try await session.advanceClock(by: 31 * 86_400)   // renewals fall due and are delivered
 /// ```
 public struct StoreTestSession: Sendable {
-    public let queue: PaymentQueue
-    public var ledger: Ledger { queue.ledger }
+    public let ledger: Ledger
+    /// The app's queue in this process, whose observers hear about the transactions the
+    /// controls create or change; `nil` for a session that drives the store from outside the
+    /// app (the `ledger` tool).
+    public let queue: PaymentQueue?
 
+    /// A session whose changes are delivered to `queue`'s observers.
     public init(queue: PaymentQueue) {
+        self.ledger = queue.ledger
         self.queue = queue
+    }
+
+    /// A session on a ledger with no app in this process: nothing is launched or notified.
+    public init(ledger: Ledger) {
+        self.ledger = ledger
+        self.queue = nil
     }
 
     // MARK: - Settings
@@ -25,13 +36,22 @@ public struct StoreTestSession: Sendable {
         try StoreSettings(ledger: ledger)
     }
 
-    /// Changes settings, all in one commit.
+    /// Changes settings; only the settings that `change` altered are written, in one commit.
     @discardableResult
     public func update(_ change: (inout StoreSettings) throws -> Void) throws -> StoreSettings {
-        var settings = try settings()
-        try change(&settings)
-        try ledger.setStoreSettings(settings.storedValues)
-        return settings
+        let before = try settings()
+        var after = before
+        try change(&after)
+        let old = before.storedValues
+        try ledger.setStoreSettings(after.storedValues.filter { old[$0.key] != $0.value })
+        return after
+    }
+
+    /// Sets one setting from its text form (`ledger store set KEY VALUE`).
+    /// - Throws: `StoreSettingError` for a value that does not fit.
+    @discardableResult
+    public func set(_ control: StoreControl, to value: String) throws -> StoreSettings {
+        try update { $0 = try control.apply(value, to: $0) }
     }
 
     /// Applies the settings of a StoreKit configuration file (storefront, locale, Ask to Buy,
@@ -41,29 +61,38 @@ public struct StoreTestSession: Sendable {
         try update { $0 = $0.applying(configuration.settings) }
     }
 
+    /// Hands changed transactions to the app's observers, when there is an app in this process.
+    private func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
+        guard let queue else { return transactions }
+        return try await queue.deliver(transactions)
+    }
+
     // MARK: - Transactions
 
     public func approveAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        try await queue.approve(id)
+        guard let queue else { return try ledger.approve(id) }
+        return try await queue.approve(id)
     }
 
     public func declineAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        try await queue.decline(id)
+        guard let queue else { return try ledger.decline(id) }
+        return try await queue.decline(id)
     }
 
-    /// Resolves an interrupted purchase; returns the replacement purchase when it arrives now
-    /// (the failed transaction was finished already).
+    /// Resolves an interrupted purchase; returns its replacement purchase once there is one
+    /// (the failed transaction is finished), delivering it when it is new.
     @discardableResult
     public func resolveIssueForTransaction(_ id: UInt64) async throws -> PaymentTransaction? {
-        guard let replacement = try ledger.resolveInterruptedPurchase(id) else { return nil }
-        return try await queue.deliver([replacement]).first
+        let resolution = try ledger.resolveInterruptedPurchase(id)
+        guard let replacement = resolution.replacement else { return nil }
+        return resolution.isNew ? try await deliver([replacement]).first : replacement
     }
 
     /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
     /// observers get the update. Returns the transaction asked for.
     @discardableResult
     public func refundTransaction(_ id: UInt64, reason: RevocationReason = .other) async throws -> PaymentTransaction {
-        try await queue.deliver(try ledger.refund(id, reason: reason.rawValue))[0]
+        try await deliver(try ledger.refund(id, reason: reason.rawValue))[0]
     }
 
     /// Deletes every transaction, unfinished ones included.
@@ -80,7 +109,7 @@ public struct StoreTestSession: Sendable {
 
     @discardableResult
     public func forceRenewalOfSubscription(_ productID: String) async throws -> PaymentTransaction {
-        try await queue.deliver([try ledger.forceRenewal(of: productID)])[0]
+        try await deliver([try ledger.forceRenewal(of: productID)])[0]
     }
 
     @discardableResult
@@ -93,17 +122,18 @@ public struct StoreTestSession: Sendable {
     }
 
     /// Moves the store clock forward, then makes and delivers the renewals that fell due.
+    /// - Throws: `StoreControlError.clockOutOfRange` for a negative or too large interval.
     @discardableResult
     public func advanceClock(by interval: TimeInterval) async throws -> [PaymentTransaction] {
         try ledger.advanceClock(by: interval)
-        return try await queue.processSubscriptionRenewals()
+        return try await deliver(try ledger.renewDueSubscriptions())
     }
 
     /// Sets the store clock (never backwards), then makes and delivers the renewals that fell due.
     @discardableResult
     public func setClock(to date: Date) async throws -> [PaymentTransaction] {
         try ledger.setClock(to: date)
-        return try await queue.processSubscriptionRenewals()
+        return try await deliver(try ledger.renewDueSubscriptions())
     }
 }
 

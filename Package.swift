@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "StoreLedger", targets: ["StoreLedger"]),
         .library(name: "LedgerStore", targets: ["LedgerStore"]),
+        .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
         .executable(name: "ledger", targets: ["ledger"]),
     ],
     dependencies: [
@@ -19,10 +20,16 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
+        // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
+        .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // Crash-recovery testing for this project and its users: fault injection, a seeded
+        // workload, and the invariant checker of SPEC section 9.
+        .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
             dependencies: [
                 "StoreLedger",
+                "LedgerTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -32,7 +39,7 @@ let package = Package(
         .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
         .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "ledger"]),
-        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTestSupport", "ledger"]),
+        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger"]),
     ],
     swiftLanguageModes: [.v6]
 )

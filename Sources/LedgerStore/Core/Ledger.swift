@@ -69,7 +69,7 @@ public final class Ledger: Sendable {
         try? inspector.close()
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: grdbConfiguration(configuration))
+            pool = try DatabasePool(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
         } catch {
             throw mapError(error, path: path)
         }
@@ -90,7 +90,7 @@ public final class Ledger: Sendable {
         grdb.busyMode = .timeout(configuration.busyTimeout)
         grdb.label = "StoreLedger (read-only)"
         do {
-            return try DatabaseQueue(path: path, configuration: grdb)
+            return try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdb)
         } catch {
             throw mapError(error, path: path)
         }
@@ -139,7 +139,7 @@ public final class Ledger: Sendable {
         do {
             var grdb = Configuration()
             grdb.busyMode = .timeout(configuration.busyTimeout)
-            let queue = try DatabaseQueue(path: temporary, configuration: grdb)
+            let queue = try DatabaseQueue(path: configuration.sqlitePath(temporary), configuration: grdb)
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")

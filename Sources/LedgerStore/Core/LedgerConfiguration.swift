@@ -31,15 +31,28 @@ public struct LedgerConfiguration: Sendable {
     public var busyTimeout: TimeInterval
     public var clock: LedgerClock
     public var idGenerator: TransactionIDGenerator
+    /// The SQLite VFS to open the ledger's files through, by registered name; `nil` for the
+    /// default. `LedgerTesting.FaultInjection` uses this to simulate power losses and I/O errors.
+    public var vfs: String?
 
     public init(
         durability: Durability = .full, busyTimeout: TimeInterval = 10,
-        clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential
+        clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil
     ) {
         self.durability = durability
         self.busyTimeout = busyTimeout
         self.clock = clock
         self.idGenerator = idGenerator
+        self.vfs = vfs
+    }
+
+    /// The name SQLite opens for `path`: a URI naming the VFS when one is set.
+    func sqlitePath(_ path: String) -> String {
+        guard let vfs else { return path }
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return "file:\(encoded)?vfs=\(vfs)"
     }
 }
 

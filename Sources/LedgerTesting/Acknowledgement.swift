@@ -1,0 +1,96 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// One change a workload was told was done (returned from the ledger, so committed). A crash
+/// campaign checks that the reopened ledger still holds every one of them.
+public struct Acknowledgement: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable {
+        case purchase, approve, decline, finish, restore, renewal, refund, resolve
+    }
+
+    public var kind: Kind
+    public var transactionID: UInt64
+    /// The transaction's state when it was acknowledged.
+    public var state: TransactionState
+    public var finished: Bool
+    public var revoked: Bool
+    public var idempotencyKey: String?
+
+    public init(kind: Kind, transaction: PaymentTransaction) {
+        self.kind = kind
+        transactionID = transaction.id
+        state = transaction.state
+        finished = transaction.isFinished
+        revoked = transaction.revocationDate != nil
+        idempotencyKey = transaction.idempotencyKey
+    }
+
+    /// Whether `transaction` (what the ledger holds now) still shows this acknowledgement: the
+    /// same state or a legal later one, finished and refunded if it was.
+    public func isShown(by transaction: PaymentTransaction?) -> Bool {
+        guard let transaction else { return false }
+        let stateHolds = transaction.state == state || state.canMove(to: transaction.state)
+        return stateHolds && (!finished || transaction.isFinished) && (!revoked || transaction.revocationDate != nil)
+    }
+}
+
+/// Where a workload records its acknowledgements, in order: in memory, and optionally as JSON
+/// lines in a file, each synced before the workload goes on (so that a killed process leaves
+/// a record of exactly what it acknowledged).
+public final class AcknowledgementLog: Sendable {
+    private let entries = Mutex<[Acknowledgement]>([])
+    private let descriptor: Int32?
+
+    /// An in-memory log.
+    public init() {
+        descriptor = nil
+    }
+
+    /// A log that also appends to `path` (created owner-only when missing).
+    public init(appendingTo path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        descriptor = fd
+    }
+
+    deinit {
+        if let descriptor { close(descriptor) }
+    }
+
+    public var acknowledgements: [Acknowledgement] { entries.withLock { $0 } }
+
+    public func record(_ acknowledgement: Acknowledgement) {
+        entries.withLock { $0.append(acknowledgement) }
+        guard let descriptor else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        var line = (try? encoder.encode(acknowledgement)) ?? Data()
+        line.append(0x0A)
+        line.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        fsync(descriptor)
+    }
+
+    public func record(_ kind: Acknowledgement.Kind, _ transactions: [PaymentTransaction]) {
+        for transaction in transactions { record(Acknowledgement(kind: kind, transaction: transaction)) }
+    }
+
+    /// The acknowledgements in a log file; a last line cut short by a kill was never
+    /// acknowledged and is ignored.
+    public static func read(from path: String) throws -> [Acknowledgement] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let decoder = JSONDecoder()
+        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+        if data.last != 0x0A { lines.removeLast() }   // the line being written when it stopped
+        return try lines.filter { !$0.isEmpty }.map { try decoder.decode(Acknowledgement.self, from: Data($0)) }
+    }
+}

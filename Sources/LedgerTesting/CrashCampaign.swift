@@ -1,0 +1,105 @@
+import Foundation
+import StoreLedger
+
+/// One crash run: a fresh ledger, a seeded workload cut by a fault, then the invariant check
+/// of the reopened ledger. The same parameters replay the same run.
+public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
+    public enum Trigger: Sendable, Hashable {
+        case write(Int64)
+        case sync(Int64)
+    }
+
+    public var seed: UInt64
+    public var operations: Int
+    public var fault: FaultInjection.Fault
+    public var trigger: Trigger
+    public var lossMode: FaultInjection.LossMode
+    public var durability: Durability
+    /// For I/O errors: the error repeats for every later write or sync (a full disk).
+    public var persistent: Bool
+
+    public init(
+        seed: UInt64, operations: Int, fault: FaultInjection.Fault, trigger: Trigger,
+        lossMode: FaultInjection.LossMode = .loseAll, durability: Durability = .full, persistent: Bool = false
+    ) {
+        self.seed = seed
+        self.operations = operations
+        self.fault = fault
+        self.trigger = trigger
+        self.lossMode = lossMode
+        self.durability = durability
+        self.persistent = persistent
+    }
+
+    public var description: String {
+        let point = switch trigger {
+        case .write(let n): "--at-write \(n)"
+        case .sync(let n): "--at-sync \(n)"
+        }
+        let loss = switch lossMode {
+        case .loseAll: "lose-all"
+        case .loseRandom(let seed): "lose-random:\(seed)"
+        case .tornLastWrite: "torn"
+        case .keepAll: "keep-all"
+        }
+        let kind = switch fault {
+        case .powerLoss: "power"
+        case .ioError: persistent ? "io-persistent" : "io"
+        case .diskFull: "disk-full"
+        }
+        return "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
+    }
+
+    /// What happened: whether the fault fired, and the invariants it broke.
+    public struct Outcome: Sendable {
+        public var faultFired: Bool
+        public var acknowledged: Int
+        public var violations: [InvariantViolation]
+    }
+
+    /// Runs in `directory` (a fresh folder). With `checkingAsFull`, a run with durability
+    /// `normal` is held to `full`'s rule (no acknowledged change lost): the control that shows
+    /// the harness can fail.
+    public func run(in directory: String, checkingAsFull: Bool = false) async -> Outcome {
+        let path = directory + "/ledger.sqlite"
+        let configuration = FaultInjection.configuration(LedgerConfiguration(durability: durability))
+        FaultInjection.reset()
+        do {
+            try CrashWorkload.prepareLedger(at: path, configuration: configuration)
+        } catch {
+            return Outcome(faultFired: false, acknowledged: 0, violations: [
+                InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)"),
+            ])
+        }
+        FaultInjection.reset()
+        FaultInjection.setLossMode(lossMode)
+        switch trigger {
+        case .write(let n): FaultInjection.arm(fault, atWrite: n, persistent: persistent)
+        case .sync(let n): FaultInjection.arm(fault, atSync: n, persistent: persistent)
+        }
+        let log = AcknowledgementLog()
+        _ = await CrashWorkload(seed: seed, operations: operations).run(ledgerAt: path, configuration: configuration, log: log)
+        // The workload closed its connections; a power loss that did not fire happens now,
+        // so that what was not synced is lost either way.
+        let fired = FaultInjection.counters.faults > 0
+        if fault == .powerLoss { FaultInjection.powerLoss() }
+        FaultInjection.powerOn()
+        FaultInjection.disarm()
+        let lossAllowed = durability == .normal && fault == .powerLoss && !checkingAsFull
+        let violations = await InvariantChecker.check(
+            ledgerAt: path, configuration: configuration, acknowledged: log.acknowledgements, lossAllowed: lossAllowed)
+        return Outcome(faultFired: fired, acknowledged: log.acknowledgements.count, violations: violations)
+    }
+
+    /// How many writes and syncs the workload makes when nothing fails, to place faults.
+    public static func measure(seed: UInt64, operations: Int, durability: Durability, in directory: String) async -> (writes: Int64, syncs: Int64) {
+        let path = directory + "/measure.sqlite"
+        let configuration = FaultInjection.configuration(LedgerConfiguration(durability: durability))
+        FaultInjection.reset()
+        guard (try? CrashWorkload.prepareLedger(at: path, configuration: configuration)) != nil else { return (0, 0) }
+        FaultInjection.reset()
+        _ = await CrashWorkload(seed: seed, operations: operations).run(ledgerAt: path, configuration: configuration, log: AcknowledgementLog())
+        let counters = FaultInjection.counters
+        return (counters.writes, counters.syncs)
+    }
+}

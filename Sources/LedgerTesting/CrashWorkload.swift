@@ -1,0 +1,141 @@
+import Foundation
+import StoreLedger
+
+/// A seeded random mix of what an app and the store do to a ledger: purchases with every
+/// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted
+/// purchases. The same seed performs the same operations, so a failing run can be replayed.
+public struct CrashWorkload: Sendable {
+    public var seed: UInt64
+    public var operations: Int
+
+    public init(seed: UInt64, operations: Int) {
+        self.seed = seed
+        self.operations = operations
+    }
+
+    /// The products a workload buys; `install(in:)` imports them.
+    public static let catalog = """
+        {
+          "products": [
+            {"productID": "workload.nonconsumable.a", "type": "NonConsumable", "displayPrice": "0.99"},
+            {"productID": "workload.nonconsumable.b", "type": "NonConsumable", "displayPrice": "1.99"},
+            {"productID": "workload.consumable", "type": "Consumable", "displayPrice": "0.49"}
+          ],
+          "nonRenewingSubscriptions": [
+            {"productID": "workload.season", "type": "NonRenewingSubscription", "displayPrice": "4.99"}
+          ],
+          "subscriptionGroups": [
+            {"id": "workload.group", "name": "Workload", "subscriptions": [
+              {"productID": "workload.monthly", "type": "RecurringSubscription", "displayPrice": "2.99",
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"},
+              {"productID": "workload.weekly", "type": "RecurringSubscription", "displayPrice": "0.99",
+               "groupNumber": 2, "recurringSubscriptionPeriod": "P1W"}
+            ]}
+          ]
+        }
+        """
+
+    /// Creates the ledger at `path` with the workload's catalog.
+    public static func prepareLedger(at path: String, configuration: LedgerConfiguration) throws {
+        let catalogPath = path + ".catalog.storekit"
+        try Data(catalog.utf8).write(to: URL(fileURLWithPath: catalogPath))
+        defer { try? FileManager.default.removeItem(atPath: catalogPath) }
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
+        defer { try? ledger.close() }
+        try ProductCatalog(ledger: ledger).importConfigurations(at: [catalogPath])
+    }
+
+    private static let products = [
+        "workload.nonconsumable.a", "workload.nonconsumable.b", "workload.consumable", "workload.season",
+        "workload.monthly", "workload.weekly",
+    ]
+
+    /// Runs the operations against the ledger at `path`, recording every acknowledged change
+    /// in `log` as it is returned. Stops at the first error (a power loss, an injected I/O
+    /// error) and returns it; `nil` when every operation ran.
+    public func run(ledgerAt path: String, configuration: LedgerConfiguration, log: AcknowledgementLog) async -> (any Error)? {
+        var random = SplitMix64(seed: seed)
+        var ledger: Ledger?
+        defer { try? ledger?.close() }
+        do {
+            ledger = try Ledger.open(at: path, configuration: configuration)
+            var queue = try PaymentQueue(ledger: ledger!)
+            for index in 0..<operations {
+                let roll = random.next() % 100
+                switch roll {
+                case 0..<45:
+                    let outcomes: [SimulatedOutcome] = [
+                        .success, .success, .success, .userCancelled, .deferred, .interrupted,
+                        .failed(StoreErrorCode(rawValue: Int(random.next() % 6))!),
+                    ]
+                    let key = random.next() % 3 == 0 ? "workload-\(seed)-\(index)" : nil
+                    let transaction = try await queue.add(Payment(
+                        productID: Self.products[Int(random.next() % UInt64(Self.products.count))],
+                        quantity: Int(random.next() % 3) + 1, idempotencyKey: key,
+                        simulatedOutcome: outcomes[Int(random.next() % UInt64(outcomes.count))]))
+                    log.record(Acknowledgement(kind: .purchase, transaction: transaction))
+                case 45..<55:
+                    guard let id = try pick(&random, queue.transactions.filter { $0.state == .deferred }) else { continue }
+                    let approve = random.next() % 2 == 0
+                    let transaction = approve ? try await queue.approve(id) : try await queue.decline(id)
+                    log.record(Acknowledgement(kind: approve ? .approve : .decline, transaction: transaction))
+                case 55..<80:
+                    guard let id = try pick(&random, queue.transactions.filter { $0.state.canBeFinished }) else { continue }
+                    let result = try await queue.finishTransactions([id])
+                    log.record(.finish, result.transactions)
+                    log.record(.resolve, result.replacements)
+                case 80..<85:
+                    // A relaunch: a new ledger connection and queue; the first observer gets the queue.
+                    try ledger?.close()
+                    ledger = try Ledger.open(at: path, configuration: configuration)
+                    queue = try PaymentQueue(ledger: ledger!)
+                    log.record(.renewal, queue.renewedAtLaunch)
+                    _ = try await queue.redeliverUnfinishedTransactions()
+                case 85..<89:
+                    let result = await queue.restoreCompletedTransactions()
+                    if case .failed(let error) = result.outcome { throw error }
+                    log.record(.restore, result.restored)
+                case 89..<93:
+                    let renewed = try await StoreTestSession(queue: queue).advanceClock(by: Double(random.next() % 40) * 86_400)
+                    log.record(.renewal, renewed)
+                case 93..<96:
+                    let refundable = try ledger!.transactions(matching: TransactionFilter(state: .purchased, limit: 200))
+                        .filter { $0.revocationDate == nil }
+                    guard let id = pick(&random, refundable) else { continue }
+                    log.record(.refund, [try await StoreTestSession(queue: queue).refundTransaction(id)])
+                default:
+                    let interrupted = try ledger!.interruptedPurchases().filter { !$0.resolved }.map(\.transactionID)
+                    guard !interrupted.isEmpty else { continue }
+                    let id = interrupted[Int(random.next() % UInt64(interrupted.count))]
+                    if let replacement = try await StoreTestSession(queue: queue).resolveIssueForTransaction(id) {
+                        log.record(.resolve, [replacement])
+                    }
+                }
+            }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func pick(_ random: inout SplitMix64, _ candidates: [PaymentTransaction]) -> UInt64? {
+        candidates.isEmpty ? nil : candidates[Int(random.next() % UInt64(candidates.count))].id
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same seed gives the same sequence everywhere.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// One broken invariant of SPEC section 9, with what was expected.
+public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
+    /// The number of the invariant in SPEC section 9 (1 to 6).
+    public var invariant: Int
+    public var message: String
+
+    public var description: String { "invariant \(invariant): \(message)" }
+}
+
+/// Reopens a ledger after a crash and checks SPEC section 9 against what was acknowledged:
+/// 1. every acknowledged change is present (when `lossAllowed`, a power loss with durability
+///    `normal` may lose a suffix of them, never anything before something that survived);
+/// 2. nothing is duplicated (an idempotency key names one transaction);
+/// 3. every history is a legal path that ends in its row (`Ledger.verify()`);
+/// 4. the launch delivers every unfinished transaction, oldest first, and no finished one;
+/// 5. no transaction is left purchasing after the launch;
+/// 6. `PRAGMA integrity_check` is ok and the ledger opens.
+public enum InvariantChecker {
+    public static func check(
+        ledgerAt path: String, configuration: LedgerConfiguration, acknowledged: [Acknowledgement], lossAllowed: Bool = false
+    ) async -> [InvariantViolation] {
+        var violations: [InvariantViolation] = []
+        let ledger: Ledger
+        do {
+            ledger = try Ledger.open(at: path, configuration: configuration)
+        } catch {
+            return [InvariantViolation(invariant: 6, message: "the ledger does not open: \(error)")]
+        }
+        defer { try? ledger.close() }
+        do {
+            for problem in try ledger.verify() {
+                let integrity = problem.message.hasPrefix("integrity check")
+                violations.append(InvariantViolation(invariant: integrity ? 6 : 3, message: problem.description))
+            }
+            let byID = Dictionary(uniqueKeysWithValues: try ledger.allTransactions().map { ($0.id, $0) })
+            violations += checkAcknowledged(acknowledged, byID: byID, lossAllowed: lossAllowed)
+
+            var keys: [String: Set<UInt64>] = [:]
+            for transaction in byID.values { if let key = transaction.idempotencyKey { keys[key, default: []].insert(transaction.id) } }
+            for (key, ids) in keys where ids.count > 1 {
+                violations.append(InvariantViolation(invariant: 2, message: "idempotency key \(key) names \(ids.sorted())"))
+            }
+
+            let queue = try PaymentQueue(ledger: ledger)
+            let purchasing = try ledger.transactions(matching: TransactionFilter(state: .purchasing))
+            if !purchasing.isEmpty {
+                violations.append(InvariantViolation(invariant: 5, message: "left purchasing after launch: \(purchasing.map(\.id))"))
+            }
+            let expected = try ledger.unfinishedTransactions().map(\.id)
+            let observer = LaunchObserver()
+            try await queue.add(observer)
+            let delivered = observer.delivered
+            if delivered.map(\.id) != expected {
+                violations.append(InvariantViolation(
+                    invariant: 4, message: "the launch delivered \(delivered.map(\.id)), the unfinished ones are \(expected)"))
+            }
+            if delivered.contains(where: \.isFinished) {
+                violations.append(InvariantViolation(invariant: 4, message: "the launch delivered a finished transaction"))
+            }
+        } catch {
+            violations.append(InvariantViolation(invariant: 6, message: "the ledger failed while being checked: \(error)"))
+        }
+        return violations
+    }
+
+    /// Invariant 1: every acknowledgement is shown by the ledger, or with `lossAllowed` only a
+    /// suffix of them is missing.
+    static func checkAcknowledged(
+        _ acknowledged: [Acknowledgement], byID: [UInt64: PaymentTransaction], lossAllowed: Bool
+    ) -> [InvariantViolation] {
+        var violations: [InvariantViolation] = []
+        var firstMissing: Int?
+        for (index, acknowledgement) in acknowledged.enumerated() {
+            let shown = acknowledgement.isShown(by: byID[acknowledgement.transactionID])
+            if !shown, firstMissing == nil { firstMissing = index }
+            if !shown, !lossAllowed {
+                violations.append(InvariantViolation(
+                    invariant: 1, message: "acknowledged \(acknowledgement.kind.rawValue) of \(acknowledgement.transactionID) "
+                        + "(\(acknowledgement.state.rawValue)\(acknowledgement.finished ? ", finished" : "")) is lost"))
+            }
+            if shown, lossAllowed, let missing = firstMissing, !acknowledgedBefore(acknowledged, index, isShownIn: byID, from: missing) {
+                violations.append(InvariantViolation(
+                    invariant: 1, message: "acknowledgement \(index) survived but \(missing), acknowledged before it, is lost"))
+                firstMissing = nil   // report one reordering, not every later entry
+            }
+        }
+        return violations
+    }
+
+    /// Whether entry `index` would be shown even with every entry from `missing` on lost: it
+    /// is about a transaction whose state it acknowledged was already acknowledged before.
+    private static func acknowledgedBefore(
+        _ acknowledged: [Acknowledgement], _ index: Int, isShownIn byID: [UInt64: PaymentTransaction], from missing: Int
+    ) -> Bool {
+        let entry = acknowledged[index]
+        return acknowledged[..<missing].contains {
+            $0.transactionID == entry.transactionID && $0.state == entry.state
+                && $0.finished == entry.finished && $0.revoked == entry.revoked
+        }
+    }
+}
+
+/// Records what a launch delivers.
+final class LaunchObserver: PaymentTransactionObserver {
+    private let received = Mutex<[PaymentTransaction]>([])
+
+    var delivered: [PaymentTransaction] { received.withLock { $0 } }
+
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        received.withLock { $0 += transactions }
+    }
+}

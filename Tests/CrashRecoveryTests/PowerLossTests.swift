@@ -1,0 +1,129 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// Power losses and I/O errors through the fault VFS. Its state is process-wide, so these run
+/// one at a time.
+@Suite(.serialized) struct PowerLossTests {
+    static let shortWorkload = (seed: UInt64(7), operations: 12)
+
+    /// Every write of a short workload, and every sync, as the moment the power goes.
+    @Test func aPowerLossAtAnyWriteOrSyncLosesNothingAcknowledged() async throws {
+        try await withTemporaryDirectory { directory in
+            let (writes, syncs) = await CrashRun.measure(
+                seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, durability: .full, in: directory)
+            #expect(writes > 20 && syncs > 5)
+            var fired = 0
+            let triggers = (1...writes).map(CrashRun.Trigger.write) + (1...syncs).map(CrashRun.Trigger.sync)
+            for (index, trigger) in triggers.enumerated() {
+                let run = CrashRun(
+                    seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, fault: .powerLoss, trigger: trigger,
+                    lossMode: index % 3 == 0 ? .loseAll : index % 3 == 1 ? .loseRandom(seed: UInt64(index)) : .tornLastWrite)
+                let outcome = try await withTemporaryDirectory { await run.run(in: $0) }
+                #expect(outcome.violations.isEmpty, "replay: \(run) -> \(outcome.violations)")
+                if outcome.faultFired { fired += 1 }
+            }
+            #expect(fired == triggers.count, "every point was inside the workload")
+        }
+    }
+
+    /// The control: with `synchronous=NORMAL` a commit is not synced, so holding it to `full`'s
+    /// rule must report lost acknowledgements. This shows the harness can fail.
+    @Test func theHarnessCatchesLossesUnderNormalDurability() async throws {
+        var lossesFound = 0
+        for seed in UInt64(1)...6 {
+            let run = CrashRun(seed: seed, operations: 30, fault: .powerLoss, trigger: .sync(10_000), durability: .normal)
+            let outcome = try await withTemporaryDirectory { await run.run(in: $0, checkingAsFull: true) }
+            if outcome.violations.contains(where: { $0.invariant == 1 }) { lossesFound += 1 }
+            // Held to its own rule (only a suffix may be lost), the same runs are correct.
+            let fair = try await withTemporaryDirectory { await run.run(in: $0) }
+            #expect(fair.violations.isEmpty, "replay: \(run) -> \(fair.violations)")
+        }
+        #expect(lossesFound > 0, "a power loss under synchronous=NORMAL should lose acknowledged commits")
+    }
+
+    @Test func normalDurabilityLosesOnlyASuffixAtAnyWrite() async throws {
+        try await withTemporaryDirectory { directory in
+            let (writes, _) = await CrashRun.measure(seed: 3, operations: 12, durability: .normal, in: directory)
+            for point in stride(from: Int64(1), through: writes, by: 3) {
+                let run = CrashRun(seed: 3, operations: 12, fault: .powerLoss, trigger: .write(point),
+                                   lossMode: .loseRandom(seed: UInt64(point)), durability: .normal)
+                let outcome = try await withTemporaryDirectory { await run.run(in: $0) }
+                #expect(outcome.violations.isEmpty, "replay: \(run) -> \(outcome.violations)")
+            }
+        }
+    }
+
+    /// An I/O error or a full disk at any write or sync: the operation fails, nothing
+    /// acknowledged is lost, and the ledger stays consistent.
+    @Test func ioErrorsAndAFullDiskLeaveTheLedgerConsistent() async throws {
+        try await withTemporaryDirectory { directory in
+            let (writes, syncs) = await CrashRun.measure(seed: 11, operations: 12, durability: .full, in: directory)
+            var runs: [CrashRun] = []
+            for point in stride(from: Int64(1), through: writes, by: 2) {
+                runs.append(CrashRun(seed: 11, operations: 12, fault: point % 4 == 1 ? .diskFull : .ioError, trigger: .write(point),
+                                     persistent: point % 3 == 0))
+            }
+            for point in 1...syncs {
+                runs.append(CrashRun(seed: 11, operations: 12, fault: .ioError, trigger: .sync(point)))
+            }
+            for run in runs {
+                let outcome = try await withTemporaryDirectory { await run.run(in: $0) }
+                #expect(outcome.violations.isEmpty, "replay: \(run) -> \(outcome.violations)")
+            }
+        }
+    }
+
+    /// An I/O error during COMMIT leaves its outcome unknown: the ledger reports it, and a
+    /// retry with the same idempotency key finds out what happened instead of guessing.
+    @Test func aRetryAfterAFailedCommitFindsOutWhatHappened() async throws {
+        FaultInjection.reset()
+        for syncPoint in Int64(1)...3 {
+            try await withTemporaryDirectory { directory in
+                let path = directory + "/ledger.sqlite"
+                let configuration = FaultInjection.configuration()
+                try CrashWorkload.prepareLedger(at: path, configuration: configuration)
+                let queue = try PaymentQueue(path: path, configuration: configuration)
+                FaultInjection.reset()
+                FaultInjection.arm(.ioError, atSync: syncPoint)
+                let payment = Payment(productID: "workload.nonconsumable.a", idempotencyKey: "checkout-42")
+                var first: PaymentTransaction?
+                do { first = try await queue.add(payment) } catch { /* the outcome is unknown */ }
+                let retried = try await queue.add(payment)
+                #expect(first == nil || first?.id == retried.id)
+                #expect(retried.state == .purchased)
+                let withKey = try queue.ledger.allTransactions().filter { $0.idempotencyKey == "checkout-42" }
+                #expect(withKey.map(\.id) == [retried.id], "exactly one transaction for the key")
+                #expect(try queue.ledger.verify() == [])
+                try queue.ledger.close()
+            }
+        }
+        FaultInjection.reset()
+    }
+
+    @Test func unsyncedWritesAreVisibleUntilThePowerGoes() async throws {
+        FaultInjection.reset()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let configuration = FaultInjection.configuration(LedgerConfiguration(durability: .normal))
+            try CrashWorkload.prepareLedger(at: path, configuration: configuration)
+            FaultInjection.reset()
+            FaultInjection.setLossMode(.loseAll)
+            let ledger = try Ledger.open(at: path, configuration: configuration)
+            let bought = try ledger.addPayment(NewPayment(productID: "workload.consumable")).transaction
+            #expect(try ledger.transaction(bought.id) != nil, "the page cache shows it")
+            FaultInjection.powerLoss()
+            #expect(FaultInjection.isPoweredOff)
+            #expect(throws: (any Error).self) { try ledger.addPayment(NewPayment(productID: "workload.consumable")) }
+            try? ledger.close()
+            FaultInjection.powerOn()
+            let reopened = try Ledger.open(at: path, configuration: configuration)
+            #expect(try reopened.transaction(bought.id) == nil, "normal durability did not sync it")
+            #expect(try reopened.verify() == [])
+            try reopened.close()
+            #expect(FaultInjection.counters.unsyncedWritesLost > 0)
+        }
+    }
+}

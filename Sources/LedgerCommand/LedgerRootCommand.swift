@@ -8,7 +8,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
         discussion: """
             Every command takes --database PATH (default: $LEDGER_DATABASE, else ./ledger.sqlite) \
             and --json (stdout then holds exactly one JSON document; messages go to stderr).
-            Exit codes: 0 ok, 1 refused operation, 64 usage, 65 bad input data, \
+            Exit codes: 0 ok, 1 refused operation, 2 problems found by verify, 64 usage, 65 bad input data, \
             66 missing input file or ledger, 74 unusable ledger.
             Start with `ledger demo`.
             """,
@@ -16,7 +16,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
-            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, DemoCommand.self,
+            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, DemoCommand.self,
             HoldPurchasesCommand.self, TortureCommand.self,
         ])
 

@@ -4,6 +4,8 @@ import StoreLedger
 /// Exit codes of `ledger`, from sysexits(3) where one fits.
 enum LedgerExitCode {
     static let refused: Int32 = 1
+    /// `ledger verify` found problems.
+    static let problemsFound: Int32 = 2
     static let usage: Int32 = 64
     static let dataError: Int32 = 65
     static let noInput: Int32 = 66

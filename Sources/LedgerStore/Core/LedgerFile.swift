@@ -57,5 +57,6 @@ enum LedgerFile {
         guard applicationID == Self.applicationID else {
             throw LedgerError.notALedger(path: path, applicationID: applicationID)
         }
+        if hasWAL { try WALFile(path: path + "-wal", ledgerPath: path).check() }
     }
 }

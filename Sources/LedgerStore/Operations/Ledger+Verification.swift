@@ -13,13 +13,26 @@ public struct LedgerProblem: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension Ledger {
-    /// Checks the ledger's own invariants on one consistent snapshot: SQLite's integrity check,
-    /// and for every transaction that its history is a legal path through the state machine
-    /// that ends in its current row. Returns the problems found; empty when all hold.
+    /// Checks the ledger's own invariants on one consistent snapshot: SQLite's integrity check;
+    /// for every transaction, that its history is a legal path through the state machine that
+    /// ends in its current row, and that it is not finished in a state that cannot be; that no
+    /// idempotency key names two transactions; that no id is above the last one issued.
+    /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
-        try read { db in
-            var problems = try String.fetchAll(try db.cachedStatement(sql: "PRAGMA integrity_check"))
+        // A damaged file cannot be trusted for the checks that follow: its problems are the
+        // answer. (Outside a transaction: SQLite aborts a transaction on a corruption error.)
+        let integrity: [LedgerProblem]
+        do {
+            integrity = try reader.unsafeRead { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
                 .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            return [LedgerProblem(transactionID: nil, message: "integrity check: \(error.message ?? "the file is damaged")")]
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
+        guard integrity.isEmpty else { return integrity }
+        return try read { db in
+            var problems: [LedgerProblem] = []
             var events: [UInt64: [TransactionEvent]] = [:]
             let eventRows = try Row.fetchCursor(
                 db, sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events ORDER BY seq")
@@ -33,6 +46,18 @@ extension Ledger {
             }
             for id in events.keys.sorted() {
                 problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
+            }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
+                WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
+                """) {
+                problems.append(LedgerProblem(
+                    transactionID: nil, message: "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"))
+            }
+            let lastIssued = try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
+            if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {
+                problems.append(LedgerProblem(
+                    transactionID: UInt64(highest), message: "id above the last one issued (\(lastIssued)): ids could be reused"))
             }
             return problems
         }
@@ -85,7 +110,9 @@ extension Ledger {
         }
         if revoked != (transaction.revocationDate != nil) { problems.append("refund in the history and the row disagree") }
         if upgraded && !transaction.isUpgraded { problems.append("upgraded in the history, not in the row") }
-        if transaction.state == .purchasing && transaction.isFinished { problems.append("finished while purchasing") }
+        if transaction.isFinished && !transaction.state.canBeFinished {
+            problems.append("finished while \(transaction.state.rawValue), which cannot be finished")
+        }
         return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
     }
 }

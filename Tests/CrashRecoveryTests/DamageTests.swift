@@ -1,0 +1,172 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+import Testing
+
+/// Ledgers damaged on purpose: `ledger verify` names each problem (exit 2), and a damaged file
+/// is refused untouched (exit 74).
+@Suite struct DamageTests {
+    /// A ledger with a few transactions, changed behind the ledger's back by Python's sqlite3
+    /// (with the ledger's own guards, its triggers, dropped first).
+    func damaged(_ sql: String, expecting message: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory)
+            for product in [SampleCatalog.consumable, SampleCatalog.nonConsumable] {
+                let id = try ledger.addPayment(NewPayment(productID: product, idempotencyKey: "key-\(product)")).transaction.id
+                _ = try ledger.applyPlannedOutcome(of: id)
+            }
+            try ledger.close()
+            let database = directory + "/ledger.sqlite"
+            #expect(try LedgerProcess.run(["verify", "--database", database]).status == 0)
+            // Parts separated by "-- reconnect" run in fresh connections (schema edits need one).
+            try runPython("""
+                import sqlite3
+                for part in '''\(sql)'''.split('-- reconnect'):
+                    c = sqlite3.connect('\(database)')
+                    for name, in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+                        c.execute('DROP TRIGGER ' + name)
+                    c.executescript(part)
+                    c.commit()
+                    c.close()
+                """)
+            let result = try LedgerProcess.run(["verify", "--json", "--database", database])
+            #expect(result.status == 2, "\(result.stderr)")
+            let problems = try #require(try result.json()["problems"] as? [[String: Any]])
+            #expect(problems.contains { ($0["message"] as? String)?.contains(message) == true }, "\(problems)")
+            let text = try LedgerProcess.run(["verify", "--database", database])
+            #expect(text.status == 2 && text.stdout.contains(message))
+        }
+    }
+
+    @Test func anIllegalHistoryIsFound() async throws {
+        try await damaged(
+            "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at) VALUES (1, 'stateChanged', 'purchased', 'deferred', 0)",
+            expecting: "illegal change purchased -> deferred")
+    }
+
+    @Test func aHistoryThatDoesNotEndInItsRowIsFound() async throws {
+        try await damaged("UPDATE transactions SET state = 'failed', error_code = 2 WHERE id = 1", expecting: "history ends in purchased, the row is failed")
+    }
+
+    @Test func aFinishedTransactionThatCannotBeFinishedIsFound() async throws {
+        try await damaged(
+            "PRAGMA ignore_check_constraints = ON; UPDATE transactions SET state = 'deferred', is_finished = 1, finished_at = 0 WHERE id = 2",
+            expecting: "finished while deferred")
+    }
+
+    @Test func aDuplicatedIdempotencyKeyIsFound() async throws {
+        // The unique index is part of the table: edit the schema itself to lose it.
+        try await damaged(
+            """
+            PRAGMA writable_schema = ON;
+            UPDATE sqlite_master SET sql = replace(sql, 'idempotency_key        TEXT UNIQUE', 'idempotency_key TEXT') WHERE name = 'transactions';
+            DELETE FROM sqlite_master WHERE name = 'sqlite_autoindex_transactions_1';
+            PRAGMA writable_schema = OFF;
+            -- reconnect
+            VACUUM;
+            UPDATE transactions SET idempotency_key = 'dup';
+            """,
+            expecting: "idempotency key dup names transactions 1,2")
+    }
+
+    @Test func anIdAboveTheCounterIsFound() async throws {
+        try await damaged("UPDATE ledger_counters SET value = 1", expecting: "ids could be reused")
+    }
+
+    @Test func aDamagedPageFailsTheIntegrityCheck() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory)
+            for _ in 0..<30 {   // the index fits its root page, whose cells fill it from the end
+                let id = try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id
+                _ = try ledger.applyPlannedOutcome(of: id)
+            }
+            try ledger.close()
+            let database = directory + "/ledger.sqlite"
+            // Scramble an index page (not the schema's first page): the file still opens.
+            try runPython("""
+                import sqlite3
+                c = sqlite3.connect('\(database)')
+                c.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+                page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'transactions_by_product'").fetchone()[0]
+                c.close()
+                with open('\(database)', 'r+b') as f:
+                    f.seek((page - 1) * 4096 + 3000)   # where the cells are (they fill a page from its end)
+                    f.write(bytes(range(256)) * 4)
+                """)
+            let result = try LedgerProcess.run(["verify", "--database", database])
+            #expect(result.status == 2, "\(result.stdout) \(result.stderr)")
+            #expect(result.stdout.contains("integrity check"), "\(result.stdout)")
+        }
+    }
+
+    /// A WAL holding commits a killed process made, replaced by junk or with a damaged header,
+    /// is refused untouched; cut at its end (what a crash does), it opens.
+    @Test func aDamagedWALIsRefusedAndATornOneOpens() async throws {
+        try await withTemporaryDirectory { directory in
+            try SampleCatalog.ledger(in: directory).close()
+            let database = directory + "/ledger.sqlite"
+            let child = LedgerProcess.start(
+                ["hold-purchases", "--database", database, SampleCatalog.consumable, SampleCatalog.nonConsumable, SampleCatalog.nonConsumable2])
+            let pipe = Pipe()
+            child.standardOutput = pipe
+            try child.run()
+            var output = Data()
+            while !String(decoding: output, as: UTF8.self).contains("holding") {
+                let chunk = pipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                output += chunk
+            }
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            let wal = database + "-wal"
+            let intact = try #require(fileBytes(wal))
+            #expect(intact.count > 4 * 4_120, "the killed process left its commits in the WAL")
+
+            let before = fileBytes(database)
+            try Data(repeating: 0xA5, count: 8_000).write(to: URL(fileURLWithPath: wal))
+            let junk = try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", database])
+            #expect(junk.status == 74 && junk.stderr.contains("no WAL signature"))
+            #expect(fileBytes(database) == before && fileBytes(wal) == Data(repeating: 0xA5, count: 8_000), "left untouched")
+            var badChecksum = intact
+            badChecksum[25] ^= 0xFF   // inside the header's checksum
+            try badChecksum.write(to: URL(fileURLWithPath: wal))
+            let refused = try LedgerProcess.run(["list", "--database", database])
+            #expect(refused.status == 74 && refused.stderr.contains("fails its checksum"), "\(refused.stderr)")
+
+            // A WAL cut inside its last frame is what a crash leaves: it opens.
+            try intact.prefix(intact.count - 100).write(to: URL(fileURLWithPath: wal))
+            let torn = try LedgerProcess.run(["verify", "--database", database])
+            #expect(torn.status == 0, "\(torn.stdout) \(torn.stderr)")
+        }
+    }
+
+    @Test func readOnlyFilesAndFoldersGiveAClearError() async throws {
+        try await withTemporaryDirectory { directory in
+            let folder = directory + "/ro"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try SampleCatalog.ledger(in: folder).close()
+            let database = folder + "/ledger.sqlite"
+            try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: database)
+            try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: folder)
+            defer {
+                try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder)
+                try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database)
+            }
+            guard getuid() != 0 else { return }   // root ignores permissions: nothing to check
+            let before = fileBytes(database)
+            let result = try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", database])
+            #expect(result.status == 74, "\(result.stderr)")
+            #expect(fileBytes(database) == before)
+        }
+    }
+}
+
+/// Changes a database behind StoreLedger's back with Python's own sqlite3 module.
+func runPython(_ script: String) throws {
+    let python = Process()
+    python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    python.arguments = ["python3", "-c", script]
+    try python.run()
+    python.waitUntilExit()
+    #expect(python.terminationStatus == 0, "python failed")
+}

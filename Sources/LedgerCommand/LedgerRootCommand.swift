@@ -17,7 +17,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, DemoCommand.self,
-            HoldPurchasesCommand.self, TortureCommand.self,
+            HoldPurchasesCommand.self, TortureCommand.self, CrashCampaignCommand.self, CrashRunCommand.self,
         ])
 
     public init() {}

@@ -55,6 +55,12 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
         public var faultFired: Bool
         public var acknowledged: Int
         public var violations: [InvariantViolation]
+
+        public init(faultFired: Bool, acknowledged: Int, violations: [InvariantViolation]) {
+            self.faultFired = faultFired
+            self.acknowledged = acknowledged
+            self.violations = violations
+        }
     }
 
     /// Runs in `directory` (a fresh folder). With `checkingAsFull`, a run with durability

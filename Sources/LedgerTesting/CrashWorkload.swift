@@ -35,9 +35,9 @@ public struct CrashWorkload: Sendable {
         }
         """
 
-    /// Creates the ledger at `path` with the workload's catalog.
+    /// Creates the ledger at `path` (when missing) and imports the workload's catalog.
     public static func prepareLedger(at path: String, configuration: LedgerConfiguration) throws {
-        let catalogPath = path + ".catalog.storekit"
+        let catalogPath = path + ".catalog-\(getpid()).storekit"
         try Data(catalog.utf8).write(to: URL(fileURLWithPath: catalogPath))
         defer { try? FileManager.default.removeItem(atPath: catalogPath) }
         let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)

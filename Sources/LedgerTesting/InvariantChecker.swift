@@ -8,6 +8,11 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
     public var invariant: Int
     public var message: String
 
+    public init(invariant: Int, message: String) {
+        self.invariant = invariant
+        self.message = message
+    }
+
     public var description: String { "invariant \(invariant): \(message)" }
 }
 

@@ -140,6 +140,24 @@ import Testing
         }
     }
 
+    /// A full disk or an I/O error (through the fault VFS): a clear error, exit 74, and the
+    /// ledger is as it was.
+    @Test(arguments: ["disk-full@write:1", "disk-full@write:3", "io@sync:1", "io-persistent@write:2"])
+    func aFullDiskOrAnIOErrorGivesAClearErrorAndChangesNothing(fault: String) async throws {
+        try await withTemporaryDirectory { directory in
+            try SampleCatalog.ledger(in: directory).close()
+            let database = directory + "/ledger.sqlite"
+            let result = try LedgerProcess.run(
+                ["purchase", SampleCatalog.consumable, "--database", database], environment: ["STORELEDGER_FAULT": fault])
+            #expect(result.status == 74, "\(fault): \(result.stderr)")
+            #expect(result.stderr.contains(fault.hasPrefix("disk-full") ? "full" : "I/O error"), "\(result.stderr)")
+            let list = try LedgerProcess.run(["list", "--json", "--database", database]).json()
+            #expect((list["transactions"] as? [Any])?.isEmpty == true, "nothing was half-written")
+            #expect(try LedgerProcess.run(["verify", "--database", database]).status == 0)
+            #expect(try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", database]).status == 0)
+        }
+    }
+
     @Test func readOnlyFilesAndFoldersGiveAClearError() async throws {
         try await withTemporaryDirectory { directory in
             let folder = directory + "/ro"

@@ -122,6 +122,29 @@ import Testing
             #expect(values.0 == durability.synchronousValue)
             #expect(values.1 == "wal")
             #expect(values.2 == true)
+            // Reader connections are checked as they open, too.
+            let reader = try ledger.reader.read { db in
+                (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try Int.fetchOne(db, sql: "PRAGMA busy_timeout"),
+                 try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"))
+            }
+            #expect(reader.0 == durability.synchronousValue && (reader.1 ?? 0) > 0 && reader.2 == true)
+        }
+    }
+
+    @Test func aConnectionWithoutItsSettingsIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try Ledger.open(at: path, mode: .createIfMissing).close()
+            // A database in rollback-journal mode is not what the ledger relies on.
+            let other = try DatabaseQueue(path: path)
+            try other.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = DELETE") }
+            try other.close()
+            #expect {
+                try Ledger.open(at: path)
+            } throws: { error in
+                guard case LedgerError.unusable(_, let reason) = error else { return false }
+                return reason.contains("journal_mode is delete, not wal")
+            }
         }
     }
 

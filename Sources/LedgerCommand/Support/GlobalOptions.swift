@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LedgerTesting
 import StoreLedger
 
 extension Durability: ExpressibleByArgument {}
@@ -24,8 +25,35 @@ struct GlobalOptions: ParsableArguments {
 
     /// Opens the ledger; only `mode: .createIfMissing` may create the file.
     func openLedger(mode: Ledger.OpenMode = .existing, access: Ledger.Access = .readWrite) throws -> Ledger {
-        try Ledger.open(
-            at: databasePath, mode: mode, access: access, configuration: LedgerConfiguration(durability: durability))
+        try Ledger.open(at: databasePath, mode: mode, access: access, configuration: try ledgerConfiguration())
+    }
+
+    /// The configuration every command opens ledgers with. For tests of the tool itself,
+    /// `STORELEDGER_FAULT=KIND@write:N` or `KIND@sync:N` (KIND: power, io, io-persistent,
+    /// disk-full) opens the ledger through the fault VFS with that fault armed.
+    func ledgerConfiguration() throws -> LedgerConfiguration {
+        let configuration = LedgerConfiguration(durability: durability)
+        guard let fault = ProcessInfo.processInfo.environment["STORELEDGER_FAULT"], !fault.isEmpty else { return configuration }
+        let parts = fault.split(separator: "@").map(String.init)
+        let point = parts.count == 2 ? parts[1].split(separator: ":").map(String.init) : []
+        guard point.count == 2, let nth = Int64(point[1]), nth >= 1, ["write", "sync"].contains(point[0]) else {
+            throw InputError(description: "invalid STORELEDGER_FAULT \"\(fault)\": use KIND@write:N or KIND@sync:N")
+        }
+        let kind: FaultInjection.Fault
+        switch parts[0] {
+        case "power": kind = .powerLoss
+        case "io", "io-persistent": kind = .ioError
+        case "disk-full": kind = .diskFull
+        default: throw InputError(description: "invalid STORELEDGER_FAULT kind \"\(parts[0])\": power, io, io-persistent or disk-full")
+        }
+        FaultInjection.reset()
+        let persistent = parts[0] != "io"
+        if point[0] == "write" {
+            FaultInjection.arm(kind, atWrite: nth, persistent: persistent)
+        } else {
+            FaultInjection.arm(kind, atSync: nth, persistent: persistent)
+        }
+        return FaultInjection.configuration(configuration)
     }
 
     /// Opens the ledger for a command that only reads: nothing is written to the file.

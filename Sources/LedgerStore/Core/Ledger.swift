@@ -177,6 +177,7 @@ public final class Ledger: Sendable {
         let durability = configuration.durability
         grdb.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
+            try ConnectionSettings.check(db, durability: durability)
         }
         return grdb
     }
@@ -191,24 +192,14 @@ public final class Ledger: Sendable {
         return migrator
     }()
 
-    /// Sets the writer's durability and checks that SQLite gave us what we asked for, rather
-    /// than assuming it. (GRDB sets `synchronous = NORMAL` when it enables WAL on the writer,
-    /// after `prepareDatabase` ran, so the writer is set again here.)
+    /// Sets the writer's durability again and checks it. (GRDB sets `synchronous = NORMAL` when
+    /// it enables WAL on the writer, after `prepareDatabase` checked that connection.)
     private func assertConnectionSettings() throws {
-        let expected = configuration.durability.synchronousValue
         guard let writer else { return }
-        let settings = try writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(configuration.durability.synchronousPragma)")
-            return (
-                try String.fetchOne(try db.cachedStatement(sql: "PRAGMA journal_mode")) ?? "",
-                try Int.fetchOne(try db.cachedStatement(sql: "PRAGMA synchronous")) ?? -1,
-                try Bool.fetchOne(try db.cachedStatement(sql: "PRAGMA foreign_keys")) ?? false
-            )
-        }
-        guard settings.0.lowercased() == "wal", settings.1 == expected, settings.2 else {
-            throw LedgerError.unusable(
-                path: path,
-                reason: "connection settings not applied (journal_mode \(settings.0), synchronous \(settings.1), foreign_keys \(settings.2))")
+        let durability = configuration.durability
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
+            try ConnectionSettings.check(db, durability: durability)
         }
     }
 
@@ -226,6 +217,9 @@ public final class Ledger: Sendable {
     }
 
     static func mapError(_ error: any Error, path: String) -> any Error {
+        if let mismatch = error as? ConnectionSettings.Mismatch {
+            return LedgerError.unusable(path: path, reason: mismatch.description)
+        }
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case .SQLITE_NOTADB:

@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
         .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The raw-SQLite baseline `ledger bench` compares the ledger with.
+        .target(name: "CLedgerBaseline", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Crash-recovery testing for this project and its users: fault injection, a seeded
         // workload, and the invariant checker of SPEC section 9.
         .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
@@ -30,6 +32,7 @@ let package = Package(
             dependencies: [
                 "StoreLedger",
                 "LedgerTesting",
+                "CLedgerBaseline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -16,8 +16,9 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
-            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, DemoCommand.self,
+            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BenchCommand.self, DemoCommand.self,
             HoldPurchasesCommand.self, TortureCommand.self, CrashCampaignCommand.self, CrashRunCommand.self,
+            BenchMemoryProbeCommand.self,
         ])
 
     public init() {}

@@ -1,0 +1,402 @@
+import ArgumentParser
+import CLedgerBaseline
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// `ledger bench`: each workload against a raw-SQLite baseline doing the same storage work
+/// (same pragmas, rows, commits and fsyncs), interleaved A B A B in the same run, so that the
+/// ratio holds on a noisy machine where absolute times do not.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmark the ledger against raw SQLite: throughput, launch, restore, list and memory.",
+        discussion: """
+            Build with `swift build -c release` first for meaningful figures. Creates its ledgers in a temporary \
+            folder and removes them. --quick only checks that every workload runs (for CI).
+            """)
+
+    @Flag(help: "Tiny sizes: check that every workload runs.")
+    var quick = false
+
+    @Flag(help: "Print one JSON document instead of a table.")
+    var json = false
+
+    @Option(help: "Ledger sizes (finished transactions) for the launch and list workloads.")
+    var sizes: String = "10000,100000,1000000"
+
+    @Option(help: "Purchase cycles per one-writer workload.")
+    var cycles = 600
+
+    @Option(help: "Restorable purchases for the restore workload.")
+    var restorable = 100_000
+
+    func run() async throws {
+        try await reportingFailures {
+            let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let plan = quick
+                ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
+                : Plan(cycles: cycles, concurrentPayers: 64, sizes: try parseSizes(), restorable: restorable, rounds: 4)
+            var bench = Bench(folder: folder, plan: plan, progress: !json)
+            let results = try await bench.runAll()
+            let report = Report(
+                quick: quick, machine: "\(ProcessInfo.processInfo.processorCount) cores, "
+                    + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB",
+                results: results)
+            if json {
+                let data = try Output.encoder.encode(report)
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            } else {
+                print(report.table)
+            }
+        }
+    }
+
+    private func parseSizes() throws -> [Int] {
+        let values = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, values.allSatisfy({ $0 > 0 }) else {
+            throw InputError(description: "invalid --sizes \"\(sizes)\": use positive numbers such as 10000,100000")
+        }
+        return values.sorted()
+    }
+
+    struct Plan {
+        var cycles: Int
+        var concurrentPayers: Int
+        var sizes: [Int]
+        var restorable: Int
+        var rounds: Int
+    }
+
+    /// One row of the results.
+    struct Result: Encodable {
+        let workload: String
+        let unit: String
+        let ledger: Double
+        let baseline: Double?
+        /// ledger / baseline for throughputs, baseline / ledger for times: above 1 is better.
+        let ratio: Double?
+        let target: String
+        let peakMemoryMB: Double
+        let note: String?
+    }
+
+    struct Report: Encodable {
+        let quick: Bool
+        let machine: String
+        let results: [Result]
+
+        var table: String {
+            var lines = ["machine: \(machine)\(quick ? " (quick: sizes too small for meaningful figures)" : "")", ""]
+            lines.append("| workload | StoreLedger | raw SQLite | ratio | target | peak RSS |")
+            lines.append("|---|---|---|---|---|---|")
+            for r in results {
+                let baseline = r.baseline.map { format($0, r.unit) } ?? "-"
+                let ratio = r.ratio.map { String(format: "%.2f", $0) } ?? "-"
+                lines.append("| \(r.workload) | \(format(r.ledger, r.unit)) | \(baseline) | \(ratio) | \(r.target) | \(String(format: "%.0f", r.peakMemoryMB)) MB |"
+                    + (r.note.map { " \($0)" } ?? ""))
+            }
+            return lines.joined(separator: "\n")
+        }
+
+        private func format(_ value: Double, _ unit: String) -> String {
+            unit == "ms" ? String(format: "%.1f ms", value) : String(format: "%.0f %@", value, unit)
+        }
+    }
+}
+
+/// Runs the workloads of a plan.
+private struct Bench {
+    let folder: String
+    let plan: BenchCommand.Plan
+    let progress: Bool
+    var counter = 0
+
+    mutating func path(_ name: String) -> String {
+        counter += 1
+        return "\(folder)/\(counter)-\(name).sqlite"
+    }
+
+    func say(_ text: String) {
+        if progress { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    }
+
+    mutating func runAll() async throws -> [BenchCommand.Result] {
+        var results: [BenchCommand.Result] = []
+        for durability in [Durability.full, .normal] {
+            say("purchase cycles, one writer, durability \(durability.rawValue)...")
+            results.append(try await purchaseCycles(durability))
+        }
+        say("\(plan.concurrentPayers) concurrent payers, durability full...")
+        results.append(try await concurrentPayers(oneWriter: results[0].ledger))
+        say("launches...")
+        results += try await launches()
+        say("restore of \(plan.restorable)...")
+        results.append(try await restore())
+        say("list, show and memory on the largest ledger...")
+        results += try await listShowAndMemory()
+        return results
+    }
+
+    // MARK: - Workloads
+
+    mutating func purchaseCycles(_ durability: Durability) async throws -> BenchCommand.Result {
+        let ledgerPath = path("cycles"), basePath = path("cycles-base")
+        let queue = try await benchQueue(at: ledgerPath, durability: durability)
+        guard let base = lbase_open(basePath, durability == .full ? 2 : 1) else { throw BenchError("cannot open the baseline") }
+        defer { lbase_close(base) }
+        let perRound = max(1, plan.cycles / plan.rounds)
+        var ledgerTime = 0.0, baseTime = 0.0
+        for _ in 0..<plan.rounds {
+            ledgerTime += try await time {
+                for _ in 0..<perRound {
+                    let transaction = try await queue.add(Payment(productID: Self.product))
+                    try await queue.finish(transaction)
+                }
+            }
+            baseTime += try await time { guard lbase_purchase_cycles(base, Int32(perRound)) == 0 else { throw BenchError("baseline failed") } }
+        }
+        try queue.ledger.close()
+        let total = Double(perRound * plan.rounds)
+        return result("purchase cycle, 1 writer, \(durability.rawValue)", unit: "cycles/s", ledger: total / ledgerTime,
+                      baseline: total / baseTime, higherIsBetter: true, target: ">= 0.8")
+    }
+
+    mutating func concurrentPayers(oneWriter: Double) async throws -> BenchCommand.Result {
+        let queue = try await benchQueue(at: path("payers"), durability: .full)
+        let payers = plan.concurrentPayers
+        let perPayer = max(1, plan.cycles / payers * 2)
+        let elapsed = try await time {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<payers {
+                    group.addTask {
+                        for _ in 0..<perPayer {
+                            let transaction = try await queue.add(Payment(productID: Self.product))
+                            try await queue.finish(transaction)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try queue.ledger.close()
+        let throughput = Double(payers * perPayer) / elapsed
+        return BenchCommand.Result(
+            workload: "purchase cycle, \(payers) concurrent payers, full", unit: "cycles/s", ledger: throughput,
+            baseline: nil, ratio: throughput / oneWriter, target: ">= 5 x one writer", peakMemoryMB: Memory.peakMB,
+            note: "ratio: against the 1-writer full throughput")
+    }
+
+    mutating func launches() async throws -> [BenchCommand.Result] {
+        var results: [BenchCommand.Result] = []
+        var times: [Int: Double] = [:]
+        for size in plan.sizes {
+            let ledgerPath = path("launch-\(size)"), basePath = path("launch-\(size)-base")
+            try await fill(ledgerPath, finished: size, unfinished: 1_000)
+            guard let filler = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+            _ = lbase_fill(filler, Int64(size), 1_000)
+            lbase_close(filler)
+            var ledgerTime = Double.infinity, baseTime = Double.infinity
+            for _ in 0..<3 {
+                ledgerTime = min(ledgerTime, try await time {
+                    let queue = try PaymentQueue(path: ledgerPath)
+                    let observer = CountingObserver()
+                    try await queue.add(observer)
+                    guard observer.count == 1_000 else { throw BenchError("launch delivered \(observer.count)") }
+                    try queue.ledger.close()
+                })
+                baseTime = min(baseTime, try await time {
+                    guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+                    defer { lbase_close(base) }
+                    guard lbase_launch(base) == 1_000 else { throw BenchError("baseline launch failed") }
+                })
+            }
+            times[size] = ledgerTime
+            results.append(result("launch: 1,000 unfinished among \(size) finished", unit: "ms", ledger: ledgerTime * 1000,
+                                   baseline: baseTime * 1000, higherIsBetter: false, target: size >= 1_000_000 ? "<= 50 ms" : "-"))
+        }
+        if let smallest = plan.sizes.first, let largest = plan.sizes.last, smallest != largest,
+           let small = times[smallest], let large = times[largest] {
+            results.append(BenchCommand.Result(
+                workload: "launch growth: \(largest) / \(smallest) finished", unit: "x", ledger: large / small, baseline: nil,
+                ratio: nil, target: "<= 1.5", peakMemoryMB: Memory.peakMB, note: nil))
+        }
+        return results
+    }
+
+    mutating func restore() async throws -> BenchCommand.Result {
+        let ledgerPath = path("restore"), basePath = path("restore-base")
+        try await fill(ledgerPath, finished: plan.restorable, unfinished: 0, product: Self.restorableProduct)
+        guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+        defer { lbase_close(base) }
+        _ = lbase_fill(base, Int64(plan.restorable), 0)
+        let queue = try PaymentQueue(path: ledgerPath)
+        let before = Memory.residentMB
+        Memory.resetPeak()
+        var restored = 0
+        let ledgerTime = try await time {
+            let result = await queue.restoreCompletedTransactions()
+            guard result.isFinished else { throw BenchError("the restore failed") }
+            restored = result.restored.count
+        }
+        let growth = Memory.peakMB - before
+        try queue.ledger.close()
+        let baseTime = try await time { guard lbase_restore(base) == Int64(plan.restorable) else { throw BenchError("baseline restore failed") } }
+        guard restored == plan.restorable else { throw BenchError("restored \(restored) of \(plan.restorable)") }
+        var row = result("restore of \(plan.restorable) purchases", unit: "restored/s", ledger: Double(restored) / ledgerTime,
+                         baseline: Double(restored) / baseTime, higherIsBetter: true, target: ">= 50000/s, <= 64 MB growth")
+        row = BenchCommand.Result(
+            workload: row.workload, unit: row.unit, ledger: row.ledger, baseline: row.baseline, ratio: row.ratio,
+            target: row.target, peakMemoryMB: row.peakMemoryMB, note: String(format: "memory growth %.0f MB", growth))
+        return row
+    }
+
+    mutating func listShowAndMemory() async throws -> [BenchCommand.Result] {
+        guard let size = plan.sizes.last else { return [] }
+        let ledgerPath = path("big-\(size)"), basePath = path("big-\(size)-base")
+        let unfinished = try await fill(ledgerPath, finished: size, unfinished: 1_000)
+        guard let filler = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+        _ = lbase_fill(filler, Int64(size), 1_000)
+        lbase_close(filler)
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        var results: [BenchCommand.Result] = []
+        for (name, arguments) in [("ledger list --limit 50", ["list", "--limit", "50", "--json"]),
+                                  ("ledger show ID", ["show", "\(unfinished.last ?? 1)", "--json"])] {
+            var best = Double.infinity
+            for _ in 0..<5 {
+                best = min(best, try await time { try runProcess(executable, arguments + ["--database", ledgerPath]) })
+            }
+            var baseBest = Double.infinity
+            for _ in 0..<5 {
+                baseBest = min(baseBest, try await time {
+                    guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+                    defer { lbase_close(base) }
+                    _ = lbase_list(base, 50)
+                })
+            }
+            results.append(BenchCommand.Result(
+                workload: "\(name), \(size) transactions (whole process)", unit: "ms", ledger: best * 1000,
+                baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
+                note: "baseline: the same query in-process, no process start"))
+        }
+        let resident = try probeMemory(executable, ledgerPath)
+        results.append(BenchCommand.Result(
+            workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,
+            baseline: nil, ratio: nil, target: "<= 40 MB", peakMemoryMB: resident, note: "resident, after launch"))
+        return results
+    }
+
+    // MARK: - Helpers
+
+    static let product = "bench.consumable"
+    static let restorableProduct = "bench.nonconsumable"
+
+    func benchQueue(at path: String, durability: Durability) async throws -> PaymentQueue {
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
+        try ledger.saveProducts([
+            Product(id: Self.product, type: .consumable, price: 1),
+            Product(id: Self.restorableProduct, type: .nonConsumable, price: 1),
+        ])
+        return try PaymentQueue(ledger: ledger)
+    }
+
+    @discardableResult
+    func fill(_ path: String, finished: Int, unfinished: Int, product: String = product) async throws -> [UInt64] {
+        let queue = try await benchQueue(at: path, durability: .normal)
+        defer { try? queue.ledger.close() }
+        return try queue.ledger.appendSyntheticPurchases(productID: product, finished: finished, unfinished: unfinished)
+    }
+
+    func result(
+        _ name: String, unit: String, ledger: Double, baseline: Double, higherIsBetter: Bool, target: String
+    ) -> BenchCommand.Result {
+        BenchCommand.Result(
+            workload: name, unit: unit, ledger: ledger, baseline: baseline,
+            ratio: higherIsBetter ? ledger / baseline : baseline / ledger, target: target, peakMemoryMB: Memory.peakMB, note: nil)
+    }
+
+    func time(_ body: () async throws -> Void) async throws -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await body()
+        let elapsed = clock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    func runProcess(_ executable: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) failed") }
+    }
+
+    /// The resident memory of a `ledger` process that opened the ledger and launched on it.
+    func probeMemory(_ executable: String, _ path: String) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["bench-memory-probe", "--database", path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchError("the memory probe printed \(output)")
+        }
+        return value
+    }
+}
+
+/// Opens a ledger, launches on it and prints its resident memory in MB: for `ledger bench`.
+struct BenchMemoryProbeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench-memory-probe", shouldDisplay: false)
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() async throws {
+        let queue = try options.openQueue()
+        let observer = CountingObserver()
+        try await queue.add(observer)
+        _ = try queue.ledger.counts()
+        print(String(format: "%.1f", Memory.residentMB))
+    }
+}
+
+private struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+private final class CountingObserver: PaymentTransactionObserver {
+    private let delivered = Mutex(0)
+    var count: Int { delivered.withLock { $0 } }
+
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        delivered.withLock { $0 += transactions.count }
+    }
+}
+
+/// The process's memory, from /proc/self/status.
+enum Memory {
+    static var residentMB: Double { field("VmRSS:") }
+    static var peakMB: Double { field("VmHWM:") }
+
+    /// Resets the peak resident size, so that it measures from now (Linux: /proc/self/clear_refs).
+    static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    private static func field(_ name: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+}

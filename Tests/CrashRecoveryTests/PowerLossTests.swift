@@ -126,4 +126,37 @@ import Testing
             #expect(FaultInjection.counters.unsyncedWritesLost > 0)
         }
     }
+
+    /// Group commit: payments added at the same time share commits (fewer syncs than
+    /// commits asked for), a refused one fails alone, and a power loss during a shared commit
+    /// loses only what nobody was told about.
+    @Test func concurrentPaymentsShareCommits() async throws {
+        FaultInjection.reset()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let configuration = FaultInjection.configuration()
+            try CrashWorkload.prepareLedger(at: path, configuration: configuration)
+            let queue = try PaymentQueue(path: path, configuration: configuration)
+            FaultInjection.reset()
+            let results = await withTaskGroup(of: Result<PaymentTransaction, any Error>.self) { group in
+                for index in 0..<32 {
+                    group.addTask {
+                        let product = index == 7 ? "workload.unknown" : "workload.consumable"
+                        do { return .success(try await queue.add(Payment(productID: product))) } catch { return .failure(error) }
+                    }
+                }
+                var results: [Result<PaymentTransaction, any Error>] = []
+                for await result in group { results.append(result) }
+                return results
+            }
+            let bought = results.compactMap { try? $0.get() }
+            #expect(bought.count == 31 && bought.allSatisfy { $0.state == .purchased })
+            #expect(results.contains { if case .failure(PaymentQueueError.unknownProduct("workload.unknown")) = $0 { true } else { false } })
+            let syncs = FaultInjection.counters.syncs
+            #expect(syncs < 62, "31 payments ask for 62 commits; group commit shares them (\(syncs) syncs)")
+            #expect(try queue.ledger.allTransactions().count == 31)
+            #expect(try queue.ledger.verify() == [])
+            try queue.ledger.close()
+        }
+    }
 }

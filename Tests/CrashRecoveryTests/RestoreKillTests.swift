@@ -11,8 +11,8 @@ import Testing
             // Set up fast (durability normal: no fsync per commit); the restore runs with full.
             let ledger = try SampleCatalog.ledger(in: directory, configuration: LedgerConfiguration(durability: .normal))
             for _ in 0..<purchases {
-                let id = try ledger.addPayment(NewPayment(productID: SampleCatalog.nonConsumable)).transaction.id
-                _ = try ledger.applyPlannedOutcome(of: id)
+                let id = try await ledger.addPayment(NewPayment(productID: SampleCatalog.nonConsumable)).transaction.id
+                _ = try await ledger.applyPlannedOutcome(of: id)
             }
             try ledger.close()
             let database = directory + "/ledger.sqlite"

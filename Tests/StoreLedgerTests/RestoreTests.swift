@@ -49,6 +49,17 @@ import Testing
         }
     }
 
+    @Test func whatARestoreReturnsIsWhatItStored() async throws {
+        try await StoreFixture.with { store in
+            let account = UUID()
+            try await store.buy(SampleCatalog.nonConsumable, account: account)
+            try await store.buy(SampleCatalog.subscription)
+            let restored = await store.queue.restoreCompletedTransactions().restored
+            #expect(restored.count == 2)
+            for transaction in restored { #expect(try store.ledger.transaction(transaction.id) == transaction) }
+        }
+    }
+
     @Test func restoringTwiceRestoresTwiceAndRestoredOnesComeBackAtLaunch() async throws {
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.nonConsumable)

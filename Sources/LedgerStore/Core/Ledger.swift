@@ -29,12 +29,15 @@ public final class Ledger: Sendable {
     let reader: any DatabaseReader
     /// The pool that writes; `nil` when opened read-only.
     let writer: DatabasePool?
+    /// Batches the writes of concurrent callers into shared commits (`grouped`).
+    let commitGroup: CommitGroup?
 
     private init(path: String, configuration: LedgerConfiguration, reader: any DatabaseReader, writer: DatabasePool?) {
         self.path = path
         self.configuration = configuration
         self.reader = reader
         self.writer = writer
+        self.commitGroup = writer.map { CommitGroup(writer: $0, mapError: { Ledger.mapError($0, path: path) }) }
     }
 
     /// Opens the ledger at `path`, applying the migrations it lacks.
@@ -209,6 +212,12 @@ public final class Ledger: Sendable {
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do { return try writer.write(body) } catch { throw Self.mapError(error, path: path) }
+    }
+
+    /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.
+    func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard let commitGroup else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
+        return try await commitGroup.perform(body)
     }
 
     /// Runs `body` on a consistent snapshot of committed data.

@@ -53,41 +53,55 @@ extension Ledger {
         _ payment: NewPayment, recordingDelivery: Bool = false
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         try Self.validate(payment)
-        return try write { db in
-            if let key = payment.idempotencyKey,
-               let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
-                guard existing.productID == payment.productID, existing.quantity == payment.quantity,
-                      existing.appAccountToken == payment.appAccountToken
-                else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
-                return (existing, false)
-            }
-            let now = try storeNow(db)
-            var planned: (state: TransactionState, error: TransactionError?)
-            switch payment.outcome {
-            case .purchased:
-                planned = (.purchased, nil)
-                if let error = try alreadySubscribed(db, productID: payment.productID, at: now) { planned = (.failed, error) }
-            case .deferred: planned = (.deferred, nil)
-            case .failed(let error): planned = (.failed, error)
-            case .interrupted: planned = (.failed, Self.interruptionError)
-            }
-            var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
-            row.quantity = payment.quantity
-            row.appAccountToken = payment.appAccountToken
-            row.idempotencyKey = payment.idempotencyKey
-            row.storefront = payment.storefront
-            row.planned = planned
-            let id = try insert(db, row)
-            if payment.outcome == .interrupted {
-                try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
-            }
-            var created = try PaymentTransaction.fetchOne(db, id: id)!
-            if recordingDelivery {
-                try markDelivered(db, created, at: now)
-                created = try PaymentTransaction.fetchOne(db, id: id)!
-            }
-            return (created, true)
+        return try write { db in try addPayment(db, payment, recordingDelivery: recordingDelivery) }
+    }
+
+    /// `addPayment(_:recordingDelivery:)` in the next group commit: payments added at the same
+    /// time share a commit, and each caller returns once it is durable.
+    @discardableResult
+    public func addPayment(
+        _ payment: NewPayment, recordingDelivery: Bool = false
+    ) async throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        try Self.validate(payment)
+        return try await grouped { db in try self.addPayment(db, payment, recordingDelivery: recordingDelivery) }
+    }
+
+    private func addPayment(
+        _ db: Database, _ payment: NewPayment, recordingDelivery: Bool
+    ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        if let key = payment.idempotencyKey,
+           let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
+            guard existing.productID == payment.productID, existing.quantity == payment.quantity,
+                  existing.appAccountToken == payment.appAccountToken
+            else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
+            return (existing, false)
         }
+        let now = try storeNow(db)
+        var planned: (state: TransactionState, error: TransactionError?)
+        switch payment.outcome {
+        case .purchased:
+            planned = (.purchased, nil)
+            if let error = try alreadySubscribed(db, productID: payment.productID, at: now) { planned = (.failed, error) }
+        case .deferred: planned = (.deferred, nil)
+        case .failed(let error): planned = (.failed, error)
+        case .interrupted: planned = (.failed, Self.interruptionError)
+        }
+        var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
+        row.quantity = payment.quantity
+        row.appAccountToken = payment.appAccountToken
+        row.idempotencyKey = payment.idempotencyKey
+        row.storefront = payment.storefront
+        row.planned = planned
+        let id = try insert(db, row)
+        if payment.outcome == .interrupted {
+            try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
+        }
+        var created = try PaymentTransaction.fetchOne(db, id: id)!
+        if recordingDelivery {
+            try markDelivered(db, created, at: now)
+            created = try PaymentTransaction.fetchOne(db, id: id)!
+        }
+        return (created, true)
     }
 
     /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
@@ -96,6 +110,11 @@ extension Ledger {
         try write { db in
             try applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery)
         }
+    }
+
+    /// `applyPlannedOutcome(of:recordingDelivery:)` in the next group commit.
+    public func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) async throws -> PaymentTransaction {
+        try await grouped { db in try self.applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery) }
     }
 
     /// Launch recovery: completes every transaction left `purchasing` (by a killed process) with
@@ -131,33 +150,40 @@ extension Ledger {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
     ///   `.cannotFinishDeferred`.
     public func finish(_ ids: [UInt64]) throws -> FinishResult {
-        try write { db in
-            let now = try storeNow(db)
-            var result = FinishResult(transactions: [], changed: [], replacements: [])
-            for id in ids {
-                let transaction = try existingTransaction(db, id: id)
-                if transaction.isFinished {
-                    result.transactions.append(transaction)
-                    result.changed.append(false)
-                    continue
-                }
-                switch transaction.state {
-                case .purchasing: throw PaymentQueueError.cannotFinishPurchasing(id)
-                case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
-                case .purchased, .failed, .restored: break
-                }
-                try db.run(
-                    sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
-                    arguments: [now, now, Int64(id)])
-                try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
-                result.transactions.append(try PaymentTransaction.fetchOne(db, id: id)!)
-                result.changed.append(true)
-                if let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
-                    result.replacements.append(replacement)
-                }
+        try write { db in try finish(db, ids) }
+    }
+
+    /// `finish(_:)` in the next group commit.
+    public func finish(_ ids: [UInt64]) async throws -> FinishResult {
+        try await grouped { db in try self.finish(db, ids) }
+    }
+
+    private func finish(_ db: Database, _ ids: [UInt64]) throws -> FinishResult {
+        let now = try storeNow(db)
+        var result = FinishResult(transactions: [], changed: [], replacements: [])
+        for id in ids {
+            let transaction = try existingTransaction(db, id: id)
+            if transaction.isFinished {
+                result.transactions.append(transaction)
+                result.changed.append(false)
+                continue
             }
-            return result
+            switch transaction.state {
+            case .purchasing: throw PaymentQueueError.cannotFinishPurchasing(id)
+            case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
+            case .purchased, .failed, .restored: break
+            }
+            try db.run(
+                sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
+                arguments: [now, now, Int64(id)])
+            try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
+            result.transactions.append(try PaymentTransaction.fetchOne(db, id: id)!)
+            result.changed.append(true)
+            if let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
+                result.replacements.append(replacement)
+            }
         }
+        return result
     }
 
     /// Launch redelivery: records one delivery (count, date, event) of every unfinished

@@ -23,16 +23,25 @@ extension Ledger {
                 sql += " AND app_account_token = ?"
                 arguments += [token.uuidString]
             }
-            var restored: [UInt64] = []
-            for source in try PaymentTransaction.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments) {
-                var row = NewTransactionRow(copying: source, state: .restored, at: now)
-                row.original = (source.originalID, source.originalPurchaseDate.ledgerMilliseconds)
-                row.expirationDate = source.expirationDate?.ledgerMilliseconds
-                row.isUpgraded = source.isUpgraded
-                row.restoredFrom = source.id
-                restored.append(try insert(db, row))
+            // Sources are read a page at a time (bounded memory); the restored rows are
+            // `restored`, so the pages never see them.
+            var restored: [PaymentTransaction] = []
+            var after: Int64 = 0
+            while true {
+                let page = try PaymentTransaction.fetchAll(
+                    db, sql: sql + " AND id > ? ORDER BY id LIMIT 1000", arguments: arguments + [after])
+                guard let last = page.last else { break }
+                after = Int64(last.id)
+                for source in page {
+                    var row = NewTransactionRow(copying: source, state: .restored, at: now)
+                    row.original = (source.originalID, source.originalPurchaseDate.ledgerMilliseconds)
+                    row.expirationDate = source.expirationDate?.ledgerMilliseconds
+                    row.isUpgraded = source.isUpgraded
+                    row.restoredFrom = source.id
+                    restored.append(row.transaction(id: try insert(db, row)))
+                }
             }
-            return try restored.map { try PaymentTransaction.fetchOne(db, id: $0)! }
+            return restored
         }
     }
 }

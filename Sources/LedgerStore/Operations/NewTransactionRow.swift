@@ -50,6 +50,22 @@ struct NewTransactionRow {
     }
 }
 
+extension NewTransactionRow {
+    /// The transaction as `insert` stores it, without reading it back.
+    func transaction(id: UInt64) -> PaymentTransaction {
+        let original = self.original ?? (id, purchaseDate)
+        return PaymentTransaction(
+            id: id, originalID: original.id, productID: productID, productType: productType, state: state, isFinished: false,
+            quantity: quantity, purchaseDate: Date(ledgerMilliseconds: purchaseDate),
+            originalPurchaseDate: Date(ledgerMilliseconds: original.purchaseDate),
+            expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil, revocationReason: nil,
+            isUpgraded: isUpgraded, appAccountToken: appAccountToken, error: nil, reason: reason,
+            subscriptionGroupID: subscriptionGroupID, storefront: storefront, environment: Ledger.environment,
+            idempotencyKey: idempotencyKey, restoredFromID: restoredFrom, createdAt: Date(ledgerMilliseconds: createdAt),
+            updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
+    }
+}
+
 extension Ledger {
     /// Inserts a new transaction with a fresh id and its `created` event; returns the id.
     func insert(_ db: Database, _ row: NewTransactionRow) throws -> UInt64 {

@@ -146,7 +146,7 @@ public actor PaymentQueue {
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
         let settings = try StoreSettings(ledger: ledger)
-        let (created, isNew) = try ledger.addPayment(
+        let (created, isNew) = try await ledger.addPayment(
             NewPayment(
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
                 idempotencyKey: payment.idempotencyKey, outcome: settings.outcome(for: payment),
@@ -156,12 +156,12 @@ public actor PaymentQueue {
         // failed between its two commits) gets its stored outcome now.
         guard isNew else {
             guard created.state == .purchasing else { return created }
-            let processed = try ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+            let processed = try await ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
             await notify(.updated([processed]))
             return processed
         }
         await notify(.updated([created]))
-        let processed = try ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+        let processed = try await ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
         await notify(.updated([processed]))
         return processed
     }
@@ -198,7 +198,7 @@ public actor PaymentQueue {
     /// replaced interrupted ones.
     @discardableResult
     public func finishTransactions(_ ids: [UInt64]) async throws -> FinishResult {
-        var result = try ledger.finish(ids)
+        var result = try await ledger.finish(ids)
         if !result.finished.isEmpty { await notify(.removed(result.finished)) }
         result.replacements = try await deliver(result.replacements)
         return result

@@ -1,0 +1,79 @@
+import Dispatch
+import GRDB
+import Synchronization
+
+/// Group commit: write operations that arrive while a commit is in flight share the next
+/// commit. Each runs in its own savepoint, so one that fails is rolled back alone; every
+/// caller is answered only after the commit that holds its change (or with the commit's error,
+/// when the commit fails: then nobody in the group is acknowledged).
+final class CommitGroup: Sendable {
+    private struct Job: @unchecked Sendable {
+        // `body` and `finish` are only called on the commit queue, one job at a time.
+        let body: (Database) throws -> any Sendable
+        let finish: (Result<any Sendable, any Error>) -> Void
+    }
+
+    private struct State {
+        var pending: [Job] = []
+        var committing = false
+    }
+
+    private let state = Mutex(State())
+    private let commits = DispatchQueue(label: "StoreLedger.commits")
+    private let writer: DatabasePool
+    private let mapError: @Sendable (any Error) -> any Error
+
+    init(writer: DatabasePool, mapError: @escaping @Sendable (any Error) -> any Error) {
+        self.writer = writer
+        self.mapError = mapError
+    }
+
+    /// Runs `body` in the next commit and returns its result once that commit is durable.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let value: any Sendable = try await withCheckedThrowingContinuation { continuation in
+            let job = Job(body: { try body($0) }, finish: { continuation.resume(with: $0) })
+            let lead = state.withLock { state in
+                state.pending.append(job)
+                if state.committing { return false }
+                state.committing = true
+                return true
+            }
+            if lead { commits.async { self.drain() } }
+        }
+        return value as! T
+    }
+
+    /// Commits batches until nobody is waiting.
+    private func drain() {
+        while true {
+            let batch = state.withLock { state in
+                let batch = state.pending
+                state.pending = []
+                if batch.isEmpty { state.committing = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let outcomes: [Result<any Sendable, any Error>]
+            do {
+                outcomes = try writer.write { db in
+                    batch.map { job in
+                        var value: (any Sendable)?
+                        do {
+                            try db.inSavepoint {
+                                value = try job.body(db)
+                                return .commit
+                            }
+                            return .success(value!)
+                        } catch {
+                            return .failure(mapError(error))
+                        }
+                    }
+                }
+            } catch {
+                let failure = mapError(error)
+                outcomes = batch.map { _ in .failure(failure) }
+            }
+            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+        }
+    }
+}

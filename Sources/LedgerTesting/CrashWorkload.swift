@@ -68,10 +68,13 @@ public struct CrashWorkload: Sendable {
                         .success, .success, .success, .userCancelled, .deferred, .interrupted,
                         .failed(StoreErrorCode(rawValue: Int(random.next() % 6))!),
                     ]
-                    let key = random.next() % 3 == 0 ? "workload-\(seed)-\(index)" : nil
+                    let product = Self.products[Int(random.next() % UInt64(Self.products.count))]
+                    let quantity = Int(random.next() % 3) + 1
+                    // The key names the payment, so that a workload replayed on the same ledger
+                    // retries the same payment (idempotently) rather than reusing a key for another.
+                    let key = random.next() % 3 == 0 ? "workload-\(seed)-\(index)-\(product)-\(quantity)" : nil
                     let transaction = try await queue.add(Payment(
-                        productID: Self.products[Int(random.next() % UInt64(Self.products.count))],
-                        quantity: Int(random.next() % 3) + 1, idempotencyKey: key,
+                        productID: product, quantity: quantity, idempotencyKey: key,
                         simulatedOutcome: outcomes[Int(random.next() % UInt64(outcomes.count))]))
                     log.record(Acknowledgement(kind: .purchase, transaction: transaction))
                 case 45..<55:

@@ -131,11 +131,11 @@ private struct Bench {
         }
         say("\(plan.concurrentPayers) concurrent payers, durability full...")
         results.append(try await concurrentPayers(oneWriter: results[0].ledger))
-        say("launches...")
+        say("launches and lists...")
         results += try await launches()
         say("restore of \(plan.restorable)...")
         results.append(try await restore())
-        say("list, show and memory on the largest ledger...")
+        say("show and memory on the largest ledger...")
         results += try await listShowAndMemory()
         return results
     }
@@ -189,9 +189,11 @@ private struct Bench {
             note: "ratio: against the 1-writer full throughput")
     }
 
+    /// Launch and `ledger list` on ledgers of every size: how their cost grows with history.
     mutating func launches() async throws -> [BenchCommand.Result] {
         var results: [BenchCommand.Result] = []
-        var times: [Int: Double] = [:]
+        var launchTimes: [Int: Double] = [:], listTimes: [Int: Double] = [:]
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         for size in plan.sizes {
             let ledgerPath = path("launch-\(size)"), basePath = path("launch-\(size)-base")
             try await fill(ledgerPath, finished: size, unfinished: 1_000)
@@ -213,15 +215,25 @@ private struct Bench {
                     guard lbase_launch(base) == 1_000 else { throw BenchError("baseline launch failed") }
                 })
             }
-            times[size] = ledgerTime
+            launchTimes[size] = ledgerTime
             results.append(result("launch: 1,000 unfinished among \(size) finished", unit: "ms", ledger: ledgerTime * 1000,
                                    baseline: baseTime * 1000, higherIsBetter: false, target: size >= 1_000_000 ? "<= 50 ms" : "-"))
-        }
-        if let smallest = plan.sizes.first, let largest = plan.sizes.last, smallest != largest,
-           let small = times[smallest], let large = times[largest] {
+            var listTime = Double.infinity
+            for _ in 0..<5 {
+                listTime = min(listTime, try await time { try runProcess(executable, ["list", "--limit", "50", "--json", "--database", ledgerPath]) })
+            }
+            listTimes[size] = listTime
             results.append(BenchCommand.Result(
-                workload: "launch growth: \(largest) / \(smallest) finished", unit: "x", ledger: large / small, baseline: nil,
-                ratio: nil, target: "<= 1.5", peakMemoryMB: Memory.peakMB, note: nil))
+                workload: "ledger list --limit 50, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: listTime * 1000,
+                baseline: nil, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB, note: nil))
+        }
+        if let smallest = plan.sizes.first, let largest = plan.sizes.last, smallest != largest {
+            for (name, times) in [("launch", launchTimes), ("list", listTimes)] {
+                guard let small = times[smallest], let large = times[largest] else { continue }
+                results.append(BenchCommand.Result(
+                    workload: "\(name) growth: \(largest) / \(smallest) finished", unit: "x", ledger: large / small, baseline: nil,
+                    ratio: nil, target: name == "launch" ? "<= 1.5" : "-", peakMemoryMB: Memory.peakMB, note: nil))
+            }
         }
         return results
     }
@@ -262,25 +274,21 @@ private struct Bench {
         lbase_close(filler)
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var results: [BenchCommand.Result] = []
-        for (name, arguments) in [("ledger list --limit 50", ["list", "--limit", "50", "--json"]),
-                                  ("ledger show ID", ["show", "\(unfinished.last ?? 1)", "--json"])] {
-            var best = Double.infinity
-            for _ in 0..<5 {
-                best = min(best, try await time { try runProcess(executable, arguments + ["--database", ledgerPath]) })
-            }
-            var baseBest = Double.infinity
-            for _ in 0..<5 {
-                baseBest = min(baseBest, try await time {
-                    guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
-                    defer { lbase_close(base) }
-                    _ = lbase_list(base, 50)
-                })
-            }
-            results.append(BenchCommand.Result(
-                workload: "\(name), \(size) transactions (whole process)", unit: "ms", ledger: best * 1000,
-                baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
-                note: "baseline: the same query in-process, no process start"))
+        var best = Double.infinity, baseBest = Double.infinity
+        for _ in 0..<5 {
+            best = min(best, try await time {
+                try runProcess(executable, ["show", "\(unfinished.last ?? 1)", "--json", "--database", ledgerPath])
+            })
+            baseBest = min(baseBest, try await time {
+                guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+                defer { lbase_close(base) }
+                _ = lbase_list(base, 1)
+            })
         }
+        results.append(BenchCommand.Result(
+            workload: "ledger show ID, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: best * 1000,
+            baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
+            note: "baseline: the row read in-process, no process start"))
         let resident = try probeMemory(executable, ledgerPath)
         results.append(BenchCommand.Result(
             workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,

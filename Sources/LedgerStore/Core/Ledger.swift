@@ -78,7 +78,7 @@ public final class Ledger: Sendable {
         }
         let ledger = Ledger(path: path, configuration: configuration, reader: pool, writer: pool)
         do {
-            try migrator.migrate(pool)
+            if pending { try migrator.migrate(pool) }
             try ledger.assertConnectionSettings()
         } catch {
             try? pool.close()

@@ -49,7 +49,7 @@ extension Ledger {
 
     private func clockOffset(_ db: Database) throws -> Int64 {
         try String.fetchOne(
-            db, sql: "SELECT value FROM store_settings WHERE key = ?", arguments: [StoreSettingKey.clockOffset]
+            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [StoreSettingKey.clockOffset]
         ).flatMap { Int64($0) } ?? 0
     }
 
@@ -61,7 +61,7 @@ extension Ledger {
     /// The store's time rate inside a transaction.
     func timeRate(_ db: Database) throws -> TimeRate {
         try String.fetchOne(
-            db, sql: "SELECT value FROM store_settings WHERE key = ?", arguments: [StoreSettingKey.timeRate]
+            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [StoreSettingKey.timeRate]
         ).flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
     }
 }

@@ -191,9 +191,13 @@ extension Ledger {
     public func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
             let now = try storeNow(db)
-            let unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
-            for transaction in unfinished { try markDelivered(db, transaction, at: now) }
-            return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            var unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            for index in unfinished.indices {
+                try markDelivered(db, unfinished[index], at: now)
+                unfinished[index].deliveryCount += 1
+                unfinished[index].lastDeliveredAt = Date(ledgerMilliseconds: now)
+            }
+            return unfinished
         }
     }
 
@@ -218,7 +222,7 @@ extension Ledger {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state == .purchasing else { return transaction }
         let planned = try Row.fetchOne(
-            db, sql: "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?",
+            try db.cachedStatement(sql: "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?"),
             arguments: [Int64(id)])!
         let state = TransactionState(rawValue: planned["planned_state"] as String) ?? .failed
         let error = (planned["planned_error_code"] as Int?).map {

@@ -26,10 +26,13 @@ extension Ledger {
             // Sources are read a page at a time (bounded memory); the restored rows are
             // `restored`, so the pages never see them.
             var restored: [PaymentTransaction] = []
+            var ids = try IDBlock(db, generator: configuration.idGenerator)
             var after: Int64 = 0
             while true {
+                // In id order from where the last page ended: the rowid range, not an index that
+                // would make each page sort every source again.
                 let page = try PaymentTransaction.fetchAll(
-                    db, sql: sql + " AND id > ? ORDER BY id LIMIT 1000", arguments: arguments + [after])
+                    db, sql: "NOT INDEXED " + sql + " AND id > ? ORDER BY id LIMIT 1000", arguments: arguments + [after])
                 guard let last = page.last else { break }
                 after = Int64(last.id)
                 for source in page {
@@ -38,9 +41,10 @@ extension Ledger {
                     row.expirationDate = source.expirationDate?.ledgerMilliseconds
                     row.isUpgraded = source.isUpgraded
                     row.restoredFrom = source.id
-                    restored.append(row.transaction(id: try insert(db, row)))
+                    restored.append(row.transaction(id: try insert(db, row, id: try ids.next())))
                 }
             }
+            try ids.save(db)
             return restored
         }
     }

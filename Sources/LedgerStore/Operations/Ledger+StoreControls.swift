@@ -39,7 +39,7 @@ extension Ledger {
     public func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in
             guard let row = try Row.fetchOne(
-                db, sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
+                try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)])
             else { throw StoreControlError.notInterrupted(id) }
             if let existing = row["replacement_id"] as Int64? {
                 return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
@@ -61,7 +61,7 @@ extension Ledger {
     /// Creates the replacement of an interrupted purchase once it is finished and resolved.
     func replaceInterruptedPurchaseIfReady(_ db: Database, id: UInt64, at now: Int64) throws -> PaymentTransaction? {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)]),
+            try db.cachedStatement(sql: "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]),
               row["resolved"] as Bool, row["replacement_id"] as Int64? == nil,
               let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
         else { return nil }

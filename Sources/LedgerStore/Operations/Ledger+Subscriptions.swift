@@ -83,7 +83,7 @@ extension Ledger {
     /// subscription that is active already (StoreKit: "already subscribed").
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
         guard let group = try String.fetchOne(
-            db, sql: "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'", arguments: [productID]),
+            try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'"), arguments: [productID]),
               let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
               covering.productID == productID
         else { return nil }
@@ -186,7 +186,7 @@ extension Ledger {
 
     private func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT subscription_group_level, subscription_period FROM products WHERE id = ?", arguments: [productID]),
+            try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period FROM products WHERE id = ?"), arguments: [productID]),
               let level = row["subscription_group_level"] as Int?,
               let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
         else { return nil }
@@ -220,7 +220,7 @@ extension Ledger {
 
     private func subscriptionGroup(_ db: Database, productID: String) throws -> String {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT type, subscription_group_id FROM products WHERE id = ?", arguments: [productID])
+            try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
         else { throw StoreControlError.unknownProduct(productID) }
         guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue else {
             throw StoreControlError.notAutoRenewable(productID)
@@ -237,7 +237,7 @@ extension Ledger {
 
     private func renewalState(_ db: Database, group: String) throws -> RenewalState {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT auto_renew, resumed_at, next_product_id, period_anchor FROM subscription_renewal WHERE group_id = ?",
+            try db.cachedStatement(sql: "SELECT auto_renew, resumed_at, next_product_id, period_anchor FROM subscription_renewal WHERE group_id = ?"),
             arguments: [group])
         else { return RenewalState() }
         return RenewalState(

@@ -26,7 +26,7 @@ struct NewTransactionRow {
     /// - Throws: `PaymentQueueError.unknownProduct` when the catalog does not have it.
     init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
         guard let product = try Row.fetchOne(
-            db, sql: "SELECT type, subscription_group_id FROM products WHERE id = ?", arguments: [productID])
+            try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
         else { throw PaymentQueueError.unknownProduct(productID) }
         self.productID = productID
         self.productType = ProductType(rawValue: product["type"]) ?? .consumable
@@ -69,7 +69,11 @@ extension NewTransactionRow {
 extension Ledger {
     /// Inserts a new transaction with a fresh id and its `created` event; returns the id.
     func insert(_ db: Database, _ row: NewTransactionRow) throws -> UInt64 {
-        let id = try nextTransactionID(db)
+        try insert(db, row, id: try nextTransactionID(db))
+    }
+
+    /// Inserts a new transaction with an id the caller took from the counter (see `IDBlock`).
+    func insert(_ db: Database, _ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
         try db.run(
             sql: """
@@ -91,9 +95,34 @@ extension Ledger {
         return id
     }
 
+    /// Ids for many inserts in one transaction: the counter is read once and saved once.
+    struct IDBlock {
+        private var last: UInt64
+        private let generator: TransactionIDGenerator
+
+        init(_ db: Database, generator: TransactionIDGenerator) throws {
+            last = UInt64(try Int64.fetchOne(
+                try db.cachedStatement(sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")) ?? 0)
+            self.generator = generator
+        }
+
+        mutating func next() throws -> UInt64 {
+            let next = generator.next(after: last)
+            guard next > last, next <= UInt64(Int64.max) else {
+                throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
+            }
+            last = next
+            return next
+        }
+
+        func save(_ db: Database) throws {
+            try db.run(sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(last)])
+        }
+    }
+
     private func nextTransactionID(_ db: Database) throws -> UInt64 {
         let last = UInt64(try Int64.fetchOne(
-            db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0)
+            try db.cachedStatement(sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")) ?? 0)
         let next = configuration.idGenerator.next(after: last)
         guard next > last, next <= UInt64(Int64.max) else {
             throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)

@@ -11,49 +11,50 @@ extension PaymentTransaction {
         FROM transactions
         """
 
+    /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
+    /// a restore's pages), and looking columns up by name is most of that cost.
     init(row: Row) throws {
-        func date(_ column: String) -> Date? {
-            (row[column] as Int64?).map(Date.init(ledgerMilliseconds:))
+        func date(_ index: Int) -> Date? {
+            (row[index] as Int64?).map(Date.init(ledgerMilliseconds:))
         }
-        func decoded<T: RawRepresentable>(_ column: String, as: T.Type) throws -> T where T.RawValue == String {
-            let raw: String = row[column]
+        func decoded<T: RawRepresentable>(_ index: Int, as: T.Type) throws -> T where T.RawValue == String {
+            let raw: String = row[index]
             guard let value = T(rawValue: raw) else {
-                throw LedgerError.corrupted(path: "", reason: "unexpected \(column) \"\(raw)\"")
+                throw LedgerError.corrupted(path: "", reason: "unexpected value \"\(raw)\" in column \(index) of a transaction")
             }
             return value
         }
         var error: TransactionError?
-        if let code = row["error_code"] as Int? {
-            error = TransactionError(
-                code: StoreErrorCode(rawValue: code) ?? .unknown, message: row["error_message"] as String?)
+        if let code = row[14] as Int? {
+            error = TransactionError(code: StoreErrorCode(rawValue: code) ?? .unknown, message: row[15] as String?)
         }
         self.init(
-            id: UInt64(row["id"] as Int64),
-            originalID: UInt64(row["original_id"] as Int64),
-            productID: row["product_id"],
-            productType: try decoded("product_type", as: ProductType.self),
-            state: try decoded("state", as: TransactionState.self),
-            isFinished: row["is_finished"],
-            quantity: row["quantity"],
-            purchaseDate: date("purchase_date")!,
-            originalPurchaseDate: date("original_purchase_date")!,
-            expirationDate: date("expiration_date"),
-            revocationDate: date("revocation_date"),
-            revocationReason: row["revocation_reason"],
-            isUpgraded: row["is_upgraded"],
-            appAccountToken: (row["app_account_token"] as String?).flatMap(UUID.init(uuidString:)),
+            id: UInt64(row[0] as Int64),
+            originalID: UInt64(row[1] as Int64),
+            productID: row[2],
+            productType: try decoded(3, as: ProductType.self),
+            state: try decoded(4, as: TransactionState.self),
+            isFinished: row[5],
+            quantity: row[6],
+            purchaseDate: date(7)!,
+            originalPurchaseDate: date(8)!,
+            expirationDate: date(9),
+            revocationDate: date(10),
+            revocationReason: row[11],
+            isUpgraded: row[12],
+            appAccountToken: (row[13] as String?).flatMap(UUID.init(uuidString:)),
             error: error,
-            reason: try decoded("reason", as: Reason.self),
-            subscriptionGroupID: row["subscription_group_id"],
-            storefront: row["storefront"],
-            environment: row["environment"],
-            idempotencyKey: row["idempotency_key"],
-            restoredFromID: (row["restored_from"] as Int64?).map(UInt64.init),
-            createdAt: date("created_at")!,
-            updatedAt: date("updated_at")!,
-            finishedAt: date("finished_at"),
-            deliveryCount: row["delivery_count"],
-            lastDeliveredAt: date("last_delivered_at"))
+            reason: try decoded(16, as: Reason.self),
+            subscriptionGroupID: row[17],
+            storefront: row[18],
+            environment: row[19],
+            idempotencyKey: row[20],
+            restoredFromID: (row[21] as Int64?).map(UInt64.init),
+            createdAt: date(22)!,
+            updatedAt: date(23)!,
+            finishedAt: date(24),
+            deliveryCount: row[25],
+            lastDeliveredAt: date(26))
     }
 
     static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {

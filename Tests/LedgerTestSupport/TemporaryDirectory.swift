@@ -39,3 +39,15 @@ public func fileBytes(_ path: String) -> Data? {
 public func write(_ text: String, to path: String) throws {
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
+
+/// Runs a Python script (Python's own sqlite3 module changes databases behind StoreLedger's
+/// back); returns its exit status.
+@discardableResult
+public func runPython(_ script: String) throws -> Int32 {
+    let python = Process()
+    python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    python.arguments = ["python3", "-c", script]
+    try python.run()
+    python.waitUntilExit()
+    return python.terminationStatus
+}

@@ -96,11 +96,8 @@ extension Ledger {
         if payment.outcome == .interrupted {
             try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
         }
-        var created = try PaymentTransaction.fetchOne(db, id: id)!
-        if recordingDelivery {
-            try markDelivered(db, created, at: now)
-            created = try PaymentTransaction.fetchOne(db, id: id)!
-        }
+        var created = row.transaction(id: id)
+        if recordingDelivery { try markDelivered(db, &created, at: now) }
         return (created, true)
     }
 
@@ -177,7 +174,11 @@ extension Ledger {
                 sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
                 arguments: [now, now, Int64(id)])
             try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
-            result.transactions.append(try PaymentTransaction.fetchOne(db, id: id)!)
+            var finished = transaction
+            finished.isFinished = true
+            finished.finishedAt = Date(ledgerMilliseconds: now)
+            finished.updatedAt = finished.finishedAt!
+            result.transactions.append(finished)
             result.changed.append(true)
             if let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
                 result.replacements.append(replacement)
@@ -192,11 +193,7 @@ extension Ledger {
         try write { db in
             let now = try storeNow(db)
             var unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
-            for index in unfinished.indices {
-                try markDelivered(db, unfinished[index], at: now)
-                unfinished[index].deliveryCount += 1
-                unfinished[index].lastDeliveredAt = Date(ledgerMilliseconds: now)
-            }
+            for index in unfinished.indices { try markDelivered(db, &unfinished[index], at: now) }
             return unfinished
         }
     }
@@ -257,19 +254,26 @@ extension Ledger {
             sql: "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
             arguments: [state.rawValue, error?.code.rawValue, error?.message, now, Int64(transaction.id)])
         try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
-        var updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!
-        if recordingDelivery {
-            try markDelivered(db, updated, at: now)
-            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!
+        var updated = transaction
+        if transaction.productType == .autoRenewable {
+            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!   // its period was just set
+        } else {
+            updated.state = state
+            updated.error = error
+            updated.updatedAt = Date(ledgerMilliseconds: now)
         }
+        if recordingDelivery { try markDelivered(db, &updated, at: now) }
         return updated
     }
 
-    private func markDelivered(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
+    /// Records one delivery of `transaction` (row and event), and in the value too.
+    private func markDelivered(_ db: Database, _ transaction: inout PaymentTransaction, at now: Int64) throws {
         try db.run(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?",
             arguments: [now, Int64(transaction.id)])
         try appendEvent(db, id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+        transaction.deliveryCount += 1
+        transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
     }
 
     func appendEvent(
@@ -305,9 +309,9 @@ extension Ledger {
         return try write { db in
             let now = try storeNow(db)
             return try ids.compactMap { id in
-                guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
-                try markDelivered(db, transaction, at: now)
-                return try PaymentTransaction.fetchOne(db, id: id)
+                guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
+                try markDelivered(db, &transaction, at: now)
+                return transaction
             }
         }
     }

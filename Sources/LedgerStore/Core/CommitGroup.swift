@@ -56,7 +56,10 @@ final class CommitGroup: Sendable {
             let outcomes: [Result<any Sendable, any Error>]
             do {
                 outcomes = try writer.write { db in
-                    batch.map { job in
+                    // Alone in its commit, a job needs no savepoint: if it fails, the whole
+                    // transaction rolls back.
+                    if batch.count == 1 { return [.success(try batch[0].body(db))] }
+                    return batch.map { job in
                         var value: (any Sendable)?
                         do {
                             try db.inSavepoint {

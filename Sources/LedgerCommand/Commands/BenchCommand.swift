@@ -102,7 +102,11 @@ struct BenchCommand: AsyncParsableCommand {
         }
 
         private func format(_ value: Double, _ unit: String) -> String {
-            unit == "ms" ? String(format: "%.1f ms", value) : String(format: "%.0f %@", value, unit)
+            switch unit {
+            case "ms": String(format: "%.1f ms", value)
+            case "x": String(format: "%.2f x", value)
+            default: String(format: "%.0f %@", value, unit)
+            }
         }
     }
 }

@@ -332,9 +332,14 @@ static int fault_sync(sqlite3_file *file, int flags) {
 
 static int fault_file_size(sqlite3_file *file, sqlite3_int64 *size) {
     FaultFile *p = (FaultFile *)file;
-    int rc = real_size(p, size);
-    if (rc != SQLITE_OK || !p->inode) return rc;
+    if (!p->inode) return real_size(p, size);
+    // Under the lock: a sync on another thread must not flush between the two reads.
     pthread_mutex_lock(&state_lock);
+    int rc = real_size(p, size);
+    if (rc != SQLITE_OK) {
+        pthread_mutex_unlock(&state_lock);
+        return rc;
+    }
     for (int i = 0; i < p->inode->count; i++) {
         const PendingOp *op = &p->inode->ops[i];
         if (op->is_truncate) {
@@ -476,13 +481,14 @@ static int fault_delete(sqlite3_vfs *vfs, const char *name, int sync_dir) {
         pthread_mutex_unlock(&state_lock);
         return SQLITE_IOERR_DELETE;
     }
-    Inode *inode = find_inode(name, 0);
+    int rc = real_vfs->xDelete(real_vfs, name, sync_dir);
+    Inode *inode = rc == SQLITE_OK ? find_inode(name, 0) : NULL;
     if (inode) {
         clear_ops(inode);  // the file is gone, and its page cache with it
         release_inode_if_unused(inode);
     }
     pthread_mutex_unlock(&state_lock);
-    return real_vfs->xDelete(real_vfs, name, sync_dir);
+    return rc;
 }
 
 static int fault_access(sqlite3_vfs *vfs, const char *name, int flags, int *out) {

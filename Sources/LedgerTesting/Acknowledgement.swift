@@ -11,25 +11,41 @@ public struct Acknowledgement: Codable, Sendable, Hashable {
 
     public var kind: Kind
     public var transactionID: UInt64
+    /// What the transaction is (so that a lost one whose id was reused is not taken for it).
+    public var productID: String
+    public var quantity: Int
+    public var purchaseDate: Date
     /// The transaction's state when it was acknowledged.
     public var state: TransactionState
     public var finished: Bool
     public var revoked: Bool
     public var idempotencyKey: String?
+    /// Acknowledgements of operations that ran at the same time share a burst number: their
+    /// commits may come in any order among themselves.
+    public var burst: Int?
 
-    public init(kind: Kind, transaction: PaymentTransaction) {
+    public init(kind: Kind, transaction: PaymentTransaction, burst: Int? = nil) {
+        self.burst = burst
         self.kind = kind
         transactionID = transaction.id
+        productID = transaction.productID
+        quantity = transaction.quantity
+        purchaseDate = transaction.purchaseDate
         state = transaction.state
         finished = transaction.isFinished
         revoked = transaction.revocationDate != nil
         idempotencyKey = transaction.idempotencyKey
     }
 
-    /// Whether `transaction` (what the ledger holds now) still shows this acknowledgement: the
+    /// Whether `transaction` (what the ledger holds now under the acknowledged id) still shows
+    /// this acknowledgement: the same transaction (product, quantity, purchase date, key) in the
     /// same state or a legal later one, finished and refunded if it was.
     public func isShown(by transaction: PaymentTransaction?) -> Bool {
-        guard let transaction else { return false }
+        // A purchase's dates are set when it is charged: a deferred one's change at approval.
+        let charged = state != .purchasing && state != .deferred
+        guard let transaction, transaction.productID == productID, transaction.quantity == quantity,
+              !charged || transaction.purchaseDate == purchaseDate, transaction.idempotencyKey == idempotencyKey
+        else { return false }
         let stateHolds = transaction.state == state || state.canMove(to: transaction.state)
         return stateHolds && (!finished || transaction.isFinished) && (!revoked || transaction.revocationDate != nil)
     }

@@ -63,7 +63,18 @@ public struct CrashWorkload: Sendable {
             for index in 0..<operations {
                 let roll = random.next() % 100
                 switch roll {
-                case 0..<45:
+                case 40..<45:
+                    // A burst of payments at once: they share commits (group commit).
+                    let burst = (0..<4).map { _ in Self.products[Int(random.next() % UInt64(Self.products.count))] }
+                    let current = queue
+                    let bought = try await withThrowingTaskGroup(of: PaymentTransaction.self) { group in
+                        for product in burst { group.addTask { try await current.add(Payment(productID: product)) } }
+                        return try await group.reduce(into: []) { $0.append($1) }
+                    }
+                    for transaction in bought.sorted(by: { $0.id < $1.id }) {
+                        log.record(Acknowledgement(kind: .purchase, transaction: transaction, burst: index))
+                    }
+                case 0..<40:
                     let outcomes: [SimulatedOutcome] = [
                         .success, .success, .success, .userCancelled, .deferred, .interrupted,
                         .failed(StoreErrorCode(rawValue: Int(random.next() % 6))!),

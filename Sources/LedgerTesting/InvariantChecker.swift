@@ -78,19 +78,27 @@ public enum InvariantChecker {
         _ acknowledged: [Acknowledgement], byID: [UInt64: PaymentTransaction], lossAllowed: Bool
     ) -> [InvariantViolation] {
         var violations: [InvariantViolation] = []
-        var firstMissing: Int?
+        var missing: [Int] = []
         for (index, acknowledgement) in acknowledged.enumerated() {
             let shown = acknowledgement.isShown(by: byID[acknowledgement.transactionID])
-            if !shown, firstMissing == nil { firstMissing = index }
-            if !shown, !lossAllowed {
-                violations.append(InvariantViolation(
-                    invariant: 1, message: "acknowledged \(acknowledgement.kind.rawValue) of \(acknowledgement.transactionID) "
-                        + "(\(acknowledgement.state.rawValue)\(acknowledgement.finished ? ", finished" : "")) is lost"))
+            if !shown {
+                missing.append(index)
+                if !lossAllowed {
+                    violations.append(InvariantViolation(
+                        invariant: 1, message: "acknowledged \(acknowledgement.kind.rawValue) of \(acknowledgement.transactionID) "
+                            + "(\(acknowledgement.state.rawValue)\(acknowledgement.finished ? ", finished" : "")) is lost"))
+                }
+                continue
             }
-            if shown, lossAllowed, let missing = firstMissing, !acknowledgedBefore(acknowledged, index, isShownIn: byID, from: missing) {
+            guard lossAllowed else { continue }
+            // Lost before it, and not one of the same burst (whose commits may come in any order)?
+            let lostBefore = missing.first { other in
+                acknowledged[other].burst == nil || acknowledged[other].burst != acknowledgement.burst
+            }
+            if let lost = lostBefore, !acknowledgedBefore(acknowledged, index, isShownIn: byID, from: lost) {
                 violations.append(InvariantViolation(
-                    invariant: 1, message: "acknowledgement \(index) survived but \(missing), acknowledged before it, is lost"))
-                firstMissing = nil   // report one reordering, not every later entry
+                    invariant: 1, message: "acknowledgement \(index) survived but \(lost), acknowledged before it, is lost"))
+                missing.removeAll()   // report one reordering, not every later entry
             }
         }
         return violations

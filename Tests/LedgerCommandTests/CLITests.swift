@@ -238,13 +238,16 @@ extension CLIWorkspace {
             let processes = [7, 8].map { seed in
                 LedgerProcess.start(["torture", "--seed", "\(seed)", "--operations", "40", "--database", workspace.database])
             }
-            for process in processes {
+            let errors = processes.map { _ in Pipe() }
+            for (process, pipe) in zip(processes, errors) {
                 process.standardOutput = FileHandle.nullDevice
+                process.standardError = pipe
                 try process.run()
             }
-            for process in processes {
+            for (process, pipe) in zip(processes, errors) {
+                let message = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 process.waitUntilExit()
-                #expect(process.terminationStatus == 0)
+                #expect(process.terminationStatus == 0, "\(message)")
             }
             let all = try #require(try workspace.json("list")["transactions"] as? [[String: Any]])
             let ids = all.compactMap { $0["id"] as? Int }

@@ -36,7 +36,7 @@ public struct LedgerConfiguration: Sendable {
     public var vfs: String?
 
     public init(
-        durability: Durability = .full, busyTimeout: TimeInterval = 10,
+        durability: Durability = .full, busyTimeout: TimeInterval = 30,
         clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil
     ) {
         self.durability = durability

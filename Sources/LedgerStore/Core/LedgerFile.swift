@@ -40,15 +40,16 @@ enum LedgerFile {
         guard pageSize >= 512, pageSize & (pageSize - 1) == 0 else {
             throw LedgerError.corrupted(path: path, reason: "invalid page size \(rawPageSize)")
         }
-        guard size % Int64(pageSize) == 0 else {
+        // With a -wal file beside it, the file's size can be anything a checkpoint left when it
+        // was cut short (page 1 written before the file grew, a torn last page): the WAL still
+        // holds those pages and SQLite replays it. Without one, the size must add up.
+        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
+        guard hasWAL || size % Int64(pageSize) == 0 else {
             throw LedgerError.corrupted(
                 path: path, reason: "truncated: \(size) bytes is not a whole number of \(pageSize)-byte pages")
         }
-        // The page count in the header is valid when "version-valid-for" equals the change
-        // counter. With a -wal file beside it the count may be ahead of the file for a moment
-        // (a checkpoint writes page 1 before it extends the file) and SQLite reconciles them.
+        // The page count in the header is valid when "version-valid-for" equals the change counter.
         let pageCount = Int64(u32(28))
-        let hasWAL = FileManager.default.fileExists(atPath: path + "-wal")
         if !hasWAL, u32(92) == u32(24), pageCount > 0, size < pageCount * Int64(pageSize) {
             throw LedgerError.corrupted(
                 path: path, reason: "truncated: \(size) bytes where the header promises \(pageCount * Int64(pageSize))")

@@ -156,3 +156,46 @@ import Testing
         }
     }
 }
+
+@Suite struct MigrationTests {
+    /// A ledger written by a build that knew only the first migration: opening it applies the
+    /// later ones, each once, in order, and keeps every transaction and its history (0002
+    /// rebuilds the event log).
+    @Test func anOlderLedgerIsMigratedKeepingItsHistory() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try DatabaseQueue(path: path)
+            try old.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
+            }
+            var firstOnly = DatabaseMigrator()
+            firstOnly.registerMigration(Migration.embedded[0].identifier) { db in try db.execute(sql: Migration.embedded[0].sql) }
+            try firstOnly.migrate(old)
+            try old.write { db in
+                try db.execute(sql: """
+                    INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'consumable', 'p', '1', 0);
+                    INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
+                        original_purchase_date, reason, storefront, environment, planned_state, created_at, updated_at)
+                    VALUES (1, 1, 'p', 'consumable', 'purchasing', 1, 0, 0, 'purchase', 'USA', 'xcode', 'purchased', 0, 0);
+                    INSERT INTO transaction_events (transaction_id, kind, to_state, at) VALUES (1, 'created', 'purchasing', 0);
+                    UPDATE ledger_counters SET value = 1;
+                    """)
+            }
+            try old.close()
+
+            let ledger = try Ledger.open(at: path)
+            #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
+            #expect(try ledger.events(of: 1).map(\.kind) == [.created])
+            let completed = try ledger.completePaymentsLeftPurchasing()
+            #expect(completed.map(\.state) == [.purchased])
+            #expect(try ledger.events(of: 1).map(\.kind) == [.created, .stateChanged])
+            #expect(try ledger.verify() == [])
+            try ledger.close()
+            // Reopening applies nothing again.
+            let reopened = try Ledger.open(at: path)
+            #expect(try reopened.appliedMigrations() == Ledger.knownMigrations)
+            try reopened.close()
+        }
+    }
+}

@@ -100,11 +100,6 @@ extension Ledger {
 }
 
 extension Ledger {
-    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound file, else one line per problem.
-    public func integrityCheck() throws -> [String] {
-        try read { db in try String.fetchAll(try db.cachedStatement(sql: "PRAGMA integrity_check")) }
-    }
-
     /// Every transaction, oldest first, for audits and crash checks (reads the whole history).
     public func allTransactions() throws -> [PaymentTransaction] {
         try transactions(matching: TransactionFilter())

@@ -26,9 +26,6 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
 
     public static let unitedStates = Storefront(countryCode: "USA")!
 
-    /// Every storefront this build knows, by alpha-3 code.
-    public static var knownCountryCodes: [String] { table.keys.sorted() }
-
     private static let table: [String: (region: String, locale: String)] = {
         // alpha-3 alpha-2 default-locale
         let rows = """

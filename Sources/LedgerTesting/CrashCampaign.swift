@@ -84,12 +84,12 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
         case .sync(let n): FaultInjection.arm(fault, atSync: n, persistent: persistent)
         }
         let log = AcknowledgementLog()
-        _ = await CrashWorkload(seed: seed, operations: operations).run(ledgerAt: path, configuration: configuration, log: log)
-        // The workload closed its connections. Every run ends with the power going (again), so
-        // that whatever was not synced is lost whatever the fault was: an acknowledged change
-        // must have been durable, not merely in the page cache.
+        // Every run ends with the power going (again) while the ledger is still open, so that
+        // whatever was not synced is lost whatever the fault was: an acknowledged change must
+        // have been durable, not merely in the page cache.
+        _ = await CrashWorkload(seed: seed, operations: operations)
+            .run(ledgerAt: path, configuration: configuration, log: log, powerLossAtEnd: true)
         let fired = FaultInjection.counters.faults > 0
-        FaultInjection.powerLoss()
         FaultInjection.powerOn()
         FaultInjection.disarm()
         // Only `normal` may lose a suffix, and only when the power loss loses writes.
@@ -106,8 +106,11 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
         FaultInjection.reset()
         guard (try? CrashWorkload.prepareLedger(at: path, configuration: configuration)) != nil else { return (0, 0) }
         FaultInjection.reset()
-        _ = await CrashWorkload(seed: seed, operations: operations).run(ledgerAt: path, configuration: configuration, log: AcknowledgementLog())
+        // As a run ends: the power goes before the close, whose writes then do not count.
+        _ = await CrashWorkload(seed: seed, operations: operations)
+            .run(ledgerAt: path, configuration: configuration, log: AcknowledgementLog(), powerLossAtEnd: true)
         let counters = FaultInjection.counters
+        FaultInjection.powerOn()
         return (counters.writes, counters.syncs)
     }
 }

@@ -52,11 +52,18 @@ public struct CrashWorkload: Sendable {
 
     /// Runs the operations against the ledger at `path`, recording every acknowledged change
     /// in `log` as it is returned. Stops at the first error (a power loss, an injected I/O
-    /// error) and returns it; `nil` when every operation ran.
-    public func run(ledgerAt path: String, configuration: LedgerConfiguration, log: AcknowledgementLog) async -> (any Error)? {
+    /// error) and returns it; `nil` when every operation ran. With `powerLossAtEnd`, the power
+    /// goes before the ledger is closed (closing checkpoints, which syncs what `normal`
+    /// durability left unsynced).
+    public func run(
+        ledgerAt path: String, configuration: LedgerConfiguration, log: AcknowledgementLog, powerLossAtEnd: Bool = false
+    ) async -> (any Error)? {
         var random = SplitMix64(seed: seed)
         var ledger: Ledger?
-        defer { try? ledger?.close() }
+        defer {
+            if powerLossAtEnd { FaultInjection.powerLoss() }
+            try? ledger?.close()
+        }
         do {
             ledger = try Ledger.open(at: path, configuration: configuration)
             var queue = try PaymentQueue(ledger: ledger!)

@@ -62,7 +62,7 @@ import Testing
             let ids = workspace.directory + "/products_v2.json"
             try write(#"["com.example.level2", "com.example.missing"]"#, to: ids)
             let response = try workspace.json("products", "request", "--ids-file", ids,
-                                              "--ids-file", Repository.fixture("BJIT-RnD__EasyPurchase__AutoRenewable.plist"))
+                                              "--ids-file", Repository.fixture("ids-array.plist"))
             #expect((response["products"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["com.example.level2"])
             #expect((response["invalidProductIdentifiers"] as? [String])?.count == 4)
         }
@@ -70,7 +70,7 @@ import Testing
 
     @Test func pricesFollowTheStorefrontNotTheMachineLocale() async throws {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
-            let path = Repository.fixture("chicktack0321__ITpassport__Products.storekit")
+            let path = Repository.fixture("v3.0-japan.storekit")
             #expect(try workspace.ledger("products", "import", path).status == 0)
             for machineLocale in ["en_US.UTF-8", "fr_FR.UTF-8", "C"] {
                 let result = try workspace.ledger("products", "list", "--json", environment: ["LANG": machineLocale, "LC_ALL": machineLocale])
@@ -82,9 +82,26 @@ import Testing
         }
     }
 
-    @Test func everyRealWorldConfigurationImportsFromTheCLI() async throws {
+    @Test func everyFixtureConfigurationImportsFromTheCLI() async throws {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
-            let files = try Repository.fixtures(withExtension: "storekit")
+            let files = try Repository.fixtureNames(withExtension: "storekit").map(Repository.fixture)
+            #expect(files.count == 7)
+            let result = try workspace.ledger(["products", "import"] + files + ["--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            // The product counts of the seven files (see CatalogTests' fixtureContents): 2+2+10+4+2+7+6.
+            #expect((try result.json()["imported"] as? [String])?.count == 33)
+            let listed = try #require(try workspace.json("products", "list")["products"] as? [[String: Any]])
+            #expect(listed.count == 33)
+        }
+    }
+
+    /// The real-world corpus (files of other projects, present only beside CI), in one import.
+    @Test func theRealWorldCorpusImportsFromTheCLIWhenPresent() async throws {
+        guard let files = Repository.realWorldCorpus(withExtension: "storekit") else {
+            Repository.reportRealWorldCorpusAbsent()
+            return
+        }
+        try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let result = try workspace.ledger(["products", "import"] + files)
             #expect(result.status == 0, "\(result.stderr)")
         }
@@ -100,7 +117,7 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: workspace.database))
             let missing = try workspace.ledger("products", "import", workspace.directory + "/nope.storekit")
             #expect(missing.status == 66)
-            let list = try workspace.ledger("products", "import", Repository.fixture("russell-archer__StoreHelper__Products.plist"))
+            let list = try workspace.ledger("products", "import", Repository.fixture("ids-products.plist"))
             #expect(list.status == 65 && list.stderr.contains("list of product identifiers"))
         }
     }

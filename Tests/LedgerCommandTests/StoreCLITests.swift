@@ -69,7 +69,7 @@ import Testing
             let france = try workspace.json("store", "set", "storefront", "FRA")
             #expect(france["currencyCode"] as? String == "EUR")
 
-            let imported = try workspace.json("store", "import", Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit"))
+            let imported = try workspace.json("store", "import", Repository.fixture("v2.0-every-product-type.storekit"))
             #expect(imported["askToBuy"] as? Bool == true && imported["storefront"] as? String == "USA")
 
             let before = try #require(try workspace.json("clock", "show")["now"] as? String)
@@ -154,10 +154,10 @@ import Testing
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             #expect(try workspace.ledger("init").status == 0)
             _ = try workspace.json("store", "set", "askToBuy", "false")
-            _ = try workspace.ledger("products", "import", Repository.fixture("chicktack0321__ITpassport__Products.storekit"))
+            _ = try workspace.ledger("products", "import", Repository.fixture("v3.0-japan.storekit"))
             #expect(try workspace.json("store", "show")["storefront"] as? String == "JPN", "the import still seeds the storefront")
 
-            let product = "com.eitango.itpassport.unlock.advanced"
+            let product = "com.example.fixtures.kanji.advanced"
             let visible = try workspace.json("promotions", "visibility", product, "visible")
             #expect(visible["orderOverridden"] as? Bool == false)
             let ordered = try workspace.json("promotions", "order", product)

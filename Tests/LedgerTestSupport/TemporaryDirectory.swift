@@ -17,17 +17,39 @@ public enum Repository {
         return url.path
     }()
 
-    /// `../shared/fixtures/real-world`, beside the project's root.
+    /// `Tests/Fixtures`: the project's own fixtures (StoreKit configuration files of every format
+    /// version, product identifier lists), written for these tests. See its README.md.
+    public static let fixtures = root + "/Tests/Fixtures"
+
+    /// The path of one of the project's own fixtures.
+    public static func fixture(_ name: String) -> String {
+        fixtures + "/" + name
+    }
+
+    /// The names (not paths) of the project's own fixtures with this extension, sorted.
+    public static func fixtureNames(withExtension ext: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: fixtures).filter { $0.hasSuffix("." + ext) }.sorted()
+    }
+
+    /// `../shared/fixtures/real-world`, beside the project's root: files copied unchanged from
+    /// other projects. The folder exists only beside CI; tests over it are optional.
     public static let realWorldFixtures = URL(fileURLWithPath: root)
         .deletingLastPathComponent().appendingPathComponent("shared/fixtures/real-world").path
 
-    public static func fixture(_ name: String) -> String {
+    public static func realWorldFixture(_ name: String) -> String {
         realWorldFixtures + "/" + name
     }
 
-    public static func fixtures(withExtension ext: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: realWorldFixtures)
-            .filter { $0.hasSuffix("." + ext) }.sorted().map(fixture)
+    /// The paths of the real-world files with this extension, sorted; `nil` when the folder is absent.
+    public static func realWorldCorpus(withExtension ext: String) -> [String]? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: realWorldFixtures) else { return nil }
+        return names.filter { $0.hasSuffix("." + ext) }.sorted().map(realWorldFixture)
+    }
+
+    /// Prints the one line a test over the real-world corpus prints when the folder is absent.
+    public static func reportRealWorldCorpusAbsent(_ test: String = #function) {
+        print("skipped: \(test): ../shared/fixtures/real-world is absent (it exists only beside CI); "
+            + "the project's own fixtures in Tests/Fixtures cover the same behaviour")
     }
 }
 

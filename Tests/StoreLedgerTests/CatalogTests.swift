@@ -4,10 +4,25 @@ import LedgerTestSupport
 import Testing
 
 @Suite struct StoreKitConfigurationTests {
-    @Test(arguments: try Repository.fixtures(withExtension: "storekit"))
-    func everyRealWorldConfigurationImports(_ path: String) async throws {
+    /// The format version and the number of products of each of the project's own StoreKit
+    /// configuration files (Tests/Fixtures; its README.md says what each covers).
+    static let fixtureContents: [String: (version: String, products: Int)] = [
+        "v1.0-tip-jar.storekit": ("1.0", 2),
+        "v1.2-subscriptions-only.storekit": ("1.2", 2),
+        "v2.0-every-product-type.storekit": ("2.0", 10),
+        "v3.0-japan.storekit": ("3.0", 4),
+        "v4.0-taiwan.storekit": ("4.0", 2),
+        "v5.0-offers.storekit": ("5.0", 7),
+        "v6.0-france.storekit": ("6.0", 6),
+    ]
+
+    @Test(arguments: try Repository.fixtureNames(withExtension: "storekit"))
+    func everyFixtureConfigurationImports(_ name: String) async throws {
+        let expected = try #require(Self.fixtureContents[name], "\(name): add its version and product count to fixtureContents")
+        let path = Repository.fixture(name)
         let configuration = try StoreKitConfiguration(contentsOf: path)
-        #expect(configuration.formatVersion != nil)
+        #expect(configuration.formatVersion == expected.version)
+        #expect(configuration.products.count == expected.products)
         for product in configuration.products {
             #expect(!product.id.isEmpty)
             #expect((product.type == .autoRenewable) == (product.subscription != nil))
@@ -15,48 +30,134 @@ import Testing
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
             let imported = try ProductCatalog(ledger: ledger).importConfigurations(at: [path])
+            #expect(imported.productIDs.count == expected.products)
             #expect(Set(try ledger.allProducts().map(\.id)) == Set(imported.productIDs))
             #expect(try ledger.allProducts() == configuration.products.sorted { $0.id < $1.id })
         }
     }
 
-    @Test func easyPurchaseIsReadExactly() throws {
-        let configuration = try StoreKitConfiguration(
-            contentsOf: Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit"))
+    @Test func everyFixtureFileIsListedWithItsContents() throws {
+        #expect(Set(try Repository.fixtureNames(withExtension: "storekit")) == Set(Self.fixtureContents.keys))
+    }
+
+    /// The real-world corpus (files of other projects, present only beside CI): every
+    /// configuration file imports, every property list is a product identifier list.
+    @Test func theRealWorldCorpusImportsWhenPresent() async throws {
+        guard let configurations = Repository.realWorldCorpus(withExtension: "storekit"),
+              let lists = Repository.realWorldCorpus(withExtension: "plist")
+        else {
+            Repository.reportRealWorldCorpusAbsent()
+            return
+        }
+        #expect(!configurations.isEmpty && !lists.isEmpty)
+        try await withTemporaryDirectory { directory in
+            for (index, path) in configurations.enumerated() {
+                let configuration = try StoreKitConfiguration(contentsOf: path)
+                #expect(configuration.formatVersion != nil, "\(path)")
+                for product in configuration.products {
+                    #expect(!product.id.isEmpty, "\(path)")
+                    #expect((product.type == .autoRenewable) == (product.subscription != nil), "\(path)")
+                }
+                let ledger = try Ledger.open(at: directory + "/\(index).sqlite", mode: .createIfMissing)
+                let imported = try ProductCatalog(ledger: ledger).importConfigurations(at: [path])
+                #expect(Set(try ledger.allProducts().map(\.id)) == Set(imported.productIDs), "\(path)")
+                #expect(try ledger.allProducts() == configuration.products.sorted { $0.id < $1.id }, "\(path)")
+            }
+        }
+        for path in lists {
+            #expect(try ProductIdentifierList(contentsOf: path).productIDs.isEmpty == false, "\(path)")
+            #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) { try StoreKitConfiguration(contentsOf: path) }
+        }
+    }
+
+    @Test func everyProductTypeIsReadExactly() throws {
+        let configuration = try StoreKitConfiguration(contentsOf: Repository.fixture("v2.0-every-product-type.storekit"))
         #expect(configuration.formatVersion == "2.0")
-        #expect(configuration.products.count == 12)
+        #expect(configuration.products.count == 10)
         let byID = Dictionary(uniqueKeysWithValues: configuration.products.map { ($0.id, $0) })
-        let coins = try #require(byID["com.bjitgroup.easypurchase.consumable.tencoin"])
-        #expect(coins.type == .consumable && coins.price == Decimal(string: "0.99")!)
-        #expect(coins.localizations == [ProductLocalization(locale: "en_US", displayName: "10 Coins", description: "10 Coins")])
-        #expect(byID["com.bjitgroup.easypurchase.nonconsumable.levelone"]?.isFamilyShareable == true)
-        #expect(byID["com.bjitgroup.easypurchase.nonRenewable.thirty"]?.type == .nonRenewable)
-        let yearly = try #require(byID["com.bjitgroup.easypurchase.autorenewyearly"]?.subscription)
-        #expect(yearly.groupID == "21387997" && yearly.groupName == "auto-renew" && yearly.level == 3)
+        let gems = try #require(byID["com.example.fixtures.arcade.gems.50"])
+        #expect(gems.type == .consumable && gems.price == Decimal(string: "0.99")!)
+        #expect(gems.referenceName == "Gems 50")
+        #expect(gems.localizations == [ProductLocalization(locale: "en_US", displayName: "50 Gems", description: "A pouch of 50 gems")])
+        #expect(byID["com.example.fixtures.arcade.world.space"]?.type == .nonConsumable)
+        #expect(byID["com.example.fixtures.arcade.world.space"]?.isFamilyShareable == true)
+        #expect(byID["com.example.fixtures.arcade.noads"]?.isFamilyShareable == false)
+        #expect(byID["com.example.fixtures.arcade.pass.month"]?.type == .nonRenewable)
+        let weekly = try #require(byID["com.example.fixtures.arcade.club.weekly"]?.subscription)
+        #expect(weekly.level == 1 && weekly.period == SubscriptionPeriod(value: 1, unit: .week) && weekly.introductoryOffer == nil)
+        let yearly = try #require(byID["com.example.fixtures.arcade.club.yearly"]?.subscription)
+        #expect(yearly.groupID == "20000400" && yearly.groupName == "arcade-club" && yearly.level == 3)
         #expect(yearly.period == SubscriptionPeriod(value: 1, unit: .year))
         #expect(yearly.introductoryOffer == SubscriptionOffer(
             id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1, price: nil))
+        #expect(yearly.promotionalOffers.isEmpty)
         #expect(configuration.settings.storefront == "USA" && configuration.settings.locale == "en_US")
         #expect(configuration.settings.askToBuyEnabled == true && configuration.settings.failTransactionsEnabled == true)
         #expect(configuration.settings.storeKitError == 0)
     }
 
+    @Test func aMinimalVersionOneFileTakesTheDefaults() throws {
+        let tipJar = try StoreKitConfiguration(contentsOf: Repository.fixture("v1.0-tip-jar.storekit"))
+        #expect(tipJar.formatVersion == "1.0")
+        #expect(tipJar.settings == StoreKitSettings())
+        let supporter = try #require(tipJar.products.first(where: { $0.id == "com.example.fixtures.tipjar.supporter" }))
+        #expect(supporter.referenceName == supporter.id && supporter.localizations.isEmpty)
+        #expect(supporter.price == Decimal(5) && !supporter.isFamilyShareable, "a price written as a JSON number")
+        let reader = try StoreKitConfiguration(contentsOf: Repository.fixture("v1.2-subscriptions-only.storekit"))
+        #expect(reader.formatVersion == "1.2" && reader.settings.timeRate == 6)
+        #expect(reader.products.allSatisfy { $0.subscription?.level == 1 && $0.subscription?.groupName == "Reader Premium" })
+    }
+
     @Test func newerFormatsWithOffersAndErrorListsAreRead() throws {
-        let revenueCat = try StoreKitConfiguration(
-            contentsOf: Repository.fixture("RevenueCat__purchases-ios__UnitTestsConfiguration.storekit"))
-        #expect(revenueCat.formatVersion == "5.0")
-        let monthly = try #require(revenueCat.products.first { $0.id == "com.revenuecat.monthly_4.99.1_week_intro" })
-        #expect(monthly.subscription?.promotionalOffers.map(\.id) == [
-            "com.revenuecat.monthly_4.99.1_week_intro.year_discount", "com.revenuecat.monthly_4.99.1_week_intro.pay_as_you_go",
+        let offers = try StoreKitConfiguration(contentsOf: Repository.fixture("v5.0-offers.storekit"))
+        #expect(offers.formatVersion == "5.0")
+        let monthly = try #require(offers.products.first(where: { $0.id == "com.example.fixtures.studio.plus.monthly" })?.subscription)
+        #expect(monthly.promotionalOffers.map(\.id) == [
+            "com.example.fixtures.studio.plus.monthly.year_discount", "com.example.fixtures.studio.plus.monthly.pay_as_you_go",
         ])
-        #expect(monthly.subscription?.promotionalOffers.first?.price == Decimal(string: "40.99")!)
-        #expect(revenueCat.settings.timeRate == 0)
-        let lifeLog = try StoreKitConfiguration(
-            contentsOf: Repository.fixture("AsanoGenki__LifeLog__StoreKitConfiguration.storekit"))
-        #expect(lifeLog.settings.enabledStoreKitErrors.isEmpty)
-        #expect(lifeLog.products.first?.localization(for: "ja_JP")?.displayName == "LifeLog Premium 月額プラン")
-        let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("KoukeNeko__FinderHover__Products.storekit"))
+        #expect(monthly.promotionalOffers.first?.price == Decimal(string: "39.99")!)
+        #expect(monthly.promotionalOffers.last == SubscriptionOffer(
+            id: "com.example.fixtures.studio.plus.monthly.pay_as_you_go", paymentMode: "payAsYouGo",
+            period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3, price: Decimal(string: "2.99")!))
+        #expect(monthly.introductoryOffer == SubscriptionOffer(
+            id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1, price: nil))
+        let lite = try #require(offers.products.first(where: { $0.id == "com.example.fixtures.studio.lite.monthly" })?.subscription)
+        #expect(lite.level == 2 && lite.introductoryOffer == nil && lite.promotionalOffers.isEmpty)
+        #expect(Set(offers.products.compactMap { $0.subscription?.groupName }) == Set(["Studio Plus", "Studio Family"]))
+        #expect(offers.settings.timeRate == 0 && offers.settings.enabledStoreKitErrors.isEmpty)
+
+        let japan = try StoreKitConfiguration(contentsOf: Repository.fixture("v3.0-japan.storekit"))
+        #expect(japan.formatVersion == "3.0")
+        #expect(japan.settings.enabledStoreKitErrors.isEmpty)
+        #expect(japan.settings.storefront == "JPN" && japan.settings.locale == "ja_JP")
+        let premium = try #require(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.monthly" }))
+        #expect(premium.localization(for: "ja_JP")?.displayName == "漢字プレミアム 月額プラン")
+        #expect(premium.localization(for: "en_US")?.displayName == "Kanji Premium Monthly")
+        #expect(premium.subscription?.groupName == "プレミアム会員")
+        let yearly = try #require(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.yearly" })?.subscription)
+        #expect(yearly.introductoryOffer == SubscriptionOffer(
+            id: nil, paymentMode: "payUpFront", period: SubscriptionPeriod(value: 3, unit: .month), periodCount: 1, price: Decimal(1000)))
+        #expect(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.hints" })?.price == Decimal(120))
+
+        let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("v4.0-taiwan.storekit"))
         #expect(taiwan.settings.storefront == "TWN")
+        let unlock = try #require(taiwan.products.first(where: { $0.id == "com.example.fixtures.hovernotes.unlock" }))
+        #expect(unlock.localization(for: "zh_Hant")?.displayName == "Hover Notes 完整版")
+        #expect(unlock.localization(for: "ja_JP")?.displayName == "Hover Notes フルバージョン")
+
+        let france = try StoreKitConfiguration(contentsOf: Repository.fixture("v6.0-france.storekit"))
+        #expect(france.formatVersion == "6.0")
+        #expect(france.settings.storefront == "FRA" && france.settings.locale == "fr_FR" && france.settings.timeRate == 1002)
+        #expect(france.settings.enabledStoreKitErrors == ["Purchase"] && france.settings.failTransactionsEnabled == nil)
+        let mensuel = try #require(france.products.first(where: { $0.id == "com.example.fixtures.atelier.premium.mensuel" })?.subscription)
+        #expect(mensuel.introductoryOffer == SubscriptionOffer(
+            id: nil, paymentMode: "payAsYouGo", period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3,
+            price: Decimal(string: "0.99")!), "the newer introductoryOffers array")
+        #expect(mensuel.promotionalOffers.map(\.id) == ["com.example.fixtures.atelier.premium.mensuel.fidelite"])
+        let credits = try #require(france.products.first(where: { $0.id == "com.example.fixtures.atelier.credits" }))
+        #expect(credits.localization(for: "fr_FR")?.displayName == "Crédits supplémentaires")
+        #expect(credits.localization(for: "fr_FR")?.description.hasSuffix("🎨") == true)
+        #expect(credits.localization(for: "zh_Hans")?.displayName == "额外积分")
     }
 
     @Test func aMissingRequiredKeyNamesTheFileAndKeyPath() async throws {
@@ -97,7 +198,7 @@ import Testing
     @Test func aTruncatedFileIsMalformed() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/cut.storekit"
-            let whole = try #require(fileBytes(Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit")))
+            let whole = try #require(fileBytes(Repository.fixture("v2.0-every-product-type.storekit")))
             try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: path))
             #expect {
                 try StoreKitConfiguration(contentsOf: path)
@@ -111,8 +212,10 @@ import Testing
         }
     }
 
-    @Test func anIdentifierListIsNotProductDefinitions() throws {
-        let path = Repository.fixture("BJIT-RnD__EasyPurchase__AutoRenewable.plist")
+    @Test(arguments: ["ids-array.plist", "ids-products.plist", "ids-groups.plist", "ids-keyed.plist",
+                      "products_v2.json", "product_groups.json"])
+    func anIdentifierListIsNotProductDefinitions(_ name: String) throws {
+        let path = Repository.fixture(name)
         #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) { try StoreKitConfiguration(contentsOf: path) }
     }
 
@@ -131,20 +234,54 @@ import Testing
 }
 
 @Suite struct ProductIdentifierListTests {
-    @Test func realWorldPropertyListsLoad() throws {
-        let autoRenewable = try ProductIdentifierList(contentsOf: Repository.fixture("BJIT-RnD__EasyPurchase__AutoRenewable.plist"))
-        #expect(autoRenewable.productIDs == [
-            "com.bjitgroup.easypurchase.autorenewweekly", "com.bjitgroup.easypurchase.autorenewmonthly",
-            "com.bjitgroup.easypurchase.autorenewyearly",
+    @Test func propertyListsLoadInEveryShape() throws {
+        let array = try ProductIdentifierList(contentsOf: Repository.fixture("ids-array.plist"))
+        #expect(array.productIDs == [
+            "com.example.fixtures.arcade.club.weekly", "com.example.fixtures.arcade.club.monthly",
+            "com.example.fixtures.arcade.club.yearly",
         ])
-        let storeHelper = try ProductIdentifierList(contentsOf: Repository.fixture("russell-archer__StoreHelper__Products.plist"))
-        #expect(storeHelper.productIDs.count == 8 && storeHelper.subscriptionGroups.isEmpty)
-        let sample = try ProductIdentifierList(contentsOf: Repository.fixture("russell-archer__StoreHelper__SampleProducts.plist"))
-        #expect(sample.productIDs.count == 11)
-        #expect(sample.subscriptionGroups.map(\.name) == ["vip", "standard"])
-        #expect(sample.subscriptionGroups[1].productIDs == ["com.rarcher.green", "com.rarcher.amber", "com.rarcher.red"])
-        let keyed = try ProductIdentifierList(contentsOf: Repository.fixture("CofficLab__Cisum_SwiftUI__Products.plist"))
-        #expect(keyed.productIDs.count == 15 && keyed.productIDs.contains("nonconsumable.racecar"))
+        #expect(array.subscriptionGroups.isEmpty)
+        let products = try ProductIdentifierList(contentsOf: Repository.fixture("ids-products.plist"))
+        #expect(products.productIDs.count == 7 && products.subscriptionGroups.isEmpty)
+        #expect(products.productIDs.first == "com.example.fixtures.arcade.gems.50")
+        let groups = try ProductIdentifierList(contentsOf: Repository.fixture("ids-groups.plist"))
+        #expect(groups.productIDs.count == 6)
+        #expect(groups.subscriptionGroups.map(\.name) == ["plus", "family"])
+        #expect(groups.subscriptionGroups.first?.productIDs == [
+            "com.example.fixtures.studio.plus.yearly", "com.example.fixtures.studio.plus.monthly",
+            "com.example.fixtures.studio.lite.monthly",
+        ])
+        let keyed = try ProductIdentifierList(contentsOf: Repository.fixture("ids-keyed.plist"))
+        #expect(keyed.productIDs.count == 6 && keyed.productIDs.contains("com.example.fixtures.hovernotes.unlock"))
+        #expect(keyed.productIDs == keyed.productIDs.sorted(), "the keys, in order; the values (emoji, titles) are ignored")
+    }
+
+    @Test func jsonFixtureListsLoad() throws {
+        let array = try ProductIdentifierList(contentsOf: Repository.fixture("products_v2.json"))
+        #expect(array.productIDs == [
+            "com.example.fixtures.kanji.advanced", "com.example.fixtures.kanji.hints",
+            "com.example.fixtures.kanji.premium.monthly", "com.example.fixtures.kanji.premium.yearly",
+        ], "each identifier once, in file order")
+        let groups = try ProductIdentifierList(contentsOf: Repository.fixture("product_groups.json"))
+        #expect(groups.productIDs.count == 6)
+        #expect(groups.subscriptionGroups.map(\.name) == ["Abonnement Atelier", "Cours en ligne"])
+    }
+
+    /// The identifier lists of Tests/Fixtures name products that its configuration files define.
+    @Test func theFixtureListsNameTheFixtureProducts() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
+            let catalog = ProductCatalog(ledger: ledger)
+            try catalog.importConfigurations(at: try Repository.fixtureNames(withExtension: "storekit").map(Repository.fixture))
+            let lists = try Repository.fixtureNames(withExtension: "plist") + Repository.fixtureNames(withExtension: "json")
+            #expect(lists.count == 6)
+            for name in lists {
+                let ids = try ProductIdentifierList(contentsOf: Repository.fixture(name)).productIDs
+                let response = try catalog.products(for: ids)
+                #expect(response.invalidProductIdentifiers.isEmpty, "\(name)")
+                #expect(response.products.map(\.id) == ids, "\(name)")
+            }
+        }
     }
 
     @Test func jsonListsLoadWhateverTheFileName() async throws {

@@ -85,14 +85,19 @@ import Testing
 
     @Test func aStoreKitFilesSettingsSeedTheControls() async throws {
         try await StoreFixture.with { store in
-            let easy = try StoreKitConfiguration(contentsOf: Repository.fixture("BJIT-RnD__EasyPurchase__EasyPurchaseDemoConfig.storekit"))
-            let settings = try store.session.applySettings(of: easy)
+            let arcade = try StoreKitConfiguration(contentsOf: Repository.fixture("v2.0-every-product-type.storekit"))
+            let settings = try store.session.applySettings(of: arcade)
             #expect(settings.askToBuyEnabled && settings.failTransactionsError == .unknown)
-            let simoleon = try StoreKitConfiguration(contentsOf: Repository.fixture("denniscmcom__simoleon__Configuration.storekit"))
-            #expect(try store.session.applySettings(of: simoleon).timeRate == .oneSecondIsOneDay)
-            let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("KoukeNeko__FinderHover__Products.storekit"))
+            let reader = try StoreKitConfiguration(contentsOf: Repository.fixture("v1.2-subscriptions-only.storekit"))
+            #expect(try store.session.applySettings(of: reader).timeRate == .oneSecondIsOneDay)
+            let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("v4.0-taiwan.storekit"))
             let applied = try store.session.applySettings(of: taiwan)
             #expect(applied.storefront.countryCode == "TWN" && !applied.askToBuyEnabled && applied.failTransactionsError == nil)
+            #expect(applied.timeRate == .realTime)
+            let france = try StoreKitConfiguration(contentsOf: Repository.fixture("v6.0-france.storekit"))
+            let french = try store.session.applySettings(of: france)
+            #expect(french.storefront.countryCode == "FRA" && french.locale == "fr_FR" && french.timeRate == .oneRenewalEveryMinute)
+            #expect(french.failTransactionsError == nil, "a file without _failTransactionsEnabled leaves the switch as it is")
         }
     }
 

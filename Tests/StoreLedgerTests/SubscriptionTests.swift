@@ -171,13 +171,29 @@ import Testing
         }
     }
 
-    @Test func aLongJumpAtAFastRateRenewsUpToNow() async throws {
+    @Test func aLongJumpAtAFastRateRenewsUpToNowWithinTheLimit() async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.timeRate = .oneRenewalEveryTenSeconds }
             try await store.buy(SampleCatalog.subscription)
-            let renewed = try await store.session.advanceClock(by: 120_005)
-            #expect(renewed.count == 12_000, "more than one commit's worth (Ledger.renewalsPerCommit)")
+            let renewed = try await store.session.advanceClock(by: 100_005)
+            #expect(renewed.count == LedgerConfiguration.defaultRenewalLimit, "exactly the limit is allowed")
             #expect(try store.queue.currentEntitlements().map(\.id) == [renewed.last!.id])
+        }
+    }
+
+    @Test func aMoveThatWouldMakeMoreRenewalsThanTheLimitIsRefusedAndChangesNothing() async throws {
+        try await StoreFixture.with { store in
+            try store.session.update { $0.timeRate = .oneRenewalEveryTenSeconds }
+            try await store.buy(SampleCatalog.subscription)
+            let count = try store.ledger.allTransactions().count
+            await #expect(throws: StoreControlError.tooManyRenewals(limit: LedgerConfiguration.defaultRenewalLimit)) {
+                try await store.session.advanceClock(by: 100_015)
+            }
+            await #expect(throws: StoreControlError.tooManyRenewals(limit: LedgerConfiguration.defaultRenewalLimit)) {
+                try await store.session.setClock(to: Ledger.latestStoreDate)
+            }
+            #expect(try store.now() == storeEpoch)
+            #expect(try store.ledger.allTransactions().count == count)
         }
     }
 

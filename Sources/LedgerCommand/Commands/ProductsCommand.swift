@@ -65,9 +65,10 @@ struct ProductsCommand: AsyncParsableCommand {
                 let ledger = try options.openLedger(mode: .createIfMissing)
                 let result = try ProductCatalog(ledger: ledger).importConfigurations(at: files)
                 let settings = try StoreSettings(ledger: ledger)
+                for warning in result.warnings { Output.message("warning: \(warning)") }
                 try options.output.emit(ImportResult(
                     imported: result.productIDs, files: files, storefront: settings.storefront.countryCode,
-                    locale: settings.locale, fileSettings: result.settings)
+                    locale: settings.locale, fileSettings: result.settings, warnings: result.warnings)
                 ) {
                     "imported \(result.productIDs.count) product(s) from \(files.count) file(s); storefront "
                         + "\(settings.storefront.countryCode) (\(settings.locale))"
@@ -81,6 +82,7 @@ struct ProductsCommand: AsyncParsableCommand {
             let storefront: String
             let locale: String
             let fileSettings: StoreKitSettings
+            let warnings: [String]
         }
     }
 

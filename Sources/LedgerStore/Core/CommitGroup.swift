@@ -20,10 +20,10 @@ final class CommitGroup: Sendable {
 
     private let state = Mutex(State())
     private let commits = DispatchQueue(label: "StoreLedger.commits")
-    private let writer: DatabasePool
+    private let writer: DatabaseQueue
     private let mapError: @Sendable (any Error) -> any Error
 
-    init(writer: DatabasePool, mapError: @escaping @Sendable (any Error) -> any Error) {
+    init(writer: DatabaseQueue, mapError: @escaping @Sendable (any Error) -> any Error) {
         self.writer = writer
         self.mapError = mapError
     }

@@ -25,14 +25,17 @@ public final class Ledger: Sendable {
 
     public let path: String
     public let configuration: LedgerConfiguration
-    /// WAL readers (the pool), or a read-only connection.
+    /// The connection that reads: the writer, or a read-only connection.
     let reader: any DatabaseReader
-    /// The pool that writes; `nil` when opened read-only.
-    let writer: DatabasePool?
+    /// The connection that writes; `nil` when opened read-only. One connection, with no journal
+    /// set-up of GRDB's (the file is in WAL mode from its creation): GRDB's `DatabasePool`
+    /// commits a throw-away table at every open, which rewrote the file's header even for a
+    /// command that was then refused.
+    let writer: DatabaseQueue?
     /// Batches the writes of concurrent callers into shared commits (`grouped`).
     let commitGroup: CommitGroup?
 
-    private init(path: String, configuration: LedgerConfiguration, reader: any DatabaseReader, writer: DatabasePool?) {
+    private init(path: String, configuration: LedgerConfiguration, reader: any DatabaseReader, writer: DatabaseQueue?) {
         self.path = path
         self.configuration = configuration
         self.reader = reader
@@ -70,18 +73,17 @@ public final class Ledger: Sendable {
             return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
         }
         try? inspector.close()
-        let pool: DatabasePool
+        let queue: DatabaseQueue
         do {
-            pool = try DatabasePool(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
+            queue = try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
         } catch {
             throw mapError(error, path: path)
         }
-        let ledger = Ledger(path: path, configuration: configuration, reader: pool, writer: pool)
+        let ledger = Ledger(path: path, configuration: configuration, reader: queue, writer: queue)
         do {
-            if pending { try migrator.migrate(pool) }
-            try ledger.assertConnectionSettings()
+            if pending { try migrator.migrate(queue) }
         } catch {
-            try? pool.close()
+            try? queue.close()
             throw mapError(error, path: path)
         }
         return ledger
@@ -177,6 +179,7 @@ public final class Ledger: Sendable {
         grdb.busyMode = .timeout(configuration.busyTimeout)
         grdb.foreignKeysEnabled = true
         grdb.label = "StoreLedger"
+        grdb.journalMode = .default // WAL is the file's own mode; see `writer`
         let durability = configuration.durability
         grdb.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
@@ -194,17 +197,6 @@ public final class Ledger: Sendable {
         }
         return migrator
     }()
-
-    /// Sets the writer's durability again and checks it. (GRDB sets `synchronous = NORMAL` when
-    /// it enables WAL on the writer, after `prepareDatabase` checked that connection.)
-    private func assertConnectionSettings() throws {
-        guard let writer else { return }
-        let durability = configuration.durability
-        try writer.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
-            try ConnectionSettings.check(db, durability: durability)
-        }
-    }
 
     // MARK: - Access
 

@@ -34,16 +34,26 @@ public struct LedgerConfiguration: Sendable {
     /// The SQLite VFS to open the ledger's files through, by registered name; `nil` for the
     /// default. `LedgerTesting.FaultInjection` uses this to simulate power losses and I/O errors.
     public var vfs: String?
+    /// The most subscription renewals one clock move or one launch may create (at least 1):
+    /// a clock move that would make more due is refused, changing nothing; a launch makes this
+    /// many and leaves the rest to the next. The default is `defaultRenewalLimit`.
+    public var renewalLimit: Int
+
+    /// 10,000 renewals: a 2-second subscription catches up 5.5 hours in one move, a monthly one
+    /// 833 years, in one commit of about 5 MB.
+    public static let defaultRenewalLimit = 10_000
 
     public init(
         durability: Durability = .full, busyTimeout: TimeInterval = 30,
-        clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil
+        clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil,
+        renewalLimit: Int = defaultRenewalLimit
     ) {
         self.durability = durability
         self.busyTimeout = busyTimeout
         self.clock = clock
         self.idGenerator = idGenerator
         self.vfs = vfs
+        self.renewalLimit = max(1, renewalLimit)
     }
 
     /// The name SQLite opens for `path`: a URI naming the VFS when one is set.
@@ -108,9 +118,12 @@ public struct TransactionIDGenerator: Sendable {
 }
 
 extension Date {
-    /// Milliseconds since 1970, the ledger's storage form.
+    /// Milliseconds since 1970, the ledger's storage form. The one rounding rule of the ledger:
+    /// to the nearest millisecond (halves away from zero), so that a date read back from the
+    /// ledger converts to the very milliseconds it was stored as. Truncating instead turned a
+    /// stored 1699999999999 into 1699999999998 and let a renewal start before its predecessor ended.
     var ledgerMilliseconds: Int64 {
-        Int64((timeIntervalSince1970 * 1000).rounded(.down))
+        Int64((timeIntervalSince1970 * 1000).rounded(.toNearestOrAwayFromZero))
     }
 
     init(ledgerMilliseconds ms: Int64) {

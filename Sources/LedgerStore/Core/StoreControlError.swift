@@ -12,6 +12,8 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
     case notInterrupted(UInt64)
     case clockCannotGoBack(current: Date, requested: Date)
     case clockOutOfRange(interval: TimeInterval)
+    /// The clock move would make more subscription renewals due than one move may create.
+    case tooManyRenewals(limit: Int)
     case duplicatePromotion(String)
     case invalidApplicationUsername(String)
 
@@ -33,6 +35,8 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
             "the store clock only moves forward: it is \(current.formatted(.iso8601)), \(requested.formatted(.iso8601)) is earlier"
         case .clockOutOfRange(let interval):
             "cannot move the store clock by \(interval) seconds: it moves forward only, and not past the year 9999"
+        case .tooManyRenewals(let limit):
+            "refused: this clock move would make more than \(limit) subscription renewals due, the most one move may create; move the clock in smaller steps, slow the time rate, or turn auto-renew off"
         case .duplicatePromotion(let id):
             "\"\(id)\" appears twice in the promotion order"
         case .invalidApplicationUsername(let name):

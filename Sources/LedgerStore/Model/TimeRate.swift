@@ -68,6 +68,18 @@ extension SubscriptionPeriod {
         return Double(value) * perUnit
     }
 
+    /// Average length in seconds on the Gregorian calendar (a month is 30.436875 days, a year
+    /// 365.2425), to estimate how many real-time periods fit between two dates.
+    var averageSeconds: Double {
+        let perUnit: Double = switch unit {
+        case .day: 1
+        case .week: 7
+        case .month: 30.436875
+        case .year: 365.2425
+        }
+        return Double(value) * perUnit * 86_400
+    }
+
     /// Length in months, with a week a third of a month (Xcode's "monthly renewal" tables).
     var months: Double {
         let perUnit: Double = switch unit {

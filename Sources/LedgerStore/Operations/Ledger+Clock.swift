@@ -11,9 +11,11 @@ extension Ledger {
     /// The latest date the store clock can show: the end of year 9999.
     public static let latestStoreDate = Date(timeIntervalSince1970: 253_402_300_799)
 
-    /// Moves the store clock forward by `interval` seconds.
+    /// Moves the store clock forward by `interval` seconds (rounded to the millisecond). The
+    /// renewals that fall due are made by the next `renewDueSubscriptions()`.
     /// - Throws: `StoreControlError.clockOutOfRange` for a negative interval or one past
-    ///   `latestStoreDate`.
+    ///   `latestStoreDate`; `.tooManyRenewals` when more than `configuration.renewalLimit` renewals would
+    ///   fall due. A refused move changes nothing.
     @discardableResult
     public func advanceClock(by interval: TimeInterval) throws -> Date {
         try write { db in
@@ -21,12 +23,14 @@ extension Ledger {
             guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
                 throw StoreControlError.clockOutOfRange(interval: interval)
             }
-            return try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.down)))
+            return try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
         }
     }
 
-    /// Sets the store clock to `date`, which must not be earlier than the store's time now.
-    /// - Throws: `StoreControlError.clockCannotGoBack`.
+    /// Sets the store clock to `date` (rounded to the millisecond), which must not be earlier
+    /// than the store's time now.
+    /// - Throws: `StoreControlError.clockCannotGoBack`, `.clockOutOfRange` past
+    ///   `latestStoreDate`, `.tooManyRenewals`. A refused move changes nothing.
     @discardableResult
     public func setClock(to date: Date) throws -> Date {
         try write { db in
@@ -53,9 +57,13 @@ extension Ledger {
         ).flatMap { Int64($0) } ?? 0
     }
 
+    /// Saves the new offset, refusing (and so rolling back) a move that would make more than
+    /// `configuration.renewalLimit` renewals due.
     private func setClockOffset(_ db: Database, _ offset: Int64) throws -> Date {
         try Self.saveSettings(db, [StoreSettingKey.clockOffset: String(offset)])
-        return Date(ledgerMilliseconds: try storeNow(db))
+        let now = try storeNow(db)
+        try checkRenewalsDue(db, at: now)
+        return Date(ledgerMilliseconds: now)
     }
 
     /// The store's time rate inside a transaction.

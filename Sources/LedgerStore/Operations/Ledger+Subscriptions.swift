@@ -2,20 +2,18 @@ import Foundation
 import GRDB
 
 extension Ledger {
-    /// Renewals are committed in batches of this size, so that a long clock jump at a fast time
-    /// rate catches up in several bounded commits instead of one huge one.
-    public static let renewalsPerCommit = 10_000
-
-    /// Creates the renewals that are due: for every group whose auto-renew is on and whose
-    /// subscription did not lapse, one new `purchased` transaction (reason renewal, same
-    /// originalID) per period that ended by the store's time, in order. Returns them oldest
-    /// first.
+    /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
+    /// rest wait for the next call), in one commit: for
+    /// every group whose auto-renew is on and whose subscription did not lapse, one new
+    /// `purchased` transaction (reason renewal, same originalID) per period that ended by the
+    /// store's time, in order. Returns them oldest first.
     public func renewDueSubscriptions() throws -> [PaymentTransaction] {
-        var renewed: [PaymentTransaction] = []
-        while true {
-            let batch = try write { db in try renewDue(db, limit: Self.renewalsPerCommit) }
-            renewed += batch
-            if batch.count < Self.renewalsPerCommit { return renewed }
+        try write { db in
+            var renewed: [PaymentTransaction] = []
+            try walkDueRenewals(db, at: try storeNow(db), limit: configuration.renewalLimit) { step in
+                renewed.append(try insertRenewal(db, step, at: try storeNow(db)))
+            }
+            return renewed
         }
     }
 
@@ -31,8 +29,14 @@ extension Ledger {
                   latest.productID == productID || state.nextProductID == productID
             else { throw StoreControlError.noSubscription(productID) }
             try endPeriod(db, latest, at: now)
-            let id = try renew(db, latest, state: state, startingAt: now, realign: true, at: now)
-            return try PaymentTransaction.fetchOne(db, id: id)!
+            let productID = state.nextProductID ?? latest.productID
+            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            var anchor = now
+            let end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
+            let renewal = try insertRenewal(db, RenewalStep(chain: latest, productID: productID, start: now, end: end), at: now)
+            try saveRenewalState(db, group: group, RenewalState(
+                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
+            return renewal
         }
     }
 
@@ -107,14 +111,16 @@ extension Ledger {
                 && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
                 try markUpgraded(db, current, at: now)
-                end = try periodEnd(db, plan.period, anchor: now, after: now)
+                var anchor = now
+                end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
                 if current.productID != transaction.productID { state.nextProductID = transaction.productID }
             }
         } else {
-            end = try periodEnd(db, plan.period, anchor: now, after: now)
+            var anchor = now
+            end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
             state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
         }
         try db.run(
@@ -123,60 +129,93 @@ extension Ledger {
         try saveRenewalState(db, group: group, state)
     }
 
-    private func renewDue(_ db: Database, limit: Int) throws -> [PaymentTransaction] {
-        let now = try storeNow(db)
-        var renewed: [UInt64] = []
+    /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain
+    /// of `chain` (the group's latest period when the walk began).
+    struct RenewalStep {
+        let chain: PaymentTransaction
+        let productID: String
+        let start: Int64
+        let end: Int64
+    }
+
+    /// Walks the renewals due at `now`, oldest first per group, handing each to `body`, and
+    /// stops after `limit` of them. Returns how many are due, counting at most `limit + 1`, so
+    /// that a caller can tell "more than the limit" without making any. The groups' renewal
+    /// states are saved only when `body` makes the renewals (`saving`).
+    @discardableResult
+    func walkDueRenewals(
+        _ db: Database, at now: Int64, limit: Int, saving: Bool = true, _ body: (RenewalStep) throws -> Void
+    ) throws -> Int {
+        var due = 0
+        let rate = try timeRate(db)
         let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
         for group in groups {
-            var state = try renewalState(db, group: group)
-            guard var latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                  let firstEnd = latest.expirationDate?.ledgerMilliseconds, firstEnd >= state.resumedAt
+            let state = try renewalState(db, group: group)
+            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                  var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
             else { continue }
-            while let end = latest.expirationDate?.ledgerMilliseconds, end <= now, renewed.count < limit {
-                let id = try renew(db, latest, state: state, startingAt: end, realign: false, at: now)
-                renewed.append(id)
-                latest = try PaymentTransaction.fetchOne(db, id: id)!
-                state = try renewalState(db, group: group)
+            let productID = state.nextProductID ?? latest.productID
+            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
+            var made = 0
+            while start <= now, due <= limit {
+                due += 1
+                guard due <= limit else { break }
+                let end = periodEnd(plan.period, rate: rate, anchor: &anchor, start: start)
+                try body(RenewalStep(chain: latest, productID: productID, start: start, end: end))
+                made += 1
+                start = end
             }
+            if saving, made > 0 {
+                try saveRenewalState(db, group: group, RenewalState(
+                    autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
+            }
+            if due > limit { break }
         }
-        return try renewed.map { try PaymentTransaction.fetchOne(db, id: $0)! }
+        return due
     }
 
-    /// A renewal of `previous`'s chain starting at `start`, with the product the group renews to.
-    private func renew(
-        _ db: Database, _ previous: PaymentTransaction, state: RenewalState, startingAt start: Int64, realign: Bool,
-        at now: Int64
-    ) throws -> UInt64 {
-        let productID = state.nextProductID ?? previous.productID
-        guard let plan = try subscriptionPlan(db, productID: productID) else {
-            throw StoreControlError.notAutoRenewable(productID)
+    /// Refuses a clock move that would make more than `configuration.renewalLimit` renewals due.
+    func checkRenewalsDue(_ db: Database, at now: Int64) throws {
+        let limit = configuration.renewalLimit
+        if try walkDueRenewals(db, at: now, limit: limit, saving: false, { _ in }) > limit {
+            throw StoreControlError.tooManyRenewals(limit: limit)
         }
-        let anchor = realign || productID != previous.productID ? start : state.periodAnchor ?? start
-        var row = try NewTransactionRow(db, productID: productID, state: .purchased, at: now)
-        row.quantity = previous.quantity
-        row.appAccountToken = previous.appAccountToken
-        row.storefront = previous.storefront
-        row.purchaseDate = start
-        row.original = (previous.originalID, previous.originalPurchaseDate.ledgerMilliseconds)
-        row.expirationDate = try periodEnd(db, plan.period, anchor: anchor, after: start)
+    }
+
+    /// Stores one renewal: a `purchased` transaction of the step's product and period that
+    /// keeps its chain's original id, quantity, account and storefront.
+    private func insertRenewal(_ db: Database, _ step: RenewalStep, at now: Int64) throws -> PaymentTransaction {
+        var row = try NewTransactionRow(db, productID: step.productID, state: .purchased, at: now)
+        row.quantity = step.chain.quantity
+        row.appAccountToken = step.chain.appAccountToken
+        row.storefront = step.chain.storefront
+        row.purchaseDate = step.start
+        row.original = (step.chain.originalID, step.chain.originalPurchaseDate.ledgerMilliseconds)
+        row.expirationDate = step.end
         row.reason = .renewal
-        let id = try insert(db, row)
-        try saveRenewalState(db, group: previous.subscriptionGroupID!, RenewalState(
-            autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
-        return id
+        return row.transaction(id: try insert(db, row))
     }
 
-    /// The end of the period that starts at `start`. In real time, periods are counted on the
-    /// calendar from `anchor`, so that month ends do not drift; accelerated rates use fixed lengths.
-    private func periodEnd(_ db: Database, _ period: SubscriptionPeriod, anchor: Int64, after start: Int64) throws -> Int64 {
-        let rate = try timeRate(db)
+    /// The end of the period of `period` that starts at `start`: always one whole period
+    /// later, never less, so that every renewal moves time forward.
+    ///
+    /// In real time periods are counted on the calendar from `anchor`, so that month ends do
+    /// not drift (January 31, February 28, March 31); a `start` that is not one of the anchor's
+    /// period boundaries (the time rate changed, say) becomes the new anchor. Accelerated
+    /// rates use fixed lengths.
+    func periodEnd(_ period: SubscriptionPeriod, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
         let startDate = Date(ledgerMilliseconds: start)
         guard rate == .realTime else { return rate.end(of: period, startingAt: startDate).ledgerMilliseconds }
         let anchorDate = Date(ledgerMilliseconds: anchor)
-        let nominal = period.days * 86_400
-        var count = max(1, Int(startDate.timeIntervalSince(anchorDate) / nominal) - 2)
-        while period.advance(anchorDate, times: count) <= startDate { count += 1 }
-        return period.advance(anchorDate, times: count).ledgerMilliseconds
+        let estimate = Int((startDate.timeIntervalSince(anchorDate) / period.averageSeconds).rounded())
+        guard let count = (estimate - 2...estimate + 2).first(where: {
+            $0 >= 0 && period.advance(anchorDate, times: $0).ledgerMilliseconds == start
+        }) else {
+            anchor = start
+            return period.advance(startDate).ledgerMilliseconds
+        }
+        return period.advance(anchorDate, times: count + 1).ledgerMilliseconds
     }
 
     private struct SubscriptionPlan {

@@ -40,9 +40,12 @@ extension Ledger {
                 let event = try TransactionEvent(row: row)
                 events[event.transactionID, default: []].append(event)
             }
+            var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db))
             let transactions = try PaymentTransaction.fetchCursor(db, sql: "ORDER BY id")
             while let transaction = try transactions.next() {
-                problems += Self.historyProblems(transaction, events.removeValue(forKey: transaction.id) ?? [])
+                let history = events.removeValue(forKey: transaction.id) ?? []
+                problems += Self.historyProblems(transaction, history)
+                problems += periods.problems(transaction, history)
             }
             for id in events.keys.sorted() {
                 problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
@@ -61,6 +64,14 @@ extension Ledger {
             }
             return problems
         }
+    }
+
+    private static func productPeriods(_ db: Database) throws -> [String: SubscriptionPeriod] {
+        var periods: [String: SubscriptionPeriod] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, subscription_period FROM products WHERE subscription_period IS NOT NULL") {
+            periods[row["id"]] = SubscriptionPeriod(iso8601: row["subscription_period"])
+        }
+        return periods
     }
 
     /// The problems of one transaction's history against its row.
@@ -114,5 +125,60 @@ extension Ledger {
             problems.append("finished while \(transaction.state.rawValue), which cannot be finished")
         }
         return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
+    }
+}
+
+/// The subscription rules `verify` checks, transaction by transaction in id order: every
+/// expiration follows its purchase date; every renewal starts where the previous period of
+/// its chain ended (never inside it) and lasts one whole period of its product, by the
+/// calendar or at one of the store's time rates.
+struct SubscriptionPeriodCheck {
+    let periods: [String: SubscriptionPeriod]
+    /// The latest expiration of each chain (by original id) seen so far.
+    private var chainEnds: [UInt64: Date] = [:]
+
+    init(periods: [String: SubscriptionPeriod]) {
+        self.periods = periods
+    }
+
+    mutating func problems(_ transaction: PaymentTransaction, _ history: [TransactionEvent]) -> [LedgerProblem] {
+        // A restored copy keeps its purchase's expiration but is dated by the restore.
+        guard let expiration = transaction.expirationDate, transaction.state == .purchased else { return [] }
+        var problems: [String] = []
+        let start = transaction.purchaseDate
+        if expiration < start {
+            problems.append("expires at \(Self.format(expiration)), before its purchase date \(Self.format(start))")
+        }
+        let moved = history.contains { $0.kind == .expirationChanged }
+        if transaction.reason == .renewal {
+            // A gap is allowed (`store delete` removes a period); an overlap never is.
+            if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
+                problems.append("renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))")
+            }
+            if !moved, let period = periods[transaction.productID], !Self.isWholePeriod(period, from: start, to: expiration) {
+                problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its product")
+            }
+        }
+        if expiration > start { chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration) }
+        return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
+    }
+
+    private static func format(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Whether `start` to `end` is one period: by the calendar (for months and years, up to
+    /// three days longer, where a period anchored on a month's end was clamped: January 31,
+    /// February 28, March 31), or exactly its length at an accelerated time rate.
+    static func isWholePeriod(_ period: SubscriptionPeriod, from start: Date, to end: Date) -> Bool {
+        let calendarEnd = period.advance(start).ledgerMilliseconds
+        let endMilliseconds = end.ledgerMilliseconds
+        if endMilliseconds == calendarEnd { return true }
+        if period.unit == .month || period.unit == .year,
+           endMilliseconds > calendarEnd, endMilliseconds <= calendarEnd + 3 * 86_400_000,
+           (endMilliseconds - calendarEnd) % 86_400_000 == 0 {
+            return true
+        }
+        return TimeRate.allCases.contains { $0 != .realTime && $0.end(of: period, startingAt: start).ledgerMilliseconds == endMilliseconds }
     }
 }

@@ -13,6 +13,10 @@ public struct CatalogImport: Sendable, Hashable {
     public var productIDs: [String]
     /// The settings of the last file that had any, as they were in the file.
     public var settings: StoreKitSettings
+    /// What the import stored but a shopper would see differently from the file: a file made
+    /// for another storefront than the ledger's (its prices are shown in the ledger's
+    /// currency), a price the currency cannot show exactly (`0.49` in yen).
+    public var warnings: [String] = []
 }
 
 /// The products the simulated store sells, kept in the ledger.
@@ -53,8 +57,31 @@ public struct ProductCatalog: Sendable {
                     configuration.settings.locale ?? Storefront(countryCode: storefront)?.defaultLocale
             }
         }
+        let shown = try ledger.storeSettings()[StoreSettingKey.storefront] ?? seed[StoreSettingKey.storefront]
+        let storefront = shown.flatMap(Storefront.init(countryCode:)) ?? .unitedStates
+        let warnings = Self.warnings(zip(paths, configurations), storefront: storefront)
         try ledger.saveProducts(products, sources: sources, seedSettings: seed)
-        return CatalogImport(productIDs: products.map(\.id), settings: settings)
+        return CatalogImport(productIDs: products.map(\.id), settings: settings, warnings: warnings)
+    }
+
+    /// The warnings of importing `files` into a ledger whose prices show on `storefront`.
+    private static func warnings(
+        _ files: some Sequence<(String, StoreKitConfiguration)>, storefront: Storefront
+    ) -> [String] {
+        var warnings: [String] = []
+        for (path, configuration) in files {
+            if let own = configuration.settings.storefront, own != storefront.countryCode {
+                warnings.append(
+                    "\(path): made for storefront \(own), but the ledger's storefront is \(storefront.countryCode): "
+                        + "its prices are shown in \(storefront.currencyCode); the storefront stays \(storefront.countryCode)")
+            }
+            for product in configuration.products {
+                if let why = PriceFormatter.inexactness(of: product.price, in: storefront.currencyCode) {
+                    warnings.append("\(path): product \(product.id): \(why)")
+                }
+            }
+        }
+        return warnings
     }
 
     /// A products request (`SKProductsRequest`).

@@ -1,10 +1,12 @@
 import Foundation
 
 /// Formats prices as the App Store shows them: in the storefront's currency, with the shopper's
-/// language, never with the machine's locale.
+/// language, never with the machine's locale, and never rounding a price away.
 public enum PriceFormatter {
-    /// Currencies the App Store prices in whole units.
-    static let wholeNumberCurrencies: Set<String> = ["JPY", "KRW", "CNY", "TWD", "CLP", "VND", "IDR", "HUF", "ISK"]
+    /// Currencies the App Store prices in whole units: a whole price shows no decimals there
+    /// (`¥6`, `NT$30`) even when the currency has a minor unit. A price with decimals still
+    /// shows them (`¥1.99`).
+    static let wholeUnitCurrencies: Set<String> = ["JPY", "KRW", "CNY", "TWD", "CLP", "VND", "IDR", "HUF", "ISK"]
 
     /// The locale a price is formatted with: the language of `locale`, the storefront's region
     /// and currency (StoreKit's `priceLocale`).
@@ -14,12 +16,48 @@ public enum PriceFormatter {
     }
 
     /// `price` formatted for the storefront: `1,99 €` (FRA, fr_FR), `¥600` (JPN), `$0.99` (USA).
+    /// It shows the currency's own number of decimals (Foundation's locale data), or more when
+    /// the price has more (`¥0.49` in yen, which has none), so that a price is never rounded.
     public static func string(for price: Decimal, storefront: Storefront, locale: String) -> String {
         let currency = storefront.currencyCode
         let style = Decimal.FormatStyle.Currency(code: currency, locale: priceLocale(storefront: storefront, locale: locale))
-        if wholeNumberCurrencies.contains(currency) {
-            return price.formatted(style.precision(.fractionLength(0)))
+        let decimals = decimalPlaces(of: price)
+        let shown = decimals == 0 && wholeUnitCurrencies.contains(currency)
+            ? 0 : max(decimals, minorUnitDigits(of: currency))
+        return price.formatted(style.precision(.fractionLength(shown)))
+    }
+
+    /// Why `price` cannot be shown exactly in `currency`, or `nil` when it can: it has more
+    /// decimals than the currency's minor unit (`0.49` in JPY, `1.999` in USD).
+    public static func inexactness(of price: Decimal, in currency: String) -> String? {
+        let digits = minorUnitDigits(of: currency)
+        let decimals = decimalPlaces(of: price)
+        guard decimals > digits else { return nil }
+        let unit = digits == 0 ? "no minor unit" : "\(digits) decimal\(digits == 1 ? "" : "s")"
+        return "price \(price) has \(decimals) decimal\(decimals == 1 ? "" : "s"), but \(currency) has \(unit): no real price can be \(price) \(currency)"
+    }
+
+    /// The digits of the currency's minor unit, from Foundation's locale data (2 for USD and
+    /// CNY, 0 for JPY, 3 for KWD).
+    public static func minorUnitDigits(of currency: String) -> Int {
+        let formatter = NumberFormatter()
+        formatter.numberStyle = .currency
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.currencyCode = currency
+        return formatter.maximumFractionDigits
+    }
+
+    /// How many decimals `price` has once trailing zeros are dropped (`1.50` has 1).
+    static func decimalPlaces(of price: Decimal) -> Int {
+        var value = price
+        var places = 0
+        while places < 38 {
+            var whole = Decimal()
+            NSDecimalRound(&whole, &value, 0, .plain)
+            if whole == value { return places }
+            value *= 10
+            places += 1
         }
-        return price.formatted(style)
+        return places
     }
 }

@@ -85,7 +85,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
     public var expected: String {
         switch self {
         case .storefront: "an ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN"
-        case .locale: "a locale identifier such as en_US or fr_FR"
+        case .locale: "a locale identifier with a known language (and region) such as en_US or fr_FR"
         case .canMakePayments, .askToBuy, .interruptedPurchases: "true or false"
         case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
         case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
@@ -121,13 +121,28 @@ public enum StoreControl: String, Sendable, CaseIterable {
         return settings
     }
 
-    /// Whether `text` has the form of this setting's values (locales only: letters, digits,
-    /// `_` and `-`, as `en_US` or `zh-Hant`).
+    /// Whether `text` is a valid value of this setting (locales only: a known ISO 639 language,
+    /// then an optional script and a known region, separated by `_` or `-`, as `en_US`,
+    /// `zh-Hant` or `zh_Hant_TW`; `xx` is refused).
     func accepts(_ text: String) -> Bool {
         guard self == .locale else { return true }
-        return !text.isEmpty && text.count <= 35 && text.first!.isLetter
-            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+        guard text.utf8.count <= 35, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        else { return false }
+        var parts = text.split(separator: /[_-]/, omittingEmptySubsequences: false).map(String.init)
+        guard let language = parts.first, (2...3).contains(language.count), language.allSatisfy(\.isLetter),
+              Self.languages.contains(language.lowercased())
+        else { return false }
+        parts.removeFirst()
+        if let script = parts.first, script.count == 4, script.allSatisfy(\.isLetter) { parts.removeFirst() }
+        if let region = parts.first {
+            guard Self.regions.contains(region.uppercased()) else { return false }
+            parts.removeFirst()
+        }
+        return parts.isEmpty
     }
+
+    private static let languages = Set(Locale.LanguageCode.isoLanguageCodes.map(\.identifier))
+    private static let regions = Set(Locale.Region.isoRegions.map(\.identifier))
 
     private static func bool(_ text: String, _ invalid: StoreSettingError) throws -> Bool {
         switch text.lowercased() {

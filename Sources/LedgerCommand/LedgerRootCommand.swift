@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `ledger`: inspects and drives a StoreLedger file.
 public struct LedgerRootCommand: AsyncParsableCommand {
@@ -9,14 +10,16 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             Every command takes --database PATH (default: $LEDGER_DATABASE, else ./ledger.sqlite) \
             and --json (stdout then holds exactly one JSON document; messages go to stderr).
             Exit codes: 0 ok, 1 refused operation, 2 problems found by verify, 64 usage, 65 bad input data, \
-            66 missing input file or ledger, 74 unusable ledger.
+            66 missing input file or ledger, 74 unusable ledger, 75 busy (another process held the ledger \
+            longer than --wait; try again).
             Start with `ledger demo`.
             """,
         subcommands: [
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
-            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BenchCommand.self, DemoCommand.self,
+            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self, BenchCommand.self,
+            DemoCommand.self,
             HoldPurchasesCommand.self, TortureCommand.self, CrashCampaignCommand.self, CrashRunCommand.self,
             BenchMemoryProbeCommand.self,
         ])
@@ -27,7 +30,23 @@ public struct LedgerRootCommand: AsyncParsableCommand {
 /// The `ledger` executable's entry point.
 public enum LedgerCLI {
     public static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "help", let unknown = unknownHelpTopic(Array(arguments.dropFirst())) {
+            FileHandle.standardError.write(Data("error: no command \"\(unknown)\": see `ledger help`\n".utf8))
+            exit(LedgerExitCode.usage)
+        }
         await run(LedgerRootCommand.self)
+    }
+
+    /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's
+    /// help would show the root's help and exit 0).
+    static func unknownHelpTopic(_ words: [String]) -> String? {
+        var command: any ParsableCommand.Type = LedgerRootCommand.self
+        for word in words where !word.hasPrefix("-") {
+            guard let next = command.configuration.subcommands.first(where: { $0._commandName == word }) else { return word }
+            command = next
+        }
+        return nil
     }
 
     // In a generic context the compiler picks `AsyncParsableCommand.main()`; called on the

@@ -3,7 +3,7 @@ import StoreLedger
 
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show the ledger's path, schema version, durability and counts by state.")
+        commandName: "info", abstract: "Show the ledger's path, schema version, storefront and counts by state, and the durability this command used.")
 
     @OptionGroup var options: GlobalOptions
 
@@ -21,7 +21,7 @@ struct InfoCommand: AsyncParsableCommand {
                 var lines = [
                     "path:          \(info.path)",
                     "schema:        \(info.schemaVersion) (\(migrations.count) migration(s))",
-                    "durability:    \(info.durability)",
+                    "durability:    \(info.durability) (this command's --durability; not stored in the file)",
                     "storefront:    \(info.storefront) (\(info.locale))",
                     "products:      \(counts.products)",
                     "transactions:  \(counts.transactions) (\(counts.unfinished) unfinished)",

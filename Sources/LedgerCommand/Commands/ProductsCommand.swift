@@ -36,7 +36,7 @@ struct ProductsCommand: AsyncParsableCommand {
         }
 
         var line: String {
-            "\(product.id)  \(product.type.rawValue)  \(displayPrice)  \(displayName)"
+            "\(TerminalText.escaped(product.id))  \(product.type.rawValue)  \(displayPrice)  \(TerminalText.escaped(displayName))"
                 + (product.subscription.map { "  group \($0.groupName) level \($0.level) \($0.period)" } ?? "")
         }
     }

@@ -6,10 +6,13 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check the ledger: SQLite's integrity check, the schema version and the ledger's own invariants.",
         discussion: """
-            Every history must be a legal path through the state machine and end in its transaction's row; no \\
-            transaction finished in a state that cannot be finished; no idempotency key naming two transactions; \\
-            no id above the last one issued. Exit 0 when all hold, 2 with one line (or JSON object) per problem.
-            Read-only: nothing is written.
+            Every history must be a legal path through the state machine and end in its transaction's row; no \
+            transaction finished in a state that cannot be finished; no idempotency key naming two transactions; \
+            no id above the last one issued; every subscription expiration after its purchase date, and every \
+            renewal starting where its chain's previous period ended and lasting one period of its product. \
+            Exit 0 when all hold, 2 with one line (or JSON object) per problem.
+            Nothing is written to a ledger of this version; a ledger from an older version is first migrated \
+            to this version's schema (its only write), as every command does.
             """)
 
     @OptionGroup var options: GlobalOptions

@@ -34,12 +34,12 @@ struct Output {
 
 /// A transaction as one line of text.
 func describe(_ t: PaymentTransaction) -> String {
-    var line = "#\(t.id)  \(t.productID)  x\(t.quantity)  \(t.state.rawValue)"
+    var line = "#\(t.id)  \(TerminalText.escaped(t.productID))  x\(t.quantity)  \(t.state.rawValue)"
     line += t.isFinished ? "  finished" : "  unfinished"
     line += "  delivered \(t.deliveryCount)x"
     if t.originalID != t.id { line += "  original #\(t.originalID)" }
     if let error = t.error { line += "  error \(error.code.name) (\(error.code.rawValue)): \(error.message)" }
-    if let key = t.idempotencyKey { line += "  key \(key)" }
+    if let key = t.idempotencyKey { line += "  key \(TerminalText.escaped(key))" }
     if let account = t.appAccountToken { line += "  account \(account.uuidString)" }
     return line
 }

@@ -78,17 +78,74 @@ enum StoreTime {
         return sawUnit && number.isEmpty ? components : nil
     }
 
-    /// Parses an ISO 8601 date (`2027-01-31`, midnight UTC) or date and time
-    /// (`2027-01-31T12:00:00Z`, fractional seconds allowed).
+    /// Parses an ISO 8601 date (`2027-01-31`, midnight UTC) or date and time with a zone
+    /// (`2027-01-31T12:00:00Z`, `2027-01-31T13:00+01:00`, up to three fractional digits),
+    /// strictly: a day that does not exist, a time out of range, a time without a zone or
+    /// anything after the date is refused, never adjusted, as the clock cannot be moved back.
+    /// - Throws: `InputError` naming what is wrong.
     static func date(_ text: String) throws -> Date {
-        let formats: [Date.ISO8601FormatStyle] = [
-            Date.ISO8601FormatStyle(includingFractionalSeconds: true),
-            Date.ISO8601FormatStyle(),
-            Date.ISO8601FormatStyle().year().month().day(),
-        ]
-        for format in formats {
-            if let date = try? format.parse(text), date <= Ledger.latestStoreDate { return date }
+        let shown = quoted(text)
+        func invalid(_ why: String) -> InputError {
+            InputError(description: "invalid date \(shown): \(why); use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
         }
-        throw InputError(description: "invalid date \"\(text)\": use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
+        let pattern = /(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?/
+        guard let match = text.prefixMatch(of: pattern) else { throw invalid("expected YYYY-MM-DD") }
+        guard match.output.0.endIndex == text.endIndex else {
+            throw invalid("unexpected \(quoted(String(text[match.output.0.endIndex...]))) after \(match.output.0)")
+        }
+        let (year, month, day) = (Int(match.output.1)!, Int(match.output.2)!, Int(match.output.3)!)
+        guard (1...12).contains(month) else { throw invalid("month \(month) does not exist") }
+        let monthLength = daysIn(month: month, year: year)
+        guard (1...monthLength).contains(day) else { throw invalid("day \(day) does not exist: that month has \(monthLength) days") }
+        var milliseconds = Int64(daysSince1970(year: year, month: month, day: day)) * 86_400_000
+        if let hourText = match.output.4 {
+            guard let zone = match.output.8 else { throw invalid("a time needs a zone: Z or an offset such as +01:00") }
+            let hour = Int(hourText)!, minute = Int(match.output.5!)!, second = match.output.6.map { Int($0)! } ?? 0
+            guard hour <= 23 else { throw invalid("hour \(hour) is out of range (00 to 23)") }
+            guard minute <= 59 else { throw invalid("minute \(minute) is out of range (00 to 59)") }
+            guard second <= 59 else { throw invalid("second \(second) is out of range (00 to 59)") }
+            var fraction: Int64 = 0
+            if let digits = match.output.7 {
+                guard digits.count <= 3 else { throw invalid("at most 3 fractional digits: the store keeps milliseconds") }
+                fraction = Int64(digits.padding(toLength: 3, withPad: "0", startingAt: 0))!
+            }
+            var offset = 0
+            if zone != "Z" {
+                let hours = Int(zone.dropFirst().prefix(2))!, minutes = Int(zone.suffix(2))!
+                guard hours <= 18, minutes <= 59 else { throw invalid("zone offset \(zone) is out of range") }
+                offset = (hours * 60 + minutes) * (zone.first == "-" ? -1 : 1)
+            }
+            milliseconds += Int64(((hour * 60 + minute - offset) * 60 + second)) * 1000 + fraction
+        }
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        guard date <= Ledger.latestStoreDate else { throw invalid("after the year 9999, where the store clock stops") }
+        return date
     }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// days-from-civil).
+    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}
+
+/// `text` in quotes for a message, cut to its first 64 characters (an argument can be huge)
+/// with control characters escaped.
+func quoted(_ text: String) -> String {
+    let limit = 64
+    let head = TerminalText.escaped(text.count > limit ? String(text.prefix(limit)) : text)
+    return "\"" + head + "\"" + (text.count > limit ? "... (\(text.utf8.count) bytes)" : "")
 }

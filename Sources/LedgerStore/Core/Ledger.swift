@@ -92,11 +92,24 @@ public final class Ledger: Sendable {
     private static func readOnlyQueue(path: String, configuration: LedgerConfiguration) throws -> DatabaseQueue {
         var grdb = Configuration()
         grdb.readonly = true
-        grdb.busyMode = .timeout(configuration.busyTimeout)
+        grdb.busyMode = LockWait.busyMode(configuration)
         grdb.label = "StoreLedger (read-only)"
+        // SQLite reads a WAL database through `-shm`, which it creates beside the file. In a
+        // directory nobody can write, no writer can exist either (it would need to create
+        // `-wal`): a checkpointed ledger (no `-wal`) is then read as an immutable file.
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let walPresent = FileManager.default.fileExists(atPath: path + "-wal")
+        let immutable = !walPresent && access(directory, W_OK) != 0
         do {
-            return try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdb)
+            return try DatabaseQueue(path: configuration.sqlitePath(path, immutable: immutable), configuration: grdb)
         } catch {
+            if walPresent, access(directory, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") {
+                throw LedgerError.unusable(path: path, reason: """
+                    its directory is read-only and it has commits in \(path)-wal, which SQLite reads only through \
+                    a \(path)-shm it cannot create there; open it once where its directory is writable \
+                    (any command checkpoints it on exit), or copy the file with its -wal to such a directory
+                    """)
+            }
             throw mapError(error, path: path)
         }
     }
@@ -143,7 +156,7 @@ public final class Ledger: Sendable {
         Foundation.close(fd)
         do {
             var grdb = Configuration()
-            grdb.busyMode = .timeout(configuration.busyTimeout)
+            grdb.busyMode = LockWait.busyMode(configuration)
             let queue = try DatabaseQueue(path: configuration.sqlitePath(temporary), configuration: grdb)
             try queue.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
@@ -165,7 +178,7 @@ public final class Ledger: Sendable {
     }
 
     /// Makes the new directory entry durable (a power loss would otherwise forget the file).
-    private static func syncDirectory(_ directory: String) {
+    static func syncDirectory(_ directory: String) {
         let fd = Foundation.open(directory, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
@@ -176,7 +189,7 @@ public final class Ledger: Sendable {
 
     private static func grdbConfiguration(_ configuration: LedgerConfiguration) -> Configuration {
         var grdb = Configuration()
-        grdb.busyMode = .timeout(configuration.busyTimeout)
+        grdb.busyMode = LockWait.busyMode(configuration)
         grdb.foreignKeysEnabled = true
         grdb.label = "StoreLedger"
         grdb.journalMode = .default // WAL is the file's own mode; see `writer`
@@ -227,6 +240,8 @@ public final class Ledger: Sendable {
             return LedgerError.notADatabase(path: path, reason: error.message ?? "file is not a database")
         case .SQLITE_CORRUPT:
             return LedgerError.corrupted(path: path, reason: error.message ?? "database disk image is malformed")
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return LedgerError.busy(path: path)
         case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
             return LedgerError.unusable(path: path, reason: error.message ?? "\(error.resultCode)")
         default:

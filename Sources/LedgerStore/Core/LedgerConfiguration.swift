@@ -27,8 +27,12 @@ public enum Durability: String, Sendable, CaseIterable, Codable {
 /// Everything a ledger needs from its surroundings, injected so that tests are deterministic.
 public struct LedgerConfiguration: Sendable {
     public var durability: Durability
-    /// How long a write waits for another process's write before failing.
+    /// How long an operation waits for another process's lock before failing with
+    /// `LedgerError.busy` (seconds; default 30).
     public var busyTimeout: TimeInterval
+    /// Called once when an operation has waited a second for another process's lock (the
+    /// `ledger` tool says so on stderr); `nil` for silence.
+    public var onLockWait: (@Sendable () -> Void)?
     public var clock: LedgerClock
     public var idGenerator: TransactionIDGenerator
     /// The SQLite VFS to open the ledger's files through, by registered name; `nil` for the
@@ -46,8 +50,9 @@ public struct LedgerConfiguration: Sendable {
     public init(
         durability: Durability = .full, busyTimeout: TimeInterval = 30,
         clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil,
-        renewalLimit: Int = defaultRenewalLimit
+        renewalLimit: Int = defaultRenewalLimit, onLockWait: (@Sendable () -> Void)? = nil
     ) {
+        self.onLockWait = onLockWait
         self.durability = durability
         self.busyTimeout = busyTimeout
         self.clock = clock
@@ -56,13 +61,15 @@ public struct LedgerConfiguration: Sendable {
         self.renewalLimit = max(1, renewalLimit)
     }
 
-    /// The name SQLite opens for `path`: a URI naming the VFS when one is set.
-    func sqlitePath(_ path: String) -> String {
-        guard let vfs else { return path }
+    /// The name SQLite opens for `path`: a URI naming the VFS when one is set, and marking the
+    /// file immutable when asked.
+    func sqlitePath(_ path: String, immutable: Bool = false) -> String {
+        let parameters = (vfs.map { ["vfs=\($0)"] } ?? []) + (immutable ? ["immutable=1"] : [])
+        guard !parameters.isEmpty else { return path }
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
         let encoded = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        return "file:\(encoded)?vfs=\(vfs)"
+        return "file:\(encoded)?" + parameters.joined(separator: "&")
     }
 }
 

@@ -16,6 +16,9 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
     case newerSchema(path: String, unknownMigrations: [String])
     /// The file or its folder cannot be read or written (permissions, read-only file system...).
     case unusable(path: String, reason: String)
+    /// Another process held the ledger's lock for longer than the configuration's
+    /// `busyTimeout`. Nothing was changed; trying again later may succeed.
+    case busy(path: String)
     /// SQLite failed during an operation (I/O error, disk full, ...).
     case storage(path: String, resultCode: Int32, message: String, sql: String?)
 
@@ -23,7 +26,7 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .missingLedger(let path), .emptyFile(let path), .notADatabase(let path, _),
              .corrupted(let path, _), .notALedger(let path, _), .newerSchema(let path, _),
-             .unusable(let path, _), .storage(let path, _, _, _):
+             .unusable(let path, _), .busy(let path), .storage(let path, _, _, _):
             path
         }
     }
@@ -45,6 +48,8 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
                 + unknown.joined(separator: ", ") + "); it was left untouched"
         case .unusable(let path, let reason):
             "cannot use the ledger \(path): \(reason)"
+        case .busy(let path):
+            "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
         case .storage(let path, let code, let message, let sql):
             "SQLite error \(code) on \(path): \(message)" + (sql.map { " (while executing \($0))" } ?? "")
         }

@@ -9,6 +9,10 @@ struct CatalogFile {
     let format: Format
     let root: Any
 
+    /// The largest product file read: far above any real one (the biggest real-world
+    /// `.storekit` seen is under 100 KB), low enough to bound memory.
+    static let maximumSize = 64 * 1_048_576
+
     init(path: String) throws {
         self.path = path
         var isDirectory: ObjCBool = false
@@ -16,6 +20,15 @@ struct CatalogFile {
             throw CatalogError.missingFile(path: path)
         }
         guard !isDirectory.boolValue else { throw CatalogError.unreadableFile(path: path, reason: "it is a directory") }
+        // A FIFO, a device (/dev/zero) or a socket could block or never end: only regular files.
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw CatalogError.unreadableFile(path: path, reason: "not a regular file")
+        }
+        guard status.st_size <= Self.maximumSize else {
+            throw CatalogError.unreadableFile(
+                path: path, reason: "\(status.st_size) bytes is larger than the \(Self.maximumSize / 1_048_576) MiB a product file may have")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

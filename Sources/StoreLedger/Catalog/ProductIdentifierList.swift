@@ -53,7 +53,37 @@ public struct ProductIdentifierList: Sendable, Hashable {
         try value.array().map { element in
             let id = try element.string()
             guard !id.isEmpty else { throw element.invalid("a non-empty product identifier") }
+            try ProductIdentifier.check(id, in: element)
             return id
         }
+    }
+}
+
+/// What a product identifier may hold.
+enum ProductIdentifier {
+    /// Refuses an identifier with control characters (a NUL would cut it short in C code and
+    /// make two products one; a newline or an escape sequence would garble a terminal).
+    static func check(_ id: String, in value: CatalogValue) throws {
+        guard let bad = id.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) else { return }
+        throw CatalogError.invalidValue(
+            path: value.file, keyPath: value.keyPath, expected: "a product identifier without control characters",
+            found: "\"\(TerminalText.escaped(String(id.prefix(64))))\" (U+\(String(format: "%04X", bad.value)))")
+    }
+}
+
+/// Text from a file or the ledger made safe to print: control and format characters shown
+/// as `\u{…}` escapes.
+public enum TerminalText {
+    public static func escaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

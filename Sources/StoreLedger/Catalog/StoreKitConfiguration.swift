@@ -127,6 +127,7 @@ public struct StoreKitConfiguration: Sendable {
         let id = try field.string()
         guard !id.isEmpty else { throw CatalogError.invalidValue(
             path: field.file, keyPath: field.keyPath, expected: "a non-empty product identifier", found: "an empty string") }
+        try ProductIdentifier.check(id, in: field)
         return id
     }
 

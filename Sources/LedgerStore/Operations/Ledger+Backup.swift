@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+
+extension Ledger {
+    /// Writes a consistent copy of the ledger to `destination`: its committed state, the part
+    /// still in `-wal` included (a ledger is its file plus `-wal`; copying the file alone can
+    /// lose the last commits). The copy is built under a temporary name (owner-only), checked
+    /// with `verify()`, synced, then linked into place: `destination` ends up holding nothing
+    /// or a whole, verified ledger. It never replaces an existing file.
+    /// - Throws: `LedgerError.unusable` when `destination` exists or cannot be written, or
+    ///   when the copy does not verify (the copy is then removed).
+    public func backup(to destination: String) throws {
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw LedgerError.unusable(path: destination, reason: "something is already there: a backup never replaces a file")
+        }
+        let url = URL(fileURLWithPath: destination)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/.\(url.lastPathComponent).backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
+        }
+        let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw LedgerError.unusable(path: destination, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        Foundation.close(fd)
+        do {
+            // VACUUM INTO reads one snapshot of the committed data, -wal included.
+            guard let connection = reader as? DatabaseQueue else { throw LedgerError.unusable(path: path, reason: "no connection") }
+            try connection.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
+            let copy = try DatabaseQueue(path: temporary)
+            try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try copy.close()
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw Self.mapError(error, path: destination)
+        }
+        let checked = try Ledger.open(at: temporary, access: .readOnly, configuration: configuration)
+        let problems = try checked.verify()
+        try checked.close()
+        guard problems.isEmpty else {
+            throw LedgerError.unusable(
+                path: destination, reason: "the copy does not verify: \(problems.map(\.description).joined(separator: "; "))")
+        }
+        let copyDescriptor = Foundation.open(temporary, O_RDONLY | O_CLOEXEC)
+        if copyDescriptor >= 0 {
+            fsync(copyDescriptor)
+            Foundation.close(copyDescriptor)
+        }
+        guard link(temporary, destination) == 0 else {
+            throw LedgerError.unusable(path: destination, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        Self.syncDirectory(directory)
+    }
+}

@@ -7,8 +7,8 @@ struct BackupCommand: AsyncParsableCommand {
         commandName: "backup",
         abstract: "Write a consistent, verified, owner-only copy of the ledger to a new file.",
         discussion: """
-            A ledger is its file plus its -wal: copying ledger.sqlite alone can lose the last commits. This copies \\
-            one snapshot of the committed data (SQLite's VACUUM INTO), checks the copy with verify, and links it \\
+            A ledger is its file plus its -wal: copying ledger.sqlite alone can lose the last commits. This copies \
+            one snapshot of the committed data (SQLite's VACUUM INTO), checks the copy with verify, and links it \
             into place, so DEST holds nothing or a whole ledger. It reads the ledger and never replaces DEST.
             """)
 

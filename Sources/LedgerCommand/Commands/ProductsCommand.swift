@@ -60,8 +60,8 @@ struct ProductsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                // Read every file before the ledger is touched, so a bad file creates nothing.
-                _ = try files.map { try StoreKitConfiguration(contentsOf: $0) }
+                // Read and check every file before the ledger is touched, so a refused import creates nothing.
+                _ = try ProductCatalog.readConfigurations(at: files)
                 let ledger = try options.openLedger(mode: .createIfMissing)
                 let result = try ProductCatalog(ledger: ledger).importConfigurations(at: files)
                 let settings = try StoreSettings(ledger: ledger)

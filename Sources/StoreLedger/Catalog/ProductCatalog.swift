@@ -37,16 +37,13 @@ public struct ProductCatalog: Sendable {
     /// another file never changes the currency of the products already there).
     @discardableResult
     public func importConfigurations(at paths: [String]) throws -> CatalogImport {
-        let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
+        let configurations = try Self.readConfigurations(at: paths)
         var products: [Product] = []
         var sources: [String: String] = [:]
         var settings = StoreKitSettings()
         var seed: [String: String] = [:]
         for (path, configuration) in zip(paths, configurations) {
             for product in configuration.products {
-                if let first = sources[product.id] {
-                    throw CatalogError.duplicateProduct(id: product.id, firstPath: first, secondPath: path)
-                }
                 sources[product.id] = path
                 products.append(product)
             }
@@ -62,6 +59,23 @@ public struct ProductCatalog: Sendable {
         let warnings = Self.warnings(zip(paths, configurations), storefront: storefront)
         try ledger.saveProducts(products, sources: sources, seedSettings: seed)
         return CatalogImport(productIDs: products.map(\.id), settings: settings, warnings: warnings)
+    }
+
+    /// Reads and checks StoreKit configuration files for one import, without touching any
+    /// ledger: each must parse, and no product may be defined by two of them.
+    /// - Throws: `CatalogError`.
+    public static func readConfigurations(at paths: [String]) throws -> [StoreKitConfiguration] {
+        let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
+        var sources: [String: String] = [:]
+        for (path, configuration) in zip(paths, configurations) {
+            for product in configuration.products {
+                if let first = sources[product.id] {
+                    throw CatalogError.duplicateProduct(id: product.id, firstPath: first, secondPath: path)
+                }
+                sources[product.id] = path
+            }
+        }
+        return configurations
     }
 
     /// The warnings of importing `files` into a ledger whose prices show on `storefront`.

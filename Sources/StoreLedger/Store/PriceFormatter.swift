@@ -38,13 +38,11 @@ public enum PriceFormatter {
     }
 
     /// The digits of the currency's minor unit, from Foundation's locale data (2 for USD and
-    /// CNY, 0 for JPY, 3 for KWD).
+    /// CNY, 0 for JPY, 3 for KWD): the decimals of 1 formatted in that currency.
     public static func minorUnitDigits(of currency: String) -> Int {
-        let formatter = NumberFormatter()
-        formatter.numberStyle = .currency
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.currencyCode = currency
-        return formatter.maximumFractionDigits
+        let one = Decimal(1).formatted(Decimal.FormatStyle.Currency(code: currency, locale: Locale(identifier: "en_US_POSIX")))
+        guard let separator = one.lastIndex(of: ".") else { return 0 }
+        return one[one.index(after: separator)...].prefix(while: \.isNumber).count
     }
 
     /// How many decimals `price` has once trailing zeros are dropped (`1.50` has 1).

@@ -32,8 +32,10 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
     /// The locale a shopper of this storefront sees by default: the region's most likely
     /// language (`fr_FR`, `et_EE`, `zh_TW`).
     public var defaultLocale: String {
-        let language = Locale(identifier: "und_\(region)").language.languageCode?.identifier ?? "en"
-        return "\(language)_\(region)"
+        // The likely-subtags expansion of `und_EE` is `et-Latn-EE`.
+        let likely = Locale(identifier: "und_\(region)").language.maximalIdentifier
+        let language = likely.split(separator: "-").first.map(String.init) ?? "en"
+        return "\(language == "und" ? "en" : language)_\(region)"
     }
 
     public var description: String { countryCode }

@@ -1,0 +1,20 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+import Testing
+
+// What the README's examples call without defining: an app's own functions.
+func unlockContent(for productID: String, transactionID: UInt64) async {}
+func showError(_ error: TransactionError?) {}
+
+@Suite struct ReadmeExamplesTests {
+    /// ReadmeExamples.swift (compiled with the tests) holds exactly the README's examples.
+    @Test func readmeExamplesAreCurrent() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Repository.root + "/tools/readme-examples", "--check"]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "run tools/readme-examples")
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import LedgerCommand
+import LedgerTestSupport
+import Testing
+
+/// Every command's help text, as `ledger help COMMAND` prints it, against a reviewed copy in
+/// HelpGoldens/ (one file per command path). After changing a help text on purpose, run the
+/// tests with `UPDATE_HELP_GOLDENS=1` and review the diff.
+@Suite struct HelpGoldenTests {
+    static let folder = Repository.root + "/Tests/LedgerCommandTests/HelpGoldens"
+
+    /// Every command path of the tool: [], ["products"], ["products", "import"], ...
+    static func commandPaths(_ command: any ParsableCommand.Type = LedgerRootCommand.self, prefix: [String] = []) -> [[String]] {
+        [prefix] + command.configuration.subcommands.flatMap { sub in
+            commandPaths(sub, prefix: prefix + [sub._commandName])
+        }
+    }
+
+    @Test func everyCommandsHelpMatchesItsGolden() throws {
+        let update = ProcessInfo.processInfo.environment["UPDATE_HELP_GOLDENS"] == "1"
+        var expectedFiles: Set<String> = []
+        for path in Self.commandPaths() {
+            let name = (["ledger"] + path).joined(separator: "-") + ".txt"
+            expectedFiles.insert(name)
+            let result = try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"])
+            #expect(result.status == 0, "\(path): \(result.stderr)")
+            #expect(!result.stdout.contains("\\\n"), "\(path): a literal backslash at a line's end")
+            let golden = Self.folder + "/" + name
+            if update {
+                try write(result.stdout, to: golden)
+                continue
+            }
+            let stored = try? String(contentsOfFile: golden, encoding: .utf8)
+            #expect(stored == result.stdout, "\(name) differs: run with UPDATE_HELP_GOLDENS=1 and review")
+        }
+        let present = Set(try FileManager.default.contentsOfDirectory(atPath: Self.folder))
+        #expect(present == expectedFiles, "goldens without a command: \(present.subtracting(expectedFiles))")
+    }
+}

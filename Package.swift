@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "LedgerTestSupport", dependencies: ["StoreLedger"], path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "ledger"]),
+        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "ledger"], exclude: ["HelpGoldens"]),
         .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger"]),
     ],
     swiftLanguageModes: [.v6]

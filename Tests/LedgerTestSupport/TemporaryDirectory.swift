@@ -73,3 +73,13 @@ public func runPython(_ script: String) throws -> Int32 {
     python.waitUntilExit()
     return python.terminationStatus
 }
+
+/// Runs one of the repository's `tools/` scripts with `--check`; returns its exit status.
+public func checkGeneratedFile(tool: String) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", Repository.root + "/tools/" + tool, "--check"]
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
+}

@@ -142,18 +142,8 @@ public final class Ledger: Sendable {
     /// Builds the new ledger under a temporary name and links it into place, so that the path
     /// holds either nothing or a complete ledger, never a half-made one.
     private static func create(at path: String, configuration: LedgerConfiguration) throws {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/.\(url.lastPathComponent).creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
-        }
-        // Owner-only from the first byte; SQLite gives its -wal and -shm files the same mode.
-        let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
-        }
-        Foundation.close(fd)
+        let (temporary, directory) = try makeTemporaryFile(beside: path, purpose: "creating")
+        defer { removeDatabaseFiles(temporary) }
         do {
             var grdb = Configuration()
             grdb.busyMode = LockWait.busyMode(configuration)
@@ -175,6 +165,24 @@ public final class Ledger: Sendable {
             throw LedgerError.unusable(path: path, reason: "cannot create it: \(errno == EEXIST ? "something that is not a file is in the way" : reason)")
         }
         syncDirectory(directory)
+    }
+
+    /// An empty, owner-only file beside `path` (SQLite gives its -wal and -shm files the same
+    /// mode), for a ledger built there and then linked into place. Returns it and its directory.
+    static func makeTemporaryFile(beside path: String, purpose: String) throws -> (path: String, directory: String) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/.\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+        }
+        Foundation.close(fd)
+        return (temporary, directory)
+    }
+
+    static func removeDatabaseFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }
 
     /// Makes the new directory entry durable (a power loss would otherwise forget the file).

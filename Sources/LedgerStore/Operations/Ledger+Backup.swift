@@ -13,17 +13,8 @@ extension Ledger {
         guard !FileManager.default.fileExists(atPath: destination) else {
             throw LedgerError.unusable(path: destination, reason: "something is already there: a backup never replaces a file")
         }
-        let url = URL(fileURLWithPath: destination)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/.\(url.lastPathComponent).backup-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer {
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) }
-        }
-        let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw LedgerError.unusable(path: destination, reason: "cannot create it: \(String(cString: strerror(errno)))")
-        }
-        Foundation.close(fd)
+        let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: "backup")
+        defer { Self.removeDatabaseFiles(temporary) }
         do {
             // VACUUM INTO reads one snapshot of the committed data, -wal included.
             guard let connection = reader as? DatabaseQueue else { throw LedgerError.unusable(path: path, reason: "no connection") }

@@ -261,3 +261,20 @@ import Testing
         }
     }
 }
+
+/// A command closes its ledger before it exits: the close checkpoints `-wal` into the file
+/// (and removes it), so the file alone holds every change the command reported.
+@Suite struct ClosedBeforeExitTests {
+    @Test func everyWriteCommandLeavesItsChangesInTheFileItself() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let commands = [
+                ["purchase", "com.example.level1"], ["launch", "--finish"], ["purchase", "com.example.pro.monthly"],
+                ["clock", "advance", "40d"], ["refund", "1"], ["store", "set", "askToBuy", "true"], ["finish", "999"],
+            ]
+            for command in commands {
+                try workspace.ledger(command)
+                #expect(!FileManager.default.fileExists(atPath: workspace.database + "-wal"), "\(command) left a -wal")
+            }
+        }
+    }
+}

@@ -130,6 +130,23 @@ import Testing
         }
     }
 
+    /// SPEC 8: write transactions start IMMEDIATE, holding the write lock from their first
+    /// statement, so a read inside one can never be overtaken by another process's commit.
+    @Test func writeTransactionsHoldTheWriteLockFromTheStart() async throws {
+        try await withLedger { (ledger, _) throws in
+            var other = Configuration()
+            other.busyMode = .immediateError
+            let second = try DatabaseQueue(path: ledger.path, configuration: other)
+            try ledger.write { _ -> Void in
+                #expect(throws: DatabaseError.self, "another connection cannot start writing") {
+                    try second.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+                }
+            }
+            try second.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+            try second.close()
+        }
+    }
+
     @Test func aConnectionWithoutItsSettingsIsRefused() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger.sqlite"

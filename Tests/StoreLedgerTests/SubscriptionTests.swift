@@ -181,6 +181,30 @@ import Testing
         }
     }
 
+    /// The injected clock itself jumped far (the app was not run for a long time at a fast
+    /// rate): each launch makes at most the limit, oldest first, and the next one goes on.
+    @Test func aLaunchAfterAFarJumpMakesAtMostTheLimitAndTheNextGoesOn() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let before = LedgerConfiguration(clock: .fixed(storeEpoch), renewalLimit: 5)
+            try SampleCatalog.ledger(in: directory, configuration: before).close()
+            let first = try PaymentQueue(path: path, configuration: before)
+            try StoreTestSession(queue: first).update { $0.timeRate = .oneRenewalEveryTenSeconds }
+            try await first.add(Payment(productID: SampleCatalog.subscription))
+            try first.ledger.close()
+            let after = LedgerConfiguration(clock: .fixed(storeEpoch.addingTimeInterval(125)), renewalLimit: 5)
+            let second = try PaymentQueue(path: path, configuration: after)
+            #expect(second.renewedAtLaunch.count == 5)
+            try second.ledger.close()
+            let third = try PaymentQueue(path: path, configuration: after)
+            #expect(third.renewedAtLaunch.count == 5, "12 were due: 5, then 5, then 2")
+            #expect(try await third.processSubscriptionRenewals().count == 2)
+            #expect(try await third.processSubscriptionRenewals().isEmpty)
+            #expect(try third.ledger.verify() == [])
+            try third.ledger.close()
+        }
+    }
+
     @Test func aMoveThatWouldMakeMoreRenewalsThanTheLimitIsRefusedAndChangesNothing() async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.timeRate = .oneRenewalEveryTenSeconds }

@@ -19,9 +19,6 @@ struct BackupCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            guard !FileManager.default.fileExists(atPath: destination) else {
-                throw CommandRefusal(description: "\(quoted(destination)) exists: a backup never replaces a file")
-            }
             let ledger = try options.openLedgerForReading()
             try ledger.backup(to: destination)
             try options.output.emit(BackupResult(source: ledger.path, backup: destination, verified: true)) {

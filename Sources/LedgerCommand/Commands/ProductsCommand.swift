@@ -61,9 +61,9 @@ struct ProductsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 // Read and check every file before the ledger is touched, so a refused import creates nothing.
-                _ = try ProductCatalog.readConfigurations(at: files)
+                let checked = try ProductCatalog.readConfigurations(at: files)
                 let ledger = try options.openLedger(mode: .createIfMissing)
-                let result = try ProductCatalog(ledger: ledger).importConfigurations(at: files)
+                let result = try ProductCatalog(ledger: ledger).importConfigurations(checked)
                 let settings = try StoreSettings(ledger: ledger)
                 for warning in result.warnings { Output.message("warning: \(warning)") }
                 try options.output.emit(ImportResult(

@@ -27,28 +27,31 @@ struct CommandRefusal: Error, CustomStringConvertible {
 /// Runs a command's body, turning every error into a message on stderr and its exit code. The
 /// ledgers it opened are closed before it returns, whatever happened.
 func reportingFailures(_ body: () async throws -> Void) async throws {
+    let failure: (any Error)?
     do {
         try await body()
-        if let error = OpenLedgers.closeAll() { throw error }
-    } catch let exit as ExitCode {
-        _ = OpenLedgers.closeAll()
-        throw exit
-    } catch let error as ValidationError {
-        _ = OpenLedgers.closeAll()
-        throw error
-    } catch LedgerError.missingLedger(let path) {
-        _ = OpenLedgers.closeAll()
-        Output.message("error: no ledger at \(path) (create one with `ledger init` or `ledger products import FILE.storekit`)")
-        throw ExitCode(LedgerExitCode.noInput)
-    } catch LedgerError.busy(let path) {
-        _ = OpenLedgers.closeAll()
-        Output.message("error: \(LedgerError.busy(path: path)); try again, or wait longer with --wait SECONDS")
-        throw ExitCode(LedgerExitCode.busy)
+        failure = OpenLedgers.closeAll()
     } catch {
         _ = OpenLedgers.closeAll()
-        Output.message("error: " + bounded("\(error)"))
-        throw ExitCode(exitCode(for: error))
+        failure = error
     }
+    if let failure { throw reported(failure) }
+}
+
+/// What the command throws for `error`: argument-parser's own errors as they are; any other
+/// error is printed on stderr (with a hint where one helps) and becomes its exit code.
+private func reported(_ error: any Error) -> any Error {
+    switch error {
+    case is ExitCode, is ValidationError:
+        return error
+    case LedgerError.missingLedger(let path):
+        Output.message("error: no ledger at \(path) (create one with `ledger init` or `ledger products import FILE.storekit`)")
+    case LedgerError.busy:
+        Output.message("error: \(error); try again, or wait longer with --wait SECONDS")
+    default:
+        Output.message("error: " + cut("\(error)", after: 1_000))
+    }
+    return ExitCode(exitCode(for: error))
 }
 
 func exitCode(for error: any Error) -> Int32 {
@@ -57,6 +60,8 @@ func exitCode(for error: any Error) -> Int32 {
         LedgerExitCode.noInput
     case LedgerError.busy:
         LedgerExitCode.busy
+    case LedgerError.destinationExists:
+        LedgerExitCode.refused
     case is LedgerError:
         LedgerExitCode.unusableLedger
     case CatalogError.missingFile, CatalogError.unreadableFile:
@@ -71,10 +76,15 @@ func exitCode(for error: any Error) -> Int32 {
     }
 }
 
-/// An error message as printed: control characters escaped, and cut after 1,000 characters
-/// (a message can quote an argument or a file's value of any size).
-func bounded(_ message: String) -> String {
-    let limit = 1_000
-    let escaped = TerminalText.escaped(message.count > limit ? String(message.prefix(limit)) : message)
-    return message.count > limit ? escaped + "... (message cut: \(message.utf8.count) bytes)" : escaped
+/// `text` made safe to print: control characters escaped, and cut after `limit` characters
+/// (a message can quote an argument or a file's value of any size), saying how long it was.
+func cut(_ text: String, after limit: Int, quoting: Bool = false) -> String {
+    let quote = quoting ? "\"" : ""
+    let head = quote + TerminalText.escaped(String(text.prefix(limit))) + quote
+    return text.count > limit ? head + "... (\(text.utf8.count) bytes)" : head
+}
+
+/// `text` in quotes for a message: its first 64 characters, control characters escaped.
+func quoted(_ text: String) -> String {
+    cut(text, after: 64, quoting: true)
 }

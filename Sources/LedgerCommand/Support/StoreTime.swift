@@ -141,11 +141,3 @@ enum StoreTime {
         return era * 146_097 + dayOfEra - 719_468
     }
 }
-
-/// `text` in quotes for a message, cut to its first 64 characters (an argument can be huge)
-/// with control characters escaped.
-func quoted(_ text: String) -> String {
-    let limit = 64
-    let head = TerminalText.escaped(text.count > limit ? String(text.prefix(limit)) : text)
-    return "\"" + head + "\"" + (text.count > limit ? "... (\(text.utf8.count) bytes)" : "")
-}

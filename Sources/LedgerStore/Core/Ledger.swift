@@ -25,8 +25,8 @@ public final class Ledger: Sendable {
 
     public let path: String
     public let configuration: LedgerConfiguration
-    /// The connection that reads: the writer, or a read-only connection.
-    let reader: any DatabaseReader
+    /// The ledger's one connection: it writes too, unless the ledger was opened read-only.
+    let reader: DatabaseQueue
     /// The connection that writes; `nil` when opened read-only. One connection, with no journal
     /// set-up of GRDB's (the file is in WAL mode from its creation): GRDB's `DatabasePool`
     /// commits a throw-away table at every open, which rewrote the file's header even for a
@@ -35,7 +35,7 @@ public final class Ledger: Sendable {
     /// Batches the writes of concurrent callers into shared commits (`grouped`).
     let commitGroup: CommitGroup?
 
-    private init(path: String, configuration: LedgerConfiguration, reader: any DatabaseReader, writer: DatabaseQueue?) {
+    private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
         self.configuration = configuration
         self.reader = reader
@@ -123,7 +123,7 @@ public final class Ledger: Sendable {
     /// Closes the ledger's connections. Further use throws.
     public func close() throws {
         do {
-            if let writer { try writer.close() } else if let queue = reader as? DatabaseQueue { try queue.close() }
+            try reader.close()
         } catch {
             throw Self.mapError(error, path: path)
         }

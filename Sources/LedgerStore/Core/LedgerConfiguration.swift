@@ -52,9 +52,9 @@ public struct LedgerConfiguration: Sendable {
         clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil,
         renewalLimit: Int = defaultRenewalLimit, onLockWait: (@Sendable () -> Void)? = nil
     ) {
-        self.onLockWait = onLockWait
         self.durability = durability
         self.busyTimeout = busyTimeout
+        self.onLockWait = onLockWait
         self.clock = clock
         self.idGenerator = idGenerator
         self.vfs = vfs

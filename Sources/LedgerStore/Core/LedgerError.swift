@@ -19,6 +19,8 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process held the ledger's lock for longer than the configuration's
     /// `busyTimeout`. Nothing was changed; trying again later may succeed.
     case busy(path: String)
+    /// A backup's destination is taken: a backup never replaces a file.
+    case destinationExists(path: String)
     /// SQLite failed during an operation (I/O error, disk full, ...).
     case storage(path: String, resultCode: Int32, message: String, sql: String?)
 
@@ -26,7 +28,7 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .missingLedger(let path), .emptyFile(let path), .notADatabase(let path, _),
              .corrupted(let path, _), .notALedger(let path, _), .newerSchema(let path, _),
-             .unusable(let path, _), .busy(let path), .storage(let path, _, _, _):
+             .unusable(let path, _), .busy(let path), .destinationExists(let path), .storage(let path, _, _, _):
             path
         }
     }
@@ -50,6 +52,8 @@ public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
             "cannot use the ledger \(path): \(reason)"
         case .busy(let path):
             "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
+        case .destinationExists(let path):
+            "\(path) exists: a backup never replaces a file"
         case .storage(let path, let code, let message, let sql):
             "SQLite error \(code) on \(path): \(message)" + (sql.map { " (while executing \($0))" } ?? "")
         }

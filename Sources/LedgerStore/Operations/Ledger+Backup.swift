@@ -7,23 +7,18 @@ extension Ledger {
     /// lose the last commits). The copy is built under a temporary name (owner-only), checked
     /// with `verify()`, synced, then linked into place: `destination` ends up holding nothing
     /// or a whole, verified ledger. It never replaces an existing file.
-    /// - Throws: `LedgerError.unusable` when `destination` exists or cannot be written, or
+    /// - Throws: `LedgerError.destinationExists`; `.unusable` when `destination` cannot be written, or
     ///   when the copy does not verify (the copy is then removed).
     public func backup(to destination: String) throws {
-        guard !FileManager.default.fileExists(atPath: destination) else {
-            throw LedgerError.unusable(path: destination, reason: "something is already there: a backup never replaces a file")
-        }
+        guard !FileManager.default.fileExists(atPath: destination) else { throw LedgerError.destinationExists(path: destination) }
         let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: "backup")
         defer { Self.removeDatabaseFiles(temporary) }
         do {
             // VACUUM INTO reads one snapshot of the committed data, -wal included.
-            guard let connection = reader as? DatabaseQueue else { throw LedgerError.unusable(path: path, reason: "no connection") }
-            try connection.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
+            try reader.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
             let copy = try DatabaseQueue(path: temporary)
             try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try copy.close()
-        } catch let error as LedgerError {
-            throw error
         } catch {
             throw Self.mapError(error, path: destination)
         }
@@ -40,6 +35,7 @@ extension Ledger {
             Foundation.close(copyDescriptor)
         }
         guard link(temporary, destination) == 0 else {
+            if errno == EEXIST { throw LedgerError.destinationExists(path: destination) }
             throw LedgerError.unusable(path: destination, reason: "cannot create it: \(String(cString: strerror(errno)))")
         }
         Self.syncDirectory(directory)

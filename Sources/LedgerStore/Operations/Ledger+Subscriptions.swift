@@ -3,15 +3,15 @@ import GRDB
 
 extension Ledger {
     /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
-    /// rest wait for the next call), in one commit: for
-    /// every group whose auto-renew is on and whose subscription did not lapse, one new
-    /// `purchased` transaction (reason renewal, same originalID) per period that ended by the
-    /// store's time, in order. Returns them oldest first.
+    /// rest wait for the next call), in one commit: for every group whose auto-renew is on and
+    /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
+    /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
     public func renewDueSubscriptions() throws -> [PaymentTransaction] {
         try write { db in
+            let now = try storeNow(db)
             var renewed: [PaymentTransaction] = []
-            try walkDueRenewals(db, at: try storeNow(db), limit: configuration.renewalLimit) { step in
-                renewed.append(try insertRenewal(db, step, at: try storeNow(db)))
+            try walkDueRenewals(db, at: now, limit: configuration.renewalLimit) { step in
+                renewed.append(try self.insertRenewal(db, step, at: now))
             }
             return renewed
         }
@@ -31,11 +31,10 @@ extension Ledger {
             try endPeriod(db, latest, at: now)
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
-            var anchor = now
-            let end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
+            let end = try firstPeriodEnd(db, plan.period, start: now)
             let renewal = try insertRenewal(db, RenewalStep(chain: latest, productID: productID, start: now, end: end), at: now)
             try saveRenewalState(db, group: group, RenewalState(
-                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
+                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
             return renewal
         }
     }
@@ -111,16 +110,14 @@ extension Ledger {
                 && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
                 try markUpgraded(db, current, at: now)
-                var anchor = now
-                end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
+                end = try firstPeriodEnd(db, plan.period, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
                 if current.productID != transaction.productID { state.nextProductID = transaction.productID }
             }
         } else {
-            var anchor = now
-            end = periodEnd(plan.period, rate: try timeRate(db), anchor: &anchor, start: now)
+            end = try firstPeriodEnd(db, plan.period, start: now)
             state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
         }
         try db.run(
@@ -138,18 +135,18 @@ extension Ledger {
         let end: Int64
     }
 
-    /// Walks the renewals due at `now`, oldest first per group, handing each to `body`, and
-    /// stops after `limit` of them. Returns how many are due, counting at most `limit + 1`, so
-    /// that a caller can tell "more than the limit" without making any. The groups' renewal
-    /// states are saved only when `body` makes the renewals (`saving`).
+    /// Walks the renewals due at `now`, oldest first per group, handing each to `make` (which
+    /// stores it; the groups' renewal states are then saved), and stops after `limit` of them.
+    /// Returns how many are due, counting at most `limit + 1`, so that a caller passing no
+    /// `make` can tell "more than the limit" without making any.
     @discardableResult
     func walkDueRenewals(
-        _ db: Database, at now: Int64, limit: Int, saving: Bool = true, _ body: (RenewalStep) throws -> Void
+        _ db: Database, at now: Int64, limit: Int, make: ((RenewalStep) throws -> Void)? = nil
     ) throws -> Int {
         var due = 0
         let rate = try timeRate(db)
         let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
-        for group in groups {
+        for group in groups where due <= limit {
             let state = try renewalState(db, group: group)
             guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                   var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
@@ -158,19 +155,18 @@ extension Ledger {
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
             var made = 0
-            while start <= now, due <= limit {
+            while start <= now {
                 due += 1
-                guard due <= limit else { break }
+                if due > limit { break }
                 let end = periodEnd(plan.period, rate: rate, anchor: &anchor, start: start)
-                try body(RenewalStep(chain: latest, productID: productID, start: start, end: end))
+                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end))
                 made += 1
                 start = end
             }
-            if saving, made > 0 {
+            if make != nil, made > 0 {
                 try saveRenewalState(db, group: group, RenewalState(
                     autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
             }
-            if due > limit { break }
         }
         return due
     }
@@ -178,7 +174,7 @@ extension Ledger {
     /// Refuses a clock move that would make more than `configuration.renewalLimit` renewals due.
     func checkRenewalsDue(_ db: Database, at now: Int64) throws {
         let limit = configuration.renewalLimit
-        if try walkDueRenewals(db, at: now, limit: limit, saving: false, { _ in }) > limit {
+        if try walkDueRenewals(db, at: now, limit: limit) > limit {
             throw StoreControlError.tooManyRenewals(limit: limit)
         }
     }
@@ -195,6 +191,13 @@ extension Ledger {
         row.expirationDate = step.end
         row.reason = .renewal
         return row.transaction(id: try insert(db, row))
+    }
+
+    /// The end of a subscription's first period, starting at `start` (which anchors its
+    /// calendar), at the store's time rate.
+    private func firstPeriodEnd(_ db: Database, _ period: SubscriptionPeriod, start: Int64) throws -> Int64 {
+        var anchor = start
+        return periodEnd(period, rate: try timeRate(db), anchor: &anchor, start: start)
     }
 
     /// The end of the period of `period` that starts at `start`: always one whole period

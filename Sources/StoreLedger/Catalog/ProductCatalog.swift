@@ -19,6 +19,13 @@ public struct CatalogImport: Sendable, Hashable {
     public var warnings: [String] = []
 }
 
+/// StoreKit configuration files read and checked for one import (`readConfigurations(at:)`):
+/// each parsed, no product defined twice.
+public struct CheckedConfigurations: Sendable {
+    public let paths: [String]
+    public let configurations: [StoreKitConfiguration]
+}
+
 /// The products the simulated store sells, kept in the ledger.
 ///
 /// There is no "every product of the app" request, as in StoreKit: an app asks for the
@@ -37,7 +44,13 @@ public struct ProductCatalog: Sendable {
     /// another file never changes the currency of the products already there).
     @discardableResult
     public func importConfigurations(at paths: [String]) throws -> CatalogImport {
-        let configurations = try Self.readConfigurations(at: paths)
+        try importConfigurations(try Self.readConfigurations(at: paths))
+    }
+
+    /// Imports files already read and checked by `readConfigurations(at:)`.
+    @discardableResult
+    public func importConfigurations(_ files: CheckedConfigurations) throws -> CatalogImport {
+        let (paths, configurations) = (files.paths, files.configurations)
         var products: [Product] = []
         var sources: [String: String] = [:]
         var settings = StoreKitSettings()
@@ -64,7 +77,7 @@ public struct ProductCatalog: Sendable {
     /// Reads and checks StoreKit configuration files for one import, without touching any
     /// ledger: each must parse, and no product may be defined by two of them.
     /// - Throws: `CatalogError`.
-    public static func readConfigurations(at paths: [String]) throws -> [StoreKitConfiguration] {
+    public static func readConfigurations(at paths: [String]) throws -> CheckedConfigurations {
         let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
         var sources: [String: String] = [:]
         for (path, configuration) in zip(paths, configurations) {
@@ -75,7 +88,7 @@ public struct ProductCatalog: Sendable {
                 sources[product.id] = path
             }
         }
-        return configurations
+        return CheckedConfigurations(paths: paths, configurations: configurations)
     }
 
     /// The warnings of importing `files` into a ledger whose prices show on `storefront`.

@@ -32,11 +32,18 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
     /// The locale a shopper of this storefront sees by default: the region's most likely
     /// language (`fr_FR`, `et_EE`, `zh_TW`).
     public var defaultLocale: String {
-        // The likely-subtags expansion of `und_EE` is `et-Latn-EE`.
-        let likely = Locale(identifier: "und_\(region)").language.maximalIdentifier
-        let language = likely.split(separator: "-").first.map(String.init) ?? "en"
-        return "\(language == "und" ? "en" : language)_\(region)"
+        Self.defaultLocales[region] ?? "en_\(region)"
     }
+
+    /// Every storefront's default locale, worked out once (settings read it per payment): the
+    /// likely-subtags expansion of `und_EE` is `et-Latn-EE`.
+    private static let defaultLocales: [String: String] = Dictionary(
+        table.values.map { entry in
+            let likely = Locale(identifier: "und_\(entry.region)").language.maximalIdentifier
+            let language = likely.split(separator: "-").first.map(String.init) ?? "en"
+            return (entry.region, "\(language == "und" ? "en" : language)_\(entry.region)")
+        },
+        uniquingKeysWith: { first, _ in first })
 
     public var description: String { countryCode }
 

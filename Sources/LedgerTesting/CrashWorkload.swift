@@ -7,10 +7,24 @@ import StoreLedger
 public struct CrashWorkload: Sendable {
     public var seed: UInt64
     public var operations: Int
+    /// Another process runs a workload on the same ledger: an Ask to Buy answer or a refund
+    /// that the other process made first (between this one's read and its write) is refused
+    /// by the ledger, as it must be, and the workload moves on instead of stopping. Off, any
+    /// refusal stops the run: one workload alone never loses such a race.
+    public var sharesLedger: Bool
 
-    public init(seed: UInt64, operations: Int) {
+    public init(seed: UInt64, operations: Int, sharesLedger: Bool = false) {
         self.seed = seed
         self.operations = operations
+        self.sharesLedger = sharesLedger
+    }
+
+    /// A refusal that only another process's change to the same transaction explains.
+    private static func lostRace(_ error: any Error) -> Bool {
+        switch error {
+        case PaymentQueueError.notDeferred, StoreControlError.alreadyRefunded: true
+        default: false
+        }
     }
 
     /// The products a workload buys; `install(in:)` imports them.
@@ -98,8 +112,10 @@ public struct CrashWorkload: Sendable {
                 case 45..<55:
                     guard let id = try pick(&random, queue.transactions.filter { $0.state == .deferred }) else { continue }
                     let approve = random.next() % 2 == 0
-                    let transaction = approve ? try await queue.approve(id) : try await queue.decline(id)
-                    log.record(Acknowledgement(kind: approve ? .approve : .decline, transaction: transaction))
+                    do {
+                        let transaction = approve ? try await queue.approve(id) : try await queue.decline(id)
+                        log.record(Acknowledgement(kind: approve ? .approve : .decline, transaction: transaction))
+                    } catch where sharesLedger && Self.lostRace(error) { continue }
                 case 55..<80:
                     guard let id = try pick(&random, queue.transactions.filter { $0.state.canBeFinished }) else { continue }
                     let result = try await queue.finishTransactions([id])
@@ -123,7 +139,9 @@ public struct CrashWorkload: Sendable {
                     let refundable = try ledger!.transactions(matching: TransactionFilter(state: .purchased, limit: 200))
                         .filter { $0.revocationDate == nil }
                     guard let id = pick(&random, refundable) else { continue }
-                    log.record(.refund, [try await StoreTestSession(queue: queue).refundTransaction(id)])
+                    do {
+                        log.record(.refund, [try await StoreTestSession(queue: queue).refundTransaction(id)])
+                    } catch where sharesLedger && Self.lostRace(error) { continue }
                 default:
                     let interrupted = try ledger!.interruptedPurchases().filter { !$0.resolved }.map(\.transactionID)
                     guard !interrupted.isEmpty else { continue }

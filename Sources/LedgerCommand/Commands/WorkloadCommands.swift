@@ -56,6 +56,9 @@ struct TortureCommand: AsyncParsableCommand {
     @Option(name: .customLong("ack-log"), help: "A file that receives one synced JSON line per acknowledged change.")
     var ackLog: String?
 
+    @Flag(name: .customLong("shared-ledger"), help: "Other processes run workloads on the same ledger: skip what they answered or refunded first.")
+    var sharedLedger = false
+
     func validate() throws {
         guard operations >= 0 else { throw ValidationError("--operations must be 0 or more") }
     }
@@ -65,7 +68,7 @@ struct TortureCommand: AsyncParsableCommand {
             let configuration = LedgerConfiguration(durability: options.durability)
             try CrashWorkload.prepareLedger(at: options.databasePath, configuration: configuration)
             let log = try ackLog.map(AcknowledgementLog.init(appendingTo:)) ?? AcknowledgementLog()
-            let workload = CrashWorkload(seed: seed, operations: operations)
+            let workload = CrashWorkload(seed: seed, operations: operations, sharesLedger: sharedLedger)
             if let error = await workload.run(ledgerAt: options.databasePath, configuration: configuration, log: log) {
                 throw error
             }

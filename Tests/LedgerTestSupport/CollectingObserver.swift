@@ -7,6 +7,7 @@ public final class CollectingObserver: PaymentTransactionObserver {
     public enum Callback: Sendable, Equatable {
         case updated([PaymentTransaction])
         case removed([PaymentTransaction])
+        case revoked([String])
         case restoreFinished
         case restoreFailed(String)
     }
@@ -38,6 +39,10 @@ public final class CollectingObserver: PaymentTransactionObserver {
 
     public func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {
         state.withLock { $0.callbacks.append(.removed(transactions)) }
+    }
+
+    public func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {
+        state.withLock { $0.callbacks.append(.revoked(productIdentifiers)) }
     }
 
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {

@@ -40,16 +40,19 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
             #expect(observer.callbacks == [.updated(observer.updated)])
             #expect(observer.updated.map(\.id) == [a.id, c.id])
             #expect(observer.updated.map(\.deliveryCount) == [1, 1])
-            // A second observer in the same launch gets no replay.
+            // Every observer added gets the unfinished transactions as its own first update.
             let late = CollectingObserver()
             try await secondLaunch.add(late)
-            #expect(late.callbacks.isEmpty)
+            #expect(late.callbacks == [.updated(late.updated)])
+            #expect(late.updated.map(\.id) == [a.id, c.id])
+            #expect(late.updated.map(\.deliveryCount) == [2, 2])
+            #expect(observer.callbacks.count == 1, "the first observer is not told twice")
 
             let thirdLaunch = try PaymentQueue(path: path)
             let again = CollectingObserver()
             try await thirdLaunch.add(again)
             #expect(again.updated.map(\.id) == [a.id, c.id])
-            #expect(again.updated.map(\.deliveryCount) == [2, 2])
+            #expect(again.updated.map(\.deliveryCount) == [3, 3])
             try await thirdLaunch.finish([a.id, c.id])
             #expect(again.callbacks.last == .removed(try [a.id, c.id].map { try #require(try thirdLaunch.ledger.transaction($0)) }))
 
@@ -182,5 +185,88 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
             }
             #expect(try queue.ledger.counts().transactions == 0)
         }
+    }
+}
+
+/// An observer that finishes every purchased transaction inside its callback, as apps do.
+private final class FinishingObserver: PaymentTransactionObserver {
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        for transaction in transactions where transaction.state == .purchased {
+            _ = try? await queue.finish(transaction)
+        }
+    }
+}
+
+@Suite struct NotificationOrderTests {
+    @Test func aChangeMadeInsideACallbackReachesEveryObserverAfterTheChangeBeingDelivered() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let finisher = FinishingObserver()
+            let second = CollectingObserver()
+            try await queue.add(finisher)
+            try await queue.add(second)
+            let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let kinds = second.callbacks.map { callback -> String in
+                switch callback {
+                case .updated(let transactions): "updated \(transactions.map(\.state.rawValue))"
+                case .removed(let transactions): "removed \(transactions.map(\.id))"
+                default: "other"
+                }
+            }
+            #expect(kinds == ["updated [\"purchasing\"]", "updated [\"purchased\"]", "removed [\(bought.id)]"])
+            #expect(try queue.ledger.transaction(bought.id)?.isFinished == true)
+        }
+    }
+
+    @Test func anAnalyticsObserverAddedFirstDoesNotTakeTheLaunchRedeliveryAway() async throws {
+        try await withSampleLedger { path in
+            let unfinished = try await PaymentQueue(path: path).add(Payment(productID: SampleCatalog.nonConsumable))
+            let launch = try PaymentQueue(path: path)
+            let analytics = CollectingObserver()
+            try await launch.add(analytics)
+            let purchases = FinishingObserver()
+            try await launch.add(purchases)
+            #expect(try launch.ledger.transaction(unfinished.id)?.isFinished == true)
+            #expect(analytics.callbacks.last == .removed([try #require(try launch.ledger.transaction(unfinished.id))]))
+        }
+    }
+
+    @Test func aRefundOfAnUnfinishedTransactionIsARevocationNotAnUpdate() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await store.buy(SampleCatalog.nonConsumable)
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let updates = try await store.queue.updates()
+            let before = observer.callbacks.count
+            try await store.session.refundTransaction(bought.id)
+            #expect(Array(observer.callbacks.dropFirst(before)) == [.revoked([SampleCatalog.nonConsumable])])
+            var received: [PaymentQueueUpdate] = []
+            for await update in updates {
+                received.append(update)
+                if received.count == 2 { break }
+            }
+            guard case .updated(let first) = received[0], case .revoked(let revoked) = received[1] else {
+                Issue.record("expected the redelivery then the revocation, got \(received)")
+                return
+            }
+            #expect(first.map(\.id) == [bought.id])
+            #expect(revoked.map(\.id) == [bought.id] && revoked[0].revocationDate == storeEpoch)
+        }
+    }
+}
+
+@Suite struct ErrorMessageTests {
+    @Test func everyPublicErrorIsALocalizedErrorThatSaysWhatItPrints() {
+        let errors: [any Error & CustomStringConvertible] = [
+            LedgerError.missingLedger(path: "/tmp/x"), PaymentQueueError.unknownTransaction(7),
+            StoreControlError.alreadyRefunded(3), CatalogError.missingFile(path: "/tmp/p.storekit"),
+            StoreSettingError(control: .timeRate, value: "fast"),
+            TransactionError(code: .paymentCancelled),
+        ]
+        for error in errors {
+            #expect(error.localizedDescription == error.description)
+            #expect(!error.description.isEmpty)
+        }
+        #expect(TransactionError(code: .paymentCancelled).localizedDescription == "The user cancelled the payment.")
     }
 }

@@ -86,18 +86,46 @@ import Testing
         }
     }
 
-    @Test func aRestoreWithAnAccountThatIsNotAUUIDFails() async throws {
+    @Test func anApplicationUsernameIsAnyOpaqueStringAndScopesRestores() async throws {
+        try await StoreFixture.with { store in
+            let token = UUID()
+            let player1 = try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "player-1"))
+            try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable2, applicationUsername: "player-2"))
+            let byToken = try await store.queue.add(Payment(productID: SampleCatalog.subscription, applicationUsername: token.uuidString))
+            #expect(player1.applicationUsername == "player-1" && player1.appAccountToken == nil)
+            #expect(byToken.applicationUsername == token.uuidString && byToken.appAccountToken == token)
+
+            let result = await store.queue.restoreCompletedTransactions(applicationUsername: "player-1")
+            #expect(result.isFinished)
+            #expect(result.restored.map(\.productID) == [SampleCatalog.nonConsumable])
+            #expect(result.restored.first?.applicationUsername == "player-1")
+            // A UUID name also finds purchases made with that app account token (StoreKit 2).
+            try await store.buy(SampleCatalog.nonConsumable2, account: token)
+            let mine = await store.queue.restoreCompletedTransactions(applicationUsername: token.uuidString)
+            #expect(mine.restored.map(\.productID) == [SampleCatalog.subscription, SampleCatalog.nonConsumable2])
+        }
+    }
+
+    @Test func aRestoreWithAnEmptyOrOverlongUsernameFailsAndChangesNothing() async throws {
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.nonConsumable)
             let observer = CollectingObserver()
             try await store.queue.add(observer)
             let before = observer.callbacks.count
-            let result = await store.queue.restoreCompletedTransactions(applicationUsername: "player-1")
-            #expect(!result.isFinished && result.restored.isEmpty)
+            let long = String(repeating: "é", count: 513)  // 1,026 bytes
+            for name in ["", long] {
+                let result = await store.queue.restoreCompletedTransactions(applicationUsername: name)
+                #expect(!result.isFinished && result.restored.isEmpty)
+            }
             #expect(Array(observer.callbacks.dropFirst(before)) == [
-                .restoreFailed(StoreControlError.invalidApplicationUsername("player-1").description),
+                .restoreFailed(PaymentQueueError.invalidApplicationUsername("").description),
+                .restoreFailed(PaymentQueueError.invalidApplicationUsername(long).description),
             ])
+            await #expect(throws: PaymentQueueError.invalidApplicationUsername(long)) {
+                try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: long))
+            }
             #expect(try store.ledger.transactions(matching: TransactionFilter(state: .restored)).isEmpty)
+            #expect(try store.ledger.transactions(matching: TransactionFilter()).count == 1)
         }
     }
 

@@ -66,10 +66,10 @@ func exitCode(for error: any Error) -> Int32 {
         LedgerExitCode.unusableLedger
     case CatalogError.missingFile, CatalogError.unreadableFile:
         LedgerExitCode.noInput
-    case is CatalogError, is InputError, is StoreSettingError, StoreControlError.invalidApplicationUsername:
+    case is CatalogError, is InputError, is StoreSettingError:
         LedgerExitCode.dataError
     case PaymentQueueError.invalidQuantity, PaymentQueueError.invalidIdempotencyKey,
-         PaymentQueueError.emptyProductIdentifier:
+         PaymentQueueError.emptyProductIdentifier, PaymentQueueError.invalidApplicationUsername:
         LedgerExitCode.dataError
     default:
         LedgerExitCode.refused

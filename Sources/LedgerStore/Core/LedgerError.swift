@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a ledger file cannot be opened or used. Every case names the file.
-public enum LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum LedgerError: DescribedError, Sendable, Equatable {
     /// No ledger at the path, and the operation does not create one.
     case missingLedger(path: String)
     /// A zero-length file: SQLite would take it for an empty database, losing every transaction.

@@ -1,9 +1,12 @@
 /// An operation the ledger refuses. Nothing was changed.
-public enum PaymentQueueError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case emptyProductIdentifier
     case unknownProduct(String)
     case invalidQuantity(Int)
     case invalidIdempotencyKey(String)
+    /// StoreKit 1's `applicationUsername` is any string, but not an empty one nor one over
+    /// 1,024 bytes of UTF-8.
+    case invalidApplicationUsername(String)
     /// The idempotency key already belongs to a payment with other details.
     case idempotencyKeyReused(key: String, existingTransactionID: UInt64)
     case unknownTransaction(UInt64)
@@ -24,6 +27,8 @@ public enum PaymentQueueError: Error, Sendable, Equatable, CustomStringConvertib
             "invalid quantity \(quantity): it must be between 1 and 10"
         case .invalidIdempotencyKey(let key):
             "invalid idempotency key \"\(key)\": it must be 1 to 256 characters"
+        case .invalidApplicationUsername(let name):
+            "invalid application username (\(name.utf8.count) bytes): it must be 1 to 1,024 bytes of UTF-8"
         case .idempotencyKeyReused(let key, let id):
             "the idempotency key \"\(key)\" already belongs to transaction \(id), made with a different product, quantity or account"
         case .unknownTransaction(let id):

@@ -2,7 +2,7 @@ import Foundation
 
 /// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
 /// promotions). Nothing was changed.
-public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum StoreControlError: DescribedError, Sendable, Equatable {
     case unknownProduct(String)
     case notAutoRenewable(String)
     /// The subscription was never bought, or another product of its group is the current one.
@@ -15,7 +15,6 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
     /// The clock move would make more subscription renewals due than one move may create.
     case tooManyRenewals(limit: Int)
     case duplicatePromotion(String)
-    case invalidApplicationUsername(String)
 
     public var description: String {
         switch self {
@@ -39,8 +38,6 @@ public enum StoreControlError: Error, Sendable, Equatable, CustomStringConvertib
             "refused: this clock move would make more than \(limit) subscription renewals due, the most one move may create; move the clock in smaller steps, slow the time rate, or turn auto-renew off"
         case .duplicatePromotion(let id):
             "\"\(id)\" appears twice in the promotion order"
-        case .invalidApplicationUsername(let name):
-            "invalid application username \"\(name)\": accounts are UUIDs (app account tokens)"
         }
     }
 }

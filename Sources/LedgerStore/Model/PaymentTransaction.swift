@@ -28,6 +28,8 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var revocationReason: Int?
     public var isUpgraded: Bool
     public var appAccountToken: UUID?
+    /// StoreKit 1's `applicationUsername`: the app's opaque account string, as given.
+    public var applicationUsername: String?
     /// Set for failed transactions only.
     public var error: TransactionError?
     public var reason: Reason
@@ -51,7 +53,7 @@ extension PaymentTransaction: Codable {
     enum CodingKeys: String, CodingKey {
         case id, originalID, productID, productType, state, isFinished, quantity, purchaseDate,
              originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
-             appAccountToken, error, reason, subscriptionGroupID, storefront, environment,
+             appAccountToken, applicationUsername, error, reason, subscriptionGroupID, storefront, environment,
              idempotencyKey, restoredFromID, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
     }
 
@@ -72,6 +74,7 @@ extension PaymentTransaction: Codable {
         try c.encode(revocationReason, forKey: .revocationReason)
         try c.encode(isUpgraded, forKey: .isUpgraded)
         try c.encode(appAccountToken, forKey: .appAccountToken)
+        try c.encode(applicationUsername, forKey: .applicationUsername)
         try c.encode(error, forKey: .error)
         try c.encode(reason, forKey: .reason)
         try c.encode(subscriptionGroupID, forKey: .subscriptionGroupID)

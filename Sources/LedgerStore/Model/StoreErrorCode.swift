@@ -36,8 +36,9 @@ public enum StoreErrorCode: Int, Sendable, Codable, NamedCode {
     }
 }
 
-/// The error carried by a failed transaction: an `SKError`-style code and a message.
-public struct TransactionError: Sendable, Hashable, Codable {
+/// The error carried by a failed transaction: an `SKError`-style code and a message. It is an
+/// `Error` whose `localizedDescription` is the message.
+public struct TransactionError: DescribedError, Sendable, Hashable, Codable {
     public var code: StoreErrorCode
     public var message: String
 
@@ -45,6 +46,8 @@ public struct TransactionError: Sendable, Hashable, Codable {
         self.code = code
         self.message = message ?? code.defaultMessage
     }
+
+    public var description: String { message }
 
     enum CodingKeys: String, CodingKey { case code, name, message }
 

@@ -17,15 +17,18 @@ public struct NewPayment: Sendable, Hashable {
     public var productID: String
     public var quantity: Int
     public var appAccountToken: UUID?
+    /// StoreKit 1's opaque account string (at most 1,024 bytes of UTF-8, not empty).
+    public var applicationUsername: String?
     public var idempotencyKey: String?
     public var outcome: PlannedOutcome
     /// ISO 3166-1 alpha-3 code of the storefront the payment is made in.
     public var storefront: String
 
     public init(
-        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, idempotencyKey: String? = nil,
-        outcome: PlannedOutcome = .purchased, storefront: String = "USA"
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
+        idempotencyKey: String? = nil, outcome: PlannedOutcome = .purchased, storefront: String = "USA"
     ) {
+        self.applicationUsername = applicationUsername
         self.productID = productID
         self.quantity = quantity
         self.appAccountToken = appAccountToken
@@ -72,7 +75,8 @@ extension Ledger {
         if let key = payment.idempotencyKey,
            let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
-                  existing.appAccountToken == payment.appAccountToken
+                  existing.appAccountToken == payment.appAccountToken,
+                  existing.applicationUsername == payment.applicationUsername
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
@@ -89,6 +93,7 @@ extension Ledger {
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
+        row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
         row.storefront = payment.storefront
         row.planned = planned
@@ -206,6 +211,11 @@ extension Ledger {
         if let key = payment.idempotencyKey, key.isEmpty || key.count > 256 {
             throw PaymentQueueError.invalidIdempotencyKey(key)
         }
+        if let name = payment.applicationUsername { try validateApplicationUsername(name) }
+    }
+
+    static func validateApplicationUsername(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= 1024 else { throw PaymentQueueError.invalidApplicationUsername(name) }
     }
 
     func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {

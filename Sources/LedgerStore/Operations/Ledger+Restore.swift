@@ -8,20 +8,24 @@ extension Ledger {
     /// what it restores (`originalID`, `originalPurchaseDate`, `restoredFromID`); its purchase
     /// date is the restore's time. Consumables are never restored.
     ///
-    /// - Parameter appAccountToken: when given, only that account's purchases are restored.
+    /// - Parameter applicationUsername: when given, only that account's purchases are restored:
+    ///   those made with this `applicationUsername`, or, when it is a UUID, with this app
+    ///   account token. Any non-empty string of at most 1,024 bytes is an account.
     /// - Returns: the restored transactions, in the order of the purchases; empty when nothing
     ///   was restorable.
-    public func restorePurchases(appAccountToken: UUID? = nil, includeNonRenewing: Bool = false) throws -> [PaymentTransaction] {
-        try write { db in
+    /// - Throws: `PaymentQueueError.invalidApplicationUsername` for an empty or too long name.
+    public func restorePurchases(applicationUsername: String? = nil, includeNonRenewing: Bool = false) throws -> [PaymentTransaction] {
+        if let applicationUsername { try Self.validateApplicationUsername(applicationUsername) }
+        return try write { db in
             let now = try storeNow(db)
             var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
             if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
             let placeholders = types.map { _ in "?" }.joined(separator: ", ")
             var sql = "WHERE state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders))"
             var arguments = StatementArguments(types)
-            if let token = appAccountToken {
-                sql += " AND app_account_token = ?"
-                arguments += [token.uuidString]
+            if let name = applicationUsername {
+                sql += " AND (application_username = ? OR app_account_token = ?)"
+                arguments += [name, UUID(uuidString: name)?.uuidString]
             }
             // Sources are read a page at a time (bounded memory); the restored rows are
             // `restored`, so the pages never see them.

@@ -14,6 +14,7 @@ struct NewTransactionRow {
     var original: (id: UInt64, purchaseDate: Int64)?
     var expirationDate: Int64?
     var appAccountToken: UUID?
+    var applicationUsername: String?
     var idempotencyKey: String?
     var reason: PaymentTransaction.Reason = .purchase
     var storefront = "USA"
@@ -45,6 +46,7 @@ struct NewTransactionRow {
         quantity = source.quantity
         purchaseDate = now
         appAccountToken = source.appAccountToken
+        applicationUsername = source.applicationUsername
         storefront = source.storefront
         createdAt = now
     }
@@ -59,7 +61,7 @@ extension NewTransactionRow {
             quantity: quantity, purchaseDate: Date(ledgerMilliseconds: purchaseDate),
             originalPurchaseDate: Date(ledgerMilliseconds: original.purchaseDate),
             expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil, revocationReason: nil,
-            isUpgraded: isUpgraded, appAccountToken: appAccountToken, error: nil, reason: reason,
+            isUpgraded: isUpgraded, appAccountToken: appAccountToken, applicationUsername: applicationUsername, error: nil, reason: reason,
             subscriptionGroupID: subscriptionGroupID, storefront: storefront, environment: Ledger.environment,
             idempotencyKey: idempotencyKey, restoredFromID: restoredFrom, createdAt: Date(ledgerMilliseconds: createdAt),
             updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
@@ -81,15 +83,15 @@ extension Ledger {
                     id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
                     expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
                     idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
-                    is_upgraded, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    is_upgraded, created_at, updated_at, application_username)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 Int64(id), Int64(original.id), row.productID, row.productType.rawValue, row.state.rawValue, row.quantity,
                 row.purchaseDate, original.purchaseDate, row.expirationDate, row.appAccountToken?.uuidString,
                 row.reason.rawValue, row.subscriptionGroupID, row.storefront, Self.environment, row.idempotencyKey,
                 row.planned?.state.rawValue, row.planned?.error?.code.rawValue, row.planned?.error?.message,
-                row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt,
+                row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt, row.applicationUsername,
             ])
         try appendEvent(db, id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         return id

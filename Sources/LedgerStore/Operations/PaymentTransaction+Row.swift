@@ -7,7 +7,7 @@ extension PaymentTransaction {
                original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
                app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
                environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
-               last_delivered_at
+               last_delivered_at, application_username
         FROM transactions
         """
 
@@ -43,6 +43,7 @@ extension PaymentTransaction {
             revocationReason: row[11],
             isUpgraded: row[12],
             appAccountToken: (row[13] as String?).flatMap(UUID.init(uuidString:)),
+            applicationUsername: row[27],
             error: error,
             reason: try decoded(16, as: Reason.self),
             subscriptionGroupID: row[17],

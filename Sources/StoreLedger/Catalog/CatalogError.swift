@@ -1,6 +1,6 @@
 /// Why a product file was refused. Every case names the file; value errors name the key path
 /// (`subscriptionGroups[0].subscriptions[1].recurringSubscriptionPeriod`) and what was expected.
-public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum CatalogError: DescribedError, Sendable, Equatable {
     case missingFile(path: String)
     case unreadableFile(path: String, reason: String)
     /// Not JSON or a property list, or cut short.

@@ -7,6 +7,9 @@ public struct Payment: Sendable, Hashable {
     public var quantity: Int
     /// Ties the purchase to one of the app's accounts; restores can be scoped by it.
     public var appAccountToken: UUID?
+    /// StoreKit 1's account string, kept as given (it scopes restores); see
+    /// `init(productID:quantity:applicationUsername:...)`.
+    public var applicationUsername: String?
     /// Adding a payment whose key the ledger already holds returns the existing transaction.
     public var idempotencyKey: String?
     /// What the simulated store does with this payment; `nil` lets the store's settings decide.
@@ -23,8 +26,8 @@ public struct Payment: Sendable, Hashable {
         self.simulatedOutcome = simulatedOutcome
     }
 
-    /// StoreKit 1's form: `applicationUsername` is kept as the account token only when it
-    /// parses as a UUID, as StoreKit does; any other string is dropped.
+    /// StoreKit 1's form: `applicationUsername` is any opaque string, kept as given; it is
+    /// also the app account token when it parses as a UUID, as StoreKit does.
     public init(
         productID: String, quantity: Int = 1, applicationUsername: String?, idempotencyKey: String? = nil,
         simulatedOutcome: SimulatedOutcome? = nil
@@ -32,6 +35,7 @@ public struct Payment: Sendable, Hashable {
         self.init(
             productID: productID, quantity: quantity, appAccountToken: applicationUsername.flatMap(UUID.init(uuidString:)),
             idempotencyKey: idempotencyKey, simulatedOutcome: simulatedOutcome)
+        self.applicationUsername = applicationUsername
     }
 }
 

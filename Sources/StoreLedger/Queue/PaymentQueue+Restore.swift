@@ -29,8 +29,9 @@ extension PaymentQueue {
     /// running one and returns its result.
     ///
     /// - Parameters:
-    ///   - applicationUsername: restores only that account's purchases. Accounts are app
-    ///     account tokens, so it must be a UUID; anything else fails the restore.
+    ///   - applicationUsername: restores only that account's purchases: those made with this
+    ///     `applicationUsername` (any opaque string, as in StoreKit 1) or, when it is a UUID,
+    ///     with this app account token. Only an empty or over-long (1,024 bytes) name fails.
     ///   - includeNonRenewing: also restore non-renewing subscriptions (StoreKit leaves them
     ///     to the app).
     public func restoreCompletedTransactions(
@@ -47,14 +48,8 @@ extension PaymentQueue {
     private func performRestore(applicationUsername: String?, includeNonRenewing: Bool) async -> RestoreResult {
         let restored: [PaymentTransaction]
         do {
-            var token: UUID?
-            if let applicationUsername {
-                guard let parsed = UUID(uuidString: applicationUsername) else {
-                    throw StoreControlError.invalidApplicationUsername(applicationUsername)
-                }
-                token = parsed
-            }
-            restored = try ledger.restorePurchases(appAccountToken: token, includeNonRenewing: includeNonRenewing)
+            restored = try ledger.restorePurchases(
+                applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
         } catch {
             await notify(.restoreFailed(error))
             return RestoreResult(restored: [], outcome: .failed(error))

@@ -3,11 +3,14 @@ import Foundation
 /// The app's payment queue (`SKPaymentQueue`), on a durable ledger.
 ///
 /// Creating a queue is a *launch*: transactions left `purchasing` by a killed process are
-/// completed with the outcome stored when they were added. When the first observer (or
-/// `updates()` stream) arrives after a launch, every unfinished transaction is delivered
-/// again, oldest first; this repeats at every launch until the app finishes them.
+/// completed with the outcome stored when they were added. Every observer (or `updates()`
+/// stream) added receives every unfinished transaction first, oldest first, as its own first
+/// update; this repeats at every launch until the app finishes them. So an analytics observer
+/// added before the purchase observer does not take the launch's redelivery away from it.
 ///
-/// Every change is committed before it is returned or notified.
+/// Every change is committed before it is returned or notified, and every observer receives
+/// the changes one at a time, in commit order: a change made by an observer's own callback
+/// (finishing a transaction) reaches every observer after the change being delivered.
 ///
 /// ```swift
 /// let queue = try PaymentQueue(ledger: try Ledger.open(at: path))
@@ -23,13 +26,9 @@ public actor PaymentQueue {
     /// The subscription renewals that fell due while the app was not running, made at launch.
     public nonisolated let renewedAtLaunch: [PaymentTransaction]
 
-    private struct WeakObserver {
-        weak var value: (any PaymentTransactionObserver)?
-    }
-
     private var observers: [WeakObserver] = []
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
-    private var redeliveredSinceLaunch = false
+    private var outbox = Outbox()
     var runningRestoreTask: Task<RestoreResult, Never>?
 
     /// Launches on an open ledger: completes payments left `purchasing` and makes the
@@ -51,29 +50,32 @@ public actor PaymentQueue {
 
     // MARK: - Observers
 
-    /// Registers an observer (held weakly; adding it twice has no effect). The first observer
-    /// after a launch receives every unfinished transaction, oldest first.
+    /// Registers an observer (held weakly; adding it twice has no effect). Its first update is
+    /// every unfinished transaction, oldest first (none when there are none).
     public func add(_ observer: any PaymentTransactionObserver) async throws {
         observers.removeAll { $0.value == nil }
         guard !observers.contains(where: { $0.value === observer }) else { return }
+        let unfinished = try ledger.recordDeliveryOfUnfinishedTransactions()
         observers.append(WeakObserver(value: observer))
-        try await redeliverAfterLaunchIfNeeded()
+        guard !unfinished.isEmpty else { return }
+        await notify(.updated(unfinished), to: Audience(observers: [WeakObserver(value: observer)]))
     }
 
     public func remove(_ observer: any PaymentTransactionObserver) {
         observers.removeAll { $0.value == nil || $0.value === observer }
     }
 
-    /// The queue's changes as an `AsyncSequence`. Like an observer, the first subscriber after
-    /// a launch receives every unfinished transaction first.
+    /// The queue's changes as an `AsyncSequence`. Like an observer, each new sequence first
+    /// receives every unfinished transaction.
     public func updates() async throws -> AsyncStream<PaymentQueueUpdate> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<PaymentQueueUpdate>.makeStream()
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeStream(id) }
         }
+        let unfinished = try ledger.recordDeliveryOfUnfinishedTransactions()
         streams[id] = continuation
-        try await redeliverAfterLaunchIfNeeded()
+        if !unfinished.isEmpty { await notify(.updated(unfinished), to: Audience(streams: [continuation])) }
         return stream
     }
 
@@ -90,40 +92,65 @@ public actor PaymentQueue {
         return delivered
     }
 
-    private func redeliverAfterLaunchIfNeeded() async throws {
-        guard !redeliveredSinceLaunch else { return }
-        redeliveredSinceLaunch = true
-        do {
-            try await redeliverUnfinishedTransactions()
-        } catch {
-            redeliveredSinceLaunch = false
-            throw error
-        }
-    }
-
-    /// Records the delivery (when anyone listens) and notifies observers of changed transactions.
-    /// Returns them as stored after the delivery was counted.
+    /// Records the delivery (when anyone listens) and notifies observers of changed
+    /// transactions. Finished ones are never handed back (StoreKit 1 never redelivers a
+    /// finished transaction). Returns them as stored after the delivery was counted.
     @discardableResult
     func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
-        guard !transactions.isEmpty else { return [] }
-        guard hasObservers else { return transactions }
-        let delivered = try ledger.recordDelivery(of: transactions.map(\.id))
+        let unfinished = transactions.filter { !$0.isFinished }
+        guard !unfinished.isEmpty, hasObservers else { return transactions }
+        let delivered = try ledger.recordDelivery(of: unfinished.map(\.id))
         await notify(.updated(delivered))
-        return delivered
+        let byID = Dictionary(uniqueKeysWithValues: delivered.map { ($0.id, $0) })
+        return transactions.map { byID[$0.id] ?? $0 }
+    }
+
+    /// Tells observers that refunded transactions lost their entitlement.
+    func revoke(_ transactions: [PaymentTransaction]) async {
+        guard !transactions.isEmpty else { return }
+        await notify(.revoked(transactions))
     }
 
     private var hasObservers: Bool {
         !streams.isEmpty || observers.contains { $0.value != nil }
     }
 
-    func notify(_ update: PaymentQueueUpdate) async {
-        for continuation in streams.values { continuation.yield(update) }
-        for observer in observers.compactMap(\.value) {
+    // MARK: - Notifying, in commit order
+
+    /// Notifies `audience` (everyone listening now, by default) of a committed change.
+    ///
+    /// Changes are queued and sent one at a time in the order they were queued, each to every
+    /// listener of its audience before the next starts. A change queued by a callback (an
+    /// observer finishing a transaction) waits behind the one being delivered; any other caller
+    /// returns once its change has been delivered.
+    func notify(_ update: PaymentQueueUpdate, to audience: Audience? = nil) async {
+        let sequence = outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
+        if Self.deliveringQueue == ObjectIdentifier(self) { return }
+        if outbox.isDraining {
+            await withCheckedContinuation { outbox.waiters.append((sequence, $0)) }
+            return
+        }
+        outbox.isDraining = true
+        while let next = outbox.dequeue() {
+            await Self.$deliveringQueue.withValue(ObjectIdentifier(self)) { await send(next.update, to: next.audience) }
+            outbox.markDelivered(next.sequence)
+        }
+        outbox.isDraining = false
+    }
+
+    /// The queue whose notification the current task is delivering (its callbacks run in it).
+    @TaskLocal private static var deliveringQueue: ObjectIdentifier?
+
+    private func send(_ update: PaymentQueueUpdate, to audience: Audience) async {
+        for continuation in audience.streams { continuation.yield(update) }
+        for observer in audience.observers.compactMap(\.value) {
             switch update {
             case .updated(let transactions):
                 await observer.paymentQueue(self, updatedTransactions: transactions)
             case .removed(let transactions):
                 await observer.paymentQueue(self, removedTransactions: transactions)
+            case .revoked(let transactions):
+                await observer.paymentQueue(self, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
             case .restoreFinished:
                 await observer.paymentQueueRestoreCompletedTransactionsFinished(self)
             case .restoreFailed(let error):
@@ -149,6 +176,7 @@ public actor PaymentQueue {
         let (created, isNew) = try await ledger.addPayment(
             NewPayment(
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
+                applicationUsername: payment.applicationUsername,
                 idempotencyKey: payment.idempotencyKey, outcome: settings.outcome(for: payment),
                 storefront: settings.storefront.countryCode),
             recordingDelivery: hasObservers)

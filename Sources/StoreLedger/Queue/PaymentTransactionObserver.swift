@@ -3,10 +3,14 @@
 /// The queue holds observers weakly and calls them only after the change is committed, in
 /// commit order. The callbacks are `async`, so an observer may `await queue.finish(...)`.
 public protocol PaymentTransactionObserver: AnyObject, Sendable {
-    /// Transactions changed state, or are redelivered at launch because they are unfinished.
+    /// Transactions changed state, or are redelivered because they are unfinished. A finished
+    /// transaction never comes back here.
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async
     /// Transactions were finished and left the queue.
     func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async
+    /// Purchases of these products were refunded or revoked: the app takes their content back
+    /// (`paymentQueue(_:didRevokeEntitlementsForProductIdentifiers:)`).
+    func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async
     /// A restore delivered all its transactions.
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async
     /// A restore failed.
@@ -15,6 +19,7 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
 
 extension PaymentTransactionObserver {
     public func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {}
+    public func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {}
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {}
     public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {}
 }
@@ -23,6 +28,9 @@ extension PaymentTransactionObserver {
 public enum PaymentQueueUpdate: Sendable {
     case updated([PaymentTransaction])
     case removed([PaymentTransaction])
+    /// Refunded or revoked transactions, as stored after the revocation (finished ones
+    /// included: this is not a redelivery).
+    case revoked([PaymentTransaction])
     case restoreFinished
     case restoreFailed(any Error)
 }

@@ -154,7 +154,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
 }
 
 /// A value that does not fit its store setting.
-public struct StoreSettingError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct StoreSettingError: DescribedError, Sendable, Equatable {
     public let control: StoreControl
     public let value: String
 

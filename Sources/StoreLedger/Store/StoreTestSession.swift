@@ -89,10 +89,13 @@ public struct StoreTestSession: Sendable {
     }
 
     /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
-    /// observers get the update. Returns the transaction asked for.
+    /// observers are told which products lost their entitlement (`.revoked`; a finished
+    /// transaction is never handed back as updated). Returns the transaction asked for.
     @discardableResult
     public func refundTransaction(_ id: UInt64, reason: RevocationReason = .other) async throws -> PaymentTransaction {
-        try await deliver(try ledger.refund(id, reason: reason.rawValue))[0]
+        let revoked = try ledger.refund(id, reason: reason.rawValue)
+        await queue?.revoke(revoked)
+        return revoked[0]
     }
 
     /// Deletes every transaction, unfinished ones included.

@@ -1,0 +1,61 @@
+import Foundation
+
+/// An observer the queue holds without keeping it alive.
+struct WeakObserver {
+    weak var value: (any PaymentTransactionObserver)?
+}
+
+/// Who hears about one change: the listeners registered when it was committed (a listener
+/// added later received the change already, in its first update), or one new listener.
+struct Audience {
+    var observers: [WeakObserver] = []
+    var streams: [AsyncStream<PaymentQueueUpdate>.Continuation] = []
+}
+
+/// The payment queue's committed changes waiting to be sent, first in first out.
+struct Outbox {
+    struct Entry {
+        let sequence: UInt64
+        let update: PaymentQueueUpdate
+        let audience: Audience
+    }
+
+    private var entries: [Entry] = []
+    private var head = 0
+    private var lastSequence: UInt64 = 0
+    /// Whether some call is sending the entries now.
+    var isDraining = false
+    /// Callers waiting until their entry (by sequence) has been sent.
+    var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+
+    mutating func enqueue(_ update: PaymentQueueUpdate, to audience: Audience) -> UInt64 {
+        lastSequence += 1
+        entries.append(Entry(sequence: lastSequence, update: update, audience: audience))
+        return lastSequence
+    }
+
+    mutating func dequeue() -> Entry? {
+        guard head < entries.count else {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+            return nil
+        }
+        defer { head += 1 }
+        return entries[head]
+    }
+
+    /// Resumes the callers whose entries are sent now.
+    mutating func markDelivered(_ sequence: UInt64) {
+        let ready = waiters.filter { $0.sequence <= sequence }
+        waiters.removeAll { $0.sequence <= sequence }
+        for waiter in ready { waiter.continuation.resume() }
+    }
+}
+
+extension [PaymentTransaction] {
+    /// The product identifiers, each once, in first-appearance order.
+    var productIDs: [String] {
+        var seen = Set<String>()
+        return map(\.productID).filter { seen.insert($0).inserted }
+    }
+}

@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "StoreLedger", targets: ["StoreLedger"]),
         .library(name: "LedgerStore", targets: ["LedgerStore"]),
         .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
+        .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
+        .library(name: "OpenStoreKitTest", targets: ["OpenStoreKitTest"]),
         .executable(name: "ledger", targets: ["ledger"]),
     ],
     dependencies: [
@@ -20,6 +22,10 @@ let package = Package(
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
+        // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs
+        // with only its import changed.
+        .target(name: "OpenStoreKit", dependencies: ["StoreLedger"]),
+        .target(name: "OpenStoreKitTest", dependencies: ["OpenStoreKit", "StoreLedger"]),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
         .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The raw-SQLite baseline `ledger bench` compares the ledger with.
@@ -42,6 +48,12 @@ let package = Package(
         .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
         .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "ledger"], exclude: ["HelpGoldens"]),
+        // StoreKit client code compiled against OpenStoreKit with only its import changed, in
+        // Swift 6 mode here and in Swift 5 mode below (the client code is shared by a symlink).
+        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"]),
+        .testTarget(
+            name: "OpenStoreKitSwift5Tests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger"]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,6 +10,7 @@ import Testing
         "v1.0-tip-jar.storekit": ("1.0", 2),
         "v1.2-subscriptions-only.storekit": ("1.2", 2),
         "v2.0-every-product-type.storekit": ("2.0", 10),
+        "v3.0-garden-shop.storekit": ("3.0", 5),
         "v3.0-japan.storekit": ("3.0", 4),
         "v4.0-taiwan.storekit": ("4.0", 2),
         "v5.0-offers.storekit": ("5.0", 7),

@@ -197,7 +197,31 @@ private final class FinishingObserver: PaymentTransactionObserver {
     }
 }
 
+/// An observer that finishes purchases later, from a task its callback starts (as a StoreKit 1
+/// app's fire-and-forget `finishTransaction` does).
+private final class DeferredFinishingObserver: PaymentTransactionObserver {
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        for transaction in transactions where transaction.state == .purchased {
+            Task { _ = try? await queue.finish(transaction) }
+        }
+    }
+}
+
 @Suite struct NotificationOrderTests {
+    @Test func aFinishFromATaskStartedByACallbackIsStillDelivered() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            let finisher = DeferredFinishingObserver()
+            try await queue.add(finisher)
+            let observer = CollectingObserver()
+            try await queue.add(observer)
+            let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let deadline = Date().addingTimeInterval(10)
+            while observer.callbacks.count < 3, Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+            #expect(observer.callbacks.last == .removed([try #require(try queue.ledger.transaction(bought.id))]))
+        }
+    }
+
     @Test func aChangeMadeInsideACallbackReachesEveryObserverAfterTheChangeBeingDelivered() async throws {
         try await withSampleLedger { path in
             let queue = try PaymentQueue(path: path)

@@ -5,6 +5,7 @@ import Foundation
 public enum StoreControlError: DescribedError, Sendable, Equatable {
     case unknownProduct(String)
     case notAutoRenewable(String)
+    case unknownSubscriptionGroup(String)
     /// The subscription was never bought, or another product of its group is the current one.
     case noSubscription(String)
     case cannotRefund(UInt64, state: TransactionState)
@@ -20,6 +21,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
         switch self {
         case .unknownProduct(let id):
             "unknown product \"\(id)\": it is not in the ledger's catalog"
+        case .unknownSubscriptionGroup(let id):
+            "unknown subscription group \"\(id)\": no product of the catalog belongs to it"
         case .notAutoRenewable(let id):
             "\"\(id)\" is not an auto-renewable subscription"
         case .noSubscription(let id):

@@ -50,6 +50,14 @@ extension Ledger {
         }
     }
 
+    /// Whether transaction `id` is an interrupted purchase (its failure waits for the user).
+    public func isInterruptedPurchase(_ id: UInt64) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                try db.cachedStatement(sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]) != nil
+        }
+    }
+
     /// The ids of interrupted purchases and whether each is resolved.
     public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
         try read { db in

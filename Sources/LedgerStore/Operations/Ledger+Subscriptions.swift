@@ -260,7 +260,7 @@ extension Ledger {
         ).first
     }
 
-    private func subscriptionGroup(_ db: Database, productID: String) throws -> String {
+    func subscriptionGroup(_ db: Database, productID: String) throws -> String {
         guard let row = try Row.fetchOne(
             try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
         else { throw StoreControlError.unknownProduct(productID) }
@@ -270,14 +270,14 @@ extension Ledger {
         return group
     }
 
-    private struct RenewalState {
+    struct RenewalState {
         var autoRenew = true
         var resumedAt: Int64 = 0
         var nextProductID: String?
         var periodAnchor: Int64?
     }
 
-    private func renewalState(_ db: Database, group: String) throws -> RenewalState {
+    func renewalState(_ db: Database, group: String) throws -> RenewalState {
         guard let row = try Row.fetchOne(
             try db.cachedStatement(sql: "SELECT auto_renew, resumed_at, next_product_id, period_anchor FROM subscription_renewal WHERE group_id = ?"),
             arguments: [group])

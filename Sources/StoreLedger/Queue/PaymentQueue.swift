@@ -35,7 +35,15 @@ public actor PaymentQueue {
     /// subscription renewals that fell due.
     /// - Throws: `LedgerError` when the launch recovery cannot be committed.
     public init(ledger: Ledger) throws {
+        try self.init(ledger: ledger, observers: [])
+    }
+
+    /// Launches with observers that hear every change from the launch on. They get no first
+    /// update of unfinished transactions (the queue's `transactions` lists those): a layer that
+    /// must not miss a change registers this way (StoreKit 2's `Transaction.updates`).
+    public init(ledger: Ledger, observers: [any PaymentTransactionObserver]) throws {
         self.ledger = ledger
+        self.observers = observers.map { WeakObserver(value: $0) }
         self.catalog = ProductCatalog(ledger: ledger)
         self.completedAtLaunch = try ledger.completePaymentsLeftPurchasing()
         self.renewedAtLaunch = try ledger.renewDueSubscriptions()
@@ -92,11 +100,12 @@ public actor PaymentQueue {
         return delivered
     }
 
-    /// Records the delivery (when anyone listens) and notifies observers of changed
-    /// transactions. Finished ones are never handed back (StoreKit 1 never redelivers a
-    /// finished transaction). Returns them as stored after the delivery was counted.
+    /// Hands transactions that store controls changed outside the queue (an approval, a
+    /// renewal, a resolved interruption) to the observers, recording the delivery when anyone
+    /// listens. Finished ones are never handed back (StoreKit 1 never redelivers a finished
+    /// transaction). Returns them as stored after the delivery was counted.
     @discardableResult
-    func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
+    public func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
         let unfinished = transactions.filter { !$0.isFinished }
         guard !unfinished.isEmpty, hasObservers else { return transactions }
         let delivered = try ledger.recordDelivery(of: unfinished.map(\.id))
@@ -105,8 +114,8 @@ public actor PaymentQueue {
         return transactions.map { byID[$0.id] ?? $0 }
     }
 
-    /// Tells observers that refunded transactions lost their entitlement.
-    func revoke(_ transactions: [PaymentTransaction]) async {
+    /// Tells observers that refunded transactions lost their entitlement (`Ledger.refund`).
+    public func revoke(_ transactions: [PaymentTransaction]) async {
         guard !transactions.isEmpty else { return }
         await notify(.revoked(transactions))
     }
@@ -125,8 +134,10 @@ public actor PaymentQueue {
     /// returns once its change has been delivered.
     func notify(_ update: PaymentQueueUpdate, to audience: Audience? = nil) async {
         let sequence = outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
-        if Self.deliveringQueue == ObjectIdentifier(self) { return }
         if outbox.isDraining {
+            // Inside a callback, waiting would wait for itself. (A task started by a callback
+            // inherits the marker, but finds nothing draining once the callbacks are over.)
+            if Self.deliveringQueue == ObjectIdentifier(self) { return }
             await withCheckedContinuation { outbox.waiters.append((sequence, $0)) }
             return
         }
@@ -150,7 +161,7 @@ public actor PaymentQueue {
             case .removed(let transactions):
                 await observer.paymentQueue(self, removedTransactions: transactions)
             case .revoked(let transactions):
-                await observer.paymentQueue(self, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
+                await observer.paymentQueue(self, revokedTransactions: transactions)
             case .restoreFinished:
                 await observer.paymentQueueRestoreCompletedTransactionsFinished(self)
             case .restoreFailed(let error):

@@ -11,6 +11,10 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
     /// Purchases of these products were refunded or revoked: the app takes their content back
     /// (`paymentQueue(_:didRevokeEntitlementsForProductIdentifiers:)`).
     func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async
+    /// The transactions a refund or revocation changed, as stored after it (finished ones
+    /// included: this is not a redelivery). By default, tells
+    /// `didRevokeEntitlementsForProductIdentifiers` their products.
+    func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async
     /// A restore delivered all its transactions.
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async
     /// A restore failed.
@@ -20,6 +24,9 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
 extension PaymentTransactionObserver {
     public func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {}
     public func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {}
+    public func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
+        await paymentQueue(queue, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
+    }
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {}
     public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {}
 }

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+
+/// Where an auto-renewable subscription group stands now (StoreKit 2's
+/// `Product.SubscriptionInfo.Status` with its `RenewalInfo`).
+public struct SubscriptionStatus: Sendable, Hashable, Codable {
+    /// StoreKit's `Product.SubscriptionInfo.RenewalState`.
+    public enum RenewalState: String, Sendable, Codable {
+        case subscribed, expired, inBillingRetryPeriod, inGracePeriod, revoked
+    }
+
+    /// StoreKit's `RenewalInfo.ExpirationReason`.
+    public enum ExpirationReason: String, Sendable, Codable {
+        case autoRenewDisabled, billingError, didNotConsentToPriceIncrease, productUnavailable, unknown
+    }
+
+    public var groupID: String
+    public var state: RenewalState
+    /// The group's latest period: the transaction that gives (or gave) the entitlement.
+    public var transaction: PaymentTransaction
+    public var willAutoRenew: Bool
+    /// The product the next renewal charges: a pending downgrade or crossgrade, else the current one.
+    public var autoRenewProductID: String
+    /// When the subscription renews, while it will.
+    public var renewalDate: Date?
+    /// Why it expired, once expired.
+    public var expirationReason: ExpirationReason?
+    public var isInBillingRetry: Bool
+    public var gracePeriodExpirationDate: Date?
+}
+
+extension Ledger {
+    /// The status of the subscription group of `productID` (an auto-renewable subscription),
+    /// or `nil` when the group was never bought.
+    /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
+    public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
+        try read { db in try subscriptionStatus(db, group: try subscriptionGroup(db, productID: productID)) }
+    }
+
+    /// The status of a subscription group by its identifier, or `nil` when it was never bought.
+    /// - Throws: `StoreControlError.unknownSubscriptionGroup`.
+    public func subscriptionStatus(forGroup groupID: String) throws -> SubscriptionStatus? {
+        try read { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID]) != nil
+            else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
+            return try subscriptionStatus(db, group: groupID)
+        }
+    }
+
+    private func subscriptionStatus(_ db: Database, group: String) throws -> SubscriptionStatus? {
+        guard let latest = try PaymentTransaction.fetchAll(
+            db,
+            sql: """
+                WHERE subscription_group_id = ? AND state = 'purchased' AND is_upgraded = 0
+                ORDER BY id DESC LIMIT 1
+                """,
+            arguments: [group]
+        ).first else { return nil }
+        let now = Date(ledgerMilliseconds: try storeNow(db))
+        let renewal = try renewalState(db, group: group)
+        let expired = latest.expirationDate.map { $0 <= now } ?? true
+        let state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        let renews = renewal.autoRenew && state == .subscribed
+        return SubscriptionStatus(
+            groupID: group, state: state, transaction: latest, willAutoRenew: renewal.autoRenew && state != .revoked,
+            autoRenewProductID: renewal.nextProductID ?? latest.productID,
+            renewalDate: renews ? latest.expirationDate : nil,
+            expirationReason: state == .expired ? (renewal.autoRenew ? .unknown : .autoRenewDisabled) : nil,
+            isInBillingRetry: false, gracePeriodExpirationDate: nil)
+    }
+}
+
+extension Ledger {
+    /// Whether the group's introductory offer is still open to the user: once per subscription
+    /// group, so only while no subscription of the group was ever bought.
+    public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM transactions WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') LIMIT 1",
+                arguments: [groupID]) == nil
+        }
+    }
+}

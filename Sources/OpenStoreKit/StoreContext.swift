@@ -1,0 +1,143 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// The store StoreKit calls reach: one launched ledger, as StoreKit has one store per app.
+///
+/// Which one: the store of the innermost `SKTestSession.withTaskLocalStore` around the call,
+/// else the store a test session bound to the process, else the process's default ledger:
+/// the file named by the `OPENSTOREKIT_LEDGER` environment variable, else
+/// `$XDG_DATA_HOME/OpenStoreKit/<process name>.ledger` (`~/.local/share/...` without
+/// `XDG_DATA_HOME`), created when missing. Opening it is the app's launch.
+package final class StoreContext: Sendable {
+    package let queue: PaymentQueue
+    package var ledger: Ledger { queue.ledger }
+    /// Runs StoreKit 1's fire-and-forget calls one after another, in the order they were made.
+    let operations = OperationChain()
+    /// What StoreKit 2's `Transaction.updates` sequences receive.
+    let transactionUpdates: TransactionUpdates
+    private let paymentQueue = Mutex<SKPaymentQueue?>(nil)
+
+    /// The storefront each time a test session of this process changes it.
+    let storefrontChanges = Broadcast<Storefront>()
+
+    /// Launches on `ledger` (see `PaymentQueue`).
+    package init(ledger: Ledger) throws {
+        let updates = TransactionUpdates(ledger: ledger)
+        self.transactionUpdates = updates
+        self.queue = try PaymentQueue(ledger: ledger, observers: [updates])
+    }
+
+    /// Runs `body` on the queue after the StoreKit 1 calls made before it (a test control's
+    /// delivery), without waiting.
+    package func afterPendingCalls(_ body: @escaping @Sendable (PaymentQueue) async -> Void) {
+        let queue = queue
+        operations.submit { await body(queue) }
+    }
+
+    /// Returns once every call submitted before has run and its observers were called.
+    package func waitUntilIdle() async {
+        await operations.waitUntilIdle()
+        // Observers run on the main actor: let the callbacks already queued there run first.
+        await MainActor.run {}
+    }
+
+    /// Tells StoreKit 1 observers and `Storefront.updates` sequences that the storefront changed.
+    package func storefrontDidChange() {
+        skPaymentQueue.storefrontDidChange()
+        if let settings = try? StoreSettings(ledger: ledger) {
+            storefrontChanges.send([Storefront(settings.storefront)])
+        }
+    }
+
+    /// StoreKit 1's queue of this store (`SKPaymentQueue.default()`).
+    var skPaymentQueue: SKPaymentQueue {
+        paymentQueue.withLock { queue in
+            if let queue { return queue }
+            let made = SKPaymentQueue(context: self)
+            queue = made
+            return made
+        }
+    }
+
+    // MARK: - Which store
+
+    /// The store of the current task (`SKTestSession.withTaskLocalStore`).
+    @TaskLocal package static var taskLocal: StoreBinding?
+
+    private static let processStore = Mutex<StoreBinding?>(nil)
+
+    /// Makes `binding` the store of the whole process (a test session does this).
+    package static func bindProcessStore(_ binding: StoreBinding) {
+        processStore.withLock { $0 = binding }
+    }
+
+    /// The store a StoreKit call made now reaches, launching the default ledger at first use.
+    /// - Throws: `LedgerError` when the default ledger cannot be opened or launched.
+    package static func current() throws -> StoreContext {
+        if let taskLocal { return taskLocal.context }
+        return try processStore.withLock { bound in
+            if let bound { return bound.context }
+            let binding = StoreBinding(try StoreContext(ledger: Ledger.open(at: defaultLedgerPath(), mode: .createIfMissing)))
+            bound = binding
+            return binding.context
+        }
+    }
+
+    /// Where the process's ledger is when no test session bound one (see the type's comment).
+    package static func defaultLedgerPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let path = environment["OPENSTOREKIT_LEDGER"], !path.isEmpty { return path }
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        let directory = dataHome + "/OpenStoreKit"
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return directory + "/" + ProcessInfo.processInfo.processName + ".ledger"
+    }
+}
+
+/// Where StoreKit calls go: one store at a time, replaced when the app "relaunches" (a test
+/// session's `relaunch()`), so that bindings made before keep reaching the current launch.
+package final class StoreBinding: Sendable {
+    private let current: Mutex<StoreContext>
+    /// Runs when nothing uses the binding any more (a test session's directory goes).
+    private let onRelease: (@Sendable () -> Void)?
+
+    package init(_ context: StoreContext, onRelease: (@Sendable () -> Void)? = nil) {
+        current = Mutex(context)
+        self.onRelease = onRelease
+    }
+
+    deinit {
+        onRelease?()
+    }
+
+    package var context: StoreContext { current.withLock { $0 } }
+
+    /// Replaces the store: calls made from now on reach `context`.
+    package func replace(with context: StoreContext) {
+        current.withLock { $0 = context }
+    }
+}
+
+/// Runs operations one at a time in the order they were submitted, without the submitter
+/// waiting: StoreKit 1's `add(_:)`, `finishTransaction(_:)` and `restoreCompletedTransactions()`
+/// return at once, yet a finish submitted after an add runs after it.
+final class OperationChain: Sendable {
+    private let tail = Mutex<Task<Void, Never>?>(nil)
+
+    func submit(_ operation: @escaping @Sendable () async -> Void) {
+        tail.withLock { tail in
+            let previous = tail
+            tail = Task {
+                await previous?.value
+                await operation()
+            }
+        }
+    }
+
+    /// Returns once every operation submitted before the call has run.
+    func waitUntilIdle() async {
+        await tail.withLock { $0 }?.value
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// The app's payment queue (StoreKit 1's `SKPaymentQueue`), on the store's ledger.
+///
+/// As in StoreKit, `add(_:)`, `finishTransaction(_:)` and the restores return at once and the
+/// outcome reaches the observers, on the main actor, once it is committed to the ledger. The
+/// calls run in the order they were made. Each observer added receives every unfinished
+/// transaction first (at every launch until the app finishes them).
+open class SKPaymentQueue: NSObject, @unchecked Sendable {
+    /// The store the queue works on; `nil` when it could not be opened (every call then
+    /// reports `failure` through the observers).
+    private let context: StoreContext?
+    private let failure: SKError?
+    /// The observers, each with the bridge that hears the ledger's queue for it.
+    private let bridges = Mutex<[ObserverBridge]>([])
+
+    init(context: StoreContext) {
+        self.context = context
+        self.failure = nil
+        super.init()
+    }
+
+    private init(failure: SKError) {
+        self.context = nil
+        self.failure = failure
+        super.init()
+    }
+
+    /// The queue of the store StoreKit calls reach now (see `StoreContext`). When the store's
+    /// ledger cannot be opened, a queue whose payments fail with an `SKError` saying why.
+    open class func `default`() -> SKPaymentQueue {
+        do {
+            return try StoreContext.current().skPaymentQueue
+        } catch {
+            return SKPaymentQueue(failure: SKError(ledgerFailure: error))
+        }
+    }
+
+    /// Whether the user may make payments (the store's `canMakePayments` control).
+    open class func canMakePayments() -> Bool {
+        (try? StoreSettings(ledger: StoreContext.current().ledger).canMakePayments) ?? false
+    }
+
+    // MARK: - Observers
+
+    /// Adds an observer (held weakly; adding it twice has no effect). It receives every
+    /// unfinished transaction first.
+    open func add(_ observer: any SKPaymentTransactionObserver) {
+        let bridge = ObserverBridge(queue: self, observer: observer)
+        let added = bridges.withLock { bridges in
+            bridges.removeAll { $0.observer == nil }
+            guard !bridges.contains(where: { $0.observer === observer }) else { return false }
+            bridges.append(bridge)
+            return true
+        }
+        guard added, let context else { return }
+        context.operations.submit {
+            do {
+                try await context.queue.add(bridge)
+            } catch {
+                Self.report(error, doing: "adding an observer")
+            }
+        }
+    }
+
+    open func remove(_ observer: any SKPaymentTransactionObserver) {
+        let removed = bridges.withLock { bridges in
+            let removed = bridges.filter { $0.observer == nil || $0.observer === observer }
+            bridges.removeAll { $0.observer == nil || $0.observer === observer }
+            return removed
+        }
+        guard let context else { return }
+        context.operations.submit {
+            for bridge in removed { await context.queue.remove(bridge) }
+        }
+    }
+
+    open var transactionObservers: [any SKPaymentTransactionObserver] {
+        bridges.withLock { $0.compactMap(\.observer) }
+    }
+
+    // MARK: - Payments
+
+    /// Adds a payment. Observers see it `purchasing`, then as the store processed it
+    /// (purchased, failed, or deferred for Ask to Buy). A payment the store cannot take (an
+    /// unknown product, a quantity outside 1...10) fails at once with an `SKError`, with
+    /// nothing stored.
+    open func add(_ payment: SKPayment) {
+        let payment = payment.copy() as! SKPayment
+        guard let context else { return refuse(payment, failure!) }
+        context.operations.submit { [self] in
+            if payment.paymentDiscount != nil {
+                return refuse(payment, SKError(.invalidOfferIdentifier, userInfo: [
+                    NSLocalizedDescriptionKey: "Promotional offers (paymentDiscount) are not simulated by OpenStoreKit yet",
+                ]))
+            }
+            var request = Payment(
+                productID: payment.productIdentifier, quantity: payment.quantity,
+                applicationUsername: payment.applicationUsername)
+            if payment.simulatesAskToBuyInSandbox { request.simulatedOutcome = .deferred }
+            do {
+                try await context.queue.add(request)
+            } catch let error as PaymentQueueError {
+                refuse(payment, SKError(refusal: error))
+            } catch {
+                refuse(payment, SKError(ledgerFailure: error))
+            }
+        }
+    }
+
+    /// Tells the observers a payment failed without reaching the ledger.
+    private func refuse(_ payment: SKPayment, _ error: SKError) {
+        let transaction = SKPaymentTransaction(refused: payment, error: error)
+        let targets = bridges.withLock { $0.compactMap(\.observer) }
+        Task { @MainActor in
+            for observer in targets { observer.paymentQueue(self, updatedTransactions: [transaction]) }
+        }
+    }
+
+    /// Finishes a transaction (purchased, failed or restored): it leaves the queue for good and
+    /// observers get `removedTransactions`. Finishing twice does nothing more. StoreKit raises
+    /// an exception for a transaction still purchasing or deferred; here the call is refused
+    /// with a message on standard error and nothing changes.
+    open func finishTransaction(_ transaction: SKPaymentTransaction) {
+        guard let context, let id = transaction.ledgerID else { return }
+        context.operations.submit {
+            do {
+                try await context.queue.finish(id)
+            } catch {
+                Self.report(error, doing: "finishing transaction \(id)")
+            }
+        }
+    }
+
+    /// Restores the user's completed purchases of non-consumables and auto-renewable
+    /// subscriptions: observers receive each as `restored`, then exactly one
+    /// `paymentQueueRestoreCompletedTransactionsFinished` (or `...FailedWithError`).
+    open func restoreCompletedTransactions() {
+        restoreCompletedTransactions(withApplicationUsername: nil)
+    }
+
+    /// `restoreCompletedTransactions()` for one account: the purchases made with this
+    /// `applicationUsername` (any string).
+    open func restoreCompletedTransactions(withApplicationUsername username: String?) {
+        guard let context else {
+            let targets = bridges.withLock { $0.compactMap(\.observer) }
+            let failure = failure!
+            Task { @MainActor in
+                for observer in targets { observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: failure) }
+            }
+            return
+        }
+        context.operations.submit {
+            _ = await context.queue.restoreCompletedTransactions(applicationUsername: username)
+        }
+    }
+
+    /// The unfinished transactions, oldest first, as the ledger holds them now.
+    open var transactions: [SKPaymentTransaction] {
+        guard let context else { return [] }
+        return ((try? context.ledger.unfinishedTransactions()) ?? []).map(SKPaymentTransaction.init)
+    }
+
+    /// The store's storefront.
+    open var storefront: SKStorefront? {
+        guard let context, let settings = try? StoreSettings(ledger: context.ledger) else { return nil }
+        return SKStorefront(settings.storefront)
+    }
+
+    /// Returns once every call made on this queue before it has been processed and its
+    /// observers called. Not in StoreKit: tests use it instead of waiting on expectations.
+    public func waitUntilIdle() async {
+        await context?.waitUntilIdle()
+    }
+
+    /// Tells the observers the storefront changed (a test session changed it).
+    func storefrontDidChange() {
+        let targets = bridges.withLock { $0.compactMap(\.observer) }
+        Task { @MainActor in
+            for observer in targets { observer.paymentQueueDidChangeStorefront(self) }
+        }
+    }
+
+    /// A fire-and-forget call failed where StoreKit gives no way to report it.
+    private static func report(_ error: any Error, doing what: String) {
+        FileHandle.standardError.write(Data("OpenStoreKit: \(what) failed: \(error.localizedDescription)\n".utf8))
+    }
+}
+
+extension SKError {
+    /// What StoreKit reports for a payment the queue refused.
+    init(refusal: PaymentQueueError) {
+        let code: Code = switch refusal {
+        case .unknownProduct, .emptyProductIdentifier: .storeProductNotAvailable
+        default: .paymentInvalid
+        }
+        self.init(code, userInfo: [NSLocalizedDescriptionKey: refusal.description])
+    }
+}
+
+/// Hears the ledger's queue for one StoreKit 1 observer and calls it on the main actor.
+final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
+    // Touched only on the main actor once added; StoreKit calls observers there too, whatever
+    // their own isolation, which is why a non-Sendable observer may be held here.
+    private(set) weak var observer: (any SKPaymentTransactionObserver)?
+    private unowned let skQueue: SKPaymentQueue
+
+    init(queue: SKPaymentQueue, observer: any SKPaymentTransactionObserver) {
+        self.skQueue = queue
+        self.observer = observer
+    }
+
+    private func onMain(_ call: @escaping @Sendable @MainActor (any SKPaymentTransactionObserver, SKPaymentQueue) -> Void) async {
+        await MainActor.run {
+            guard let observer else { return }
+            call(observer, skQueue)
+        }
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        let updated = transactions.map(SKPaymentTransaction.init)
+        await onMain { $0.paymentQueue($1, updatedTransactions: updated) }
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {
+        let removed = transactions.map(SKPaymentTransaction.init)
+        await onMain { $0.paymentQueue($1, removedTransactions: removed) }
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {
+        await onMain { $0.paymentQueue($1, didRevokeEntitlementsForProductIdentifiers: productIdentifiers) }
+    }
+
+    func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {
+        await onMain { $0.paymentQueueRestoreCompletedTransactionsFinished($1) }
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {
+        let failure = SKError(ledgerFailure: error)
+        await onMain { $0.paymentQueue($1, restoreCompletedTransactionsFailedWithError: failure) }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import StoreLedger
+
+/// StoreKit 1's transaction states, with StoreKit's raw values.
+public enum SKPaymentTransactionState: Int, Sendable {
+    case purchasing = 0
+    case purchased = 1
+    case failed = 2
+    case restored = 3
+    case deferred = 4
+
+    package init(_ state: TransactionState) {
+        self = switch state {
+        case .purchasing: .purchasing
+        case .purchased: .purchased
+        case .failed: .failed
+        case .restored: .restored
+        case .deferred: .deferred
+        }
+    }
+}
+
+/// One transaction of the payment queue (StoreKit 1's `SKPaymentTransaction`): a snapshot of
+/// the ledger's row when the queue handed it over.
+open class SKPaymentTransaction: NSObject, @unchecked Sendable {
+    open private(set) var transactionState: SKPaymentTransactionState
+    /// The ledger's transaction id, as text; set only for purchased and restored transactions,
+    /// as StoreKit sets it.
+    open private(set) var transactionIdentifier: String?
+    /// When the store processed it; set only for purchased and restored transactions.
+    open private(set) var transactionDate: Date?
+    /// For a restored transaction: the purchase it restores.
+    open private(set) var original: SKPaymentTransaction?
+    open private(set) var payment: SKPayment
+    /// For a failed transaction: why (an `SKError`).
+    open private(set) var error: (any Error)?
+    /// Hosted content is not simulated: always empty.
+    open var downloads: [Any] { [] }
+
+    /// The ledger's id; `nil` for a payment the queue refused before storing anything.
+    let ledgerID: UInt64?
+
+    init(_ transaction: PaymentTransaction) {
+        ledgerID = transaction.id
+        transactionState = SKPaymentTransactionState(transaction.state)
+        let payment = SKMutablePayment()
+        payment.productIdentifier = transaction.productID
+        payment.quantity = transaction.quantity
+        payment.applicationUsername = transaction.applicationUsername
+        self.payment = payment.copy() as! SKPayment
+        let processed = transaction.state == .purchased || transaction.state == .restored
+        transactionIdentifier = processed ? String(transaction.id) : nil
+        transactionDate = processed ? transaction.purchaseDate : nil
+        error = transaction.error.map(SKError.init)
+        if transaction.state == .restored {
+            var purchase = transaction
+            purchase.id = transaction.originalID
+            purchase.state = .purchased
+            purchase.purchaseDate = transaction.originalPurchaseDate
+            original = SKPaymentTransaction(purchase)
+        }
+        super.init()
+    }
+
+    /// A payment refused before anything was stored (an unknown product, a bad quantity): it
+    /// fails as StoreKit fails it, and is not in the ledger.
+    init(refused payment: SKPayment, error: SKError) {
+        ledgerID = nil
+        transactionState = .failed
+        self.payment = payment.copy() as! SKPayment
+        self.error = error
+        super.init()
+    }
+}

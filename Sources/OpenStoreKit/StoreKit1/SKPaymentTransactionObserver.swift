@@ -1,0 +1,34 @@
+import Foundation
+
+/// Receives the payment queue's changes (StoreKit 1's `SKPaymentTransactionObserver`).
+///
+/// Every method but `paymentQueue(_:updatedTransactions:)` is optional, as in StoreKit (here
+/// through default implementations that do nothing). The queue calls observers on the main
+/// actor, one change at a time, in the order the changes were committed to the ledger.
+public protocol SKPaymentTransactionObserver: NSObjectProtocol {
+    /// Transactions changed state, or come back because they are unfinished (each observer
+    /// added receives every unfinished transaction first). A finished transaction never
+    /// comes back here.
+    func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction])
+    func paymentQueue(_ queue: SKPaymentQueue, removedTransactions transactions: [SKPaymentTransaction])
+    func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error)
+    func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue)
+    /// Purchases of these products were refunded or revoked: take their content back.
+    func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String])
+    /// The store's storefront changed.
+    func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue)
+    /// A purchase started on the App Store: promoted purchases are not simulated, so this is
+    /// never called.
+    func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool
+}
+
+extension SKPaymentTransactionObserver {
+    public func paymentQueue(_ queue: SKPaymentQueue, removedTransactions transactions: [SKPaymentTransaction]) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) {}
+    public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {}
+    public func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool {
+        true
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// Called when a request ends (StoreKit 1's `SKRequestDelegate`); both methods are optional.
+public protocol SKRequestDelegate: NSObjectProtocol {
+    func requestDidFinish(_ request: SKRequest)
+    func request(_ request: SKRequest, didFailWithError error: any Error)
+}
+
+extension SKRequestDelegate {
+    public func requestDidFinish(_ request: SKRequest) {}
+    public func request(_ request: SKRequest, didFailWithError error: any Error) {}
+}
+
+/// Receives the answer of a products request (StoreKit 1's `SKProductsRequestDelegate`).
+public protocol SKProductsRequestDelegate: SKRequestDelegate {
+    func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse)
+}
+
+/// A request to the store (StoreKit 1's `SKRequest`): `start()` runs it, `cancel()` stops it;
+/// its delegate hears the end on the main actor.
+open class SKRequest: NSObject, @unchecked Sendable {
+    private let state = Mutex<(started: Bool, cancelled: Bool)>((false, false))
+
+    /// Starts the request; starting it again does nothing.
+    open func start() {
+        let first = state.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        let context = Result { try StoreContext.current() }
+        Task { [self] in await run(in: context) }
+    }
+
+    /// Cancels the request: its delegate hears nothing more.
+    open func cancel() {
+        state.withLock { $0.cancelled = true }
+    }
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// The request's work, from a task started by `start()`; subclasses override it.
+    func run(in context: Result<StoreContext, any Error>) async {}
+}
+
+/// Asks the store for products by identifier (StoreKit 1's `SKProductsRequest`). The
+/// delegate receives one `SKProductsResponse`, then `requestDidFinish(_:)`, or
+/// `request(_:didFailWithError:)` when the store's ledger cannot be read.
+open class SKProductsRequest: SKRequest, @unchecked Sendable {
+    private let productIdentifiers: Set<String>
+    private weak var _delegate: (any SKProductsRequestDelegate)?
+
+    public init(productIdentifiers: Set<String>) {
+        self.productIdentifiers = productIdentifiers
+        super.init()
+    }
+
+    open var delegate: (any SKProductsRequestDelegate)? {
+        get { _delegate }
+        set { _delegate = newValue }
+    }
+
+    override func run(in context: Result<StoreContext, any Error>) async {
+        let outcome = Result { () throws -> SKProductsResponse in
+            let context = try context.get()
+            let presentation = try ProductPresentation(ledger: context.ledger)
+            let response = try context.queue.catalog.products(for: productIdentifiers.sorted())
+            return SKProductsResponse(
+                products: response.products.map { SKProduct($0, presentation: presentation) },
+                invalidProductIdentifiers: response.invalidProductIdentifiers)
+        }
+        await MainActor.run { [self] in
+            guard !isCancelled, let delegate else { return }
+            switch outcome {
+            case .success(let response):
+                delegate.productsRequest(self, didReceive: response)
+                delegate.requestDidFinish(self)
+            case .failure(let error):
+                delegate.request(self, didFailWithError: SKError(ledgerFailure: error))
+            }
+        }
+    }
+}
+
+/// The store's answer to a products request (StoreKit 1's `SKProductsResponse`).
+open class SKProductsResponse: NSObject, @unchecked Sendable {
+    /// The products the store sells, by identifier.
+    open private(set) var products: [SKProduct]
+    /// The identifiers asked for that the store does not sell.
+    open private(set) var invalidProductIdentifiers: [String]
+
+    init(products: [SKProduct], invalidProductIdentifiers: [String]) {
+        self.products = products
+        self.invalidProductIdentifiers = invalidProductIdentifiers
+        super.init()
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import StoreLedger
+
+extension Product {
+    /// How a purchase ended (`Product.PurchaseResult`).
+    public enum PurchaseResult: Sendable, Hashable {
+        /// Purchased: deliver the content, then `finish()` the transaction.
+        case success(VerificationResult<Transaction>)
+        case userCancelled
+        /// Waiting for Ask to Buy approval or for the user to resolve an issue: the outcome
+        /// arrives through `Transaction.updates`.
+        case pending
+    }
+
+    /// An option of a purchase (`Product.PurchaseOption`).
+    public struct PurchaseOption: Hashable, Sendable {
+        enum Kind: Hashable, Sendable {
+            case appAccountToken(UUID)
+            case quantity(Int)
+            case simulatesAskToBuyInSandbox(Bool)
+            case promotionalOffer(offerID: String)
+            case custom(key: String, value: String)
+        }
+
+        let kind: Kind
+
+        /// Ties the purchase to one of the app's accounts.
+        public static func appAccountToken(_ token: UUID) -> PurchaseOption { .init(kind: .appAccountToken(token)) }
+        /// 1...10 units of a consumable.
+        public static func quantity(_ quantity: Int) -> PurchaseOption { .init(kind: .quantity(quantity)) }
+        /// True: the purchase is deferred as with Ask to Buy.
+        public static func simulatesAskToBuyInSandbox(_ simulatesAskToBuy: Bool) -> PurchaseOption {
+            .init(kind: .simulatesAskToBuyInSandbox(simulatesAskToBuy))
+        }
+        /// A signed promotional offer. Promotional offers are not simulated yet: a purchase with
+        /// this option throws `Product.PurchaseError.invalidOfferIdentifier` and buys nothing.
+        public static func promotionalOffer(
+            offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
+        ) -> PurchaseOption {
+            .init(kind: .promotionalOffer(offerID: offerID))
+        }
+        /// A key and value for the App Store; kept out of the ledger, as the store ignores them here.
+        public static func custom(key: String, value: String) -> PurchaseOption { .init(kind: .custom(key: key, value: value)) }
+    }
+
+    /// Why a purchase was refused before it reached the store (`Product.PurchaseError`).
+    public enum PurchaseError: Error, Hashable, Sendable, LocalizedError {
+        case invalidQuantity
+        case productUnavailable
+        case purchaseNotAllowed
+        case ineligibleForOffer
+        case invalidOfferIdentifier
+        case invalidOfferPrice
+        case invalidOfferSignature
+        case missingOfferParameters
+
+        public var errorDescription: String? {
+            switch self {
+            case .invalidQuantity: "The quantity must be between 1 and 10."
+            case .productUnavailable: "The product is not available in the store."
+            case .purchaseNotAllowed: "The user is not allowed to make payments."
+            case .ineligibleForOffer: "The user is not eligible for the offer."
+            case .invalidOfferIdentifier: "The offer identifier is not valid (promotional offers are not simulated yet)."
+            case .invalidOfferPrice: "The offer's price is not valid."
+            case .invalidOfferSignature: "The offer's signature is not valid."
+            case .missingOfferParameters: "The offer lacks parameters."
+            }
+        }
+    }
+
+    /// Buys the product. The transaction is committed to the ledger before this returns; a
+    /// successful one stays unfinished until `finish()`. What this returns is never emitted
+    /// again by `Transaction.updates`; a pending purchase's outcome arrives there.
+    ///
+    /// - Throws: `Product.PurchaseError` for a quantity outside 1...10, a product the store
+    ///   does not sell, payments not allowed, or a promotional offer; `StoreKitError` when the
+    ///   store fails the purchase (its failure switch) or its ledger cannot be written.
+    public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        let context: StoreContext
+        do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
+        // Each purchase call gets its own key, so that `Transaction.updates` can tell what this
+        // call returns from what happens later to the same transaction.
+        let key = "openstorekit.purchase." + UUID().uuidString
+        var payment = Payment(productID: id, idempotencyKey: key)
+        for option in options {
+            switch option.kind {
+            case .appAccountToken(let token): payment.appAccountToken = token
+            case .quantity(let quantity): payment.quantity = quantity
+            case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
+            case .promotionalOffer: throw PurchaseError.invalidOfferIdentifier
+            case .custom: break
+            }
+        }
+        guard (1...10).contains(payment.quantity) else { throw PurchaseError.invalidQuantity }
+        context.transactionUpdates.beginPurchase(key: key)
+        defer { context.transactionUpdates.endPurchase(key: key) }
+        let transaction: PaymentTransaction
+        do {
+            transaction = try await context.queue.add(payment)
+        } catch PaymentQueueError.unknownProduct {
+            throw PurchaseError.productUnavailable
+        } catch {
+            throw StoreKitError.systemError(error)
+        }
+        switch transaction.state {
+        case .purchased, .restored:
+            return .success(.verified(Transaction(transaction)))
+        case .deferred, .purchasing:
+            return .pending
+        case .failed:
+            return try await settleFailure(transaction, in: context)
+        }
+    }
+
+    /// StoreKit 2 shows no failed transactions: the failed one is finished at once (which also
+    /// lets an interrupted purchase's replacement arrive once its issue is resolved), and the
+    /// failure becomes the call's result.
+    private func settleFailure(_ transaction: PaymentTransaction, in context: StoreContext) async throws -> PurchaseResult {
+        let error = transaction.error ?? TransactionError(code: .unknown)
+        let interrupted = try? context.ledger.isInterruptedPurchase(transaction.id)
+        do {
+            try await context.queue.finish(transaction.id)
+        } catch {
+            throw StoreKitError.systemError(error)
+        }
+        if interrupted == true { return .pending }
+        switch error.code {
+        case .paymentCancelled: return .userCancelled
+        case .paymentNotAllowed: throw PurchaseError.purchaseNotAllowed
+        case .storeProductNotAvailable: throw PurchaseError.productUnavailable
+        case .ineligibleForOffer: throw PurchaseError.ineligibleForOffer
+        default: throw StoreKitError.systemError(error)
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import StoreLedger
+
+/// A purchase as StoreKit 2 shows it (`Transaction`): a snapshot of the ledger's row.
+///
+/// StoreKit 2 knows only processed purchases: a transaction here is purchased or restored;
+/// purchasing, failed and deferred ones stay StoreKit 1's.
+public struct Transaction: Identifiable, Sendable, Hashable {
+    public let id: UInt64
+    /// The first purchase of a subscription's chain, or the purchase a restore replays.
+    public let originalID: UInt64
+    public let productID: String
+    public let productType: Product.ProductType
+    public let subscriptionGroupID: String?
+    /// The app's bundle identifier, else its process name (Linux has no bundle identifiers).
+    public let appBundleID: String
+    public let purchaseDate: Date
+    public let originalPurchaseDate: Date
+    public let expirationDate: Date?
+    public let purchasedQuantity: Int
+    public let isUpgraded: Bool
+    public let ownershipType: OwnershipType
+    /// When the store last changed the transaction.
+    public let signedDate: Date
+    public let revocationDate: Date?
+    public let revocationReason: RevocationReason?
+    public let appAccountToken: UUID?
+    public let environment: AppStore.Environment
+    public let reason: Reason
+    public let storefront: Storefront
+    public var storefrontCountryCode: String { storefront.countryCode }
+    /// The subscription's web order line item; not simulated: always `nil`.
+    public let webOrderLineItemID: String?
+
+    init(_ row: PaymentTransaction) {
+        id = row.id
+        originalID = row.originalID
+        productID = row.productID
+        productType = Product.ProductType(row.productType)
+        subscriptionGroupID = row.subscriptionGroupID
+        appBundleID = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        purchaseDate = row.purchaseDate
+        originalPurchaseDate = row.originalPurchaseDate
+        expirationDate = row.expirationDate
+        purchasedQuantity = row.quantity
+        isUpgraded = row.isUpgraded
+        ownershipType = .purchased
+        signedDate = row.updatedAt
+        revocationDate = row.revocationDate
+        revocationReason = row.revocationReason.map(RevocationReason.init(rawValue:))
+        appAccountToken = row.appAccountToken
+        environment = .xcode
+        reason = row.reason == .renewal ? .renewal : .purchase
+        storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
+        webOrderLineItemID = nil
+    }
+
+    /// Finishes the transaction: it leaves the unfinished ones for good. Finishing twice does
+    /// nothing more; a failure is reported on standard error (StoreKit's `finish()` cannot throw).
+    public func finish() async {
+        do {
+            try await StoreContext.current().queue.finish(id)
+        } catch {
+            FileHandle.standardError.write(Data("OpenStoreKit: finishing transaction \(id) failed: \(error.localizedDescription)\n".utf8))
+        }
+    }
+
+    // MARK: - Sequences
+
+    /// Transactions made outside a `purchase()` call: renewals, Ask to Buy approvals, refunds
+    /// and revocations, interrupted purchases once resolved, purchases of other processes seen
+    /// by this one's store. Each new sequence starts with the unfinished transactions. What a
+    /// `purchase()` call returned is never emitted again here.
+    public static var updates: Transactions { Transactions(.updates) }
+    /// Every purchased or restored transaction, oldest first; finished consumables excluded.
+    public static var all: Transactions { Transactions(.all) }
+    /// The unfinished transactions, oldest first.
+    public static var unfinished: Transactions { Transactions(.unfinished) }
+    /// The latest transaction of each product the user is entitled to now.
+    public static var currentEntitlements: Transactions { Transactions(.currentEntitlements(nil)) }
+
+    public static func currentEntitlements(for productID: String) -> Transactions {
+        Transactions(.currentEntitlements(productID))
+    }
+
+    /// The transaction that entitles the user to `productID` now, or `nil`.
+    public static func currentEntitlement(for productID: String) async -> VerificationResult<Transaction>? {
+        var entitlements = currentEntitlements(for: productID).makeAsyncIterator()
+        return await entitlements.next()
+    }
+
+    /// The latest purchased or restored transaction of `productID` (revoked ones included).
+    public static func latest(for productID: String) async -> VerificationResult<Transaction>? {
+        guard let row = try? StoreContext.current().ledger.latestTransaction(for: productID) else { return nil }
+        return .verified(Transaction(row))
+    }
+
+    // MARK: - Nested types
+
+    public struct OwnershipType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let purchased = OwnershipType(rawValue: "PURCHASED")
+        public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
+    }
+
+    public struct RevocationReason: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let developerIssue = RevocationReason(rawValue: 1)
+        public static let other = RevocationReason(rawValue: 0)
+    }
+
+    public struct Reason: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let purchase = Reason(rawValue: "PURCHASE")
+        public static let renewal = Reason(rawValue: "RENEWAL")
+    }
+}
+
+extension Transaction {
+    /// An asynchronous sequence of transactions (`Transaction.Transactions`). Sequences of
+    /// the ledger's history read it a page at a time.
+    public struct Transactions: AsyncSequence, Sendable {
+        public typealias Element = VerificationResult<Transaction>
+        public typealias Failure = Never
+
+        enum Source: Sendable {
+            case updates, all, unfinished
+            case currentEntitlements(String?)
+        }
+
+        let source: Source
+
+        init(_ source: Source) {
+            self.source = source
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            guard let context = try? StoreContext.current() else { return AsyncIterator(.finished) }
+            switch source {
+            case .updates:
+                return AsyncIterator(.live(context.transactionUpdates.listen().makeAsyncIterator()))
+            case .all:
+                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)))
+            case .unfinished:
+                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: true)))
+            case .currentEntitlements(let productID):
+                let rows = (try? context.ledger.currentEntitlements()) ?? []
+                return AsyncIterator(.rows(rows.filter { productID == nil || $0.productID == productID }[...]))
+            }
+        }
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            public typealias Element = VerificationResult<Transaction>
+            public typealias Failure = Never
+
+            enum State {
+                case live(AsyncStream<VerificationResult<Transaction>>.Iterator)
+                case pages(HistoryPages)
+                case rows(ArraySlice<PaymentTransaction>)
+                case finished
+            }
+
+            var state: State
+
+            init(_ state: State) {
+                self.state = state
+            }
+
+            public mutating func next() async -> VerificationResult<Transaction>? {
+                switch state {
+                case .live(var iterator):
+                    let next = await iterator.next()
+                    state = .live(iterator)
+                    return next
+                case .pages(var pages):
+                    let next = pages.next()
+                    state = .pages(pages)
+                    return next.map { .verified(Transaction($0)) }
+                case .rows(var rows):
+                    guard let next = rows.popFirst() else { return nil }
+                    state = .rows(rows)
+                    return .verified(Transaction(next))
+                case .finished:
+                    return nil
+                }
+            }
+        }
+    }
+}
+
+/// The ledger's purchased and restored transactions, oldest first, read 100 at a time.
+struct HistoryPages {
+    let ledger: Ledger
+    let unfinishedOnly: Bool
+    private var page: ArraySlice<PaymentTransaction> = []
+    private var afterID: UInt64?
+    private var exhausted = false
+
+    init(ledger: Ledger, unfinishedOnly: Bool) {
+        self.ledger = ledger
+        self.unfinishedOnly = unfinishedOnly
+    }
+
+    mutating func next() -> PaymentTransaction? {
+        while true {
+            if let row = page.popFirst() {
+                if Self.isShown(row) { return row }
+                continue
+            }
+            guard !exhausted,
+                  let rows = try? ledger.transactions(
+                    matching: TransactionFilter(unfinishedOnly: unfinishedOnly, afterID: afterID, limit: 100))
+            else { return nil }
+            exhausted = rows.count < 100
+            afterID = rows.last?.id ?? afterID
+            page = rows[...]
+            if rows.isEmpty { return nil }
+        }
+    }
+
+    /// What StoreKit 2 shows: processed purchases, except consumables once finished.
+    static func isShown(_ row: PaymentTransaction) -> Bool {
+        (row.state == .purchased || row.state == .restored) && !(row.productType == .consumable && row.isFinished)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A value StoreKit 2 checked (`VerificationResult`): `.verified` when its signature holds.
+///
+/// The ledger's transactions are not signed yet, so every value is `.verified` and there is no
+/// `jwsRepresentation` (never a fake signature); `.unverified` exists for code that handles it.
+public enum VerificationResult<SignedType: Sendable>: Sendable {
+    case unverified(SignedType, VerificationResult<SignedType>.VerificationError)
+    case verified(SignedType)
+
+    /// Why a value failed verification (StoreKit's `VerificationResult.VerificationError`).
+    public enum VerificationError: Error, Sendable, Hashable, LocalizedError {
+        case revokedCertificate
+        case invalidCertificateChain
+        case invalidDeviceVerification
+        case invalidEncoding
+        case invalidSignature
+        case missingRequiredProperties
+
+        public var errorDescription: String? {
+            switch self {
+            case .revokedCertificate: "The certificate that signed the value is revoked."
+            case .invalidCertificateChain: "The certificate chain of the value is invalid."
+            case .invalidDeviceVerification: "The value was not made for this device."
+            case .invalidEncoding: "The value is not a valid JWS."
+            case .invalidSignature: "The value's signature does not match its content."
+            case .missingRequiredProperties: "The value lacks properties StoreKit requires."
+            }
+        }
+    }
+
+    /// The value when it is verified.
+    /// - Throws: the `VerificationError` of an unverified value.
+    public var payloadValue: SignedType {
+        get throws {
+            switch self {
+            case .verified(let value): return value
+            case .unverified(_, let error): throw error
+            }
+        }
+    }
+
+    /// The value, verified or not.
+    public var unsafePayloadValue: SignedType {
+        switch self {
+        case .verified(let value), .unverified(let value, _): value
+        }
+    }
+}
+
+extension VerificationResult: Equatable where SignedType: Equatable {}
+extension VerificationResult: Hashable where SignedType: Hashable {}

@@ -1,0 +1,375 @@
+import Foundation
+import OpenStoreKit
+import StoreLedger
+import Synchronization
+
+/// StoreKitTest's `SKTestSession` on a ledger: the store's controls for tests.
+///
+/// A session makes a new ledger in a temporary directory (`ledgerPath`; the `ledger` tool can
+/// inspect it; it is deleted once nothing uses the session's store), imports the
+/// configuration file's products and settings, and becomes the process's store: every
+/// StoreKit 1 and 2 call of the process reaches it, until another session is made.
+///
+/// A session made with `scope: .taskLocal` leaves the process's store alone: its store is
+/// reached only inside `withTaskLocalStore(_:)` (and tasks started there, except detached
+/// ones), so that parallel tests each get their own store, which StoreKitTest cannot do.
+///
+/// As in StoreKitTest, the controls are synchronous and throw; what they change reaches the
+/// app's observers and `Transaction.updates` asynchronously. `waitUntilIdle()` (not in
+/// StoreKitTest) waits for that.
+public final class SKTestSession: @unchecked Sendable {
+    /// The rate subscription time passes at (`SKTestSession.TimeRate`), with Xcode's raw values.
+    public enum TimeRate: Int, Sendable, CaseIterable {
+        case realTime = 0
+        case oneHourIsOneDay = 1
+        case thirtyMinutesIsOneDay = 2
+        case fiveMinutesIsOneDay = 3
+        case oneMinuteIsOneDay = 4
+        case thirtySecondsIsOneDay = 5
+        case oneSecondIsOneDay = 6
+        case monthlyRenewalEveryHour = 10
+        case monthlyRenewalEveryThirtyMinutes = 11
+        case monthlyRenewalEveryFifteenMinutes = 12
+        case monthlyRenewalEveryFiveMinutes = 13
+        case monthlyRenewalEveryThirtySeconds = 15
+        case oneRenewalEveryFifteenMinutes = 1000
+        case oneRenewalEveryFiveMinutes = 1001
+        case oneRenewalEveryMinute = 1002
+        case oneRenewalEveryThirtySeconds = 1003
+        case oneRenewalEveryTenSeconds = 1004
+        case oneRenewalEveryTwoSeconds = 1005
+    }
+
+    /// Which StoreKit calls reach a session's store.
+    public enum Scope: Sendable {
+        /// Every call of the process (StoreKitTest's behaviour).
+        case process
+        /// Only calls made inside `withTaskLocalStore(_:)`.
+        case taskLocal
+    }
+
+    /// The ledger file of this session's store.
+    public let ledgerPath: String
+    private let binding: StoreBinding
+    private let configuration: StoreKitConfiguration
+    private let state = Mutex(false)
+    private var context: StoreContext { binding.context }
+
+    /// A session with the configuration file `filename` (with or without `.storekit`), looked
+    /// for in the main bundle, then in each directory of the `OPENSTOREKIT_CONFIGURATION_PATH`
+    /// environment variable (separated by `:`), then in the current directory.
+    /// - Throws: `SKTestSessionError.configurationFileNotFound`, or the file's `CatalogError`.
+    public convenience init(configurationFileNamed filename: String) throws {
+        try self.init(contentsOf: try Self.locateConfiguration(named: filename))
+    }
+
+    /// A session with the configuration file at `fileURL` (a `.storekit` file).
+    /// - Throws: `CatalogError` for a file that cannot be read or is not a StoreKit configuration.
+    public convenience init(contentsOf fileURL: URL) throws {
+        try self.init(contentsOf: fileURL, scope: .process)
+    }
+
+    /// A session with the configuration file at `fileURL`, reached by the calls `scope` says.
+    public init(contentsOf fileURL: URL, scope: Scope) throws {
+        let checked = try ProductCatalog.readConfigurations(at: [fileURL.path])
+        configuration = checked.configurations[0]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("OpenStoreKitTest-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        ledgerPath = directory + "/ledger.sqlite"
+        do {
+            let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
+            try ProductCatalog(ledger: ledger).importConfigurations(checked)
+            try StoreTestSession(ledger: ledger).applySettings(of: configuration)
+            binding = StoreBinding(try StoreContext(ledger: ledger), onRelease: {
+                try? FileManager.default.removeItem(atPath: directory)
+            })
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+        if scope == .process { StoreContext.bindProcessStore(binding) }
+    }
+
+    static func locateConfiguration(named filename: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        let name = filename.hasSuffix(".storekit") ? String(filename.dropLast(".storekit".count)) : filename
+        if let url = Bundle.main.url(forResource: name, withExtension: "storekit") { return url }
+        let directories = (environment["OPENSTOREKIT_CONFIGURATION_PATH"] ?? "").split(separator: ":").map(String.init)
+            + [FileManager.default.currentDirectoryPath]
+        for directory in directories {
+            let path = directory + "/" + name + ".storekit"
+            if FileManager.default.fileExists(atPath: path) { return URL(fileURLWithPath: path) }
+        }
+        throw SKTestSessionError.configurationFileNotFound(name: name + ".storekit", searched: ["main bundle"] + directories)
+    }
+
+    /// Runs `body` with this session's store as the store of every StoreKit call made in it
+    /// (task-local: tasks it starts inherit it), whatever store the process has.
+    public func withTaskLocalStore<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await StoreContext.$taskLocal.withValue(binding, operation: body)
+    }
+
+    /// Simulates the app being killed and launched again on the same ledger: StoreKit calls
+    /// from now on reach a new launch (payments left purchasing are completed, due renewals
+    /// made; each observer added receives the unfinished transactions). Observers of the old
+    /// launch hear nothing more. Not in StoreKitTest: crash-recovery tests use it.
+    /// - Throws: `LedgerError` when the ledger cannot be opened again.
+    public func relaunch() throws {
+        let ledger = try Ledger.open(at: ledgerPath)
+        binding.replace(with: try StoreContext(ledger: ledger))
+    }
+
+    /// Returns once every StoreKit 1 call made before, and every change this session made,
+    /// has reached the observers. Not in StoreKitTest.
+    public func waitUntilIdle() async {
+        await context.waitUntilIdle()
+    }
+
+    private var ledger: Ledger { context.ledger }
+    private var controls: StoreTestSession { StoreTestSession(ledger: ledger) }
+
+    // MARK: - Settings
+
+    /// Returns every setting and transaction to the configuration file's: transactions are
+    /// deleted (unfinished ones included) and the file's settings applied again.
+    public func resetToDefaultState() {
+        report("resetting the test session") {
+            try controls.clearTransactions()
+            try controls.update { $0 = StoreSettings().applying(configuration.settings) }
+        }
+        disableDialogs = false
+    }
+
+    /// Deletes every transaction, unfinished ones included.
+    public func clearTransactions() {
+        report("clearing transactions") { try controls.clearTransactions() }
+    }
+
+    /// StoreKit's confirmation dialogs: the ledger's store has none, so this only records the wish.
+    public var disableDialogs: Bool {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
+    }
+
+    public var askToBuyEnabled: Bool {
+        get { settings.askToBuyEnabled }
+        set { change("askToBuyEnabled") { $0.askToBuyEnabled = newValue } }
+    }
+
+    public var interruptedPurchasesEnabled: Bool {
+        get { settings.interruptedPurchasesEnabled }
+        set { change("interruptedPurchasesEnabled") { $0.interruptedPurchasesEnabled = newValue } }
+    }
+
+    /// Every purchase fails with `failureError` (default `.unknown`).
+    public var failTransactionsEnabled: Bool {
+        get { settings.failTransactionsError != nil }
+        set {
+            let code = StoreErrorCode(rawValue: (failureError ?? .unknown).rawValue) ?? .unknown
+            change("failTransactionsEnabled") { $0.failTransactionsError = newValue ? code : nil }
+        }
+    }
+
+    private let failure = Mutex<SKError.Code?>(nil)
+
+    /// The error failing purchases get while `failTransactionsEnabled`.
+    public var failureError: SKError.Code? {
+        get { failure.withLock { $0 } }
+        set {
+            failure.withLock { $0 = newValue }
+            if failTransactionsEnabled { failTransactionsEnabled = true }
+        }
+    }
+
+    /// The storefront's ISO 3166-1 alpha-3 code. Setting one the App Store does not have
+    /// changes nothing and is reported on standard error.
+    public var storefront: String {
+        get { settings.storefront.countryCode }
+        set {
+            guard let storefront = StoreLedger.Storefront(countryCode: newValue) else {
+                return warn("setting the storefront", StoreSettingError(control: .storefront, value: newValue))
+            }
+            change("storefront") { $0.storefront = storefront }
+            context.storefrontDidChange()
+        }
+    }
+
+    public var locale: Locale {
+        get { Locale(identifier: settings.locale) }
+        set { change("locale") { $0.locale = newValue.identifier } }
+    }
+
+    public var timeRate: TimeRate {
+        get { TimeRate(rawValue: settings.timeRate.rawValue) ?? .realTime }
+        set { change("timeRate") { $0.timeRate = StoreLedger.TimeRate(rawValue: newValue.rawValue) ?? .realTime } }
+    }
+
+    private var settings: StoreSettings {
+        (try? controls.settings()) ?? StoreSettings()
+    }
+
+    private func change(_ what: String, _ body: (inout StoreSettings) -> Void) {
+        report("setting \(what)") { try controls.update(body) }
+    }
+
+    // MARK: - Transactions
+
+    /// Approves a deferred (Ask to Buy) transaction: it becomes purchased.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
+    public func approveAskToBuyTransaction(identifier: UInt) throws {
+        deliver(try ledger.approve(UInt64(identifier)))
+    }
+
+    /// Declines a deferred (Ask to Buy) transaction: it fails as cancelled.
+    public func declineAskToBuyTransaction(identifier: UInt) throws {
+        deliver(try ledger.decline(UInt64(identifier)))
+    }
+
+    /// Resolves the issue of an interrupted purchase: its replacement purchase arrives once the
+    /// failed transaction is finished.
+    /// - Throws: `StoreControlError.notInterrupted`.
+    public func resolveIssueForTransaction(identifier: UInt) throws {
+        let resolution = try ledger.resolveInterruptedPurchase(UInt64(identifier))
+        if resolution.isNew, let replacement = resolution.replacement { deliver(replacement) }
+    }
+
+    /// Refunds a purchased or restored transaction: observers hear the revocation.
+    /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`, `PaymentQueueError.unknownTransaction`.
+    public func refundTransaction(identifier: UInt) throws {
+        let revoked = try ledger.refund(UInt64(identifier), reason: RevocationReason.other.rawValue)
+        context.afterPendingCalls { await $0.revoke(revoked) }
+    }
+
+    /// Deletes one transaction from the store.
+    public func deleteTransaction(identifier: UInt) throws {
+        try ledger.deleteTransaction(UInt64(identifier))
+    }
+
+    /// Buys a product outside the app (as from another device): the app hears of it through
+    /// its observers and `Transaction.updates`.
+    /// - Throws: `PaymentQueueError.unknownProduct`.
+    public func buyProduct(productIdentifier: String) throws {
+        let settings = try controls.settings()
+        let bought = try ledger.addPayment(NewPayment(productID: productIdentifier, storefront: settings.storefront.countryCode))
+        deliver(try ledger.applyPlannedOutcome(of: bought.transaction.id))
+    }
+
+    /// Buys a product outside the app and returns its transaction.
+    public func buyProduct(identifier: String, options: Set<OpenStoreKit.Product.PurchaseOption> = []) async throws -> OpenStoreKit.Transaction {
+        try buyProduct(productIdentifier: identifier)
+        await waitUntilIdle()
+        guard let latest = await OpenStoreKit.Transaction.latest(for: identifier) else {
+            throw SKTestSessionError.purchaseFailed(productIdentifier: identifier)
+        }
+        return latest.unsafePayloadValue
+    }
+
+    // MARK: - Subscriptions and time
+
+    public func expireSubscription(productIdentifier: String) throws {
+        try ledger.expireSubscription(productIdentifier)
+    }
+
+    /// Renews the subscription now; the renewal reaches the app.
+    public func forceRenewalOfSubscription(productIdentifier: String) throws {
+        deliver(try ledger.forceRenewal(of: productIdentifier))
+    }
+
+    public func disableAutoRenewForTransaction(identifier: UInt) throws {
+        try ledger.setAutoRenew(of: try productID(of: identifier), enabled: false)
+    }
+
+    public func enableAutoRenewForTransaction(identifier: UInt) throws {
+        try ledger.setAutoRenew(of: try productID(of: identifier), enabled: true)
+    }
+
+    /// Moves the store's clock forward and delivers the renewals that fell due. Not in
+    /// StoreKitTest (where only `timeRate` moves subscription time): tests use it to reach a
+    /// renewal without waiting.
+    /// - Throws: `StoreControlError.clockOutOfRange`, `.tooManyRenewals`.
+    public func advanceTime(by interval: TimeInterval) throws {
+        try ledger.advanceClock(by: interval)
+        let renewed = try ledger.renewDueSubscriptions()
+        context.afterPendingCalls { _ = try? await $0.deliver(renewed) }
+    }
+
+    private func productID(of identifier: UInt) throws -> String {
+        guard let transaction = try ledger.transaction(UInt64(identifier)) else {
+            throw PaymentQueueError.unknownTransaction(UInt64(identifier))
+        }
+        return transaction.productID
+    }
+
+    /// Every transaction of the store, oldest first.
+    public func allTransactions() -> [SKTestTransaction] {
+        let rows = (try? ledger.allTransactions()) ?? []
+        let interrupted = Dictionary(((try? ledger.interruptedPurchases()) ?? []).map { ($0.transactionID, $0.resolved) }) { a, _ in a }
+        return rows.map { row in
+            SKTestTransaction(
+                row, autoRenewingEnabled: row.productType == .autoRenewable
+                    ? ((try? ledger.isAutoRenewEnabled(for: row.productID)) ?? false) : false,
+                hasPurchaseIssue: interrupted[row.id] == false)
+        }
+    }
+
+    // MARK: - Delivering and reporting
+
+    private func deliver(_ transaction: PaymentTransaction) {
+        context.afterPendingCalls { _ = try? await $0.deliver([transaction]) }
+    }
+
+    /// A setter failed: StoreKitTest's setters cannot throw, so the failure is printed.
+    private func report(_ what: String, _ body: () throws -> Void) {
+        do { try body() } catch { warn(what, error) }
+    }
+
+    private func warn(_ what: String, _ error: any Error) {
+        FileHandle.standardError.write(Data("OpenStoreKitTest: \(what) failed: \(error.localizedDescription)\n".utf8))
+    }
+}
+
+/// A transaction as the test session sees it (StoreKitTest's `SKTestTransaction`).
+public final class SKTestTransaction: Sendable {
+    public let identifier: UInt
+    public let originalTransactionIdentifier: UInt
+    public let productIdentifier: String
+    public let purchaseDate: Date
+    public let expirationDate: Date?
+    public let revocationDate: Date?
+    public let state: SKPaymentTransactionState
+    public let autoRenewingEnabled: Bool
+    /// An interrupted purchase whose issue is not resolved yet.
+    public let hasPurchaseIssue: Bool
+    public let pendingAskToBuyConfirmation: Bool
+    public let isFinished: Bool
+
+    init(_ row: PaymentTransaction, autoRenewingEnabled: Bool, hasPurchaseIssue: Bool) {
+        identifier = UInt(row.id)
+        originalTransactionIdentifier = UInt(row.originalID)
+        productIdentifier = row.productID
+        purchaseDate = row.purchaseDate
+        expirationDate = row.expirationDate
+        revocationDate = row.revocationDate
+        state = SKPaymentTransactionState(row.state)
+        self.autoRenewingEnabled = autoRenewingEnabled
+        self.hasPurchaseIssue = hasPurchaseIssue
+        pendingAskToBuyConfirmation = row.state == .deferred
+        isFinished = row.isFinished
+    }
+}
+
+/// Why a test session could not do what was asked.
+public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
+    case configurationFileNotFound(name: String, searched: [String])
+    case purchaseFailed(productIdentifier: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .configurationFileNotFound(let name, let searched):
+            "StoreKit configuration file \(name) not found; looked in: \(searched.joined(separator: ", "))"
+        case .purchaseFailed(let id):
+            "buying \(id) made no purchased transaction (the store's failure switches are on?)"
+        }
+    }
+}

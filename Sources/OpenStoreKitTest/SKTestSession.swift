@@ -90,7 +90,7 @@ public final class SKTestSession: @unchecked Sendable {
         if scope == .process { StoreContext.bindProcessStore(binding) }
     }
 
-    static func locateConfiguration(named filename: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+    package static func locateConfiguration(named filename: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
         let name = filename.hasSuffix(".storekit") ? String(filename.dropLast(".storekit".count)) : filename
         if let url = Bundle.main.url(forResource: name, withExtension: "storekit") { return url }
         let directories = (environment["OPENSTOREKIT_CONFIGURATION_PATH"] ?? "").split(separator: ":").map(String.init)

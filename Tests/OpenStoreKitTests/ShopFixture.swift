@@ -33,3 +33,21 @@ func fetchShopProducts(_ session: SKTestSession) async throws -> [String: SKProd
     while !fetcher.finished && fetcher.failure == nil { await Task.yield() }
     return Dictionary(uniqueKeysWithValues: fetcher.products.map { ($0.productIdentifier, $0) })
 }
+
+extension Shop {
+    /// Runs `body` with a new session of the shop bound to the whole process, as StoreKitTest
+    /// binds it: what detached tasks (a `Transaction.updates` listener) reach. One such test
+    /// runs at a time.
+    static func withProcessSession(
+        isolation: isolated (any Actor)? = #isolation, _ body: (SKTestSession) async throws -> Void
+    ) async throws {
+        await SerialGate.processStore.acquire()
+        do {
+            try await body(try SKTestSession(contentsOf: file))
+            await SerialGate.processStore.release()
+        } catch {
+            await SerialGate.processStore.release()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import LedgerTestSupport
+import OpenStoreKit
+import OpenStoreKitTest
+import Testing
+
+/// The same StoreKit client code (`Clients/`, shared with OpenStoreKitTests by a symlink),
+/// compiled in Swift 5 language mode, as most app code still is, and run once.
+@MainActor
+@Suite struct Swift5ClientTests {
+    static let file = URL(fileURLWithPath: Repository.fixture("v3.0-garden-shop.storekit"))
+    static let greenhouse = "com.example.fixtures.garden.greenhouse"
+    static let season = "com.example.fixtures.garden.season"
+
+    @Test func theStoreKit1ObserverBuysAndFinishes() async throws {
+        let session = try SKTestSession(contentsOf: Self.file, scope: .taskLocal)
+        try await session.withTaskLocalStore {
+            let fetcher = ProductFetcher()
+            fetcher.fetch([Self.greenhouse])
+            await session.waitUntilIdle()
+            while !fetcher.finished { await Task.yield() }
+            let observer = StoreObserver()
+            SKPaymentQueue.default().add(observer)
+            observer.buy(try #require(fetcher.products.first))
+            while observer.removedCount < 1 { await session.waitUntilIdle() }
+            #expect(observer.delivered == [Self.greenhouse: 1])
+        }
+    }
+
+    /// The store's `Transaction.updates` listener is a detached task, which only the
+    /// process's store reaches: one such test at a time in the whole test process.
+    @Test func theStoreKit2StoreBuysAndSeesItsEntitlement() async throws {
+        await SerialGate.processStore.acquire()
+        defer { Task { await SerialGate.processStore.release() } }
+        let session = try SKTestSession(contentsOf: Self.file)
+        let store = Store()
+        try await store.requestProducts([Self.season])
+        let transaction = try await store.purchase(try #require(store.product(Self.season)))
+        #expect(transaction?.productID == Self.season)
+        #expect(store.isPurchased(Self.season))
+        session.clearTransactions()
+    }
+}

@@ -1,0 +1,184 @@
+import Foundation
+import LedgerTestSupport
+import OpenStoreKit
+import OpenStoreKitTest
+import Testing
+
+/// StoreKit 2 client code (`Clients/Store.swift`, whose `Transaction.updates` listener is a
+/// detached task as in Apple's sample) driven by `SKTestSession` bound to the process.
+@MainActor
+@Suite struct StoreKit2ScenarioTests {
+    @Test func productsShowNamesPricesAndOffers() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts([Shop.monthly, Shop.greenhouse, "com.example.unknown"])
+            #expect(store.products.map(\.id) == [Shop.monthly, Shop.greenhouse])
+            let monthly = try #require(store.product(Shop.monthly))
+            #expect(monthly.displayName == "Pro Monthly" && monthly.displayPrice == "$3.99" && monthly.price == Decimal(string: "3.99"))
+            #expect(monthly.type == .autoRenewable && store.product(Shop.greenhouse)?.type == .nonConsumable)
+            #expect(monthly.price.formatted(monthly.priceFormatStyle) == "$3.99")
+            let subscription = try #require(monthly.subscription)
+            #expect(subscription.subscriptionGroupID == Shop.groupID && subscription.groupLevel == 2)
+            #expect(subscription.subscriptionPeriod.unit == .month && subscription.subscriptionPeriod.value == 1)
+            #expect(subscription.introductoryOffer?.paymentMode == .freeTrial)
+            #expect(subscription.introductoryOffer?.period.unit == .week && subscription.introductoryOffer?.id == nil)
+            #expect(subscription.promotionalOffers.map(\.id) == ["com.example.fixtures.garden.pro.monthly.comeback"])
+            #expect(subscription.promotionalOffers.first?.displayPrice == "$0.99")
+            #expect(await subscription.isEligibleForIntroOffer)
+            #expect(try await subscription.status.isEmpty)
+        }
+    }
+
+    @Test func whatPurchaseReturnsIsNotEmittedAgainByUpdates() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let product = try #require(store.product(Shop.greenhouse))
+            let bought = try #require(try await store.purchase(product))
+            #expect(bought.productID == Shop.greenhouse && bought.purchasedQuantity == 1 && bought.environment == .xcode)
+            #expect(store.isPurchased(Shop.greenhouse))
+            // A purchase made outside the app reaches the listener.
+            try session.buyProduct(productIdentifier: Shop.season)
+            try await waitFor(session) { store.isPurchased(Shop.season) && SKPaymentQueue.default().transactions.isEmpty }
+            #expect(store.updates.count == 1 && !store.updates.contains(bought.id))
+            var unfinished = 0
+            for await _ in Transaction.unfinished { unfinished += 1 }
+            #expect(unfinished == 0, "the store finishes what it delivers")
+        }
+    }
+
+    @Test func askToBuyIsPendingUntilApprovedThenArrivesAsAnUpdate() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            session.askToBuyEnabled = true
+            let result = try await store.purchase(try #require(store.product(Shop.greenhouse)))
+            #expect(result == nil)
+            let deferred = try #require(session.allTransactions().first { $0.pendingAskToBuyConfirmation })
+            try session.approveAskToBuyTransaction(identifier: deferred.identifier)
+            try await waitFor(session) { store.isPurchased(Shop.greenhouse) }
+            #expect(store.updates == [UInt64(deferred.identifier)])
+        }
+    }
+
+    @Test func cancelledAndRefusedPurchasesLeaveNothingUnfinished() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let greenhouse = try #require(store.product(Shop.greenhouse))
+            session.failureError = .paymentCancelled
+            session.failTransactionsEnabled = true
+            #expect(try await store.purchase(greenhouse) == nil)
+            session.failureError = .paymentNotAllowed
+            await #expect(throws: Product.PurchaseError.purchaseNotAllowed) { try await store.purchase(greenhouse) }
+            await #expect(throws: Product.PurchaseError.invalidQuantity) {
+                try await store.purchase(try #require(store.product(Shop.seeds)), quantity: 11)
+            }
+            var unfinished = 0
+            for await _ in Transaction.unfinished { unfinished += 1 }
+            #expect(unfinished == 0)
+            #expect(session.allTransactions().allSatisfy { $0.isFinished })
+        }
+    }
+
+    @Test func aSubscriptionRenewsThenExpiresWithItsStatus() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let product = try #require(store.product(Shop.monthly))
+            let bought = try #require(try await store.purchase(product))
+            #expect(store.subscriptionState == .subscribed)
+            let status = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
+            let renewalInfo = try status.renewalInfo.payloadValue
+            #expect(renewalInfo.willAutoRenew && renewalInfo.currentProductID == Shop.monthly)
+            #expect(renewalInfo.renewalDate == bought.expirationDate)
+            #expect(await Product.SubscriptionInfo.isEligibleForIntroOffer(for: Shop.groupID) == false)
+
+            try session.advanceTime(by: 40 * 86_400)
+            try await waitFor(session) { store.updates.count == 1 }
+            let renewal = try #require(await Transaction.latest(for: Shop.monthly)).unsafePayloadValue
+            #expect(renewal.reason == .renewal && renewal.originalID == bought.id && store.updates == [renewal.id])
+
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            await store.updateCustomerProductStatus()
+            #expect(store.subscriptionState == .expired && !store.isPurchased(Shop.monthly))
+            let expired = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
+            #expect(try expired.renewalInfo.payloadValue.expirationReason == .autoRenewDisabled)
+        }
+    }
+
+    @Test func aRefundArrivesAsAnUpdateAndRemovesTheEntitlement() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let product = try #require(store.product(Shop.greenhouse))
+            let bought = try #require(try await store.purchase(product))
+            try session.refundTransaction(identifier: UInt(bought.id))
+            try await waitFor(session) { store.revokedUpdates == [bought.id] && !store.isPurchased(Shop.greenhouse) }
+            #expect(await Transaction.currentEntitlement(for: Shop.greenhouse) == nil)
+            #expect(await Transaction.latest(for: Shop.greenhouse)?.unsafePayloadValue.revocationReason == .other)
+        }
+    }
+
+    @Test func anUnfinishedTransactionReachesTheUpdatesListenerAtTheNextLaunch() async throws {
+        try await Shop.withProcessSession { session in
+            let products = try await Product.products(for: [Shop.greenhouse])
+            guard case .success(let verification) = try await products[0].purchase() else {
+                Issue.record("the purchase did not succeed")
+                return
+            }
+            let unfinished = try verification.payloadValue
+            try session.relaunch()
+            let store = Store()
+            try await waitFor(session) {
+                store.updates == [unfinished.id] && store.isPurchased(Shop.greenhouse) && SKPaymentQueue.default().transactions.isEmpty
+            }
+            var left = 0
+            for await _ in Transaction.unfinished { left += 1 }
+            #expect(left == 0)
+        }
+    }
+
+    @Test func historyAndEntitlementsLeaveFinishedConsumablesOut() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            for id in [Shop.seeds, Shop.greenhouse, Shop.season] { _ = try await store.purchase(try #require(store.product(id))) }
+            var all: [String] = []
+            for await result in Transaction.all { all.append(try result.payloadValue.productID) }
+            #expect(all == [Shop.greenhouse, Shop.season])
+            var entitled: [String] = []
+            for await result in Transaction.currentEntitlements { entitled.append(result.unsafePayloadValue.productID) }
+            #expect(entitled.sorted() == [Shop.greenhouse, Shop.season])
+            #expect(store.purchasedIdentifiers == [Shop.greenhouse, Shop.season])
+        }
+    }
+
+    @Test func promotionOrderAndVisibilityAreKept() async throws {
+        try await Shop.withProcessSession { _ in
+            try await Product.PromotionInfo.updateProductOrder(byID: [Shop.monthly, Shop.greenhouse])
+            var order = try await Product.PromotionInfo.currentOrder
+            #expect(order.map(\.productID) == [Shop.monthly, Shop.greenhouse])
+            order[1].visibility = .hidden
+            try await order[1].update()
+            #expect(try await Product.PromotionInfo.currentOrder.map(\.visibility) == [.appStoreConnectDefault, .hidden])
+            await #expect(throws: StoreKitError.self) { try await Product.PromotionInfo.updateProductOrder(byID: ["com.example.unknown"]) }
+            try await Product.PromotionInfo.updateAll([Product.PromotionInfo]())
+            #expect(try await Product.PromotionInfo.currentOrder.isEmpty)
+        }
+    }
+
+    @Test func aStorefrontChangeIsAnnouncedAndPricesFollowIt() async throws {
+        try await Shop.withProcessSession { session in
+            #expect(await Storefront.current?.countryCode == "USA")
+            #expect(AppStore.canMakePayments)
+            var announcements = Storefront.updates.makeAsyncIterator()
+            session.storefront = "FRA"
+            session.locale = Locale(identifier: "fr_FR")
+            #expect(await announcements.next()?.countryCode == "FRA")
+            let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
+            #expect(monthly.displayPrice == "3,99\u{a0}€")
+            #expect(await Storefront.current?.currency == Locale.Currency("EUR"))
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import LedgerTestSupport
+@testable import OpenStoreKit
+@testable import OpenStoreKitTest
+import Testing
+
+@Suite struct StoreLocationTests {
+    @Test func theDefaultLedgerIsNamedByTheEnvironmentElseUnderTheDataHome() async throws {
+        try await withTemporaryDirectory { directory in
+            #expect(try StoreContext.defaultLedgerPath(environment: ["OPENSTOREKIT_LEDGER": directory + "/app.ledger"])
+                == directory + "/app.ledger")
+            let process = ProcessInfo.processInfo.processName
+            let underXDG = try StoreContext.defaultLedgerPath(environment: ["XDG_DATA_HOME": directory + "/data", "HOME": "/nonexistent"])
+            #expect(underXDG == directory + "/data/OpenStoreKit/\(process).ledger")
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/data/OpenStoreKit")
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+            let underHome = try StoreContext.defaultLedgerPath(environment: ["HOME": directory + "/home"])
+            #expect(underHome == directory + "/home/.local/share/OpenStoreKit/\(process).ledger")
+        }
+    }
+
+    @Test func aConfigurationFileIsFoundByNameOnTheConfigurationPath() throws {
+        let fixtures = (Repository.fixture("x") as NSString).deletingLastPathComponent
+        let environment = ["OPENSTOREKIT_CONFIGURATION_PATH": "/nonexistent:" + fixtures]
+        for name in ["v3.0-garden-shop", "v3.0-garden-shop.storekit"] {
+            #expect(try SKTestSession.locateConfiguration(named: name, environment: environment).path
+                == fixtures + "/v3.0-garden-shop.storekit")
+        }
+        #expect(throws: SKTestSessionError.configurationFileNotFound(
+            name: "Missing.storekit", searched: ["main bundle", "/nonexistent", fixtures, FileManager.default.currentDirectoryPath])
+        ) { try SKTestSession.locateConfiguration(named: "Missing", environment: environment) }
+    }
+
+    @Test func aSessionOfAFileThatIsNotAConfigurationIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/Broken.storekit"
+            try Data("{ not json".utf8).write(to: URL(fileURLWithPath: path))
+            let error = #expect(throws: (any Error).self) { try SKTestSession(contentsOf: URL(fileURLWithPath: path), scope: .taskLocal) }
+            #expect(error?.localizedDescription.hasPrefix(path + ": malformed file: not valid JSON or property list") == true, "\(String(describing: error))")
+        }
+    }
+}

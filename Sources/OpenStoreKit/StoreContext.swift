@@ -25,7 +25,10 @@ package final class StoreContext: Sendable {
     package init(ledger: Ledger) throws {
         let updates = TransactionUpdates(ledger: ledger)
         self.transactionUpdates = updates
-        self.queue = try PaymentQueue(ledger: ledger, observers: [updates])
+        let queue = try PaymentQueue(ledger: ledger, observers: [updates])
+        self.queue = queue
+        // A running app keeps its subscriptions: the store renews them when they fall due.
+        Task { await queue.startRenewingAutomatically() }
     }
 
     /// Runs `body` on the queue after the StoreKit 1 calls made before it (a test control's

@@ -282,6 +282,7 @@ public final class SKTestSession: @unchecked Sendable {
 
     public func enableAutoRenewForTransaction(identifier: UInt) throws {
         try ledger.setAutoRenew(of: try productID(of: identifier), enabled: true)
+        context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
     }
 
     /// Moves the store's clock forward and delivers the renewals that fell due. Not in
@@ -291,7 +292,10 @@ public final class SKTestSession: @unchecked Sendable {
     public func advanceTime(by interval: TimeInterval) throws {
         try ledger.advanceClock(by: interval)
         let renewed = try ledger.renewDueSubscriptions()
-        context.afterPendingCalls { _ = try? await $0.deliver(renewed) }
+        context.afterPendingCalls { queue in
+            _ = try? await queue.deliver(renewed)
+            await queue.rescheduleAutomaticRenewals()
+        }
     }
 
     private func productID(of identifier: UInt) throws -> String {

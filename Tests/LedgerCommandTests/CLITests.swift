@@ -85,13 +85,13 @@ import Testing
     @Test func everyFixtureConfigurationImportsFromTheCLI() async throws {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let files = try Repository.fixtureNames(withExtension: "storekit").map(Repository.fixture)
-            #expect(files.count == 7)
+            #expect(files.count == 8)
             let result = try workspace.ledger(["products", "import"] + files + ["--json"])
             #expect(result.status == 0, "\(result.stderr)")
-            // The product counts of the seven files (see CatalogTests' fixtureContents): 2+2+10+4+2+7+6.
-            #expect((try result.json()["imported"] as? [String])?.count == 33)
+            // The product counts of the eight files (see CatalogTests' fixtureContents): 2+2+10+5+4+2+7+6.
+            #expect((try result.json()["imported"] as? [String])?.count == 38)
             let listed = try #require(try workspace.json("products", "list")["products"] as? [[String: Any]])
-            #expect(listed.count == 33)
+            #expect(listed.count == 38)
         }
     }
 

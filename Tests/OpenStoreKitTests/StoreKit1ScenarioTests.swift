@@ -179,10 +179,11 @@ import Testing
     }
 }
 
-/// Waits until `condition` holds, letting the store's calls and callbacks run; fails after 10 s.
+/// Waits until `condition` holds, letting the store's calls and callbacks run; fails after a
+/// minute (the whole suite runs in parallel on small CI machines).
 @MainActor
 func waitFor(_ session: SKTestSession, _ condition: @MainActor () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    let deadline = Date().addingTimeInterval(10)
+    let deadline = Date().addingTimeInterval(60)
     while !condition() {
         guard Date() < deadline else {
             Issue.record("timed out waiting", sourceLocation: sourceLocation)

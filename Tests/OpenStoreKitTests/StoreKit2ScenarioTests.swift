@@ -107,6 +107,21 @@ import Testing
         }
     }
 
+    @Test func aRunningAppKeepsItsSubscriptionAsTheStoreRenewsItBySelf() async throws {
+        try await Shop.withProcessSession { session in
+            session.timeRate = .oneRenewalEveryTwoSeconds
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let product = try #require(store.product(Shop.yearly))
+            let bought = try #require(try await store.purchase(product))
+            // Nobody moves the clock or asks: two seconds later the store renews by itself.
+            try await waitFor(session) { !store.updates.isEmpty }
+            let renewal = try #require(await Transaction.latest(for: Shop.yearly)).unsafePayloadValue
+            #expect(renewal.originalID == bought.id && renewal.reason == .renewal)
+            #expect(store.isPurchased(Shop.yearly))
+        }
+    }
+
     @Test func aRefundArrivesAsAnUpdateAndRemovesTheEntitlement() async throws {
         try await Shop.withProcessSession { session in
             let store = Store()

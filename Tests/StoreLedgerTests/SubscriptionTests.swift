@@ -325,3 +325,39 @@ import Testing
         }
     }
 }
+
+@Suite struct AutomaticRenewalTests {
+    @Test func anOpenQueueRenewsBySelfWhenTheStoreClockPassesAPeriod() async throws {
+        try await StoreFixture.with { store in
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let bought = try await store.buy(SampleCatalog.subscription)
+            await store.queue.startRenewingAutomatically(checkingAtLeastEvery: .milliseconds(20))
+            await store.queue.startRenewingAutomatically(checkingAtLeastEvery: .milliseconds(20))  // no second task
+            // Nothing is due yet: the task makes nothing.
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(observer.updated.filter { $0.reason == .renewal }.isEmpty)
+            // The clock moves (as `ledger clock advance` from another process would move it):
+            // the renewal arrives without anyone asking.
+            try store.ledger.advanceClock(by: 31 * day)
+            func renewals() -> [PaymentTransaction] { observer.updated.filter { $0.reason == .renewal } }
+            let deadline = Date().addingTimeInterval(60)
+            while renewals().isEmpty, Date() < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let renewals = renewals()
+            #expect(renewals.count == 1)
+            #expect(renewals.first?.originalID == bought.id && renewals.first?.purchaseDate == bought.expirationDate)
+        }
+    }
+
+    @Test func theNextRenewalDateIsTheEarliestPeriodEndThatWillRenew() async throws {
+        try await StoreFixture.with { store in
+            #expect(try store.ledger.nextRenewalDate() == nil)
+            let monthly = try await store.buy(SampleCatalog.subscription)
+            #expect(try store.ledger.nextRenewalDate() == monthly.expirationDate)
+            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            #expect(try store.ledger.nextRenewalDate() == nil)
+        }
+    }
+}

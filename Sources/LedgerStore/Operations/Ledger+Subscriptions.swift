@@ -171,6 +171,23 @@ extension Ledger {
         return due
     }
 
+    /// When the next renewal falls due by the store's clock: the earliest end of a period that
+    /// will renew (auto-renew on, not refunded, not lapsed); `nil` when none will.
+    public func nextRenewalDate() throws -> Date? {
+        try read { db in
+            var next: Int64?
+            let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
+            for group in groups {
+                let state = try renewalState(db, group: group)
+                guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                      let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt
+                else { continue }
+                next = min(next ?? end, end)
+            }
+            return next.map(Date.init(ledgerMilliseconds:))
+        }
+    }
+
     /// Refuses a clock move that would make more than `configuration.renewalLimit` renewals due.
     func checkRenewalsDue(_ db: Database, at now: Int64) throws {
         let limit = configuration.renewalLimit

@@ -30,6 +30,9 @@ public actor PaymentQueue {
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
     private var outbox = Outbox()
     var runningRestoreTask: Task<RestoreResult, Never>?
+    private var renewalTimer: Task<Void, Never>?
+    /// Set once `startRenewingAutomatically` was called.
+    private var renewalCheckInterval: Duration?
 
     /// Launches on an open ledger: completes payments left `purchasing` and makes the
     /// subscription renewals that fell due.
@@ -133,6 +136,9 @@ public actor PaymentQueue {
     /// observer finishing a transaction) waits behind the one being delivered; any other caller
     /// returns once its change has been delivered.
     func notify(_ update: PaymentQueueUpdate, to audience: Audience? = nil) async {
+        if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable }) {
+            rescheduleAutomaticRenewals()
+        }
         let sequence = outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
         if outbox.isDraining {
             // Inside a callback, waiting would wait for itself. (A task started by a callback
@@ -259,6 +265,48 @@ public actor PaymentQueue {
     @discardableResult
     public func processSubscriptionRenewals() async throws -> [PaymentTransaction] {
         try await deliver(try ledger.renewDueSubscriptions())
+    }
+
+    /// Makes the store renew subscriptions by itself while this queue is open, as the App Store
+    /// does for a running app: a task sleeps until the next renewal falls due by the store's
+    /// clock (at most `interval` at a time, so that clock moves and other processes' purchases
+    /// are noticed), then makes and delivers the due renewals (at most the renewal limit per
+    /// wake). A subscription this queue sees change wakes the task at once. Calling it again
+    /// only changes the interval; the task ends with the queue. A failure (the ledger busy or
+    /// unwritable) is retried at the next wake.
+    public func startRenewingAutomatically(checkingAtLeastEvery interval: Duration = .seconds(60)) {
+        renewalCheckInterval = max(interval, .milliseconds(10))
+        rescheduleAutomaticRenewals()
+    }
+
+    /// Wakes the renewal task now (when `startRenewingAutomatically` started one): the store's
+    /// clock moved, or a subscription changed, so the next renewal may be due sooner.
+    public func rescheduleAutomaticRenewals() {
+        guard let longest = renewalCheckInterval else { return }
+        renewalTimer?.cancel()
+        renewalTimer = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let wait = await self?.renewDueAndTimeUntilNextRenewal(longest: longest) else { return }
+                try? await Task.sleep(for: wait)
+            }
+        }
+    }
+
+    /// One wake of the renewal task: how long to sleep next.
+    private func renewDueAndTimeUntilNextRenewal(longest: Duration) async -> Duration {
+        do {
+            try await processSubscriptionRenewals()
+            guard let next = try ledger.nextRenewalDate() else { return longest }
+            let seconds = next.timeIntervalSince(try ledger.storeDate())
+            // A renewal still due (more than the limit fell due at once) is made right away.
+            return min(longest, .milliseconds(max(1, Int64((seconds * 1000).rounded(.up)))))
+        } catch {
+            return longest
+        }
+    }
+
+    deinit {
+        renewalTimer?.cancel()
     }
 
     /// StoreKit 2's current entitlements (see `Ledger.currentEntitlements()`).

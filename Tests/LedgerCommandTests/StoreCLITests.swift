@@ -30,6 +30,35 @@ import Testing
         }
     }
 
+    @Test func subscriptionStatusFromTheCLI() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let never = try workspace.json("subscriptions", "status", "com.example.pro.monthly")
+            #expect(never.keys.contains("status") && never["status"] is NSNull)
+            let bought = try #require(try workspace.json("purchase", "com.example.pro.monthly")["id"] as? Int)
+            let status = try #require(try workspace.json("subscriptions", "status", "com.example.pro.monthly")["status"] as? [String: Any])
+            #expect(status["state"] as? String == "subscribed" && status["willAutoRenew"] as? Bool == true)
+            #expect(status["autoRenewProductID"] as? String == "com.example.pro.monthly" && status["isInBillingRetry"] as? Bool == false)
+            #expect((status["transaction"] as? [String: Any])?["id"] as? Int == bought)
+            #expect(status["renewalDate"] as? String == (status["transaction"] as? [String: Any])?["expirationDate"] as? String)
+            // The group's identifier names the same status.
+            let group = try #require((status["transaction"] as? [String: Any])?["subscriptionGroupID"] as? String)
+            #expect((try workspace.json("subscriptions", "status", group)["status"] as? [String: Any])?["state"] as? String == "subscribed")
+
+            _ = try workspace.json("subscriptions", "expire", "com.example.pro.monthly")
+            let expired = try #require(try workspace.json("subscriptions", "status", group)["status"] as? [String: Any])
+            #expect(expired["state"] as? String == "expired" && expired["expirationReason"] as? String == "autoRenewDisabled")
+            #expect(expired["willAutoRenew"] as? Bool == false && expired["renewalDate"] is NSNull)
+            let text = try workspace.ledger("subscriptions", "status", "com.example.pro.monthly")
+            #expect(text.status == 0 && text.stdout.hasPrefix("group \(group): expired\n"), "\(text.stdout)")
+
+            let unknown = try workspace.ledger("subscriptions", "status", "com.example.nothing")
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("\"com.example.nothing\" is neither a product of the catalog nor a subscription group"))
+            let consumable = try workspace.ledger("subscriptions", "status", "com.example.rocket_car")
+            #expect(consumable.status == 1 && consumable.stderr.contains("is not an auto-renewable subscription"))
+        }
+    }
+
     @Test func aSubscriptionRenewsAndExpiresUnderAFastClock() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             _ = try workspace.json("store", "set", "timeRate", "monthlyRenewalEveryThirtySeconds")

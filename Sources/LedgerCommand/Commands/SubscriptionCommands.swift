@@ -7,7 +7,65 @@ struct SubscriptionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscriptions",
         abstract: "Renew, expire, and turn auto-renew on or off for auto-renewable subscriptions.",
-        subcommands: [Renew.self, Expire.self, AutoRenew.self])
+        subcommands: [Status.self, Renew.self, Expire.self, AutoRenew.self])
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show where a subscription group stands (StoreKit 2's subscription status and renewal info).",
+            discussion: """
+                The renewal state (subscribed, expired, inBillingRetryPeriod, inGracePeriod, revoked), the group's \
+                latest transaction, whether and when it renews and to which product (a pending downgrade or \
+                crossgrade), why it expired, and billing retry or grace period. Renewals that fell due are made \
+                first. Exit 0 also when the group was never bought (status null).
+                """)
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "An auto-renewable subscription's product identifier, or a subscription group's identifier.")
+        var groupOrProduct: String
+
+        func run() async throws {
+            try await reportingFailures {
+                let ledger = try options.openQueue().ledger
+                let status = try ledger.subscriptionStatus(forProductOrGroup: groupOrProduct)
+                try options.output.emit(StatusOutput(status: status)) {
+                    guard let status else { return "\(groupOrProduct): never bought" }
+                    return summary(status)
+                }
+            }
+        }
+
+        /// `{"status": null}` when never bought: the key is always there.
+        struct StatusOutput: Encodable {
+            let status: SubscriptionStatus?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(status, forKey: .status)
+            }
+
+            enum CodingKeys: String, CodingKey { case status }
+        }
+
+        private func summary(_ status: SubscriptionStatus) -> String {
+            let transaction = status.transaction
+            var lines = [
+                "group \(status.groupID): \(status.state.rawValue)",
+                "latest: " + describe(transaction),
+            ]
+            if let expiration = transaction.expirationDate { lines.append("expires: \(expiration.formatted(.iso8601))") }
+            if status.willAutoRenew {
+                let when = status.renewalDate.map { " at \($0.formatted(.iso8601))" } ?? ""
+                lines.append("auto-renew: on, renews to \(status.autoRenewProductID)\(when)")
+            } else {
+                lines.append("auto-renew: off")
+            }
+            if let reason = status.expirationReason { lines.append("expiration reason: \(reason.rawValue)") }
+            lines.append("billing retry: \(status.isInBillingRetry ? "yes" : "no")")
+            if let grace = status.gracePeriodExpirationDate { lines.append("grace period until: \(grace.formatted(.iso8601))") }
+            return lines.joined(separator: "\n")
+        }
+    }
 
     struct Renew: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

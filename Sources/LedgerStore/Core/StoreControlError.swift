@@ -22,7 +22,7 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
         case .unknownProduct(let id):
             "unknown product \"\(id)\": it is not in the ledger's catalog"
         case .unknownSubscriptionGroup(let id):
-            "unknown subscription group \"\(id)\": no product of the catalog belongs to it"
+            "\"\(id)\" is neither a product of the catalog nor a subscription group"
         case .notAutoRenewable(let id):
             "\"\(id)\" is not an auto-renewable subscription"
         case .noSubscription(let id):

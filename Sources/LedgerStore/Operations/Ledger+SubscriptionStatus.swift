@@ -27,6 +27,25 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     public var expirationReason: ExpirationReason?
     public var isInBillingRetry: Bool
     public var gracePeriodExpirationDate: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
+             isInBillingRetry, gracePeriodExpirationDate
+    }
+
+    /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(groupID, forKey: .groupID)
+        try c.encode(state, forKey: .state)
+        try c.encode(transaction, forKey: .transaction)
+        try c.encode(willAutoRenew, forKey: .willAutoRenew)
+        try c.encode(autoRenewProductID, forKey: .autoRenewProductID)
+        try c.encode(renewalDate, forKey: .renewalDate)
+        try c.encode(expirationReason, forKey: .expirationReason)
+        try c.encode(isInBillingRetry, forKey: .isInBillingRetry)
+        try c.encode(gracePeriodExpirationDate, forKey: .gracePeriodExpirationDate)
+    }
 }
 
 extension Ledger {
@@ -35,6 +54,18 @@ extension Ledger {
     /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
     public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
         try read { db in try subscriptionStatus(db, group: try subscriptionGroup(db, productID: productID)) }
+    }
+
+    /// The status of the group `id` names: an auto-renewable subscription's product
+    /// identifier, else a subscription group's identifier; `nil` when the group was never bought.
+    /// - Throws: `StoreControlError.notAutoRenewable` for another kind of product,
+    ///   `.unknownSubscriptionGroup` when `id` is neither.
+    public func subscriptionStatus(forProductOrGroup id: String) throws -> SubscriptionStatus? {
+        do {
+            return try subscriptionStatus(forProduct: id)
+        } catch StoreControlError.unknownProduct {
+            return try subscriptionStatus(forGroup: id)
+        }
     }
 
     /// The status of a subscription group by its identifier, or `nil` when it was never bought.

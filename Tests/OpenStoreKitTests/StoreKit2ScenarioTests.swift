@@ -94,7 +94,8 @@ import Testing
             #expect(renewalInfo.renewalDate == bought.expirationDate)
             #expect(await Product.SubscriptionInfo.isEligibleForIntroOffer(for: Shop.groupID) == false)
 
-            try session.advanceTime(by: 40 * 86_400)
+            // The free trial week ends, and one monthly period starts.
+            try session.advanceTime(by: 20 * 86_400)
             try await waitFor(session) { store.updates.count == 1 }
             let renewal = try #require(await Transaction.latest(for: Shop.monthly)).unsafePayloadValue
             #expect(renewal.reason == .renewal && renewal.originalID == bought.id && store.updates == [renewal.id])
@@ -104,6 +105,20 @@ import Testing
             #expect(store.subscriptionState == .expired && !store.isPurchased(Shop.monthly))
             let expired = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
             #expect(try expired.renewalInfo.payloadValue.expirationReason == .autoRenewDisabled)
+        }
+    }
+
+    @Test func aNewSubscriberGetsTheIntroductoryFreeTrial() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let monthly = try #require(store.product(Shop.monthly))
+            #expect(await monthly.subscription?.isEligibleForIntroOffer == true)
+            let trial = try #require(try await store.purchase(monthly))
+            #expect(trial.offer?.type == .introductory && trial.offerType == .introductory)
+            #expect(trial.offer?.paymentMode == .freeTrial && trial.offer?.period?.unit == .week)
+            #expect(trial.expirationDate == trial.purchaseDate.addingTimeInterval(7 * 86_400))
+            #expect(await monthly.subscription?.isEligibleForIntroOffer == false)
         }
     }
 

@@ -34,6 +34,8 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var error: TransactionError?
     public var reason: Reason
     public var subscriptionGroupID: String?
+    /// The introductory or promotional offer the subscription period was bought with.
+    public var offer: TransactionOffer?
     /// ISO 3166-1 alpha-3 code of the storefront the purchase was made in.
     public var storefront: String
     public var environment: String
@@ -53,7 +55,7 @@ extension PaymentTransaction: Codable {
     enum CodingKeys: String, CodingKey {
         case id, originalID, productID, productType, state, isFinished, quantity, purchaseDate,
              originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
-             appAccountToken, applicationUsername, error, reason, subscriptionGroupID, storefront, environment,
+             appAccountToken, applicationUsername, error, reason, subscriptionGroupID, offer, storefront, environment,
              idempotencyKey, restoredFromID, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
     }
 
@@ -78,6 +80,7 @@ extension PaymentTransaction: Codable {
         try c.encode(error, forKey: .error)
         try c.encode(reason, forKey: .reason)
         try c.encode(subscriptionGroupID, forKey: .subscriptionGroupID)
+        try c.encode(offer, forKey: .offer)
         try c.encode(storefront, forKey: .storefront)
         try c.encode(environment, forKey: .environment)
         try c.encode(idempotencyKey, forKey: .idempotencyKey)

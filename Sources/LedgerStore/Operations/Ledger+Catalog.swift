@@ -74,6 +74,11 @@ extension Ledger {
         var promotional: [SubscriptionOffer]
     }
 
+    /// The introductory offer stored in a product's `offers` column.
+    static func introductoryOffer(inOffersColumn json: String) -> SubscriptionOffer? {
+        (try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8)))?.introductory
+    }
+
     private static func fetchProduct(_ db: Database, id: String) throws -> Product? {
         guard let row = try Row.fetchOne(
             db,

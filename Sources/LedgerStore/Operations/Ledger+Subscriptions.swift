@@ -31,8 +31,11 @@ extension Ledger {
             try endPeriod(db, latest, at: now)
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
-            let end = try firstPeriodEnd(db, plan.period, start: now)
-            let renewal = try insertRenewal(db, RenewalStep(chain: latest, productID: productID, start: now, end: end), at: now)
+            let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: productID, plan: plan)
+            let offer = introductory.left > 0 ? introductory.offer : nil
+            let end = try firstPeriodEnd(db, offer?.period ?? plan.period, start: now)
+            let renewal = try insertRenewal(
+                db, RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: offer), at: now)
             try saveRenewalState(db, group: group, RenewalState(
                 autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
             return renewal
@@ -104,6 +107,7 @@ extension Ledger {
               let plan = try subscriptionPlan(db, productID: transaction.productID) else { return }
         var state = try renewalState(db, group: group)
         var end: Int64
+        var offer: TransactionOffer?
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
            let currentPlan = try subscriptionPlan(db, productID: current.productID) {
             let immediate = current.productID != transaction.productID
@@ -117,12 +121,27 @@ extension Ledger {
                 if current.productID != transaction.productID { state.nextProductID = transaction.productID }
             }
         } else {
-            end = try firstPeriodEnd(db, plan.period, start: now)
+            // A new subscriber of the group gets its introductory offer, once per group.
+            if let intro = plan.introductoryOffer, try !hasBought(db, group: group, excluding: transaction.id) {
+                offer = intro.offer
+                // A free trial or a pay-up-front offer is one period covering all its periods;
+                // pay as you go charges them one at a time, this being the first.
+                let periods = intro.offer.paymentMode == .payAsYouGo ? 1 : intro.periodCount
+                end = try periodsEnd(db, intro.offer.period, count: periods, start: now)
+            } else {
+                end = try firstPeriodEnd(db, plan.period, start: now)
+            }
             state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
         }
         try db.run(
-            sql: "UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ? WHERE id = ?",
-            arguments: [now, now, end, Int64(transaction.id)])
+            sql: """
+                UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
+                    offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
+                """,
+            arguments: [
+                now, now, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue, offer?.period.description,
+                Int64(transaction.id),
+            ])
         try saveRenewalState(db, group: group, state)
     }
 
@@ -133,6 +152,8 @@ extension Ledger {
         let productID: String
         let start: Int64
         let end: Int64
+        /// The pay-as-you-go introductory offer this period is still charged at, if any.
+        var offer: TransactionOffer?
     }
 
     /// Walks the renewals due at `now`, oldest first per group, handing each to `make` (which
@@ -154,12 +175,15 @@ extension Ledger {
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
+            var introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: productID, plan: plan)
             var made = 0
             while start <= now {
                 due += 1
                 if due > limit { break }
-                let end = periodEnd(plan.period, rate: rate, anchor: &anchor, start: start)
-                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end))
+                let offer = introductory.left > 0 ? introductory.offer : nil
+                let end = periodEnd(offer?.period ?? plan.period, rate: rate, anchor: &anchor, start: start)
+                introductory.left -= 1
+                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end, offer: offer))
                 made += 1
                 start = end
             }
@@ -206,6 +230,7 @@ extension Ledger {
         row.purchaseDate = step.start
         row.original = (step.chain.originalID, step.chain.originalPurchaseDate.ledgerMilliseconds)
         row.expirationDate = step.end
+        row.offer = step.offer
         row.reason = .renewal
         return row.transaction(id: try insert(db, row))
     }
@@ -213,8 +238,44 @@ extension Ledger {
     /// The end of a subscription's first period, starting at `start` (which anchors its
     /// calendar), at the store's time rate.
     private func firstPeriodEnd(_ db: Database, _ period: SubscriptionPeriod, start: Int64) throws -> Int64 {
+        try periodsEnd(db, period, count: 1, start: start)
+    }
+
+    /// The end of `count` periods one after the other from `start`, at the store's time rate.
+    private func periodsEnd(_ db: Database, _ period: SubscriptionPeriod, count: Int, start: Int64) throws -> Int64 {
+        let rate = try timeRate(db)
         var anchor = start
-        return periodEnd(period, rate: try timeRate(db), anchor: &anchor, start: start)
+        var end = start
+        for _ in 0..<max(1, count) { end = periodEnd(period, rate: rate, anchor: &anchor, start: end) }
+        return end
+    }
+
+    /// Whether anything of the group was ever bought (besides transaction `id`): the
+    /// introductory offer is then spent.
+    private func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
+        try Bool.fetchOne(
+            try db.cachedStatement(sql: """
+                SELECT 1 FROM transactions
+                WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') AND id <> ? LIMIT 1
+                """),
+            arguments: [group, Int64(id)]) != nil
+    }
+
+    /// The pay-as-you-go introductory periods a chain still has: its first purchase took the
+    /// offer and fewer of its periods than the offer counts were charged at it. Renewing to
+    /// another product ends the offer.
+    private func introductoryPeriodsLeft(
+        _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan
+    ) throws -> (offer: TransactionOffer?, left: Int) {
+        guard let intro = plan.introductoryOffer, intro.offer.paymentMode == .payAsYouGo,
+              productID == chain.productID, chain.offer?.type == .introductory
+        else { return (nil, 0) }
+        let charged = try Int.fetchOne(
+            try db.cachedStatement(sql: """
+                SELECT COUNT(*) FROM transactions WHERE original_id = ? AND state = 'purchased' AND offer_type = 'introductory'
+                """),
+            arguments: [Int64(chain.originalID)]) ?? 0
+        return (intro.offer, intro.periodCount - charged)
     }
 
     /// The end of the period of `period` that starts at `start`: always one whole period
@@ -241,15 +302,25 @@ extension Ledger {
     private struct SubscriptionPlan {
         let level: Int
         let period: SubscriptionPeriod
+        /// The product's introductory offer, as a transaction records it, with its period count.
+        let introductoryOffer: (offer: TransactionOffer, periodCount: Int)?
     }
 
     private func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
         guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period FROM products WHERE id = ?"), arguments: [productID]),
+            try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period, offers FROM products WHERE id = ?"),
+            arguments: [productID]),
               let level = row["subscription_group_level"] as Int?,
               let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
         else { return nil }
-        return SubscriptionPlan(level: level, period: period)
+        let intro = Self.introductoryOffer(inOffersColumn: row["offers"])
+        return SubscriptionPlan(
+            level: level, period: period,
+            introductoryOffer: intro.flatMap { offer in
+                TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
+                    (TransactionOffer(type: .introductory, paymentMode: $0, period: offer.period), max(1, offer.periodCount))
+                }
+            })
     }
 
     /// The group's subscription whose period covers `now`.

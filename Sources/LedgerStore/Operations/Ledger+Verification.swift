@@ -155,8 +155,10 @@ struct SubscriptionPeriodCheck {
             if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
                 problems.append("renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))")
             }
-            if !moved, let period = periods[transaction.productID], !Self.isWholePeriod(period, from: start, to: expiration) {
-                problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its product")
+            // A pay-as-you-go introductory period is one period of its offer.
+            if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
+               !Self.isWholePeriod(period, from: start, to: expiration) {
+                problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")")
             }
         }
         if expiration > start { chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration) }

@@ -20,6 +20,7 @@ struct NewTransactionRow {
     var storefront = "USA"
     var planned: (state: TransactionState, error: TransactionError?)?
     var restoredFrom: UInt64?
+    var offer: TransactionOffer?
     var isUpgraded = false
     var createdAt: Int64
 
@@ -47,6 +48,7 @@ struct NewTransactionRow {
         purchaseDate = now
         appAccountToken = source.appAccountToken
         applicationUsername = source.applicationUsername
+        offer = source.offer
         storefront = source.storefront
         createdAt = now
     }
@@ -62,7 +64,7 @@ extension NewTransactionRow {
             originalPurchaseDate: Date(ledgerMilliseconds: original.purchaseDate),
             expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil, revocationReason: nil,
             isUpgraded: isUpgraded, appAccountToken: appAccountToken, applicationUsername: applicationUsername, error: nil, reason: reason,
-            subscriptionGroupID: subscriptionGroupID, storefront: storefront, environment: Ledger.environment,
+            subscriptionGroupID: subscriptionGroupID, offer: offer, storefront: storefront, environment: Ledger.environment,
             idempotencyKey: idempotencyKey, restoredFromID: restoredFrom, createdAt: Date(ledgerMilliseconds: createdAt),
             updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
     }
@@ -83,8 +85,9 @@ extension Ledger {
                     id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
                     expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
                     idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
-                    is_upgraded, created_at, updated_at, application_username)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
+                    offer_period)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 Int64(id), Int64(original.id), row.productID, row.productType.rawValue, row.state.rawValue, row.quantity,
@@ -92,6 +95,7 @@ extension Ledger {
                 row.reason.rawValue, row.subscriptionGroupID, row.storefront, Self.environment, row.idempotencyKey,
                 row.planned?.state.rawValue, row.planned?.error?.code.rawValue, row.planned?.error?.message,
                 row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt, row.applicationUsername,
+                row.offer?.type.rawValue, row.offer?.id, row.offer?.paymentMode.rawValue, row.offer?.period.description,
             ])
         try appendEvent(db, id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         return id

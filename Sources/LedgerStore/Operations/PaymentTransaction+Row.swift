@@ -7,7 +7,7 @@ extension PaymentTransaction {
                original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
                app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
                environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
-               last_delivered_at, application_username
+               last_delivered_at, application_username, offer_type, offer_id, offer_payment_mode, offer_period
         FROM transactions
         """
 
@@ -47,6 +47,7 @@ extension PaymentTransaction {
             error: error,
             reason: try decoded(16, as: Reason.self),
             subscriptionGroupID: row[17],
+            offer: try Self.offer(row),
             storefront: row[18],
             environment: row[19],
             idempotencyKey: row[20],
@@ -56,6 +57,16 @@ extension PaymentTransaction {
             finishedAt: date(24),
             deliveryCount: row[25],
             lastDeliveredAt: date(26))
+    }
+
+    /// The offer columns (28 to 31) of a row of `selection`.
+    private static func offer(_ row: Row) throws -> TransactionOffer? {
+        guard let type = row[28] as String? else { return nil }
+        guard let offerType = TransactionOffer.OfferType(rawValue: type),
+              let mode = (row[30] as String?).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
+              let period = (row[31] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
+        else { throw LedgerError.corrupted(path: "", reason: "incomplete offer on transaction \(row[0] as Int64)") }
+        return TransactionOffer(type: offerType, id: row[29], paymentMode: mode, period: period)
     }
 
     static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {

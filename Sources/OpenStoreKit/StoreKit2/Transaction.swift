@@ -31,6 +31,10 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public var storefrontCountryCode: String { storefront.countryCode }
     /// The subscription's web order line item; not simulated: always `nil`.
     public let webOrderLineItemID: String?
+    /// The subscription offer this period was bought with.
+    public let offer: Offer?
+    public var offerType: OfferType? { offer?.type }
+    public var offerID: String? { offer?.id }
 
     init(_ row: PaymentTransaction) {
         id = row.id
@@ -53,6 +57,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
         webOrderLineItemID = nil
+        offer = row.offer.map(Offer.init)
     }
 
     /// Finishes the transaction: it leaves the unfinished ones for good. Finishing twice does
@@ -96,6 +101,46 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     }
 
     // MARK: - Nested types
+
+    /// A subscription offer applied to a transaction (`Transaction.Offer`).
+    public struct Offer: Hashable, Sendable {
+        /// How the offer is paid (`Transaction.Offer.PaymentMode`).
+        public struct PaymentMode: RawRepresentable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+            public static let freeTrial = PaymentMode(rawValue: "FREE_TRIAL")
+            public static let payAsYouGo = PaymentMode(rawValue: "PAY_AS_YOU_GO")
+            public static let payUpFront = PaymentMode(rawValue: "PAY_UP_FRONT")
+        }
+
+        public let type: OfferType
+        /// The promotional offer's identifier; `nil` for an introductory offer.
+        public let id: String?
+        public let paymentMode: PaymentMode?
+        /// The length of one period of the offer.
+        public let period: Product.SubscriptionPeriod?
+
+        init(_ offer: TransactionOffer) {
+            type = offer.type == .introductory ? .introductory : .promotional
+            id = offer.id
+            paymentMode = switch offer.paymentMode {
+            case .freeTrial: .freeTrial
+            case .payAsYouGo: .payAsYouGo
+            case .payUpFront: .payUpFront
+            }
+            period = Product.SubscriptionPeriod(offer.period)
+        }
+    }
+
+    /// The kind of offer (`Transaction.OfferType`), with StoreKit's raw values.
+    public struct OfferType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let introductory = OfferType(rawValue: 1)
+        public static let promotional = OfferType(rawValue: 2)
+        public static let code = OfferType(rawValue: 3)
+        public static let winBack = OfferType(rawValue: 4)
+    }
 
     public struct OwnershipType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String

@@ -16,19 +16,34 @@ package final class StoreContext: Sendable {
     let operations = OperationChain()
     /// What StoreKit 2's `Transaction.updates` sequences receive.
     let transactionUpdates: TransactionUpdates
+    /// What the transactions this store hands out finish through.
+    package let origin: Transaction.Origin
     private let paymentQueue = Mutex<SKPaymentQueue?>(nil)
 
     /// The storefront each time a test session of this process changes it.
     let storefrontChanges = Broadcast<Storefront>()
 
-    /// Launches on `ledger` (see `PaymentQueue`).
-    package init(ledger: Ledger) throws {
-        let updates = TransactionUpdates(ledger: ledger)
+    /// What must live as long as this store (a test session's temporary directory).
+    private let resources: (any AnyObject & Sendable)?
+
+    /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store.
+    package init(ledger: Ledger, resources: (any AnyObject & Sendable)? = nil) throws {
+        self.resources = resources
+        let origin = Transaction.Origin()
+        self.origin = origin
+        let updates = TransactionUpdates(ledger: ledger, origin: origin)
         self.transactionUpdates = updates
         let queue = try PaymentQueue(ledger: ledger, observers: [updates])
         self.queue = queue
+        origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
         Task { await queue.startRenewingAutomatically() }
+    }
+
+    /// The app quits: the store stops renewing by itself (its calls in flight still end).
+    package func shutDown() {
+        let queue = queue
+        Task { await queue.stopRenewingAutomatically() }
     }
 
     /// Runs `body` on the queue after the StoreKit 1 calls made before it (a test control's
@@ -41,6 +56,7 @@ package final class StoreContext: Sendable {
     /// Returns once every call submitted before has run and its observers were called.
     package func waitUntilIdle() async {
         await operations.waitUntilIdle()
+        await queue.waitUntilNotified()
         // Observers run on the main actor: let the callbacks already queued there run first.
         await MainActor.run {}
     }
@@ -103,23 +119,33 @@ package final class StoreContext: Sendable {
 /// session's `relaunch()`), so that bindings made before keep reaching the current launch.
 package final class StoreBinding: Sendable {
     private let current: Mutex<StoreContext>
-    /// Runs when nothing uses the binding any more (a test session's directory goes).
-    private let onRelease: (@Sendable () -> Void)?
 
-    package init(_ context: StoreContext, onRelease: (@Sendable () -> Void)? = nil) {
+    package init(_ context: StoreContext) {
         current = Mutex(context)
-        self.onRelease = onRelease
-    }
-
-    deinit {
-        onRelease?()
     }
 
     package var context: StoreContext { current.withLock { $0 } }
 
-    /// Replaces the store: calls made from now on reach `context`.
+    /// Replaces the store: calls made from now on reach `context`; the old one shuts down.
     package func replace(with context: StoreContext) {
-        current.withLock { $0 = context }
+        let old = current.withLock { current in
+            defer { current = context }
+            return current
+        }
+        old.shutDown()
+    }
+}
+
+/// A directory removed when the last store using it goes (a test session's ledger).
+package final class TemporaryDirectory: Sendable {
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
     }
 }
 

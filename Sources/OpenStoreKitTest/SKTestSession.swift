@@ -51,6 +51,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// The ledger file of this session's store.
     public let ledgerPath: String
     private let binding: StoreBinding
+    private let directory: TemporaryDirectory
     private let configuration: StoreKitConfiguration
     private let state = Mutex(false)
     private var context: StoreContext { binding.context }
@@ -73,20 +74,15 @@ public final class SKTestSession: @unchecked Sendable {
     public init(contentsOf fileURL: URL, scope: Scope) throws {
         let checked = try ProductCatalog.readConfigurations(at: [fileURL.path])
         configuration = checked.configurations[0]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("OpenStoreKitTest-" + UUID().uuidString).path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        ledgerPath = directory + "/ledger.sqlite"
-        do {
-            let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
-            try ProductCatalog(ledger: ledger).importConfigurations(checked)
-            try StoreTestSession(ledger: ledger).applySettings(of: configuration)
-            binding = StoreBinding(try StoreContext(ledger: ledger), onRelease: {
-                try? FileManager.default.removeItem(atPath: directory)
-            })
-        } catch {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw error
-        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("OpenStoreKitTest-" + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // Removed (also on failure below) when the session and every launch of its store are gone.
+        directory = TemporaryDirectory(path: path)
+        ledgerPath = path + "/ledger.sqlite"
+        let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
+        try ProductCatalog(ledger: ledger).importConfigurations(checked)
+        try StoreTestSession(ledger: ledger).applySettings(of: configuration)
+        binding = StoreBinding(try StoreContext(ledger: ledger, resources: directory))
         if scope == .process { StoreContext.bindProcessStore(binding) }
     }
 
@@ -117,7 +113,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `LedgerError` when the ledger cannot be opened again.
     public func relaunch() throws {
         let ledger = try Ledger.open(at: ledgerPath)
-        binding.replace(with: try StoreContext(ledger: ledger))
+        binding.replace(with: try StoreContext(ledger: ledger, resources: directory))
     }
 
     /// Returns once every StoreKit 1 call made before, and every change this session made,
@@ -250,19 +246,35 @@ public final class SKTestSession: @unchecked Sendable {
     /// its observers and `Transaction.updates`.
     /// - Throws: `PaymentQueueError.unknownProduct`.
     public func buyProduct(productIdentifier: String) throws {
-        let settings = try controls.settings()
-        let bought = try ledger.addPayment(NewPayment(productID: productIdentifier, storefront: settings.storefront.countryCode))
-        deliver(try ledger.applyPlannedOutcome(of: bought.transaction.id))
+        _ = try buy(NewPayment(productID: productIdentifier))
     }
 
-    /// Buys a product outside the app and returns its transaction.
-    public func buyProduct(identifier: String, options: Set<OpenStoreKit.Product.PurchaseOption> = []) async throws -> OpenStoreKit.Transaction {
-        try buyProduct(productIdentifier: identifier)
-        await waitUntilIdle()
-        guard let latest = await OpenStoreKit.Transaction.latest(for: identifier) else {
-            throw SKTestSessionError.purchaseFailed(productIdentifier: identifier)
+    /// Buys a product outside the app with `options` (quantity, app account token) and returns
+    /// its transaction once the app's observers have heard of it.
+    /// - Throws: `PaymentQueueError` for an unknown product or a bad quantity;
+    ///   `SKTestSessionError.purchaseFailed` when the store did not complete the purchase
+    ///   (already subscribed, say).
+    public func buyProduct(
+        identifier: String, options: Set<OpenStoreKit.Product.PurchaseOption> = []
+    ) async throws -> OpenStoreKit.Transaction {
+        var payment = NewPayment(productID: identifier)
+        for option in options {
+            if let quantity = option.quantity { payment.quantity = quantity }
+            if let token = option.appAccountToken { payment.appAccountToken = token }
         }
-        return latest.unsafePayloadValue
+        let bought = try buy(payment)
+        await waitUntilIdle()
+        guard bought.state == .purchased else { throw SKTestSessionError.purchaseFailed(productIdentifier: identifier) }
+        return OpenStoreKit.Transaction(bought, origin: context.origin)
+    }
+
+    private func buy(_ payment: NewPayment) throws -> PaymentTransaction {
+        var payment = payment
+        payment.storefront = try controls.settings().storefront.countryCode
+        let added = try ledger.addPayment(payment)
+        let bought = try ledger.applyPlannedOutcome(of: added.transaction.id)
+        deliver(bought)
+        return bought
     }
 
     // MARK: - Subscriptions and time

@@ -212,3 +212,49 @@ import Testing
         }
     }
 }
+
+/// StoreKit 2 behaviour that needs no detached listener: task-local stores, run in parallel.
+@Suite struct StoreKit2LaunchTests {
+    @Test func unfinishedTransactionsReachOnlyTheFirstUpdatesSequenceOfALaunch() async throws {
+        try await Shop.withSession { session in
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            guard case .success(let verification) = try await greenhouse.purchase() else {
+                Issue.record("the purchase did not succeed")
+                return
+            }
+            let bought = try verification.payloadValue
+            try session.relaunch()
+            var first = Transaction.updates.makeAsyncIterator()
+            #expect(try await first.next()?.payloadValue.id == bought.id)
+            // A second sequence of the same launch starts with what happens next, not a replay.
+            var second = Transaction.updates.makeAsyncIterator()
+            try session.buyProduct(productIdentifier: Shop.season)
+            #expect(try await second.next()?.payloadValue.productID == Shop.season)
+            #expect(try await first.next()?.payloadValue.productID == Shop.season)
+        }
+    }
+
+    @Test func aTransactionFinishesInTheStoreItCameFrom() async throws {
+        let session = try SKTestSession(contentsOf: Shop.file, scope: .taskLocal)
+        let bought = try await session.withTaskLocalStore { () -> Transaction in
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            guard case .success(let verification) = try await greenhouse.purchase() else { throw StoreKitError.unknown }
+            return try verification.payloadValue
+        }
+        // Outside the scope: no store reaches this task, yet finishing goes to the right one.
+        await bought.finish()
+        #expect(session.allTransactions().map(\.isFinished) == [true])
+    }
+
+    @Test func buyingOutsideTheAppWithOptionsReturnsThatTransaction() async throws {
+        try await Shop.withSession { session in
+            let account = UUID()
+            let bought = try await session.buyProduct(identifier: Shop.seeds, options: [.quantity(3), .appAccountToken(account)])
+            #expect(bought.productID == Shop.seeds && bought.purchasedQuantity == 3 && bought.appAccountToken == account)
+            _ = try await session.buyProduct(identifier: Shop.monthly)
+            await #expect(throws: SKTestSessionError.purchaseFailed(productIdentifier: Shop.monthly)) {
+                try await session.buyProduct(identifier: Shop.monthly)  // already subscribed
+            }
+        }
+    }
+}

@@ -361,3 +361,50 @@ import Testing
         }
     }
 }
+
+@Suite struct SubscriptionStatusTests {
+    @Test func aPendingDowngradeLeavesTheCurrentPeriodAsTheStatus() async throws {
+        try await StoreFixture.with { store in
+            let pro = try await store.buy(SampleCatalog.subscription)
+            let downgrade = try await store.buy(SampleCatalog.basicSubscription)
+            #expect(downgrade.expirationDate == downgrade.purchaseDate, "a downgrade waits for the renewal")
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.basicSubscription))
+            #expect(status.state == .subscribed && status.transaction.id == pro.id)
+            #expect(status.willAutoRenew && status.autoRenewProductID == SampleCatalog.basicSubscription)
+            #expect(status.renewalDate == pro.expirationDate)
+        }
+    }
+
+    @Test func aLapsedSubscriptionDoesNotRenewEvenWithAutoRenewTurnedBackOn() async throws {
+        try await StoreFixture.with { store in
+            try await store.buy(SampleCatalog.subscription)
+            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.advanceClock(by: 40 * day)
+            try store.session.setAutoRenew(true, for: SampleCatalog.subscription)
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(status.state == .expired && !status.willAutoRenew && status.renewalDate == nil)
+        }
+    }
+
+    @Test func renewalsKeepTheApplicationUsernameSoThatRestoresFindThem() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await store.queue.add(Payment(productID: SampleCatalog.subscription, applicationUsername: "player-9"))
+            let renewals = try await store.session.advanceClock(by: 40 * day)
+            #expect(renewals.count == 1 && renewals[0].applicationUsername == "player-9")
+            let restored = await store.queue.restoreCompletedTransactions(applicationUsername: "player-9").restored
+            #expect(restored.compactMap(\.restoredFromID) == [bought.id, renewals[0].id])
+        }
+    }
+
+    @Test func restoresForDifferentAccountsAtOnceEachRestoreTheirOwn() async throws {
+        try await StoreFixture.with { store in
+            try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "ann"))
+            try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable2, applicationUsername: "bob"))
+            async let ann = store.queue.restoreCompletedTransactions(applicationUsername: "ann")
+            async let bob = store.queue.restoreCompletedTransactions(applicationUsername: "bob")
+            let (annResult, bobResult) = await (ann, bob)
+            #expect(annResult.restored.map(\.productID) == [SampleCatalog.nonConsumable])
+            #expect(bobResult.restored.map(\.productID) == [SampleCatalog.nonConsumable2])
+        }
+    }
+}

@@ -79,21 +79,16 @@ extension Ledger {
     }
 
     private func subscriptionStatus(_ db: Database, group: String) throws -> SubscriptionStatus? {
-        guard let latest = try PaymentTransaction.fetchAll(
-            db,
-            sql: """
-                WHERE subscription_group_id = ? AND state = 'purchased' AND is_upgraded = 0
-                ORDER BY id DESC LIMIT 1
-                """,
-            arguments: [group]
-        ).first else { return nil }
+        // The latest period (a pending downgrade's payment has none of its own: not it).
+        guard let latest = try latestPeriod(db, group: group) else { return nil }
         let now = Date(ledgerMilliseconds: try storeNow(db))
         let renewal = try renewalState(db, group: group)
         let expired = latest.expirationDate.map { $0 <= now } ?? true
         let state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        // Only a current period renews: one that lapsed stays expired even with auto-renew on.
         let renews = renewal.autoRenew && state == .subscribed
         return SubscriptionStatus(
-            groupID: group, state: state, transaction: latest, willAutoRenew: renewal.autoRenew && state != .revoked,
+            groupID: group, state: state, transaction: latest, willAutoRenew: renews,
             autoRenewProductID: renewal.nextProductID ?? latest.productID,
             renewalDate: renews ? latest.expirationDate : nil,
             expirationReason: state == .expired ? (renewal.autoRenew ? .unknown : .autoRenewDisabled) : nil,

@@ -226,6 +226,7 @@ extension Ledger {
         var row = try NewTransactionRow(db, productID: step.productID, state: .purchased, at: now)
         row.quantity = step.chain.quantity
         row.appAccountToken = step.chain.appAccountToken
+        row.applicationUsername = step.chain.applicationUsername
         row.storefront = step.chain.storefront
         row.purchaseDate = step.start
         row.original = (step.chain.originalID, step.chain.originalPurchaseDate.ledgerMilliseconds)
@@ -337,7 +338,7 @@ extension Ledger {
     }
 
     /// The group's latest period (refunded ones included: a refund ends the chain).
-    private func latestPeriod(_ db: Database, group: String) throws -> PaymentTransaction? {
+    func latestPeriod(_ db: Database, group: String) throws -> PaymentTransaction? {
         try PaymentTransaction.fetchAll(
             db,
             sql: """

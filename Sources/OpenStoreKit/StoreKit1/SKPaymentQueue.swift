@@ -9,23 +9,30 @@ import Synchronization
 /// calls run in the order they were made. Each observer added receives every unfinished
 /// transaction first (at every launch until the app finishes them).
 open class SKPaymentQueue: NSObject, @unchecked Sendable {
-    /// The store the queue works on; `nil` when it could not be opened (every call then
-    /// reports `failure` through the observers).
-    private let context: StoreContext?
-    private let failure: SKError?
+    /// The store the queue works on (which owns the queue); `nil` when it could not be opened
+    /// or was relaunched since: every call then reports `failure` through the observers.
+    private weak var context: StoreContext?
+    private let openingFailure: SKError?
     /// The observers, each with the bridge that hears the ledger's queue for it.
     private let bridges = Mutex<[ObserverBridge]>([])
 
     init(context: StoreContext) {
         self.context = context
-        self.failure = nil
+        self.openingFailure = nil
         super.init()
     }
 
     private init(failure: SKError) {
         self.context = nil
-        self.failure = failure
+        self.openingFailure = failure
         super.init()
+    }
+
+    /// Why there is no store to work on.
+    private var failure: SKError {
+        openingFailure ?? SKError(.unknown, userInfo: [
+            NSLocalizedDescriptionKey: "This payment queue's store was relaunched: use SKPaymentQueue.default()",
+        ])
     }
 
     /// The queue of the store StoreKit calls reach now (see `StoreContext`). When the store's
@@ -56,10 +63,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             return true
         }
         guard added, let context else { return }
-        context.operations.submit {
+        context.operations.submit { [self] in
             do {
                 try await context.queue.add(bridge)
             } catch {
+                // Not registered: forget it, so that adding it again retries.
+                bridges.withLock { $0.removeAll { $0 === bridge } }
                 Self.report(error, doing: "adding an observer")
             }
         }
@@ -89,7 +98,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// nothing stored.
     open func add(_ payment: SKPayment) {
         let payment = payment.copy() as! SKPayment
-        guard let context else { return refuse(payment, failure!) }
+        guard let context else { return refuse(payment, failure) }
         context.operations.submit { [self] in
             if payment.paymentDiscount != nil {
                 return refuse(payment, SKError(.invalidOfferIdentifier, userInfo: [
@@ -146,7 +155,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     open func restoreCompletedTransactions(withApplicationUsername username: String?) {
         guard let context else {
             let targets = bridges.withLock { $0.compactMap(\.observer) }
-            let failure = failure!
+            let failure = failure
             Task { @MainActor in
                 for observer in targets { observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: failure) }
             }
@@ -205,7 +214,7 @@ final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
     // Touched only on the main actor once added; StoreKit calls observers there too, whatever
     // their own isolation, which is why a non-Sendable observer may be held here.
     private(set) weak var observer: (any SKPaymentTransactionObserver)?
-    private unowned let skQueue: SKPaymentQueue
+    private weak var skQueue: SKPaymentQueue?
 
     init(queue: SKPaymentQueue, observer: any SKPaymentTransactionObserver) {
         self.skQueue = queue
@@ -214,7 +223,7 @@ final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
 
     private func onMain(_ call: @escaping @Sendable @MainActor (any SKPaymentTransactionObserver, SKPaymentQueue) -> Void) async {
         await MainActor.run {
-            guard let observer else { return }
+            guard let observer, let skQueue else { return }
             call(observer, skQueue)
         }
     }

@@ -24,6 +24,18 @@ extension Product {
 
         let kind: Kind
 
+        /// The quantity this option sets, if it is `.quantity`.
+        package var quantity: Int? {
+            if case .quantity(let quantity) = kind { return quantity }
+            return nil
+        }
+
+        /// The token this option sets, if it is `.appAccountToken`.
+        package var appAccountToken: UUID? {
+            if case .appAccountToken(let token) = kind { return token }
+            return nil
+        }
+
         /// Ties the purchase to one of the app's accounts.
         public static func appAccountToken(_ token: UUID) -> PurchaseOption { .init(kind: .appAccountToken(token)) }
         /// 1...10 units of a consumable.
@@ -93,18 +105,22 @@ extension Product {
         }
         guard (1...10).contains(payment.quantity) else { throw PurchaseError.invalidQuantity }
         context.transactionUpdates.beginPurchase(key: key)
-        defer { context.transactionUpdates.endPurchase(key: key) }
         let transaction: PaymentTransaction
         do {
             transaction = try await context.queue.add(payment)
         } catch PaymentQueueError.unknownProduct {
+            context.transactionUpdates.endPurchase(key: key, returning: nil)
             throw PurchaseError.productUnavailable
         } catch {
+            context.transactionUpdates.endPurchase(key: key, returning: nil)
             throw StoreKitError.systemError(error)
         }
+        // What this call returns is never emitted by `Transaction.updates`, even when its
+        // notification is delivered after the call returns.
+        context.transactionUpdates.endPurchase(key: key, returning: transaction)
         switch transaction.state {
         case .purchased, .restored:
-            return .success(.verified(Transaction(transaction)))
+            return .success(.verified(Transaction(transaction, origin: context.origin)))
         case .deferred, .purchasing:
             return .pending
         case .failed:

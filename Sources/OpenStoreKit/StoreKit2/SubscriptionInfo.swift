@@ -44,7 +44,7 @@ extension Product {
         public static func status(for groupID: String) async throws -> [Status] {
             do {
                 let context = try StoreContext.current()
-                return try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0)] } ?? []
+                return try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0, origin: context.origin)] } ?? []
             } catch {
                 throw StoreKitError.systemError(error)
             }
@@ -89,9 +89,9 @@ extension Product {
             public let transaction: VerificationResult<Transaction>
             public let renewalInfo: VerificationResult<RenewalInfo>
 
-            init(_ status: SubscriptionStatus) {
+            init(_ status: SubscriptionStatus, origin: Transaction.Origin) {
                 state = RenewalState(status.state)
-                transaction = .verified(Transaction(status.transaction))
+                transaction = .verified(Transaction(status.transaction, origin: origin))
                 renewalInfo = .verified(RenewalInfo(status))
             }
         }

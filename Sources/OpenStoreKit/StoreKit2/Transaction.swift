@@ -1,5 +1,6 @@
 import Foundation
 import StoreLedger
+import Synchronization
 
 /// A purchase as StoreKit 2 shows it (`Transaction`): a snapshot of the ledger's row.
 ///
@@ -33,10 +34,13 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let webOrderLineItemID: String?
     /// The subscription offer this period was bought with.
     public let offer: Offer?
+    /// The launch the transaction came from: `finish()` goes there.
+    let origin: Origin
     public var offerType: OfferType? { offer?.type }
     public var offerID: String? { offer?.id }
 
-    init(_ row: PaymentTransaction) {
+    package init(_ row: PaymentTransaction, origin: Origin) {
+        self.origin = origin
         id = row.id
         originalID = row.originalID
         productID = row.productID
@@ -60,11 +64,13 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         offer = row.offer.map(Offer.init)
     }
 
-    /// Finishes the transaction: it leaves the unfinished ones for good. Finishing twice does
-    /// nothing more; a failure is reported on standard error (StoreKit's `finish()` cannot throw).
+    /// Finishes the transaction in the store it came from: it leaves the unfinished ones for
+    /// good. Finishing twice does nothing more; a failure is reported on standard error
+    /// (StoreKit's `finish()` cannot throw).
     public func finish() async {
         do {
-            try await StoreContext.current().queue.finish(id)
+            guard let queue = origin.queue else { throw StoreKitError.unknown }
+            try await queue.finish(id)
         } catch {
             FileHandle.standardError.write(Data("OpenStoreKit: finishing transaction \(id) failed: \(error.localizedDescription)\n".utf8))
         }
@@ -94,10 +100,20 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         return await entitlements.next()
     }
 
+    /// The status of the subscription group this transaction belongs to; `nil` for other
+    /// products or when the ledger cannot be read.
+    public var subscriptionStatus: Product.SubscriptionInfo.Status? {
+        get async {
+            guard let groupID = subscriptionGroupID else { return nil }
+            return try? await Product.SubscriptionInfo.status(for: groupID).first
+        }
+    }
+
     /// The latest purchased or restored transaction of `productID` (revoked ones included).
     public static func latest(for productID: String) async -> VerificationResult<Transaction>? {
-        guard let row = try? StoreContext.current().ledger.latestTransaction(for: productID) else { return nil }
-        return .verified(Transaction(row))
+        guard let context = try? StoreContext.current(),
+              let row = try? context.ledger.latestTransaction(for: productID) else { return nil }
+        return .verified(Transaction(row, origin: context.origin))
     }
 
     // MARK: - Nested types
@@ -183,17 +199,18 @@ extension Transaction {
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            guard let context = try? StoreContext.current() else { return AsyncIterator(.finished) }
+            guard let context = try? StoreContext.current() else { return AsyncIterator(.finished, origin: Origin()) }
+            let origin = context.origin
             switch source {
             case .updates:
-                return AsyncIterator(.live(context.transactionUpdates.listen().makeAsyncIterator()))
+                return AsyncIterator(.live(context.transactionUpdates.listen().makeAsyncIterator()), origin: origin)
             case .all:
-                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)))
+                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)), origin: origin)
             case .unfinished:
-                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: true)))
+                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: true)), origin: origin)
             case .currentEntitlements(let productID):
                 let rows = (try? context.ledger.currentEntitlements()) ?? []
-                return AsyncIterator(.rows(rows.filter { productID == nil || $0.productID == productID }[...]))
+                return AsyncIterator(.rows(rows.filter { productID == nil || $0.productID == productID }[...]), origin: origin)
             }
         }
 
@@ -209,9 +226,11 @@ extension Transaction {
             }
 
             var state: State
+            let origin: Origin
 
-            init(_ state: State) {
+            init(_ state: State, origin: Origin) {
                 self.state = state
+                self.origin = origin
             }
 
             public mutating func next() async -> VerificationResult<Transaction>? {
@@ -223,11 +242,11 @@ extension Transaction {
                 case .pages(var pages):
                     let next = pages.next()
                     state = .pages(pages)
-                    return next.map { .verified(Transaction($0)) }
+                    return next.map { .verified(Transaction($0, origin: origin)) }
                 case .rows(var rows):
                     guard let next = rows.popFirst() else { return nil }
                     state = .rows(rows)
-                    return .verified(Transaction(next))
+                    return .verified(Transaction(next, origin: origin))
                 case .finished:
                     return nil
                 }
@@ -269,5 +288,22 @@ struct HistoryPages {
     /// What StoreKit 2 shows: processed purchases, except consumables once finished.
     static func isShown(_ row: PaymentTransaction) -> Bool {
         (row.state == .purchased || row.state == .restored) && !(row.productType == .consumable && row.isFinished)
+    }
+}
+
+extension Transaction {
+    /// The launch (payment queue) transactions come from. Two transactions are equal only when
+    /// they come from the same launch.
+    package final class Origin: Hashable, Sendable {
+        private let current = Mutex<PaymentQueue?>(nil)
+
+        var queue: PaymentQueue? { current.withLock { $0 } }
+
+        func attach(_ queue: PaymentQueue) {
+            current.withLock { $0 = queue }
+        }
+
+        package static func == (lhs: Origin, rhs: Origin) -> Bool { lhs === rhs }
+        package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
     }
 }

@@ -3,45 +3,73 @@ import StoreLedger
 import Synchronization
 
 /// What `Transaction.updates` sequences receive: the store's changes to purchased and restored
-/// transactions, and revocations, except what a `purchase()` call in progress will return.
+/// transactions, and revocations, except what a `purchase()` call returns.
 ///
 /// It hears the ledger's queue from the launch on (it is one of its first observers), so no
 /// change committed after a sequence starts can be missed.
 final class TransactionUpdates: PaymentTransactionObserver, Sendable {
-    private let broadcast = Broadcast<VerificationResult<Transaction>>()
-    /// The idempotency keys of the `purchase()` calls running now: their outcome is returned
-    /// by the call, not emitted.
-    private let purchasesInProgress = Mutex<Set<String>>([])
-    private let ledger: Ledger
-
-    init(ledger: Ledger) {
-        self.ledger = ledger
+    private struct State {
+        /// The idempotency keys of the `purchase()` calls running now.
+        var purchasesInProgress: Set<String> = []
+        /// What `purchase()` calls returned, by transaction id: that version (or an older one)
+        /// is never emitted; a later change (an Ask to Buy approval, a refund) is.
+        var returnedByPurchase: [UInt64: Date] = [:]
+        /// Whether a sequence of this launch was given the unfinished transactions already.
+        var replayedUnfinished = false
     }
 
-    /// A new sequence's stream: the unfinished transactions first, then every update.
+    private let broadcast = Broadcast<VerificationResult<Transaction>>()
+    private let state = Mutex(State())
+    private let ledger: Ledger
+    private let origin: Transaction.Origin
+
+    init(ledger: Ledger, origin: Transaction.Origin) {
+        self.ledger = ledger
+        self.origin = origin
+    }
+
+    /// A new sequence's stream. The first sequence of a launch starts with the unfinished
+    /// transactions, as StoreKit delivers them once after launch; then every update.
     func listen() -> AsyncStream<VerificationResult<Transaction>> {
         broadcast.listen {
-            ((try? ledger.unfinishedTransactions()) ?? []).filter(HistoryPages.isShown).map { .verified(Transaction($0)) }
+            let first = state.withLock { state in
+                defer { state.replayedUnfinished = true }
+                return !state.replayedUnfinished
+            }
+            guard first else { return [] }
+            let unfinished = (try? ledger.unfinishedTransactions()) ?? []
+            return shown(unfinished).map { .verified(Transaction($0, origin: origin)) }
         }
     }
 
     func beginPurchase(key: String) {
-        purchasesInProgress.withLock { _ = $0.insert(key) }
+        state.withLock { _ = $0.purchasesInProgress.insert(key) }
     }
 
-    func endPurchase(key: String) {
-        purchasesInProgress.withLock { _ = $0.remove(key) }
+    /// The call ends, having returned `transaction` (if any).
+    func endPurchase(key: String, returning transaction: PaymentTransaction?) {
+        state.withLock { state in
+            state.purchasesInProgress.remove(key)
+            if let transaction { state.returnedByPurchase[transaction.id] = transaction.updatedAt }
+        }
+    }
+
+    /// The rows StoreKit 2 shows, without what a purchase call returns or returned.
+    private func shown(_ rows: [PaymentTransaction]) -> [PaymentTransaction] {
+        let state = state.withLock { $0 }
+        return rows.filter { row in
+            guard HistoryPages.isShown(row) else { return false }
+            if let key = row.idempotencyKey, state.purchasesInProgress.contains(key) { return false }
+            if let returned = state.returnedByPurchase[row.id], row.updatedAt <= returned { return false }
+            return true
+        }
     }
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
-        let inProgress = purchasesInProgress.withLock { $0 }
-        let shown = transactions.filter { row in
-            HistoryPages.isShown(row) && !(row.idempotencyKey.map(inProgress.contains) ?? false)
-        }
-        broadcast.send(shown.map { .verified(Transaction($0)) })
+        broadcast.send(shown(transactions).map { .verified(Transaction($0, origin: origin)) })
     }
 
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
-        broadcast.send(transactions.map { .verified(Transaction($0)) })
+        broadcast.send(transactions.map { .verified(Transaction($0, origin: origin)) })
     }
 }

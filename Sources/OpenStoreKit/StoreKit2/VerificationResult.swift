@@ -48,5 +48,14 @@ public enum VerificationResult<SignedType: Sendable>: Sendable {
     }
 }
 
+extension VerificationResult: CustomDebugStringConvertible {
+    public var debugDescription: String {
+        switch self {
+        case .verified(let value): "verified(\(value))"
+        case .unverified(let value, let error): "unverified(\(value), \(error))"
+        }
+    }
+}
+
 extension VerificationResult: Equatable where SignedType: Equatable {}
 extension VerificationResult: Hashable where SignedType: Hashable {}

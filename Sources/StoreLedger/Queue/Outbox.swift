@@ -15,23 +15,19 @@ struct Audience {
 /// The payment queue's committed changes waiting to be sent, first in first out.
 struct Outbox {
     struct Entry {
-        let sequence: UInt64
         let update: PaymentQueueUpdate
         let audience: Audience
     }
 
     private var entries: [Entry] = []
     private var head = 0
-    private var lastSequence: UInt64 = 0
     /// Whether some call is sending the entries now.
     var isDraining = false
-    /// Callers waiting until their entry (by sequence) has been sent.
-    var waiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Callers of `waitUntilNotified`, resumed when the entries are all sent.
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
-    mutating func enqueue(_ update: PaymentQueueUpdate, to audience: Audience) -> UInt64 {
-        lastSequence += 1
-        entries.append(Entry(sequence: lastSequence, update: update, audience: audience))
-        return lastSequence
+    mutating func enqueue(_ update: PaymentQueueUpdate, to audience: Audience) {
+        entries.append(Entry(update: update, audience: audience))
     }
 
     mutating func dequeue() -> Entry? {
@@ -44,11 +40,10 @@ struct Outbox {
         return entries[head]
     }
 
-    /// Resumes the callers whose entries are sent now.
-    mutating func markDelivered(_ sequence: UInt64) {
-        let ready = waiters.filter { $0.sequence <= sequence }
-        waiters.removeAll { $0.sequence <= sequence }
-        for waiter in ready { waiter.continuation.resume() }
+    mutating func resumeIdleWaiters() {
+        let waiters = idleWaiters
+        idleWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -25,8 +25,9 @@ extension PaymentQueue {
     /// to observers, then exactly one `restoreCompletedTransactionsFinished` or
     /// `...FailedWithError`, also when nothing was restorable.
     ///
-    /// A restore asked for while another runs does not start a second one: it waits for the
-    /// running one and returns its result.
+    /// A restore asked for while the same restore (same account, same kinds) runs does not
+    /// start a second one: it waits for the running one and returns its result. A different
+    /// restore waits for the running one to end, then runs.
     ///
     /// - Parameters:
     ///   - applicationUsername: restores only that account's purchases: those made with this
@@ -37,12 +38,19 @@ extension PaymentQueue {
     public func restoreCompletedTransactions(
         applicationUsername: String? = nil, includeNonRenewing: Bool = false
     ) async -> RestoreResult {
-        if let running = runningRestoreTask { return await running.value }
-        let task = Task { await performRestore(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing) }
-        runningRestoreTask = task
-        let result = await task.value
-        runningRestoreTask = nil
-        return result
+        let request = RestoreRequest(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
+        while let running = runningRestore {
+            if running.request == request { return await running.task.value }
+            _ = await running.task.value
+        }
+        let task = Task {
+            let result = await performRestore(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
+            // Cleared by the task itself, before anyone waiting for it resumes.
+            runningRestore = nil
+            return result
+        }
+        runningRestore = (request, task)
+        return await task.value
     }
 
     private func performRestore(applicationUsername: String?, includeNonRenewing: Bool) async -> RestoreResult {
@@ -56,8 +64,14 @@ extension PaymentQueue {
         }
         // The restore is committed: if counting the delivery fails, the transactions still
         // come back at the next launch, so the restore itself finished.
-        let delivered = (try? await deliver(restored)) ?? restored
+        let delivered = (try? await deliver(restored)) ?? restored  // delivered even when not counted
         await notify(.restoreFinished)
         return RestoreResult(restored: delivered, outcome: .finished)
     }
+}
+
+/// What one restore call asks for: calls asking the same share one restore.
+struct RestoreRequest: Equatable {
+    let applicationUsername: String?
+    let includeNonRenewing: Bool
 }

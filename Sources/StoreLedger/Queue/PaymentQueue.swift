@@ -29,7 +29,7 @@ public actor PaymentQueue {
     private var observers: [WeakObserver] = []
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
     private var outbox = Outbox()
-    var runningRestoreTask: Task<RestoreResult, Never>?
+    var runningRestore: (request: RestoreRequest, task: Task<RestoreResult, Never>)?
     private var renewalTimer: Task<Void, Never>?
     /// Set once `startRenewingAutomatically` was called.
     private var renewalCheckInterval: Duration?
@@ -111,9 +111,11 @@ public actor PaymentQueue {
     public func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
         let unfinished = transactions.filter { !$0.isFinished }
         guard !unfinished.isEmpty, hasObservers else { return transactions }
-        let delivered = try ledger.recordDelivery(of: unfinished.map(\.id))
-        await notify(.updated(delivered))
-        let byID = Dictionary(uniqueKeysWithValues: delivered.map { ($0.id, $0) })
+        // The change is committed: observers hear of it even when counting the delivery fails
+        // (the ledger busy, say); the failure is reported after.
+        let counted = Result { try ledger.recordDelivery(of: unfinished.map(\.id)) }
+        await notify(.updated((try? counted.get()) ?? unfinished))
+        let byID = Dictionary(uniqueKeysWithValues: try counted.get().map { ($0.id, $0) })
         return transactions.map { byID[$0.id] ?? $0 }
     }
 
@@ -132,31 +134,31 @@ public actor PaymentQueue {
     /// Notifies `audience` (everyone listening now, by default) of a committed change.
     ///
     /// Changes are queued and sent one at a time in the order they were queued, each to every
-    /// listener of its audience before the next starts. A change queued by a callback (an
-    /// observer finishing a transaction) waits behind the one being delivered; any other caller
-    /// returns once its change has been delivered.
+    /// listener of its audience before the next starts. When no delivery is running, the caller
+    /// delivers (its change and any queued meanwhile) and returns once they are delivered; when
+    /// one is running (a callback finishing a transaction, another task's change), the change
+    /// waits in the queue for it and the caller returns at once: nobody ever waits for a
+    /// delivery that may be waiting for it.
     func notify(_ update: PaymentQueueUpdate, to audience: Audience? = nil) async {
         if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable }) {
             rescheduleAutomaticRenewals()
         }
-        let sequence = outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
-        if outbox.isDraining {
-            // Inside a callback, waiting would wait for itself. (A task started by a callback
-            // inherits the marker, but finds nothing draining once the callbacks are over.)
-            if Self.deliveringQueue == ObjectIdentifier(self) { return }
-            await withCheckedContinuation { outbox.waiters.append((sequence, $0)) }
-            return
-        }
+        outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
+        guard !outbox.isDraining else { return }
         outbox.isDraining = true
         while let next = outbox.dequeue() {
-            await Self.$deliveringQueue.withValue(ObjectIdentifier(self)) { await send(next.update, to: next.audience) }
-            outbox.markDelivered(next.sequence)
+            await send(next.update, to: next.audience)
         }
         outbox.isDraining = false
+        outbox.resumeIdleWaiters()
     }
 
-    /// The queue whose notification the current task is delivering (its callbacks run in it).
-    @TaskLocal private static var deliveringQueue: ObjectIdentifier?
+    /// Returns once every change committed so far has reached the observers. Not from an
+    /// observer's callback (it would wait for itself).
+    public func waitUntilNotified() async {
+        guard outbox.isDraining else { return }
+        await withCheckedContinuation { outbox.idleWaiters.append($0) }
+    }
 
     private func send(_ update: PaymentQueueUpdate, to audience: Audience) async {
         for continuation in audience.streams { continuation.yield(update) }
@@ -290,6 +292,13 @@ public actor PaymentQueue {
                 try? await Task.sleep(for: wait)
             }
         }
+    }
+
+    /// Stops the renewal task (the app "quits": a relaunch in tests makes a new queue).
+    public func stopRenewingAutomatically() {
+        renewalCheckInterval = nil
+        renewalTimer?.cancel()
+        renewalTimer = nil
     }
 
     /// One wake of the renewal task: how long to sleep next.

@@ -18,27 +18,8 @@ import Synchronization
 /// app's observers and `Transaction.updates` asynchronously. `waitUntilIdle()` (not in
 /// StoreKitTest) waits for that.
 public final class SKTestSession: @unchecked Sendable {
-    /// The rate subscription time passes at (`SKTestSession.TimeRate`), with Xcode's raw values.
-    public enum TimeRate: Int, Sendable, CaseIterable {
-        case realTime = 0
-        case oneHourIsOneDay = 1
-        case thirtyMinutesIsOneDay = 2
-        case fiveMinutesIsOneDay = 3
-        case oneMinuteIsOneDay = 4
-        case thirtySecondsIsOneDay = 5
-        case oneSecondIsOneDay = 6
-        case monthlyRenewalEveryHour = 10
-        case monthlyRenewalEveryThirtyMinutes = 11
-        case monthlyRenewalEveryFifteenMinutes = 12
-        case monthlyRenewalEveryFiveMinutes = 13
-        case monthlyRenewalEveryThirtySeconds = 15
-        case oneRenewalEveryFifteenMinutes = 1000
-        case oneRenewalEveryFiveMinutes = 1001
-        case oneRenewalEveryMinute = 1002
-        case oneRenewalEveryThirtySeconds = 1003
-        case oneRenewalEveryTenSeconds = 1004
-        case oneRenewalEveryTwoSeconds = 1005
-    }
+    /// The rate subscription time passes at (`SKTestSession.TimeRate`): Xcode's cases and raw values.
+    public typealias TimeRate = StoreLedger.TimeRate
 
     /// Which StoreKit calls reach a session's store.
     public enum Scope: Sendable {
@@ -162,7 +143,7 @@ public final class SKTestSession: @unchecked Sendable {
     public var failTransactionsEnabled: Bool {
         get { settings.failTransactionsError != nil }
         set {
-            let code = StoreErrorCode(rawValue: (failureError ?? .unknown).rawValue) ?? .unknown
+            let code = failureError ?? .unknown
             change("failTransactionsEnabled") { $0.failTransactionsError = newValue ? code : nil }
         }
     }
@@ -197,8 +178,8 @@ public final class SKTestSession: @unchecked Sendable {
     }
 
     public var timeRate: TimeRate {
-        get { TimeRate(rawValue: settings.timeRate.rawValue) ?? .realTime }
-        set { change("timeRate") { $0.timeRate = StoreLedger.TimeRate(rawValue: newValue.rawValue) ?? .realTime } }
+        get { settings.timeRate }
+        set { change("timeRate") { $0.timeRate = newValue } }
     }
 
     private var settings: StoreSettings {

@@ -8,30 +8,8 @@ public let SKErrorDomain = "SKErrorDomain"
 /// `SKPaymentTransaction.error` holds, so `transaction.error as? SKError` and
 /// `(error as NSError).code` work as on Apple platforms.
 public struct SKError: Error, Hashable, Sendable, LocalizedError, CustomNSError {
-    /// StoreKit's `SKError.Code`, with the same names and raw values.
-    public enum Code: Int, Sendable, Hashable, Equatable {
-        case unknown = 0
-        case clientInvalid = 1
-        case paymentCancelled = 2
-        case paymentInvalid = 3
-        case paymentNotAllowed = 4
-        case storeProductNotAvailable = 5
-        case cloudServicePermissionDenied = 6
-        case cloudServiceNetworkConnectionFailed = 7
-        case cloudServiceRevoked = 8
-        case privacyAcknowledgementRequired = 9
-        case unauthorizedRequestData = 10
-        case invalidOfferIdentifier = 11
-        case invalidSignature = 12
-        case missingOfferParams = 13
-        case invalidOfferPrice = 14
-        case overlayCancelled = 15
-        case overlayInvalidConfiguration = 16
-        case overlayTimeout = 17
-        case ineligibleForOffer = 18
-        case unsupportedPlatform = 19
-        case overlayPresentedInBackgroundScene = 20
-    }
+    /// StoreKit's `SKError.Code`, with the same names and raw values (the ledger's own codes).
+    public typealias Code = StoreErrorCode
 
     public let code: Code
     /// The message `localizedDescription` returns.
@@ -39,13 +17,11 @@ public struct SKError: Error, Hashable, Sendable, LocalizedError, CustomNSError 
 
     public init(_ code: Code, userInfo: [String: Any] = [:]) {
         self.code = code
-        self.message = (userInfo[NSLocalizedDescriptionKey] as? String)
-            ?? StoreErrorCode(rawValue: code.rawValue).map { TransactionError(code: $0).message }
-            ?? "The operation couldn’t be completed. (SKErrorDomain error \(code.rawValue).)"
+        self.message = (userInfo[NSLocalizedDescriptionKey] as? String) ?? code.defaultMessage
     }
 
     init(_ error: TransactionError) {
-        self.code = Code(rawValue: error.code.rawValue) ?? .unknown
+        self.code = error.code
         self.message = error.message
     }
 

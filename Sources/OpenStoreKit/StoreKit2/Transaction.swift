@@ -80,7 +80,8 @@ public struct Transaction: Identifiable, Sendable, Hashable {
 
     /// Transactions made outside a `purchase()` call: renewals, Ask to Buy approvals, refunds
     /// and revocations, interrupted purchases once resolved, purchases of other processes seen
-    /// by this one's store. Each new sequence starts with the unfinished transactions. What a
+    /// by this one's store. The first sequence of a launch starts with the unfinished
+    /// transactions (StoreKit delivers them once after launch). What a
     /// `purchase()` call returned is never emitted again here.
     public static var updates: Transactions { Transactions(.updates) }
     /// Every purchased or restored transaction, oldest first; finished consumables excluded.

@@ -177,6 +177,19 @@ public final class SKTestSession: @unchecked Sendable {
         set { change("locale") { $0.locale = newValue.identifier } }
     }
 
+    /// Every renewal fails on a billing issue and the subscription enters billing retry, until
+    /// `resolveIssueForTransaction(identifier:)` (or the end of the retry period: expired).
+    public var shouldEnterBillingRetryOnRenewal: Bool {
+        get { settings.billingRetryOnRenewal }
+        set { change("shouldEnterBillingRetryOnRenewal") { $0.billingRetryOnRenewal = newValue } }
+    }
+
+    /// A subscription in billing retry keeps its entitlement for a grace period.
+    public var billingGracePeriodIsEnabled: Bool {
+        get { settings.billingGracePeriodEnabled }
+        set { change("billingGracePeriodIsEnabled") { $0.billingGracePeriodEnabled = newValue } }
+    }
+
     public var timeRate: TimeRate {
         get { settings.timeRate }
         set { change("timeRate") { $0.timeRate = newValue } }
@@ -203,11 +216,19 @@ public final class SKTestSession: @unchecked Sendable {
         deliver(try ledger.decline(UInt64(identifier)))
     }
 
-    /// Resolves the issue of an interrupted purchase: its replacement purchase arrives once the
-    /// failed transaction is finished.
-    /// - Throws: `StoreControlError.notInterrupted`.
+    /// Resolves the issue of a transaction: an interrupted purchase (its replacement purchase
+    /// arrives once the failed transaction is finished), or a subscription in billing retry
+    /// (it renews now; within its grace period, from the end of its last period).
+    /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     public func resolveIssueForTransaction(identifier: UInt) throws {
-        let resolution = try ledger.resolveInterruptedPurchase(UInt64(identifier))
+        let id = UInt64(identifier)
+        if let transaction = try ledger.transaction(id), transaction.productType == .autoRenewable,
+           try ledger.hasBillingIssue(transaction.productID) {
+            deliver(try ledger.resolveBillingIssue(of: transaction.productID))
+            context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
+            return
+        }
+        let resolution = try ledger.resolveInterruptedPurchase(id)
         if resolution.isNew, let replacement = resolution.replacement { deliver(replacement) }
     }
 

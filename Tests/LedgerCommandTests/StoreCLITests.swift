@@ -51,6 +51,21 @@ import Testing
             let text = try workspace.ledger("subscriptions", "status", "com.example.pro.monthly")
             #expect(text.status == 0 && text.stdout.hasPrefix("group \(group): expired\n"), "\(text.stdout)")
 
+            // Billing retry: the next renewal fails on a billing issue; `store resolve` renews.
+            _ = try workspace.json("store", "set", "billingRetryOnRenewal", "true")
+            _ = try workspace.json("store", "set", "billingGracePeriod", "true")
+            #expect(try workspace.json("store", "show")["billingRetryOnRenewal"] as? Bool == true)
+            let again = try #require(try workspace.json("purchase", "com.example.pro.monthly")["id"] as? Int)
+            _ = try workspace.json("clock", "advance", "32d")
+            let retrying = try #require(try workspace.json("subscriptions", "status", group)["status"] as? [String: Any])
+            #expect(retrying["state"] as? String == "inGracePeriod" && retrying["isInBillingRetry"] as? Bool == true)
+            #expect(retrying["gracePeriodExpirationDate"] is String)
+            let resolved = try workspace.json("store", "resolve", "\(again)")
+            #expect((resolved["replacement"] as? [String: Any])?["reason"] as? String == "renewal")
+            #expect((try workspace.json("subscriptions", "status", group)["status"] as? [String: Any])?["state"] as? String == "subscribed")
+            let badSwitch = try workspace.ledger("store", "set", "billingGracePeriod", "sometimes")
+            #expect(badSwitch.status == 65 && badSwitch.stderr.contains("invalid value \"sometimes\" for billingGracePeriod: expected true or false"))
+
             let unknown = try workspace.ledger("subscriptions", "status", "com.example.nothing")
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("\"com.example.nothing\" is neither a product of the catalog nor a subscription group"))

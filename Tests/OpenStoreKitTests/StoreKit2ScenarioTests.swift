@@ -258,3 +258,28 @@ import Testing
         }
     }
 }
+
+@Suite struct BillingRetryScenarioTests {
+    @Test func aSubscriptionInItsGracePeriodStaysEntitledUntilTheIssueIsResolved() async throws {
+        try await Shop.withSession { session in
+            session.shouldEnterBillingRetryOnRenewal = true
+            session.billingGracePeriodIsEnabled = true
+            let yearly = try #require(try await Product.products(for: [Shop.yearly]).first)
+            guard case .success(let verification) = try await yearly.purchase() else { throw StoreKitError.unknown }
+            let bought = try verification.payloadValue
+            await bought.finish()
+            try session.advanceTime(by: 370 * 86_400)
+            let status = try #require(try await yearly.subscription?.status.first)
+            #expect(status.state == .inGracePeriod)
+            let renewalInfo = try status.renewalInfo.payloadValue
+            #expect(renewalInfo.isInBillingRetry && renewalInfo.gracePeriodExpirationDate != nil)
+            #expect(await Transaction.currentEntitlement(for: Shop.yearly)?.unsafePayloadValue.id == bought.id)
+
+            var updates = Transaction.updates.makeAsyncIterator()
+            try session.resolveIssueForTransaction(identifier: UInt(bought.id))
+            let renewal = try #require(await updates.next()).payloadValue
+            #expect(renewal.reason == .renewal && renewal.purchaseDate == bought.expirationDate)
+            #expect(try await yearly.subscription?.status.first?.state == .subscribed)
+        }
+    }
+}

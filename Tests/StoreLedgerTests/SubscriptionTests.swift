@@ -408,3 +408,99 @@ import Testing
         }
     }
 }
+
+@Suite struct BillingRetryTests {
+    private func enterBillingRetry(_ store: StoreFixture, grace: Bool) async throws -> PaymentTransaction {
+        try store.session.update {
+            $0.billingRetryOnRenewal = true
+            $0.billingGracePeriodEnabled = grace
+        }
+        let bought = try await store.buy(SampleCatalog.subscription)
+        let renewals = try await store.session.advanceClock(by: 31 * day)
+        #expect(renewals.isEmpty, "the renewal fails on a billing issue")
+        return bought
+    }
+
+    @Test func aFailedRenewalWaitsInBillingRetryWithoutEntitlementUntilResolved() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await enterBillingRetry(store, grace: false)
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(status.state == .inBillingRetryPeriod && status.isInBillingRetry && status.gracePeriodExpirationDate == nil)
+            #expect(status.willAutoRenew && status.renewalDate == nil && status.expirationReason == nil)
+            #expect(try store.queue.currentEntitlements().isEmpty)
+            #expect(try await store.session.advanceClock(by: 5 * day).isEmpty, "no renewal while the issue lasts")
+            let renewal = try #require(try await store.session.resolveIssueForTransaction(bought.id))
+            #expect(renewal.reason == .renewal && renewal.originalID == bought.id)
+            #expect(renewal.purchaseDate == storeEpoch.addingTimeInterval(36 * day), "it renews now: the days in retry are lost")
+            #expect(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .subscribed)
+            #expect(try store.queue.currentEntitlements().map(\.id) == [renewal.id])
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
+    @Test func aGracePeriodKeepsTheEntitlementAndAResolutionInItLosesNoDays() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await enterBillingRetry(store, grace: true)
+            let expiration = try #require(bought.expirationDate)
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(status.state == .inGracePeriod && status.isInBillingRetry)
+            #expect(status.gracePeriodExpirationDate == expiration.addingTimeInterval(16 * day))
+            #expect(try store.queue.currentEntitlements().map(\.id) == [bought.id])
+            let renewal = try #require(try await store.session.resolveIssueForTransaction(bought.id))
+            #expect(renewal.purchaseDate == expiration)
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
+    @Test func afterTheGracePeriodTheEntitlementGoesAndAfterTheRetriesItExpires() async throws {
+        try await StoreFixture.with { store in
+            let bought = try await enterBillingRetry(store, grace: true)
+            try await store.session.advanceClock(by: 17 * day)
+            #expect(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .inBillingRetryPeriod)
+            #expect(try store.queue.currentEntitlements().isEmpty)
+            try await store.session.advanceClock(by: 50 * day)
+            let expired = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(expired.state == .expired && expired.expirationReason == .billingError && !expired.isInBillingRetry)
+            await #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
+                try await store.session.resolveIssueForTransaction(bought.id)
+            }
+            #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
+                try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+            }
+        }
+    }
+
+    /// Billing retry under every time rate, with random clock jumps and a random resolution
+    /// (seeded): the state follows the grace and retry windows, a resolution in grace loses no
+    /// days, one after it starts at the resolution, and the ledger verifies.
+    @Test(arguments: 0..<10)
+    func billingRetryHoldsUnderEveryRate(seed: Int) async throws {
+        var random = SplitMix(seed: UInt64(seed) &+ 0xB111)
+        let rate = random.pick([TimeRate.realTime, .oneHourIsOneDay, .monthlyRenewalEveryFiveMinutes, .oneRenewalEveryMinute])
+        let grace = random.next() % 2 == 0
+        try await StoreFixture.with { store in
+            try store.session.update { $0.timeRate = rate; $0.billingRetryOnRenewal = true; $0.billingGracePeriodEnabled = grace }
+            let bought = try await store.buy(SampleCatalog.subscription)
+            let expiration = try #require(bought.expirationDate)
+            let jump = expiration.timeIntervalSince(storeEpoch) * Double(1 + random.next() % 40) / 10
+            #expect(try await store.session.advanceClock(by: jump).isEmpty)
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            let now = try store.now()
+            if now < expiration {
+                #expect(status.state == .subscribed)
+            } else if status.state == .expired {
+                #expect(status.expirationReason == .billingError)
+                #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
+                    try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+                }
+            } else {
+                let inGrace = status.state == .inGracePeriod
+                #expect(inGrace ? grace : status.state == .inBillingRetryPeriod, "\(rate) \(status.state)")
+                #expect(try !store.queue.currentEntitlements().isEmpty == inGrace)
+                let renewal = try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+                #expect(renewal.purchaseDate == (inGrace ? expiration : now), "\(rate)")
+            }
+            #expect(try store.ledger.verify() == [], "\(rate)")
+        }
+    }
+}

@@ -21,6 +21,8 @@ struct StoreCommand: AsyncParsableCommand {
         let interruptedPurchases: Bool
         let failTransactions: TransactionError?
         let timeRate: String
+        let billingRetryOnRenewal: Bool
+        let billingGracePeriod: Bool
         let now: Date
 
         init(_ settings: StoreSettings, now: Date) {
@@ -32,6 +34,8 @@ struct StoreCommand: AsyncParsableCommand {
             interruptedPurchases = settings.interruptedPurchasesEnabled
             failTransactions = settings.failTransactionsError.map { TransactionError(code: $0) }
             timeRate = settings.timeRate.name
+            billingRetryOnRenewal = settings.billingRetryOnRenewal
+            billingGracePeriod = settings.billingGracePeriodEnabled
             self.now = now
         }
 
@@ -44,6 +48,8 @@ struct StoreCommand: AsyncParsableCommand {
             interruptedPurchases:  \(interruptedPurchases)
             failTransactions:      \(failTransactions.map { "\($0.code.name) (\($0.code.rawValue))" } ?? "off")
             timeRate:              \(timeRate)
+            billingRetryOnRenewal: \(billingRetryOnRenewal)
+            billingGracePeriod:    \(billingGracePeriod)
             clock:                 \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             """
         }

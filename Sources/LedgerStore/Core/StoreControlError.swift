@@ -11,6 +11,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case cannotRefund(UInt64, state: TransactionState)
     case alreadyRefunded(UInt64)
     case notInterrupted(UInt64)
+    /// The subscription is not in billing retry (or its retries are over).
+    case noBillingIssue(String)
     case clockCannotGoBack(current: Date, requested: Date)
     case clockOutOfRange(interval: TimeInterval)
     /// The clock move would make more subscription renewals due than one move may create.
@@ -31,6 +33,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "cannot refund transaction \(id): it is \(state.rawValue); only purchased and restored transactions can be refunded"
         case .alreadyRefunded(let id):
             "transaction \(id) is already refunded"
+        case .noBillingIssue(let id):
+            "the subscription \"\(id)\" has no billing issue to resolve: it is not in billing retry"
         case .notInterrupted(let id):
             "transaction \(id) is not an interrupted purchase"
         case .clockCannotGoBack(let current, let requested):
@@ -57,4 +61,8 @@ public enum StoreSettingKey {
     public static let timeRate = "timeRate"
     /// Milliseconds added to the injected clock: `ledger clock advance` / `set`.
     public static let clockOffset = "clockOffsetMilliseconds"
+    /// `true`: every renewal fails on a billing issue and the group enters billing retry.
+    public static let billingRetryOnRenewal = "billingRetryOnRenewal"
+    /// `true`: a group in billing retry keeps its entitlement for a grace period.
+    public static let billingGracePeriod = "billingGracePeriod"
 }

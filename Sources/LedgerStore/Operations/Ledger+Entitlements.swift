@@ -17,11 +17,16 @@ extension Ledger {
                         WHERE state IN ('purchased', 'restored') AND revocation_date IS NULL
                           AND (product_type IN ('nonConsumable', 'nonRenewable')
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
-                                   AND purchase_date <= ? AND expiration_date > ?))
+                                   AND purchase_date <= ? AND expiration_date > ?)
+                               -- A subscription in its billing grace period keeps its entitlement.
+                               OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
+                                   SELECT 1 FROM subscription_renewal r
+                                   WHERE r.group_id = subscription_group_id AND r.billing_issue_since = expiration_date
+                                     AND r.grace_until > ?)))
                         GROUP BY product_id)
                     ORDER BY product_id
                     """,
-                arguments: [now, now])
+                arguments: [now, now, now])
         }
     }
 

@@ -84,15 +84,28 @@ extension Ledger {
         let now = Date(ledgerMilliseconds: try storeNow(db))
         let renewal = try renewalState(db, group: group)
         let expired = latest.expirationDate.map { $0 <= now } ?? true
-        let state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        var state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
+        // A renewal that failed on a billing issue: retried (with a grace period, when on) until
+        // the retries are over, then expired for a billing error.
+        let issue = renewal.billingIssue.flatMap { $0.since == latest.expirationDate?.ledgerMilliseconds ? $0 : nil }
+        let nowMS = now.ledgerMilliseconds
+        if state == .expired, let issue {
+            if nowMS < issue.retryUntil {
+                state = issue.graceUntil.map { nowMS < $0 } == true ? .inGracePeriod : .inBillingRetryPeriod
+            } else {
+                reason = .billingError
+            }
+        }
+        let retrying = state == .inGracePeriod || state == .inBillingRetryPeriod
         // Only a current period renews: one that lapsed stays expired even with auto-renew on.
-        let renews = renewal.autoRenew && state == .subscribed
+        let renews = renewal.autoRenew && (state == .subscribed || retrying)
         return SubscriptionStatus(
             groupID: group, state: state, transaction: latest, willAutoRenew: renews,
             autoRenewProductID: renewal.nextProductID ?? latest.productID,
-            renewalDate: renews ? latest.expirationDate : nil,
-            expirationReason: state == .expired ? (renewal.autoRenew ? .unknown : .autoRenewDisabled) : nil,
-            isInBillingRetry: false, gracePeriodExpirationDate: nil)
+            renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
+            expirationReason: state == .expired ? reason : nil,
+            isInBillingRetry: retrying, gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil)
     }
 }
 

@@ -60,6 +60,37 @@ extension Ledger {
         }
     }
 
+    /// Resolves the billing issue of `productID`'s group (Xcode's "resolve issue" on a
+    /// subscription in billing retry): the subscription renews now, or, within its grace
+    /// period, from the end of its last period (the user loses no days).
+    /// - Throws: `StoreControlError.noBillingIssue` when the group is not in billing retry (or
+    ///   its retries are over), `.unknownProduct`, `.notAutoRenewable`.
+    @discardableResult
+    public func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
+        try write { db in
+            let now = try storeNow(db)
+            let group = try subscriptionGroup(db, productID: productID)
+            var state = try renewalState(db, group: group)
+            guard let issue = state.billingIssue, now < issue.retryUntil, let latest = try latestPeriod(db, group: group)
+            else { throw StoreControlError.noBillingIssue(productID) }
+            let renewTo = state.nextProductID ?? latest.productID
+            guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
+            let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
+            let end = try firstPeriodEnd(db, plan.period, start: start)
+            let renewal = try insertRenewal(db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end), at: now)
+            state.billingIssue = nil
+            state.nextProductID = nil
+            state.periodAnchor = start
+            try saveRenewalState(db, group: group, state)
+            return renewal
+        }
+    }
+
+    /// Whether `productID`'s group waits in billing retry.
+    public func hasBillingIssue(_ productID: String) throws -> Bool {
+        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).billingIssue != nil }
+    }
+
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
     /// expires at its expiration date. Turned on after that date, it stays expired.
     /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
@@ -166,14 +197,25 @@ extension Ledger {
     ) throws -> Int {
         var due = 0
         let rate = try timeRate(db)
+        let billingIssues = try BillingSwitches(db)
         let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
         for group in groups where due <= limit {
-            let state = try renewalState(db, group: group)
-            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+            var state = try renewalState(db, group: group)
+            // A group waiting for its billing issue to be resolved renews no more.
+            guard state.billingIssue == nil,
+                  let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                   var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
             else { continue }
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            if billingIssues.retryOnRenewal {
+                // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
+                if make != nil {
+                    state.billingIssue = billingIssues.issue(since: start, period: plan.period, rate: rate)
+                    try saveRenewalState(db, group: group, state)
+                }
+                continue
+            }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
             var introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: productID, plan: plan)
             var made = 0
@@ -203,7 +245,7 @@ extension Ledger {
             let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
             for group in groups {
                 let state = try renewalState(db, group: group)
-                guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                guard state.billingIssue == nil, let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                       let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt
                 else { continue }
                 next = min(next ?? end, end)
@@ -364,28 +406,52 @@ extension Ledger {
         var resumedAt: Int64 = 0
         var nextProductID: String?
         var periodAnchor: Int64?
+        /// A renewal that failed on a billing issue, waiting for it to be resolved.
+        var billingIssue: BillingIssue?
+    }
+
+    /// When a renewal failed on a billing issue (the end of the period it should have
+    /// renewed), until when the group keeps its entitlement (a grace period) and until when
+    /// the store retries; after that the subscription has expired.
+    struct BillingIssue {
+        let since: Int64
+        let graceUntil: Int64?
+        let retryUntil: Int64
     }
 
     func renewalState(_ db: Database, group: String) throws -> RenewalState {
         guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT auto_renew, resumed_at, next_product_id, period_anchor FROM subscription_renewal WHERE group_id = ?"),
+            try db.cachedStatement(sql: """
+                SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until
+                FROM subscription_renewal WHERE group_id = ?
+                """),
             arguments: [group])
         else { return RenewalState() }
+        let issue = (row["billing_issue_since"] as Int64?).flatMap { since in
+            (row["retry_until"] as Int64?).map { BillingIssue(since: since, graceUntil: row["grace_until"], retryUntil: $0) }
+        }
         return RenewalState(
             autoRenew: row["auto_renew"], resumedAt: row["resumed_at"], nextProductID: row["next_product_id"],
-            periodAnchor: row["period_anchor"])
+            periodAnchor: row["period_anchor"], billingIssue: issue)
     }
 
     private func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
         try db.run(
             sql: """
-                INSERT INTO subscription_renewal (group_id, auto_renew, resumed_at, next_product_id, period_anchor)
-                VALUES (?, ?, ?, ?, ?)
+                INSERT INTO subscription_renewal (
+                    group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until,
+                    retry_until)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (group_id) DO UPDATE SET
                     auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
-                    next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor
+                    next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
+                    billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
+                    retry_until = excluded.retry_until
                 """,
-            arguments: [group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor])
+            arguments: [
+                group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
+                state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
+            ])
     }
 
     /// A transaction with the restored copies that mirror it.
@@ -412,5 +478,33 @@ extension Ledger {
                 sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?", arguments: [now, Int64(period.id)])
             try appendEvent(db, id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
         }
+    }
+}
+
+/// The store's billing switches (Xcode's `shouldEnterBillingRetryOnRenewal` and
+/// `billingGracePeriodIsEnabled`), read once per walk.
+struct BillingSwitches {
+    let retryOnRenewal: Bool
+    let gracePeriod: Bool
+
+    init(_ db: Database) throws {
+        func isOn(_ key: String) throws -> Bool {
+            try String.fetchOne(try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [key]) == "true"
+        }
+        retryOnRenewal = try isOn(StoreSettingKey.billingRetryOnRenewal)
+        gracePeriod = try isOn(StoreSettingKey.billingGracePeriod)
+    }
+
+    /// The billing issue of a renewal of `period` due at `since`: in real time, a grace period
+    /// of 6 days for weekly subscriptions and 16 for the others, and 60 days of retries, as
+    /// Xcode's real-time rate; accelerated rates compress those days as they compress periods
+    /// (a "one renewal every X" rate makes each of them X, as Xcode does for the grace period).
+    func issue(since: Int64, period: SubscriptionPeriod, rate: TimeRate) -> Ledger.BillingIssue {
+        let start = Date(ledgerMilliseconds: since)
+        func after(days: Int) -> Int64 {
+            rate.end(of: SubscriptionPeriod(value: days, unit: .day), startingAt: start).ledgerMilliseconds
+        }
+        let graceDays = period == SubscriptionPeriod(value: 1, unit: .week) ? 6 : 16
+        return Ledger.BillingIssue(since: since, graceUntil: gracePeriod ? after(days: graceDays) : nil, retryUntil: after(days: 60))
     }
 }

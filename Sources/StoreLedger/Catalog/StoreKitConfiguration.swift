@@ -168,6 +168,10 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
     /// `_timeRate`: Xcode's subscription time rate setting (0 is real time).
     public var timeRate: Int?
     public var askToBuyEnabled: Bool?
+    /// `_renewalBillingIssuesEnabled`: renewals fail on a billing issue (billing retry).
+    public var billingRetryOnRenewal: Bool?
+    /// `_billingGracePeriodEnabled`.
+    public var billingGracePeriodEnabled: Bool?
     public var failTransactionsEnabled: Bool?
     /// `_storeKitError`: the error Xcode fails transactions with, when failing is enabled.
     public var storeKitError: Int?
@@ -198,6 +202,8 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
         }
         timeRate = try value.optionalMember("_timeRate")?.int()
         askToBuyEnabled = try value.optionalMember("_askToBuyEnabled")?.bool()
+        billingRetryOnRenewal = try value.optionalMember("_renewalBillingIssuesEnabled")?.bool()
+        billingGracePeriodEnabled = try value.optionalMember("_billingGracePeriodEnabled")?.bool()
         failTransactionsEnabled = try value.optionalMember("_failTransactionsEnabled")?.bool()
         storeKitError = try value.optionalMember("_storeKitError")?.int()
         for entry in try value.optionalMember("_storeKitErrors")?.array() ?? [] {

@@ -15,6 +15,12 @@ public struct StoreSettings: Sendable, Hashable {
     /// Every purchase fails with this error; `nil` when off.
     public var failTransactionsError: StoreErrorCode?
     public var timeRate = TimeRate.realTime
+    /// Every renewal fails on a billing issue: the subscription enters billing retry until the
+    /// issue is resolved (Xcode's `shouldEnterBillingRetryOnRenewal`).
+    public var billingRetryOnRenewal = false
+    /// A subscription in billing retry keeps its entitlement for a grace period (Xcode's
+    /// `billingGracePeriodIsEnabled`; no effect without billing retry).
+    public var billingGracePeriodEnabled = false
 
     public init(storefront: Storefront = .unitedStates, locale: String? = nil) {
         self.storefront = storefront
@@ -32,6 +38,8 @@ public struct StoreSettings: Sendable, Hashable {
         interruptedPurchasesEnabled = stored[StoreSettingKey.interruptedPurchases] == "true"
         failTransactionsError = stored[StoreSettingKey.failTransactions].flatMap(Int.init).flatMap(StoreErrorCode.init(rawValue:))
         timeRate = stored[StoreSettingKey.timeRate].flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
+        billingRetryOnRenewal = stored[StoreSettingKey.billingRetryOnRenewal] == "true"
+        billingGracePeriodEnabled = stored[StoreSettingKey.billingGracePeriod] == "true"
     }
 
     /// The settings as the ledger stores them.
@@ -44,6 +52,8 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.interruptedPurchases: String(interruptedPurchasesEnabled),
             StoreSettingKey.failTransactions: failTransactionsError.map { String($0.rawValue) } ?? "off",
             StoreSettingKey.timeRate: timeRate.name,
+            StoreSettingKey.billingRetryOnRenewal: String(billingRetryOnRenewal),
+            StoreSettingKey.billingGracePeriod: String(billingGracePeriodEnabled),
         ]
     }
 
@@ -57,6 +67,8 @@ public struct StoreSettings: Sendable, Hashable {
             settings.locale = locale
         }
         if let askToBuy = file.askToBuyEnabled { settings.askToBuyEnabled = askToBuy }
+        if let retry = file.billingRetryOnRenewal { settings.billingRetryOnRenewal = retry }
+        if let grace = file.billingGracePeriodEnabled { settings.billingGracePeriodEnabled = grace }
         if let fail = file.failTransactionsEnabled {
             settings.failTransactionsError = fail ? StoreErrorCode(rawValue: file.storeKitError ?? 0) ?? .unknown : nil
         }
@@ -80,13 +92,14 @@ public struct StoreSettings: Sendable, Hashable {
 /// One setting of the store, as `ledger store set KEY VALUE` names it.
 public enum StoreControl: String, Sendable, CaseIterable {
     case storefront, locale, canMakePayments, askToBuy, interruptedPurchases, failTransactions, timeRate
+    case billingRetryOnRenewal, billingGracePeriod
 
     /// What a value of this setting looks like, for error messages and help.
     public var expected: String {
         switch self {
         case .storefront: "an ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN"
         case .locale: "a locale identifier with a known language (and region) such as en_US or fr_FR"
-        case .canMakePayments, .askToBuy, .interruptedPurchases: "true or false"
+        case .canMakePayments, .askToBuy, .interruptedPurchases, .billingRetryOnRenewal, .billingGracePeriod: "true or false"
         case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
         case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
         }
@@ -107,6 +120,8 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .canMakePayments: settings.canMakePayments = try Self.bool(text, invalid)
         case .askToBuy: settings.askToBuyEnabled = try Self.bool(text, invalid)
         case .interruptedPurchases: settings.interruptedPurchasesEnabled = try Self.bool(text, invalid)
+        case .billingRetryOnRenewal: settings.billingRetryOnRenewal = try Self.bool(text, invalid)
+        case .billingGracePeriod: settings.billingGracePeriodEnabled = try Self.bool(text, invalid)
         case .failTransactions:
             if ["off", "false", "none"].contains(text.lowercased()) {
                 settings.failTransactionsError = nil

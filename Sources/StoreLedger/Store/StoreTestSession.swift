@@ -79,10 +79,17 @@ public struct StoreTestSession: Sendable {
         return try await queue.decline(id)
     }
 
-    /// Resolves an interrupted purchase; returns its replacement purchase once there is one
-    /// (the failed transaction is finished), delivering it when it is new.
+    /// Resolves the issue of a transaction. An interrupted purchase: returns its replacement
+    /// purchase once there is one (the failed transaction is finished), delivering it when it is
+    /// new. A subscription in billing retry: it renews (now, or within its grace period from
+    /// the end of its last period) and the renewal is returned and delivered.
+    /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     @discardableResult
     public func resolveIssueForTransaction(_ id: UInt64) async throws -> PaymentTransaction? {
+        if let transaction = try ledger.transaction(id), transaction.productType == .autoRenewable,
+           try ledger.hasBillingIssue(transaction.productID) {
+            return try await deliver([try ledger.resolveBillingIssue(of: transaction.productID)]).first
+        }
         let resolution = try ledger.resolveInterruptedPurchase(id)
         guard let replacement = resolution.replacement else { return nil }
         return resolution.isNew ? try await deliver([replacement]).first : replacement

@@ -222,8 +222,8 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     public func resolveIssueForTransaction(identifier: UInt) throws {
         let id = UInt64(identifier)
-        if let transaction = try ledger.transaction(id), transaction.productType == .autoRenewable,
-           try ledger.hasBillingIssue(transaction.productID) {
+        if try !ledger.isInterruptedPurchase(id), let transaction = try ledger.transaction(id),
+           transaction.productType == .autoRenewable, try ledger.hasBillingIssue(transaction.productID) {
             deliver(try ledger.resolveBillingIssue(of: transaction.productID))
             context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
             return

@@ -207,7 +207,40 @@ private final class DeferredFinishingObserver: PaymentTransactionObserver {
     }
 }
 
+/// An observer that restores again, from its callback, when a restore finishes (once).
+private final class RestoringAgainObserver: PaymentTransactionObserver, @unchecked Sendable {
+    private(set) var again: RestoreResult?
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {}
+    func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {
+        guard again == nil else { return }
+        again = await queue.restoreCompletedTransactions()
+    }
+}
+
 @Suite struct NotificationOrderTests {
+    @Test func anObserverCanRestoreFromItsCallbackWithoutBlockingTheQueue() async throws {
+        try await withSampleLedger { path in
+            let queue = try PaymentQueue(path: path)
+            try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let observer = RestoringAgainObserver()
+            try await queue.add(observer)
+            let collector = CollectingObserver()
+            try await queue.add(collector)
+            let first = await queue.restoreCompletedTransactions()
+            #expect(first.isFinished && first.restored.count == 1)
+            // Asked for while the first one was delivering: it joins it (same rows, no wait).
+            #expect(observer.again?.isFinished == true && observer.again?.restored.map(\.id) == first.restored.map(\.id))
+            // The queue still delivers: a new purchase reaches the observers.
+            let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
+            let deadline = Date().addingTimeInterval(60)
+            while !collector.updated.contains(where: { $0.id == bought.id && $0.state == .purchased }), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(collector.updated.contains { $0.id == bought.id && $0.state == .purchased })
+            #expect(collector.callbacks.filter { $0 == .restoreFinished }.count == 1)
+        }
+    }
+
     @Test func aFinishFromATaskStartedByACallbackIsStillDelivered() async throws {
         try await withSampleLedger { path in
             let queue = try PaymentQueue(path: path)

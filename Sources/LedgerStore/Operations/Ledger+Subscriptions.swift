@@ -71,24 +71,44 @@ extension Ledger {
             let now = try storeNow(db)
             let group = try subscriptionGroup(db, productID: productID)
             var state = try renewalState(db, group: group)
-            guard let issue = state.billingIssue, now < issue.retryUntil, let latest = try latestPeriod(db, group: group)
+            guard let latest = try latestPeriod(db, group: group),
+                  let issue = try liveBillingIssue(state, latest: latest, at: now)
             else { throw StoreControlError.noBillingIssue(productID) }
             let renewTo = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
+            // Within the grace period the user loses no days; after it, the new period starts now.
             let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
-            let end = try firstPeriodEnd(db, plan.period, start: start)
-            let renewal = try insertRenewal(db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end), at: now)
+            let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: renewTo, plan: plan)
+            let offer = introductory.left > 0 ? introductory.offer : nil
+            var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
+            let end = periodEnd(offer?.period ?? plan.period, rate: try timeRate(db), anchor: &anchor, start: start)
+            let renewal = try insertRenewal(
+                db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: offer), at: now)
             state.billingIssue = nil
             state.nextProductID = nil
-            state.periodAnchor = start
+            state.periodAnchor = anchor
             try saveRenewalState(db, group: group, state)
             return renewal
         }
     }
 
-    /// Whether `productID`'s group waits in billing retry.
+    /// Whether the latest period of `productID`'s group failed to renew on a billing issue (in
+    /// billing retry, or expired after it).
     public func hasBillingIssue(_ productID: String) throws -> Bool {
-        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).billingIssue != nil }
+        try read { db in
+            let group = try subscriptionGroup(db, productID: productID)
+            guard let latest = try latestPeriod(db, group: group) else { return false }
+            return try renewalState(db, group: group).billingIssue?.since == latest.expirationDate?.ledgerMilliseconds
+        }
+    }
+
+    /// The group's billing issue when it concerns its latest period (not refunded) and the
+    /// store still retries; `nil` otherwise (a stale issue of a deleted period, say).
+    private func liveBillingIssue(_ state: RenewalState, latest: PaymentTransaction, at now: Int64) throws -> BillingIssue? {
+        guard let issue = state.billingIssue, latest.revocationDate == nil,
+              issue.since == latest.expirationDate?.ledgerMilliseconds, now < issue.retryUntil
+        else { return nil }
+        return issue
     }
 
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
@@ -201,11 +221,12 @@ extension Ledger {
         let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
         for group in groups where due <= limit {
             var state = try renewalState(db, group: group)
-            // A group waiting for its billing issue to be resolved renews no more.
-            guard state.billingIssue == nil,
-                  let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                   var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
             else { continue }
+            // A period that failed on a billing issue renews no more (until the issue is
+            // resolved; after the retries it has expired).
+            if state.billingIssue?.since == start { continue }
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
             if billingIssues.retryOnRenewal {
@@ -245,8 +266,9 @@ extension Ledger {
             let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
             for group in groups {
                 let state = try renewalState(db, group: group)
-                guard state.billingIssue == nil, let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                      let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt
+                guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                      let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
+                      state.billingIssue?.since != end
                 else { continue }
                 next = min(next ?? end, end)
             }

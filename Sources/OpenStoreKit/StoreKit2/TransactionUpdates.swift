@@ -11,9 +11,10 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     private struct State {
         /// The idempotency keys of the `purchase()` calls running now.
         var purchasesInProgress: Set<String> = []
-        /// What `purchase()` calls returned, by transaction id: that version (or an older one)
-        /// is never emitted; a later change (an Ask to Buy approval, a refund) is.
-        var returnedByPurchase: [UInt64: Date] = [:]
+        /// What `purchase()` calls returned, by transaction id: that version (its state, when
+        /// last changed) is never emitted; a later change (an Ask to Buy approval, a refund) is,
+        /// even within the same millisecond, since it changes the state.
+        var returnedByPurchase: [UInt64: (state: TransactionState, updatedAt: Date)] = [:]
         /// Whether a sequence of this launch was given the unfinished transactions already.
         var replayedUnfinished = false
     }
@@ -50,7 +51,7 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     func endPurchase(key: String, returning transaction: PaymentTransaction?) {
         state.withLock { state in
             state.purchasesInProgress.remove(key)
-            if let transaction { state.returnedByPurchase[transaction.id] = transaction.updatedAt }
+            if let transaction { state.returnedByPurchase[transaction.id] = (transaction.state, transaction.updatedAt) }
         }
     }
 
@@ -60,7 +61,8 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         return rows.filter { row in
             guard HistoryPages.isShown(row) else { return false }
             if let key = row.idempotencyKey, state.purchasesInProgress.contains(key) { return false }
-            if let returned = state.returnedByPurchase[row.id], row.updatedAt <= returned { return false }
+            if let returned = state.returnedByPurchase[row.id], row.state == returned.state, row.revocationDate == nil,
+               row.updatedAt <= returned.updatedAt { return false }
             return true
         }
     }

@@ -26,8 +26,9 @@ extension PaymentQueue {
     /// `...FailedWithError`, also when nothing was restorable.
     ///
     /// A restore asked for while the same restore (same account, same kinds) runs does not
-    /// start a second one: it waits for the running one and returns its result. A different
-    /// restore waits for the running one to end, then runs.
+    /// start a second one: it returns the running one's result once committed (the first
+    /// caller delivers it). A different restore waits for that commit, then runs. Nobody waits
+    /// for another caller's delivery, so an observer may restore from its callback.
     ///
     /// - Parameters:
     ///   - applicationUsername: restores only that account's purchases: those made with this
@@ -39,34 +40,44 @@ extension PaymentQueue {
         applicationUsername: String? = nil, includeNonRenewing: Bool = false
     ) async -> RestoreResult {
         let request = RestoreRequest(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
-        while let running = runningRestore {
-            if running.request == request { return await running.task.value }
-            _ = await running.task.value
+        if let running = runningRestore {
+            let committed = await running.task.value
+            if running.request == request { return RestoreResult(committed) }
         }
         let task = Task {
-            let result = await performRestore(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
-            // Cleared by the task itself, before anyone waiting for it resumes.
-            runningRestore = nil
-            return result
+            Result { try ledger.restorePurchases(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing) }
         }
-        runningRestore = (request, task)
-        return await task.value
+        let id = UUID()
+        runningRestore = (id, request, task)
+        let result = await deliver(restore: await task.value)
+        if runningRestore?.id == id { runningRestore = nil }
+        return result
     }
 
-    private func performRestore(applicationUsername: String?, includeNonRenewing: Bool) async -> RestoreResult {
+    private func deliver(restore committed: Result<[PaymentTransaction], any Error>) async -> RestoreResult {
         let restored: [PaymentTransaction]
-        do {
-            restored = try ledger.restorePurchases(
-                applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
-        } catch {
+        switch committed {
+        case .failure(let error):
             await notify(.restoreFailed(error))
-            return RestoreResult(restored: [], outcome: .failed(error))
+            return RestoreResult(committed)
+        case .success(let rows):
+            restored = rows
         }
         // The restore is committed: if counting the delivery fails, the transactions still
         // come back at the next launch, so the restore itself finished.
         let delivered = (try? await deliver(restored)) ?? restored  // delivered even when not counted
         await notify(.restoreFinished)
         return RestoreResult(restored: delivered, outcome: .finished)
+    }
+}
+
+extension RestoreResult {
+    /// The result of a committed restore, as a caller that joined it sees it.
+    init(_ committed: Result<[PaymentTransaction], any Error>) {
+        switch committed {
+        case .success(let restored): self.init(restored: restored, outcome: .finished)
+        case .failure(let error): self.init(restored: [], outcome: .failed(error))
+        }
     }
 }
 

@@ -29,7 +29,9 @@ public actor PaymentQueue {
     private var observers: [WeakObserver] = []
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
     private var outbox = Outbox()
-    var runningRestore: (request: RestoreRequest, task: Task<RestoreResult, Never>)?
+    /// The restore being committed or delivered: its commit, which callers asking the same
+    /// restore share.
+    var runningRestore: (id: UUID, request: RestoreRequest, task: Task<Result<[PaymentTransaction], any Error>, Never>)?
     private var renewalTimer: Task<Void, Never>?
     /// Set once `startRenewingAutomatically` was called.
     private var renewalCheckInterval: Duration?

@@ -470,6 +470,19 @@ import Testing
         }
     }
 
+    @Test func anInterruptedPurchaseInAGroupInBillingRetryResolvesAsInterrupted() async throws {
+        try await StoreFixture.with { store in
+            _ = try await enterBillingRetry(store, grace: false)
+            try store.session.update { $0.interruptedPurchasesEnabled = true }
+            let interrupted = try await store.buy(SampleCatalog.yearlySubscription)
+            #expect(interrupted.state == .failed)
+            try await store.queue.finish(interrupted)
+            let replacement = try #require(try await store.session.resolveIssueForTransaction(interrupted.id))
+            #expect(replacement.productID == SampleCatalog.yearlySubscription && replacement.reason == .purchase)
+            #expect(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .subscribed)
+        }
+    }
+
     /// Billing retry under every time rate, with random clock jumps and a random resolution
     /// (seeded): the state follows the grace and retry windows, a resolution in grace loses no
     /// days, one after it starts at the resolution, and the ledger verifies.

@@ -221,14 +221,9 @@ public final class SKTestSession: @unchecked Sendable {
     /// (it renews now; within its grace period, from the end of its last period).
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     public func resolveIssueForTransaction(identifier: UInt) throws {
-        let id = UInt64(identifier)
-        if try !ledger.isInterruptedPurchase(id), let transaction = try ledger.transaction(id),
-           transaction.productType == .autoRenewable, try ledger.hasBillingIssue(transaction.productID) {
-            deliver(try ledger.resolveBillingIssue(of: transaction.productID))
-            context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
-            return
-        }
-        let resolution = try ledger.resolveInterruptedPurchase(id)
+        let resolution = try ledger.resolveIssue(ofTransaction: UInt64(identifier))
+        // A renewal of an auto-renewable subscription wakes the renewal task through the
+        // delivery (the queue reschedules on any subscription change it notifies).
         if resolution.isNew, let replacement = resolution.replacement { deliver(replacement) }
     }
 

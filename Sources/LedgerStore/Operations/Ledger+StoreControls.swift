@@ -37,25 +37,45 @@ extension Ledger {
     /// none, if it was deleted) and creates nothing.
     /// - Throws: `StoreControlError.notInterrupted`.
     public func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+        try write { db in try resolveInterruptedPurchase(db, id: id) }
+    }
+
+    /// Resolves the issue of transaction `id` (Xcode's "resolve issue"), in one commit: an
+    /// interrupted purchase as `resolveInterruptedPurchase(_:)` does; an auto-renewable
+    /// subscription whose latest period failed on a billing issue as `resolveBillingIssue(of:)`
+    /// does (its renewal is new).
+    /// - Throws: `StoreControlError.notInterrupted` for a transaction with neither issue,
+    ///   `.noBillingIssue` when its billing retries are over.
+    public func resolveIssue(ofTransaction id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in
-            guard let row = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)])
-            else { throw StoreControlError.notInterrupted(id) }
-            if let existing = row["replacement_id"] as Int64? {
-                return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
+            if try !isInterruptedPurchase(db, id: id), let transaction = try PaymentTransaction.fetchOne(db, id: id),
+               transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID) {
+                return (try resolveBillingIssue(db, productID: transaction.productID), true)
             }
-            try db.run(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
-            let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
-            return (replacement, replacement != nil)
+            return try resolveInterruptedPurchase(db, id: id)
         }
+    }
+
+    private func resolveInterruptedPurchase(_ db: Database, id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+        guard let row = try Row.fetchOne(
+            try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)])
+        else { throw StoreControlError.notInterrupted(id) }
+        if let existing = row["replacement_id"] as Int64? {
+            return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
+        }
+        try db.run(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
+        let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
+        return (replacement, replacement != nil)
     }
 
     /// Whether transaction `id` is an interrupted purchase (its failure waits for the user).
     public func isInterruptedPurchase(_ id: UInt64) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                try db.cachedStatement(sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]) != nil
-        }
+        try read { db in try isInterruptedPurchase(db, id: id) }
+    }
+
+    private func isInterruptedPurchase(_ db: Database, id: UInt64) throws -> Bool {
+        try Bool.fetchOne(
+            try db.cachedStatement(sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]) != nil
     }
 
     /// The ids of interrupted purchases and whether each is resolved.

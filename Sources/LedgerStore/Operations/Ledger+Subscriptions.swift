@@ -67,39 +67,43 @@ extension Ledger {
     ///   its retries are over), `.unknownProduct`, `.notAutoRenewable`.
     @discardableResult
     public func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
-        try write { db in
-            let now = try storeNow(db)
-            let group = try subscriptionGroup(db, productID: productID)
-            var state = try renewalState(db, group: group)
-            guard let latest = try latestPeriod(db, group: group),
-                  let issue = try liveBillingIssue(state, latest: latest, at: now)
-            else { throw StoreControlError.noBillingIssue(productID) }
-            let renewTo = state.nextProductID ?? latest.productID
-            guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
-            // Within the grace period the user loses no days; after it, the new period starts now.
-            let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
-            let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: renewTo, plan: plan)
-            let offer = introductory.left > 0 ? introductory.offer : nil
-            var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
-            let end = periodEnd(offer?.period ?? plan.period, rate: try timeRate(db), anchor: &anchor, start: start)
-            let renewal = try insertRenewal(
-                db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: offer), at: now)
-            state.billingIssue = nil
-            state.nextProductID = nil
-            state.periodAnchor = anchor
-            try saveRenewalState(db, group: group, state)
-            return renewal
-        }
+        try write { db in try resolveBillingIssue(db, productID: productID) }
+    }
+
+    func resolveBillingIssue(_ db: Database, productID: String) throws -> PaymentTransaction {
+        let now = try storeNow(db)
+        let group = try subscriptionGroup(db, productID: productID)
+        var state = try renewalState(db, group: group)
+        guard let latest = try latestPeriod(db, group: group),
+              let issue = try liveBillingIssue(state, latest: latest, at: now)
+        else { throw StoreControlError.noBillingIssue(productID) }
+        let renewTo = state.nextProductID ?? latest.productID
+        guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
+        // Within the grace period the user loses no days; after it, the new period starts now.
+        let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
+        let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: renewTo, plan: plan)
+        let offer = introductory.left > 0 ? introductory.offer : nil
+        var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
+        let end = periodEnd(offer?.period ?? plan.period, rate: try timeRate(db), anchor: &anchor, start: start)
+        let renewal = try insertRenewal(
+            db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: offer), at: now)
+        state.billingIssue = nil
+        state.nextProductID = nil
+        state.periodAnchor = anchor
+        try saveRenewalState(db, group: group, state)
+        return renewal
     }
 
     /// Whether the latest period of `productID`'s group failed to renew on a billing issue (in
     /// billing retry, or expired after it).
     public func hasBillingIssue(_ productID: String) throws -> Bool {
-        try read { db in
-            let group = try subscriptionGroup(db, productID: productID)
-            guard let latest = try latestPeriod(db, group: group) else { return false }
-            return try renewalState(db, group: group).billingIssue?.since == latest.expirationDate?.ledgerMilliseconds
-        }
+        try read { db in try hasBillingIssue(db, productID: productID) }
+    }
+
+    func hasBillingIssue(_ db: Database, productID: String) throws -> Bool {
+        let group = try subscriptionGroup(db, productID: productID)
+        guard let latest = try latestPeriod(db, group: group) else { return false }
+        return try renewalState(db, group: group).billingIssue?.since == latest.expirationDate?.ledgerMilliseconds
     }
 
     /// The group's billing issue when it concerns its latest period (not refunded) and the

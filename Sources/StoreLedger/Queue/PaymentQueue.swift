@@ -306,7 +306,10 @@ public actor PaymentQueue {
     /// One wake of the renewal task: how long to sleep next.
     private func renewDueAndTimeUntilNextRenewal(longest: Duration) async -> Duration {
         do {
-            try await processSubscriptionRenewals()
+            // A read first: a wake with nothing due writes nothing.
+            if let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
+                try await processSubscriptionRenewals()
+            }
             guard let next = try ledger.nextRenewalDate() else { return longest }
             let seconds = next.timeIntervalSince(try ledger.storeDate())
             // A renewal still due (more than the limit fell due at once) is made right away.

@@ -86,11 +86,7 @@ public struct StoreTestSession: Sendable {
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     @discardableResult
     public func resolveIssueForTransaction(_ id: UInt64) async throws -> PaymentTransaction? {
-        if try !ledger.isInterruptedPurchase(id), let transaction = try ledger.transaction(id),
-           transaction.productType == .autoRenewable, try ledger.hasBillingIssue(transaction.productID) {
-            return try await deliver([try ledger.resolveBillingIssue(of: transaction.productID)]).first
-        }
-        let resolution = try ledger.resolveInterruptedPurchase(id)
+        let resolution = try ledger.resolveIssue(ofTransaction: id)
         guard let replacement = resolution.replacement else { return nil }
         return resolution.isNew ? try await deliver([replacement]).first : replacement
     }

@@ -15,11 +15,16 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // ECDSA P-256 for promotional offer signatures (never hand-rolled crypto).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .target(
             name: "LedgerStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
         // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs

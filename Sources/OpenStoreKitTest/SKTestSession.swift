@@ -246,9 +246,11 @@ public final class SKTestSession: @unchecked Sendable {
         _ = try buy(NewPayment(productID: productIdentifier))
     }
 
-    /// Buys a product outside the app with `options` (quantity, app account token) and returns
-    /// its transaction once the app's observers have heard of it.
+    /// Buys a product outside the app with `options` (quantity, app account token, a
+    /// promotional offer: `.promotionalOffer(id:)` needs no signature) and returns its
+    /// transaction once the app's observers have heard of it.
     /// - Throws: `PaymentQueueError` for an unknown product or a bad quantity;
+    ///   `PromotionalOfferError` for an offer the store refuses;
     ///   `SKTestSessionError.purchaseFailed` when the store did not complete the purchase
     ///   (already subscribed, say).
     public func buyProduct(
@@ -258,6 +260,7 @@ public final class SKTestSession: @unchecked Sendable {
         for option in options {
             if let quantity = option.quantity { payment.quantity = quantity }
             if let token = option.appAccountToken { payment.appAccountToken = token }
+            if let discount = option.discount { payment.discount = discount }
         }
         let bought = try buy(payment)
         await waitUntilIdle()
@@ -384,5 +387,14 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
         case .purchaseFailed(let id):
             "buying \(id) made no purchased transaction (the store's failure switches are on?)"
         }
+    }
+}
+
+extension OpenStoreKit.Product.PurchaseOption {
+    /// A promotional offer without a signature, for `SKTestSession.buyProduct(identifier:options:)`
+    /// (StoreKitTest's `promotionalOffer(id:)`): the store checks the offer and the customer's
+    /// eligibility, not a signature.
+    public static func promotionalOffer(id: String) -> Self {
+        .unsignedPromotionalOffer(id: id)
     }
 }

@@ -193,3 +193,38 @@ func waitFor(_ session: SKTestSession, _ condition: @MainActor () -> Bool, sourc
         if !condition() { try await Task.sleep(nanoseconds: 1_000_000) }
     }
 }
+
+/// Promotional offers with StoreKit 1's `SKPaymentDiscount`.
+@MainActor
+@Suite struct StoreKit1PromotionalOfferTests {
+    @Test func aPaymentDiscountSignedByTheServerIsRedeemedAndABadOneFails() async throws {
+        try await Shop.withSession { session in
+            let products = try await fetchShopProducts(session)
+            let monthly = try #require(products[Shop.monthly])
+            let offerID = try #require(monthly.discounts.first?.identifier)
+            let observer = StoreObserver()
+            SKPaymentQueue.default().add(observer)
+            func discount(_ offer: SignedOffer) -> SKPaymentDiscount {
+                SKPaymentDiscount(
+                    identifier: offer.offerID, keyIdentifier: offer.keyID, nonce: offer.nonce, signature: offer.signature,
+                    timestamp: NSNumber(value: offer.timestamp))
+            }
+            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
+                productID: Shop.monthly, offerID: offerID, account: "player-7")))
+            try await waitFor(session) { observer.failures == [.ineligibleForOffer] }
+            observer.buy(monthly)
+            try await waitFor(session) { observer.delivered[Shop.monthly] == 1 }
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            // Signed for another account: the signature does not hold.
+            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
+                productID: Shop.monthly, offerID: offerID, account: "player-8")))
+            try await waitFor(session) { observer.failures == [.ineligibleForOffer, .invalidSignature] }
+            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
+                productID: Shop.monthly, offerID: offerID, account: "player-7")))
+            try await waitFor(session) { observer.delivered[Shop.monthly] == 2 }
+            let redeemed = try #require(session.allTransactions().last)
+            #expect(redeemed.productIdentifier == Shop.monthly && redeemed.state == .purchased)
+            #expect(observer.failures == [.ineligibleForOffer, .invalidSignature])
+        }
+    }
+}

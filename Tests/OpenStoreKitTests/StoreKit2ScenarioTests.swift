@@ -283,3 +283,79 @@ import Testing
         }
     }
 }
+
+/// Promotional offers, signed by the app's server, redeemed with StoreKit 2's purchase option.
+@MainActor
+@Suite struct StoreKit2PromotionalOfferTests {
+    static let comeback = "com.example.fixtures.garden.pro.monthly.comeback"
+
+    @Test func aLapsedSubscriberRedeemsAServerSignedOfferAndBadOnesAreRefused() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts([Shop.monthly])
+            let monthly = try #require(store.product(Shop.monthly))
+            // Promotional offers are for current and lapsed subscribers.
+            await #expect(throws: Product.PurchaseError.ineligibleForOffer) {
+                try await store.purchase(monthly, offer: try OfferServer.sign(productID: Shop.monthly, offerID: Self.comeback))
+            }
+            _ = try #require(try await store.purchase(monthly))
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            await #expect(throws: Product.PurchaseError.invalidOfferSignature) {
+                try await store.purchase(monthly, offer: try OfferServer.sign(
+                    productID: Shop.monthly, offerID: Self.comeback, signedProductID: Shop.yearly))
+            }
+            await #expect(throws: Product.PurchaseError.invalidOfferIdentifier) {
+                try await store.purchase(monthly, offer: try OfferServer.sign(productID: Shop.monthly, offerID: "nope"))
+            }
+            let signed = try OfferServer.sign(productID: Shop.monthly, offerID: Self.comeback)
+            let redeemed = try #require(try await store.purchase(monthly, offer: signed))
+            #expect(redeemed.offer?.type == .promotional && redeemed.offer?.id == Self.comeback)
+            #expect(redeemed.offer?.paymentMode == .payAsYouGo)
+            #expect(redeemed.offerType == .promotional && redeemed.offerID == Self.comeback)
+            #expect(store.isPurchased(Shop.monthly))
+            // The App Store takes each nonce once.
+            await #expect(throws: Product.PurchaseError.invalidOfferSignature) {
+                try await store.purchase(monthly, offer: signed)
+            }
+        }
+    }
+
+    @Test func anOfferSignedByApplesServerLibraryIsAccepted() async throws {
+        let (python, reason) = OfferServer.applePython()
+        guard let python else {
+            print("skipped: \(reason)")
+            return
+        }
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts([Shop.monthly])
+            let monthly = try #require(store.product(Shop.monthly))
+            let account = UUID()
+            _ = try #require(try await store.purchase(monthly, account: account))
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            let signed = try OfferServer.signWithAppleLibrary(
+                python: python, productID: Shop.monthly, offerID: Self.comeback, account: account.uuidString)
+            let result = try await monthly.purchase(options: [
+                .appAccountToken(account),
+                .promotionalOffer(
+                    offerID: signed.offerID, keyID: signed.keyID, nonce: signed.nonce,
+                    signature: try #require(Data(base64Encoded: signed.signature)), timestamp: signed.timestamp),
+            ])
+            guard case .success(.verified(let transaction)) = result else {
+                Issue.record("expected a verified purchase, got \(result)")
+                return
+            }
+            #expect(transaction.offerID == Self.comeback && transaction.appAccountToken == account)
+            await transaction.finish()
+        }
+    }
+
+    @Test func aTestSessionBuysWithAnUnsignedOffer() async throws {
+        try await Shop.withSession { session in
+            _ = try await session.buyProduct(identifier: Shop.monthly)
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            let redeemed = try await session.buyProduct(identifier: Shop.monthly, options: [.promotionalOffer(id: Self.comeback)])
+            #expect(redeemed.offerID == Self.comeback && redeemed.offerType == .promotional)
+        }
+    }
+}

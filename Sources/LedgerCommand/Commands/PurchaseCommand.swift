@@ -9,7 +9,10 @@ struct PurchaseCommand: AsyncParsableCommand {
         discussion: """
             A failed or cancelled purchase is a normal result (exit 0): look at its state and error. \
             --error-code alone implies --outcome fail. The same --idempotency-key returns the existing \
-            transaction and creates nothing.
+            transaction and creates nothing. --promotional-offer redeems an offer of a subscription: \
+            unsigned, as StoreKitTest's promotionalOffer(id:), or signed by a server with the four \
+            --offer-* options (checked against the store's subscription offers key); an offer the \
+            store refuses is an error (exit 1) and records nothing.
             """)
 
     enum Outcome: String, ExpressibleByArgument, CaseIterable {
@@ -36,20 +39,60 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("error-code"), help: "The SKError code of a failure, by name or number (default unknown).")
     var errorCode: String?
 
+    @Option(name: .customLong("promotional-offer"), help: "The identifier of a promotional offer of the subscription to redeem.")
+    var promotionalOffer: String?
+
+    @Option(name: .customLong("offer-key-id"), help: "The identifier of the key that signed the offer.")
+    var offerKeyID: String?
+
+    @Option(name: .customLong("offer-nonce"), help: "The signed nonce, a UUID.")
+    var offerNonce: String?
+
+    @Option(name: .customLong("offer-timestamp"), help: "When the offer was signed, in milliseconds since 1970.")
+    var offerTimestamp: Int64?
+
+    @Option(name: .customLong("offer-signature"), help: "The offer's signature: base64 of its DER encoding.")
+    var offerSignature: String?
+
     func validate() throws {
         if errorCode != nil, let outcome, outcome != .fail {
             throw ValidationError("--error-code goes with --outcome fail, not \(outcome.rawValue)")
+        }
+        let signed = [offerKeyID, offerNonce, offerTimestamp.map(String.init), offerSignature].filter { $0 != nil }.count
+        if signed > 0, promotionalOffer == nil {
+            throw ValidationError("--offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature go with --promotional-offer")
+        }
+        if signed > 0, signed < 4 {
+            throw ValidationError("a signed offer needs all of --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
         }
     }
 
     func run() async throws {
         try await reportingFailures {
-            let payment = Payment(
+            var payment = Payment(
                 productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
                 idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
+            payment.discount = try discount()
             let transaction = try await options.openQueue().add(payment)
             try options.output.emit(transaction) { describe(transaction) }
         }
+    }
+
+    /// The promotional offer of `--promotional-offer` and its signature, if any.
+    private func discount() throws -> PaymentDiscount? {
+        guard let promotionalOffer else { return nil }
+        guard let offerKeyID, let offerNonce, let offerTimestamp, let offerSignature else {
+            return PaymentDiscount(offerID: promotionalOffer, signature: nil)
+        }
+        guard let nonce = UUID(uuidString: offerNonce) else {
+            throw InputError(description: "invalid --offer-nonce \"\(offerNonce)\": it must be a UUID")
+        }
+        guard let signature = Data(base64Encoded: offerSignature) else {
+            throw InputError(description: "invalid --offer-signature: it must be base64 (of the signature's DER encoding)")
+        }
+        return PaymentDiscount(
+            offerID: promotionalOffer,
+            signature: OfferSignature(keyID: offerKeyID, nonce: nonce, timestamp: offerTimestamp, signature: signature))
     }
 
     private func simulatedOutcome() throws -> SimulatedOutcome? {

@@ -23,9 +23,12 @@ struct StoreCommand: AsyncParsableCommand {
         let timeRate: String
         let billingRetryOnRenewal: Bool
         let billingGracePeriod: Bool
+        let bundleID: String
+        /// The identifier of the key promotional offers must be signed with; `nil` without one.
+        let subscriptionOffersKeyID: String?
         let now: Date
 
-        init(_ settings: StoreSettings, now: Date) {
+        init(_ settings: StoreSettings, offersKeyID: String?, now: Date) {
             storefront = settings.storefront.countryCode
             currencyCode = settings.storefront.currencyCode
             locale = settings.locale
@@ -36,6 +39,8 @@ struct StoreCommand: AsyncParsableCommand {
             timeRate = settings.timeRate.name
             billingRetryOnRenewal = settings.billingRetryOnRenewal
             billingGracePeriod = settings.billingGracePeriodEnabled
+            bundleID = settings.bundleID
+            subscriptionOffersKeyID = offersKeyID
             self.now = now
         }
 
@@ -50,13 +55,16 @@ struct StoreCommand: AsyncParsableCommand {
             timeRate:              \(timeRate)
             billingRetryOnRenewal: \(billingRetryOnRenewal)
             billingGracePeriod:    \(billingGracePeriod)
+            bundleID:              \(bundleID)
+            offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
             clock:                 \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             """
         }
     }
 
     static func emitSettings(_ options: GlobalOptions, _ ledger: Ledger) throws {
-        let view = SettingsView(try StoreSettings(ledger: ledger), now: try ledger.storeDate())
+        let view = SettingsView(
+            try StoreSettings(ledger: ledger), offersKeyID: try ledger.subscriptionOffersKey()?.id, now: try ledger.storeDate())
         try options.output.emit(view) { view.text }
     }
 
@@ -76,7 +84,9 @@ struct StoreCommand: AsyncParsableCommand {
             discussion: """
                 storefront FRA | locale fr_FR | canMakePayments true|false | askToBuy true|false |
                 interruptedPurchases true|false | failTransactions off|CODE (paymentNotAllowed, 4, ...) |
-                timeRate NAME (realTime, oneSecondIsOneDay, monthlyRenewalEveryThirtySeconds, oneRenewalEveryTwoSeconds, ...)
+                timeRate NAME (realTime, oneSecondIsOneDay, monthlyRenewalEveryThirtySeconds, oneRenewalEveryTwoSeconds, ...) |
+                billingRetryOnRenewal true|false | billingGracePeriod true|false |
+                bundleID com.example.app (what promotional offer signatures sign)
                 """)
 
         @OptionGroup var options: GlobalOptions

@@ -65,4 +65,10 @@ public enum StoreSettingKey {
     public static let billingRetryOnRenewal = "billingRetryOnRenewal"
     /// `true`: a group in billing retry keeps its entitlement for a grace period.
     public static let billingGracePeriod = "billingGracePeriod"
+    /// The app's bundle identifier, which promotional offer signatures sign.
+    public static let bundleID = "bundleID"
+    /// The subscription offers key (`SubscriptionOffersKey`): its identifier, and its private
+    /// key in base64 PKCS #8 DER, as a StoreKit configuration file's `subscriptionOffersKeyPair`.
+    public static let subscriptionOffersKeyID = "subscriptionOffersKeyID"
+    public static let subscriptionOffersPrivateKey = "subscriptionOffersPrivateKey"
 }

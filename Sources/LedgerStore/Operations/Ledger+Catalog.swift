@@ -8,14 +8,22 @@ extension Ledger {
     ///   - sources: the file each product came from, by product id, recorded with it.
     ///   - seedSettings: store settings stored only where the ledger has no value yet (a
     ///     catalog file seeds the store; it does not override what was set since).
+    ///   - offersKey: the catalog's subscription offers key, which replaces the store's.
     public func saveProducts(
-        _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:]
+        _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:],
+        offersKey: SubscriptionOffersKey? = nil
     ) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         try write { db in
             for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
                 try db.run(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+            }
+            if let offersKey {
+                try Self.saveSettings(db, [
+                    StoreSettingKey.subscriptionOffersKeyID: offersKey.id,
+                    StoreSettingKey.subscriptionOffersPrivateKey: offersKey.privateKeyBase64,
+                ])
             }
             for product in products {
                 if let subscription = product.subscription {
@@ -69,14 +77,14 @@ extension Ledger {
         }
     }
 
-    private struct OfferColumn: Codable {
+    struct OfferColumn: Codable {
         var introductory: SubscriptionOffer?
         var promotional: [SubscriptionOffer]
     }
 
-    /// The introductory offer stored in a product's `offers` column.
-    static func introductoryOffer(inOffersColumn json: String) -> SubscriptionOffer? {
-        (try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8)))?.introductory
+    /// The offers stored in a product's `offers` column.
+    static func offers(inOffersColumn json: String) -> OfferColumn? {
+        try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
     }
 
     private static func fetchProduct(_ db: Database, id: String) throws -> Product? {

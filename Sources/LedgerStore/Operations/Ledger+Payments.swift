@@ -23,11 +23,15 @@ public struct NewPayment: Sendable, Hashable {
     public var outcome: PlannedOutcome
     /// ISO 3166-1 alpha-3 code of the storefront the payment is made in.
     public var storefront: String
+    /// The promotional offer the payment redeems, checked when it is added.
+    public var discount: PaymentDiscount?
 
     public init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
-        idempotencyKey: String? = nil, outcome: PlannedOutcome = .purchased, storefront: String = "USA"
+        idempotencyKey: String? = nil, outcome: PlannedOutcome = .purchased, storefront: String = "USA",
+        discount: PaymentDiscount? = nil
     ) {
+        self.discount = discount
         self.applicationUsername = applicationUsername
         self.productID = productID
         self.quantity = quantity
@@ -50,7 +54,8 @@ extension Ledger {
     /// names (`isNew` false; nothing is written then).
     ///
     /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
-    ///   1...10, a bad idempotency key, or a key reused for a different payment.
+    ///   1...10, a bad idempotency key, or a key reused for a different payment;
+    ///   `PromotionalOfferError` for a promotional offer the store refuses.
     @discardableResult
     public func addPayment(
         _ payment: NewPayment, recordingDelivery: Bool = false
@@ -76,16 +81,21 @@ extension Ledger {
            let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
                   existing.appAccountToken == payment.appAccountToken,
-                  existing.applicationUsername == payment.applicationUsername
+                  existing.applicationUsername == payment.applicationUsername,
+                  existing.offer?.type != .promotional || existing.offer?.id == payment.discount?.offerID
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
         let now = try storeNow(db)
+        let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, at: now) }
         var planned: (state: TransactionState, error: TransactionError?)
         switch payment.outcome {
         case .purchased:
             planned = (.purchased, nil)
-            if let error = try alreadySubscribed(db, productID: payment.productID, at: now) { planned = (.failed, error) }
+            // A promotional offer for the product subscribed to waits for the next renewal.
+            if offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
+                planned = (.failed, error)
+            }
         case .deferred: planned = (.deferred, nil)
         case .failed(let error): planned = (.failed, error)
         case .interrupted: planned = (.failed, Self.interruptionError)
@@ -97,6 +107,8 @@ extension Ledger {
         row.idempotencyKey = payment.idempotencyKey
         row.storefront = payment.storefront
         row.planned = planned
+        row.offer = offer
+        row.offerNonce = payment.discount?.signature?.nonce
         let id = try insert(db, row)
         if payment.outcome == .interrupted {
             try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
@@ -212,6 +224,9 @@ extension Ledger {
             throw PaymentQueueError.invalidIdempotencyKey(key)
         }
         if let name = payment.applicationUsername { try validateApplicationUsername(name) }
+        if let discount = payment.discount, discount.offerID.isEmpty {
+            throw PromotionalOfferError.missingParameters("no offer identifier")
+        }
     }
 
     static func validateApplicationUsername(_ name: String) throws {

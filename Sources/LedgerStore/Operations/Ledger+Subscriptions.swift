@@ -31,11 +31,10 @@ extension Ledger {
             try endPeriod(db, latest, at: now)
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
-            let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: productID, plan: plan)
-            let offer = introductory.left > 0 ? introductory.offer : nil
-            let end = try firstPeriodEnd(db, offer?.period ?? plan.period, start: now)
+            let run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            let end = try periodsEnd(db, run, plan: plan, start: now)
             let renewal = try insertRenewal(
-                db, RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: offer), at: now)
+                db, RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer), at: now)
             try saveRenewalState(db, group: group, RenewalState(
                 autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
             return renewal
@@ -81,14 +80,14 @@ extension Ledger {
         guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
         // Within the grace period the user loses no days; after it, the new period starts now.
         let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
-        let introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: renewTo, plan: plan)
-        let offer = introductory.left > 0 ? introductory.offer : nil
+        let run = try renewalOffer(db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
-        let end = periodEnd(offer?.period ?? plan.period, rate: try timeRate(db), anchor: &anchor, start: start)
+        let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let renewal = try insertRenewal(
-            db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: offer), at: now)
+            db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer), at: now)
         state.billingIssue = nil
         state.nextProductID = nil
+        state.pendingOfferID = nil
         state.periodAnchor = anchor
         try saveRenewalState(db, group: group, state)
         return renewal
@@ -157,37 +156,39 @@ extension Ledger {
     /// subscription now and marks it `isUpgraded`; a downgrade, or a crossgrade with another
     /// period, takes effect at the next renewal: the payment completes with no period of its
     /// own (its expiration is its purchase date) and the group renews to its product.
+    ///
+    /// A promotional offer the payment redeemed (recorded with it when it was added) applies
+    /// to the period it starts; when it starts none (the product subscribed to already, or a
+    /// downgrade), the offer waits for the next renewal, as the App Store applies it.
     func startSubscriptionPeriod(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
         guard let group = transaction.subscriptionGroupID,
               let plan = try subscriptionPlan(db, productID: transaction.productID) else { return }
         var state = try renewalState(db, group: group)
         var end: Int64
-        var offer: TransactionOffer?
+        var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
            let currentPlan = try subscriptionPlan(db, productID: current.productID) {
             let immediate = current.productID != transaction.productID
                 && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
                 try markUpgraded(db, current, at: now)
-                end = try firstPeriodEnd(db, plan.period, start: now)
+                end = try periodsEnd(db, run, plan: plan, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
                 if current.productID != transaction.productID { state.nextProductID = transaction.productID }
+                state.pendingOfferID = run?.offer.id
             }
         } else {
-            // A new subscriber of the group gets its introductory offer, once per group.
-            if let intro = plan.introductoryOffer, try !hasBought(db, group: group, excluding: transaction.id) {
-                offer = intro.offer
-                // A free trial or a pay-up-front offer is one period covering all its periods;
-                // pay as you go charges them one at a time, this being the first.
-                let periods = intro.offer.paymentMode == .payAsYouGo ? 1 : intro.periodCount
-                end = try periodsEnd(db, intro.offer.period, count: periods, start: now)
-            } else {
-                end = try firstPeriodEnd(db, plan.period, start: now)
+            // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
+            // gets its introductory offer, once per group.
+            if run == nil, let intro = plan.introductoryOffer, try !hasBought(db, group: group, excluding: transaction.id) {
+                run = plan.offerRun(intro.offer, pending: true)
             }
+            end = try periodsEnd(db, run, plan: plan, start: now)
             state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
         }
+        let offer = run?.offer
         try db.run(
             sql: """
                 UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
@@ -242,15 +243,14 @@ extension Ledger {
                 continue
             }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
-            var introductory = try introductoryPeriodsLeft(db, chain: latest, renewingTo: productID, plan: plan)
+            var run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
             var made = 0
             while start <= now {
                 due += 1
                 if due > limit { break }
-                let offer = introductory.left > 0 ? introductory.offer : nil
-                let end = periodEnd(offer?.period ?? plan.period, rate: rate, anchor: &anchor, start: start)
-                introductory.left -= 1
-                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end, offer: offer))
+                let end = periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
+                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end, offer: run?.offer))
+                run = run?.afterOneRenewal
                 made += 1
                 start = end
             }
@@ -304,24 +304,16 @@ extension Ledger {
         return row.transaction(id: try insert(db, row))
     }
 
-    /// The end of a subscription's first period, starting at `start` (which anchors its
-    /// calendar), at the store's time rate.
-    private func firstPeriodEnd(_ db: Database, _ period: SubscriptionPeriod, start: Int64) throws -> Int64 {
-        try periodsEnd(db, period, count: 1, start: start)
-    }
-
-    /// The end of `count` periods one after the other from `start`, at the store's time rate.
-    private func periodsEnd(_ db: Database, _ period: SubscriptionPeriod, count: Int, start: Int64) throws -> Int64 {
-        let rate = try timeRate(db)
+    /// The end of a period that starts at `start` (which anchors its calendar), at the store's
+    /// time rate: the periods of `run`'s offer, or one period of the plan.
+    private func periodsEnd(_ db: Database, _ run: OfferRun?, plan: SubscriptionPlan, start: Int64) throws -> Int64 {
         var anchor = start
-        var end = start
-        for _ in 0..<max(1, count) { end = periodEnd(period, rate: rate, anchor: &anchor, start: end) }
-        return end
+        return periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
     }
 
     /// Whether anything of the group was ever bought (besides transaction `id`): the
     /// introductory offer is then spent.
-    private func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
+    func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
         try Bool.fetchOne(
             try db.cachedStatement(sql: """
                 SELECT 1 FROM transactions
@@ -330,21 +322,44 @@ extension Ledger {
             arguments: [group, Int64(id)]) != nil
     }
 
-    /// The pay-as-you-go introductory periods a chain still has: its first purchase took the
-    /// offer and fewer of its periods than the offer counts were charged at it. Renewing to
-    /// another product ends the offer.
-    private func introductoryPeriodsLeft(
-        _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan
-    ) throws -> (offer: TransactionOffer?, left: Int) {
-        guard let intro = plan.introductoryOffer, intro.offer.paymentMode == .payAsYouGo,
-              productID == chain.productID, chain.offer?.type == .introductory
-        else { return (nil, 0) }
-        let charged = try Int.fetchOne(
+    /// The offer the next renewal of `chain` into `productID` is charged at, if any: a
+    /// promotional offer waiting for it (`pendingOfferID`, when the product has it), else the
+    /// chain's pay-as-you-go offer (introductory or promotional) while fewer of the chain's
+    /// latest periods than the offer counts carried it. Renewing to another product ends it.
+    private func renewalOffer(
+        _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan,
+        pendingOfferID: String?
+    ) throws -> OfferRun? {
+        if let pendingOfferID, let promotional = plan.promotionalOffers[pendingOfferID] {
+            return plan.offerRun(promotional.offer, pending: true)
+        }
+        guard productID == chain.productID, let offer = chain.offer, offer.paymentMode == .payAsYouGo,
+              var run = plan.offerRun(offer, pending: false)
+        else { return nil }
+        // The chain's latest periods, newest first, as many as the offer has: those at its end
+        // that carry the offer were charged at it.
+        let recent = try Row.fetchAll(
             try db.cachedStatement(sql: """
-                SELECT COUNT(*) FROM transactions WHERE original_id = ? AND state = 'purchased' AND offer_type = 'introductory'
+                SELECT offer_type, offer_id FROM transactions
+                WHERE original_id = ? AND state = 'purchased' AND expiration_date > purchase_date
+                ORDER BY purchase_date DESC, id DESC LIMIT ?
                 """),
-            arguments: [Int64(chain.originalID)]) ?? 0
-        return (intro.offer, intro.periodCount - charged)
+            arguments: [Int64(chain.originalID), run.renewalsLeft])
+        let charged = recent.prefix {
+            ($0["offer_type"] as String?) == offer.type.rawValue && ($0["offer_id"] as String?) == offer.id
+        }.count
+        run.renewalsLeft -= charged
+        return run.renewalsLeft > 0 ? run : nil
+    }
+
+    /// The end of the renewal starting at `start`: the periods of `run`'s offer, or one period
+    /// of the plan.
+    private func periodsEnd(_ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
+        var end = start
+        for _ in 0..<(run?.periodsPerRenewal ?? 1) {
+            end = periodEnd(run?.offer.period ?? plan.period, rate: rate, anchor: &anchor, start: end)
+        }
+        return end
     }
 
     /// The end of the period of `period` that starts at `start`: always one whole period
@@ -368,28 +383,63 @@ extension Ledger {
         return period.advance(anchorDate, times: count + 1).ledgerMilliseconds
     }
 
-    private struct SubscriptionPlan {
+    struct SubscriptionPlan {
         let level: Int
         let period: SubscriptionPeriod
         /// The product's introductory offer, as a transaction records it, with its period count.
         let introductoryOffer: (offer: TransactionOffer, periodCount: Int)?
+        /// The product's promotional offers by identifier, each with its period count.
+        let promotionalOffers: [String: (offer: TransactionOffer, periodCount: Int)]
+
+        /// How renewals charge `offer` (one of this plan's): a free or pay-up-front offer is one
+        /// renewal of all its periods, pay as you go one renewal per period. `pending`: from its
+        /// first period; otherwise the caller counts the periods already charged.
+        func offerRun(_ offer: TransactionOffer, pending: Bool) -> OfferRun? {
+            let count = offer.type == .introductory ? introductoryOffer?.periodCount : offer.id.flatMap { promotionalOffers[$0]?.periodCount }
+            guard let count else { return nil }
+            return offer.paymentMode == .payAsYouGo
+                ? OfferRun(offer: offer, periodsPerRenewal: 1, renewalsLeft: count)
+                : OfferRun(offer: offer, periodsPerRenewal: pending ? count : 1, renewalsLeft: 1)
+        }
     }
 
-    private func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
+    /// The renewals an offer still applies to.
+    struct OfferRun {
+        let offer: TransactionOffer
+        /// How many periods of the offer one renewal covers.
+        let periodsPerRenewal: Int
+        var renewalsLeft: Int
+
+        /// The run after one more renewal at the offer; `nil` when that was its last.
+        var afterOneRenewal: OfferRun? {
+            var next = self
+            next.renewalsLeft -= 1
+            return next.renewalsLeft > 0 ? next : nil
+        }
+    }
+
+    func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
         guard let row = try Row.fetchOne(
             try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period, offers FROM products WHERE id = ?"),
             arguments: [productID]),
               let level = row["subscription_group_level"] as Int?,
               let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
         else { return nil }
-        let intro = Self.introductoryOffer(inOffersColumn: row["offers"])
+        let offers = Self.offers(inOffersColumn: row["offers"])
+        func recorded(_ offer: SubscriptionOffer, type: TransactionOffer.OfferType) -> (offer: TransactionOffer, periodCount: Int)? {
+            TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
+                (TransactionOffer(type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
+                 max(1, offer.periodCount))
+            }
+        }
+        var promotional: [String: (offer: TransactionOffer, periodCount: Int)] = [:]
+        for offer in offers?.promotional ?? [] {
+            if let id = offer.id, promotional[id] == nil { promotional[id] = recorded(offer, type: .promotional) }
+        }
         return SubscriptionPlan(
             level: level, period: period,
-            introductoryOffer: intro.flatMap { offer in
-                TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
-                    (TransactionOffer(type: .introductory, paymentMode: $0, period: offer.period), max(1, offer.periodCount))
-                }
-            })
+            introductoryOffer: offers?.introductory.flatMap { recorded($0, type: .introductory) },
+            promotionalOffers: promotional)
     }
 
     /// The group's subscription whose period covers `now`.
@@ -434,6 +484,8 @@ extension Ledger {
         var periodAnchor: Int64?
         /// A renewal that failed on a billing issue, waiting for it to be resolved.
         var billingIssue: BillingIssue?
+        /// A promotional offer redeemed while subscribed: the next renewal is charged at it.
+        var pendingOfferID: String?
     }
 
     /// When a renewal failed on a billing issue (the end of the period it should have
@@ -448,7 +500,8 @@ extension Ledger {
     func renewalState(_ db: Database, group: String) throws -> RenewalState {
         guard let row = try Row.fetchOne(
             try db.cachedStatement(sql: """
-                SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until
+                SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
+                    pending_offer_id
                 FROM subscription_renewal WHERE group_id = ?
                 """),
             arguments: [group])
@@ -458,7 +511,7 @@ extension Ledger {
         }
         return RenewalState(
             autoRenew: row["auto_renew"], resumedAt: row["resumed_at"], nextProductID: row["next_product_id"],
-            periodAnchor: row["period_anchor"], billingIssue: issue)
+            periodAnchor: row["period_anchor"], billingIssue: issue, pendingOfferID: row["pending_offer_id"])
     }
 
     private func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
@@ -466,17 +519,18 @@ extension Ledger {
             sql: """
                 INSERT INTO subscription_renewal (
                     group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until,
-                    retry_until)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    retry_until, pending_offer_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (group_id) DO UPDATE SET
                     auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
                     next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
                     billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
-                    retry_until = excluded.retry_until
+                    retry_until = excluded.retry_until, pending_offer_id = excluded.pending_offer_id
                 """,
             arguments: [
                 group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
                 state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
+                state.pendingOfferID,
             ])
     }
 

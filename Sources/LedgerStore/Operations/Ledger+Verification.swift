@@ -40,7 +40,7 @@ extension Ledger {
                 let event = try TransactionEvent(row: row)
                 events[event.transactionID, default: []].append(event)
             }
-            var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db))
+            var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
             let transactions = try PaymentTransaction.fetchCursor(db, sql: "ORDER BY id")
             while let transaction = try transactions.next() {
                 let history = events.removeValue(forKey: transaction.id) ?? []
@@ -72,6 +72,18 @@ extension Ledger {
             periods[row["id"]] = SubscriptionPeriod(iso8601: row["subscription_period"])
         }
         return periods
+    }
+
+    /// How many periods one renewal at each free or pay-up-front promotional offer covers, by
+    /// product and offer (`SubscriptionPeriodCheck.offerKey`).
+    private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
+            for offer in offers(inOffersColumn: row["offers"])?.promotional ?? [] where offer.paymentMode != "payAsYouGo" {
+                if let id = offer.id { counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = max(1, offer.periodCount) }
+            }
+        }
+        return counts
     }
 
     /// The problems of one transaction's history against its row.
@@ -131,15 +143,21 @@ extension Ledger {
 /// The subscription rules `verify` checks, transaction by transaction in id order: every
 /// expiration follows its purchase date; every renewal starts where the previous period of
 /// its chain ended (never inside it) and lasts one whole period of its product, by the
-/// calendar or at one of the store's time rates.
+/// calendar or at one of the store's time rates (or of its offer: one period, or all of a free
+/// or pay-up-front promotional offer's periods).
 struct SubscriptionPeriodCheck {
     let periods: [String: SubscriptionPeriod]
+    /// The periods of a free or pay-up-front promotional offer, by `offerKey`.
+    let offerPeriodCounts: [String: Int]
     /// The latest expiration of each chain (by original id) seen so far.
     private var chainEnds: [UInt64: Date] = [:]
 
-    init(periods: [String: SubscriptionPeriod]) {
+    init(periods: [String: SubscriptionPeriod], offerPeriodCounts: [String: Int] = [:]) {
         self.periods = periods
+        self.offerPeriodCounts = offerPeriodCounts
     }
+
+    static func offerKey(_ productID: String, _ offerID: String) -> String { "\(productID)\u{0}\(offerID)" }
 
     mutating func problems(_ transaction: PaymentTransaction, _ history: [TransactionEvent]) -> [LedgerProblem] {
         // A restored copy keeps its purchase's expiration but is dated by the restore.
@@ -155,9 +173,14 @@ struct SubscriptionPeriodCheck {
             if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
                 problems.append("renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))")
             }
-            // A pay-as-you-go introductory period is one period of its offer.
+            // A renewal at an offer lasts its offer's period (a free or pay-up-front
+            // promotional offer: all of its periods).
+            let offerPeriods = transaction.offer.flatMap { offer in
+                offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, $0)] }
+            }
             if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
-               !Self.isWholePeriod(period, from: start, to: expiration) {
+               !Self.isWholePeriod(period, from: start, to: expiration),
+               !(offerPeriods.map { Self.isWholePeriod(period, count: $0, from: start, to: expiration) } ?? false) {
                 problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")")
             }
         }
@@ -172,8 +195,8 @@ struct SubscriptionPeriodCheck {
     /// Whether `start` to `end` is one period: by the calendar (for months and years, up to
     /// three days longer, where a period anchored on a month's end was clamped: January 31,
     /// February 28, March 31), or exactly its length at an accelerated time rate.
-    static func isWholePeriod(_ period: SubscriptionPeriod, from start: Date, to end: Date) -> Bool {
-        let calendarEnd = period.advance(start).ledgerMilliseconds
+    static func isWholePeriod(_ period: SubscriptionPeriod, count: Int = 1, from start: Date, to end: Date) -> Bool {
+        let calendarEnd = period.advance(start, times: count).ledgerMilliseconds
         let endMilliseconds = end.ledgerMilliseconds
         if endMilliseconds == calendarEnd { return true }
         if period.unit == .month || period.unit == .year,
@@ -181,6 +204,11 @@ struct SubscriptionPeriodCheck {
            (endMilliseconds - calendarEnd) % 86_400_000 == 0 {
             return true
         }
-        return TimeRate.allCases.contains { $0 != .realTime && $0.end(of: period, startingAt: start).ledgerMilliseconds == endMilliseconds }
+        return TimeRate.allCases.contains { rate in
+            guard rate != .realTime else { return false }
+            var date = start
+            for _ in 0..<count { date = rate.end(of: period, startingAt: date) }
+            return date.ledgerMilliseconds == endMilliseconds
+        }
     }
 }

@@ -21,6 +21,8 @@ struct NewTransactionRow {
     var planned: (state: TransactionState, error: TransactionError?)?
     var restoredFrom: UInt64?
     var offer: TransactionOffer?
+    /// The nonce of the promotional offer's signature the payment redeemed (used once).
+    var offerNonce: UUID?
     var isUpgraded = false
     var createdAt: Int64
 
@@ -86,8 +88,8 @@ extension Ledger {
                     expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
                     idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
                     is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
-                    offer_period)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    offer_period, offer_nonce)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 Int64(id), Int64(original.id), row.productID, row.productType.rawValue, row.state.rawValue, row.quantity,
@@ -96,6 +98,7 @@ extension Ledger {
                 row.planned?.state.rawValue, row.planned?.error?.code.rawValue, row.planned?.error?.message,
                 row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt, row.applicationUsername,
                 row.offer?.type.rawValue, row.offer?.id, row.offer?.paymentMode.rawValue, row.offer?.period.description,
+                row.offerNonce?.uuidString.lowercased(),
             ])
         try appendEvent(db, id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         return id

@@ -94,25 +94,36 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// Adds a payment. Observers see it `purchasing`, then as the store processed it
     /// (purchased, failed, or deferred for Ask to Buy). A payment the store cannot take (an
-    /// unknown product, a quantity outside 1...10) fails at once with an `SKError`, with
-    /// nothing stored.
+    /// unknown product, a quantity outside 1...10, a promotional offer it refuses: unknown
+    /// offer, bad signature, ineligible customer) fails at once with an `SKError`, with nothing
+    /// stored.
     open func add(_ payment: SKPayment) {
         let payment = payment.copy() as! SKPayment
         guard let context else { return refuse(payment, failure) }
         context.operations.submit { [self] in
-            if payment.paymentDiscount != nil {
-                return refuse(payment, SKError(.invalidOfferIdentifier, userInfo: [
-                    NSLocalizedDescriptionKey: "Promotional offers (paymentDiscount) are not simulated by OpenStoreKit yet",
-                ]))
-            }
             var request = Payment(
                 productID: payment.productIdentifier, quantity: payment.quantity,
                 applicationUsername: payment.applicationUsername)
             if payment.simulatesAskToBuyInSandbox { request.simulatedOutcome = .deferred }
+            if let discount = payment.paymentDiscount {
+                guard let signature = Data(base64Encoded: discount.signature) else {
+                    return refuse(payment, SKError(.invalidSignature, userInfo: [
+                        NSLocalizedDescriptionKey: "The promotional offer's signature is not base64.",
+                    ]))
+                }
+                request.discount = PaymentDiscount(
+                    offerID: discount.identifier,
+                    signature: OfferSignature(
+                        keyID: discount.keyIdentifier, nonce: discount.nonce, timestamp: discount.timestamp.int64Value,
+                        signature: signature))
+            }
             do {
                 try await context.queue.add(request)
             } catch let error as PaymentQueueError {
                 refuse(payment, SKError(refusal: error))
+            } catch let error as PromotionalOfferError {
+                // StoreKit fails such a payment with the offer's error; nothing is recorded.
+                refuse(payment, SKError(error.code, userInfo: [NSLocalizedDescriptionKey: error.description]))
             } catch {
                 refuse(payment, SKError(ledgerFailure: error))
             }

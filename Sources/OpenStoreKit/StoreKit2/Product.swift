@@ -139,5 +139,25 @@ public struct Product: Identifiable, Sendable, Hashable {
             default: .payAsYouGo
             }
         }
+
+        /// The signature of a promotional offer, made by the app's server
+        /// (`Product.SubscriptionOffer.Signature`).
+        public struct Signature: Hashable, Sendable {
+            /// The identifier of the subscription offers key that signed.
+            public var keyID: String
+            /// The one-time value the server signed (the store accepts it once).
+            public var nonce: UUID
+            /// When the server signed, in milliseconds since 1970.
+            public var timestamp: Int
+            /// The ECDSA signature, DER-encoded.
+            public var signature: Data
+
+            public init(keyID: String, nonce: UUID, timestamp: Int, signature: Data) {
+                self.keyID = keyID
+                self.nonce = nonce
+                self.timestamp = timestamp
+                self.signature = signature
+            }
+        }
     }
 }

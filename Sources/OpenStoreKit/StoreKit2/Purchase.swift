@@ -18,7 +18,7 @@ extension Product {
             case appAccountToken(UUID)
             case quantity(Int)
             case simulatesAskToBuyInSandbox(Bool)
-            case promotionalOffer(offerID: String)
+            case promotionalOffer(PaymentDiscount)
             case custom(key: String, value: String)
         }
 
@@ -44,12 +44,32 @@ extension Product {
         public static func simulatesAskToBuyInSandbox(_ simulatesAskToBuy: Bool) -> PurchaseOption {
             .init(kind: .simulatesAskToBuyInSandbox(simulatesAskToBuy))
         }
-        /// A signed promotional offer. Promotional offers are not simulated yet: a purchase with
-        /// this option throws `Product.PurchaseError.invalidOfferIdentifier` and buys nothing.
+        /// A promotional offer signed by the app's server: the store checks the signature
+        /// (`signature` is the DER bytes, `timestamp` in milliseconds) against its subscription
+        /// offers key, and refuses the purchase with a `Product.PurchaseError` otherwise.
         public static func promotionalOffer(
             offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
         ) -> PurchaseOption {
-            .init(kind: .promotionalOffer(offerID: offerID))
+            .promotionalOffer(offerID: offerID, signature: SubscriptionOffer.Signature(
+                keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+        }
+        /// A promotional offer signed by the app's server (the iOS 17.4 form).
+        public static func promotionalOffer(offerID: String, signature: SubscriptionOffer.Signature) -> PurchaseOption {
+            .init(kind: .promotionalOffer(PaymentDiscount(
+                offerID: offerID,
+                signature: OfferSignature(
+                    keyID: signature.keyID, nonce: signature.nonce, timestamp: Int64(signature.timestamp),
+                    signature: signature.signature))))
+        }
+        /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
+        package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
+            .init(kind: .promotionalOffer(PaymentDiscount(offerID: id, signature: nil)))
+        }
+
+        /// The promotional offer this option redeems, if it is one.
+        package var discount: PaymentDiscount? {
+            if case .promotionalOffer(let discount) = kind { return discount }
+            return nil
         }
         /// A key and value for the App Store; kept out of the ledger, as the store ignores them here.
         public static func custom(key: String, value: String) -> PurchaseOption { .init(kind: .custom(key: key, value: value)) }
@@ -72,7 +92,7 @@ extension Product {
             case .productUnavailable: "The product is not available in the store."
             case .purchaseNotAllowed: "The user is not allowed to make payments."
             case .ineligibleForOffer: "The user is not eligible for the offer."
-            case .invalidOfferIdentifier: "The offer identifier is not valid (promotional offers are not simulated yet)."
+            case .invalidOfferIdentifier: "The offer identifier is not valid."
             case .invalidOfferPrice: "The offer's price is not valid."
             case .invalidOfferSignature: "The offer's signature is not valid."
             case .missingOfferParameters: "The offer lacks parameters."
@@ -85,7 +105,8 @@ extension Product {
     /// again by `Transaction.updates`; a pending purchase's outcome arrives there.
     ///
     /// - Throws: `Product.PurchaseError` for a quantity outside 1...10, a product the store
-    ///   does not sell, payments not allowed, or a promotional offer; `StoreKitError` when the
+    ///   does not sell, payments not allowed, or a promotional offer the store refuses;
+    ///   `StoreKitError` when the
     ///   store fails the purchase (its failure switch) or its ledger cannot be written.
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
         let context: StoreContext
@@ -99,7 +120,7 @@ extension Product {
             case .appAccountToken(let token): payment.appAccountToken = token
             case .quantity(let quantity): payment.quantity = quantity
             case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
-            case .promotionalOffer: throw PurchaseError.invalidOfferIdentifier
+            case .promotionalOffer(let discount): payment.discount = discount
             case .custom: break
             }
         }
@@ -111,6 +132,9 @@ extension Product {
         } catch PaymentQueueError.unknownProduct {
             context.transactionUpdates.endPurchase(key: key, returning: nil)
             throw PurchaseError.productUnavailable
+        } catch let error as PromotionalOfferError {
+            context.transactionUpdates.endPurchase(key: key, returning: nil)
+            throw PurchaseError(error)
         } catch {
             context.transactionUpdates.endPurchase(key: key, returning: nil)
             throw StoreKitError.systemError(error)
@@ -146,6 +170,18 @@ extension Product {
         case .storeProductNotAvailable: throw PurchaseError.productUnavailable
         case .ineligibleForOffer: throw PurchaseError.ineligibleForOffer
         default: throw StoreKitError.systemError(error)
+        }
+    }
+}
+
+extension Product.PurchaseError {
+    /// StoreKit 2's error for a promotional offer the store refused.
+    init(_ refusal: PromotionalOfferError) {
+        self = switch refusal {
+        case .unknownOffer: .invalidOfferIdentifier
+        case .missingParameters: .missingOfferParameters
+        case .invalidSignature: .invalidOfferSignature
+        case .ineligible: .ineligibleForOffer
         }
     }
 }

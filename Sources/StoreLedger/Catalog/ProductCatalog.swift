@@ -41,7 +41,8 @@ public struct ProductCatalog: Sendable {
     /// their products are stored in one commit. A bad file, or a product defined in two of the
     /// files, changes nothing. The storefront and locale of the files' settings seed the store
     /// when it has none yet; they do not replace a storefront already set (so that importing
-    /// another file never changes the currency of the products already there).
+    /// another file never changes the currency of the products already there). A file's
+    /// `subscriptionOffersKeyPair` replaces the store's key (the last file's when several have one).
     @discardableResult
     public func importConfigurations(at paths: [String]) throws -> CatalogImport {
         try importConfigurations(try Self.readConfigurations(at: paths))
@@ -55,7 +56,9 @@ public struct ProductCatalog: Sendable {
         var sources: [String: String] = [:]
         var settings = StoreKitSettings()
         var seed: [String: String] = [:]
+        var offersKey: SubscriptionOffersKey?
         for (path, configuration) in zip(paths, configurations) {
+            offersKey = configuration.subscriptionOffersKey ?? offersKey
             for product in configuration.products {
                 sources[product.id] = path
                 products.append(product)
@@ -70,7 +73,7 @@ public struct ProductCatalog: Sendable {
         let shown = try ledger.storeSettings()[StoreSettingKey.storefront] ?? seed[StoreSettingKey.storefront]
         let storefront = shown.flatMap(Storefront.init(countryCode:)) ?? .unitedStates
         let warnings = Self.warnings(zip(paths, configurations), storefront: storefront)
-        try ledger.saveProducts(products, sources: sources, seedSettings: seed)
+        try ledger.saveProducts(products, sources: sources, seedSettings: seed, offersKey: offersKey)
         return CatalogImport(productIDs: products.map(\.id), settings: settings, warnings: warnings)
     }
 

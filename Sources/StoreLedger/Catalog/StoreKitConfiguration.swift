@@ -8,6 +8,9 @@ import Foundation
 public struct StoreKitConfiguration: Sendable {
     public var products: [Product]
     public var settings: StoreKitSettings
+    /// `subscriptionOffersKeyPair`: the key the test store checks promotional offer signatures
+    /// with (Xcode's "Subscription Offers Key").
+    public var subscriptionOffersKey: SubscriptionOffersKey?
     /// `major.minor` from the file's `version`, when it has one.
     public var formatVersion: String?
 
@@ -67,6 +70,18 @@ public struct StoreKitConfiguration: Sendable {
         }
         self.products = products
         self.settings = try StoreKitSettings(try root.optionalMember("settings"))
+        if let pair = try root.optionalMember("subscriptionOffersKeyPair"), !pair.isNull {
+            let idField = try pair.member("id", expected: "the key identifier")
+            let keyField = try pair.member("privateKey", expected: "a base64 PKCS #8 ECDSA P-256 private key")
+            let (id, privateKey) = (try idField.string(), try keyField.string())
+            do {
+                subscriptionOffersKey = try SubscriptionOffersKey(id: id, privateKeyBase64: privateKey)
+            } catch SubscriptionOffersKeyError.invalidIdentifier {
+                throw idField.invalid("a key identifier of 1 to 256 bytes")
+            } catch {
+                throw keyField.invalid("a base64 PKCS #8 ECDSA P-256 private key")
+            }
+        }
     }
 
     private static let typeNames: [String: ProductType] = [

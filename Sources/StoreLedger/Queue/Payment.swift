@@ -14,6 +14,9 @@ public struct Payment: Sendable, Hashable {
     public var idempotencyKey: String?
     /// What the simulated store does with this payment; `nil` lets the store's settings decide.
     public var simulatedOutcome: SimulatedOutcome?
+    /// A promotional offer to redeem (`SKPayment.paymentDiscount`): the store checks it when
+    /// the payment is added and refuses the payment with `PromotionalOfferError` otherwise.
+    public var discount: PaymentDiscount?
 
     public init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, idempotencyKey: String? = nil,

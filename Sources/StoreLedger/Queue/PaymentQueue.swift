@@ -189,8 +189,9 @@ public actor PaymentQueue {
     /// With an idempotency key the ledger already holds, returns that transaction and creates
     /// nothing.
     /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
-    ///   1...10, or an idempotency key reused for a different payment; `LedgerError` when the
-    ///   ledger cannot commit.
+    ///   1...10, or an idempotency key reused for a different payment; `PromotionalOfferError`
+    ///   for a promotional offer the store refuses (nothing is recorded); `LedgerError` when
+    ///   the ledger cannot commit.
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
         let settings = try StoreSettings(ledger: ledger)
@@ -199,7 +200,7 @@ public actor PaymentQueue {
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
                 applicationUsername: payment.applicationUsername,
                 idempotencyKey: payment.idempotencyKey, outcome: settings.outcome(for: payment),
-                storefront: settings.storefront.countryCode),
+                storefront: settings.storefront.countryCode, discount: payment.discount),
             recordingDelivery: hasObservers)
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.

@@ -21,6 +21,8 @@ public struct StoreSettings: Sendable, Hashable {
     /// A subscription in billing retry keeps its entitlement for a grace period (Xcode's
     /// `billingGracePeriodIsEnabled`; no effect without billing retry).
     public var billingGracePeriodEnabled = false
+    /// The app's bundle identifier: promotional offer signatures sign it.
+    public var bundleID = Ledger.defaultBundleID
 
     public init(storefront: Storefront = .unitedStates, locale: String? = nil) {
         self.storefront = storefront
@@ -40,6 +42,7 @@ public struct StoreSettings: Sendable, Hashable {
         timeRate = stored[StoreSettingKey.timeRate].flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
         billingRetryOnRenewal = stored[StoreSettingKey.billingRetryOnRenewal] == "true"
         billingGracePeriodEnabled = stored[StoreSettingKey.billingGracePeriod] == "true"
+        bundleID = stored[StoreSettingKey.bundleID] ?? Ledger.defaultBundleID
     }
 
     /// The settings as the ledger stores them.
@@ -54,6 +57,7 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.timeRate: timeRate.name,
             StoreSettingKey.billingRetryOnRenewal: String(billingRetryOnRenewal),
             StoreSettingKey.billingGracePeriod: String(billingGracePeriodEnabled),
+            StoreSettingKey.bundleID: bundleID,
         ]
     }
 
@@ -92,7 +96,7 @@ public struct StoreSettings: Sendable, Hashable {
 /// One setting of the store, as `ledger store set KEY VALUE` names it.
 public enum StoreControl: String, Sendable, CaseIterable {
     case storefront, locale, canMakePayments, askToBuy, interruptedPurchases, failTransactions, timeRate
-    case billingRetryOnRenewal, billingGracePeriod
+    case billingRetryOnRenewal, billingGracePeriod, bundleID
 
     /// What a value of this setting looks like, for error messages and help.
     public var expected: String {
@@ -102,6 +106,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .canMakePayments, .askToBuy, .interruptedPurchases, .billingRetryOnRenewal, .billingGracePeriod: "true or false"
         case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
         case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
+        case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
         }
     }
 
@@ -132,6 +137,11 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .timeRate:
             guard let rate = TimeRate(nameOrRawValue: text) else { throw invalid }
             settings.timeRate = rate
+        case .bundleID:
+            guard (1...155).contains(text.utf8.count),
+                  text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+            else { throw invalid }
+            settings.bundleID = text
         }
         return settings
     }

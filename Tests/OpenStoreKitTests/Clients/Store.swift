@@ -11,6 +11,16 @@ enum StoreError: Error {
     case failedVerification
 }
 
+/// A promotional offer as the app's server returns it once it has signed it.
+struct SignedOffer: Sendable {
+    let offerID: String
+    let keyID: String
+    let nonce: UUID
+    let timestamp: Int
+    /// Base64 of the signature.
+    let signature: String
+}
+
 /// The app's store: products, purchases, and what the user is entitled to.
 @MainActor
 final class Store {
@@ -62,7 +72,18 @@ final class Store {
     func purchase(_ product: Product, quantity: Int = 1, account: UUID? = nil) async throws -> Transaction? {
         var options: Set<Product.PurchaseOption> = [.quantity(quantity)]
         if let account { options.insert(.appAccountToken(account)) }
-        let result = try await product.purchase(options: options)
+        return try await complete(try await product.purchase(options: options))
+    }
+
+    /// Buys `product` with a promotional offer the app's server signed.
+    func purchase(_ product: Product, offer: SignedOffer) async throws -> Transaction? {
+        guard let signature = Data(base64Encoded: offer.signature) else { throw StoreError.failedVerification }
+        let option = Product.PurchaseOption.promotionalOffer(
+            offerID: offer.offerID, keyID: offer.keyID, nonce: offer.nonce, signature: signature, timestamp: offer.timestamp)
+        return try await complete(try await product.purchase(options: [option]))
+    }
+
+    private func complete(_ result: Product.PurchaseResult) async throws -> Transaction? {
         switch result {
         case .success(let verification):
             let transaction = try checkVerified(verification)

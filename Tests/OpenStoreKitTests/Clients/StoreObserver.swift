@@ -66,10 +66,11 @@ final class StoreObserver: NSObject, SKPaymentTransactionObserver {
         SKPaymentQueue.canMakePayments()
     }
 
-    func buy(_ product: SKProduct, quantity: Int = 1, username: String? = nil) {
+    func buy(_ product: SKProduct, quantity: Int = 1, username: String? = nil, discount: SKPaymentDiscount? = nil) {
         let payment = SKMutablePayment(product: product)
         payment.quantity = quantity
         payment.applicationUsername = username
+        payment.paymentDiscount = discount
         SKPaymentQueue.default().add(payment)
     }
 

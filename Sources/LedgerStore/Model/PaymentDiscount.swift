@@ -1,0 +1,37 @@
+import Foundation
+
+/// A promotional offer a payment redeems (StoreKit 1's `SKPaymentDiscount`, StoreKit 2's
+/// `Product.PurchaseOption.promotionalOffer`): the offer, and the signature the app's server
+/// made for it.
+public struct PaymentDiscount: Sendable, Hashable {
+    /// The offer's identifier (`offerID` of one of the product's promotional offers).
+    public var offerID: String
+    /// `nil`: redeemed without a signature, as StoreKitTest's `promotionalOffer(id:)` does in a
+    /// test session (and `ledger purchase --promotional-offer`). An app's payments carry one.
+    public var signature: OfferSignature?
+
+    public init(offerID: String, signature: OfferSignature?) {
+        self.offerID = offerID
+        self.signature = signature
+    }
+}
+
+/// The signature of a promotional offer, made by the app's server with the subscription offers
+/// key (see `SubscriptionOffersKey`).
+public struct OfferSignature: Sendable, Hashable {
+    /// The identifier of the key that signed.
+    public var keyID: String
+    /// A one-time value: the store accepts each nonce once.
+    public var nonce: UUID
+    /// When the server signed, in milliseconds since 1970: the signature is good for 24 hours.
+    public var timestamp: Int64
+    /// The ECDSA P-256 SHA-256 signature, DER-encoded.
+    public var signature: Data
+
+    public init(keyID: String, nonce: UUID, timestamp: Int64, signature: Data) {
+        self.keyID = keyID
+        self.nonce = nonce
+        self.timestamp = timestamp
+        self.signature = signature
+    }
+}

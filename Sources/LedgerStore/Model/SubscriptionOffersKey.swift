@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+
+/// The key promotional offers are signed with (Xcode's "Subscription Offers Key", a `.storekit`
+/// file's `subscriptionOffersKeyPair`): an ECDSA P-256 private key and its identifier. The
+/// store checks every signed offer against it; a test (standing in for the app's server) signs
+/// with it. It is a test key: never an App Store Connect key.
+public struct SubscriptionOffersKey: Sendable {
+    /// The key identifier a signature names (`keyID`, `keyIdentifier`).
+    public let id: String
+    private let key: P256.Signing.PrivateKey
+
+    /// A key from its identifier and its PKCS #8 DER encoding in base64, as `.storekit` files
+    /// keep it.
+    /// - Throws: `SubscriptionOffersKeyError` when the identifier is empty or the key is not a
+    ///   base64 PKCS #8 P-256 private key.
+    public init(id: String, privateKeyBase64: String) throws {
+        guard !id.isEmpty, id.utf8.count <= 256 else { throw SubscriptionOffersKeyError.invalidIdentifier(id) }
+        guard let der = Data(base64Encoded: privateKeyBase64, options: .ignoreUnknownCharacters),
+              let key = try? P256.Signing.PrivateKey(derRepresentation: der)
+        else { throw SubscriptionOffersKeyError.invalidPrivateKey }
+        self.id = id
+        self.key = key
+    }
+
+    /// A new random key (for a store that has none).
+    public init(generatingWithID id: String) throws {
+        guard !id.isEmpty, id.utf8.count <= 256 else { throw SubscriptionOffersKeyError.invalidIdentifier(id) }
+        self.id = id
+        self.key = P256.Signing.PrivateKey()
+    }
+
+    /// The private key as `.storekit` files keep it: PKCS #8 DER, base64.
+    public var privateKeyBase64: String { key.derRepresentation.base64EncodedString() }
+
+    /// The private key in PEM (PKCS #8), as a server's signing code loads it.
+    public var privateKeyPEM: String { key.pemRepresentation }
+
+    /// Signs `payload` as the app's server does: ECDSA P-256 with SHA-256, DER-encoded.
+    public func signature(for payload: OfferSignaturePayload) throws -> Data {
+        try key.signature(for: payload.bytes).derRepresentation
+    }
+
+    /// Whether `signature` (DER) signs `payload` with this key.
+    public func isValidSignature(_ signature: Data, for payload: OfferSignaturePayload) -> Bool {
+        guard let decoded = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+        return key.publicKey.isValidSignature(decoded, for: payload.bytes)
+    }
+}
+
+/// What a promotional offer's signature signs, in Apple's order, joined by U+2063 (invisible
+/// separator): bundle id, key id, product id, offer id, the account (app account token or
+/// application username, lowercased; empty when none), the nonce (lowercased) and the timestamp
+/// in milliseconds.
+public struct OfferSignaturePayload: Sendable, Hashable {
+    public var bundleID: String
+    public var keyID: String
+    public var productID: String
+    public var offerID: String
+    /// The payment's app account token or application username; `""` when it has none.
+    public var account: String
+    public var nonce: UUID
+    public var timestamp: Int64
+
+    public init(
+        bundleID: String, keyID: String, productID: String, offerID: String, account: String, nonce: UUID, timestamp: Int64
+    ) {
+        self.bundleID = bundleID
+        self.keyID = keyID
+        self.productID = productID
+        self.offerID = offerID
+        self.account = account
+        self.nonce = nonce
+        self.timestamp = timestamp
+    }
+
+    /// The UTF-8 bytes that are signed.
+    public var bytes: Data {
+        let fields = [
+            bundleID, keyID, productID, offerID, account.lowercased(), nonce.uuidString.lowercased(), String(timestamp),
+        ]
+        return Data(fields.joined(separator: "\u{2063}").utf8)
+    }
+}
+
+/// A subscription offers key that cannot be used.
+public enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
+    case invalidIdentifier(String)
+    case invalidPrivateKey
+
+    public var description: String {
+        switch self {
+        case .invalidIdentifier(let id):
+            "invalid subscription offers key identifier \"\(id)\": it must be 1 to 256 bytes"
+        case .invalidPrivateKey:
+            "the subscription offers private key is not a base64 PKCS #8 ECDSA P-256 private key"
+        }
+    }
+}

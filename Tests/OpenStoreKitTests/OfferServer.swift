@@ -1,0 +1,83 @@
+import Foundation
+import LedgerTestSupport
+import StoreLedger
+
+/// Stands in for the app's server: signs the shop's promotional offers with the subscription
+/// offers key of its StoreKit configuration file, as a server signs with its App Store Connect
+/// key. `signWithAppleLibrary` has Apple's own server library sign instead.
+enum OfferServer {
+    static func key() throws -> SubscriptionOffersKey {
+        guard let key = try StoreKitConfiguration(contentsOf: Shop.file.path).subscriptionOffersKey else {
+            throw CommandFailure("the shop fixture has no subscriptionOffersKeyPair")
+        }
+        return key
+    }
+
+    static func sign(
+        productID: String, offerID: String, account: String = "", nonce: UUID = UUID(), at date: Date = Date(),
+        signedProductID: String? = nil
+    ) throws -> SignedOffer {
+        let key = try key()
+        let timestamp = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let payload = OfferSignaturePayload(
+            bundleID: Ledger.defaultBundleID, keyID: key.id, productID: signedProductID ?? productID, offerID: offerID,
+            account: account, nonce: nonce, timestamp: timestamp)
+        return SignedOffer(
+            offerID: offerID, keyID: key.id, nonce: nonce, timestamp: Int(timestamp),
+            signature: try key.signature(for: payload).base64EncodedString())
+    }
+
+    /// The Python that has Apple's App Store Server Library (`app-store-server-library`, which
+    /// `.ci/run` installs in `.build/python`), or `nil` with the reason it is missing.
+    static func applePython() -> (path: String?, reason: String) {
+        let path = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"] ?? Repository.root + "/.build/python/bin/python3"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)")
+        }
+        guard (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0 else {
+            return (nil, "\(path) cannot import appstoreserverlibrary")
+        }
+        return (path, "")
+    }
+
+    /// Signs with Apple's `PromotionalOfferSignatureCreator`, given the key in PEM.
+    static func signWithAppleLibrary(python: String, productID: String, offerID: String, account: String = "") throws -> SignedOffer {
+        let key = try key()
+        let nonce = UUID()
+        let timestamp = Int((Date().timeIntervalSince1970 * 1000).rounded())
+        let script = """
+            import sys, uuid
+            from appstoreserverlibrary.promotional_offer import PromotionalOfferSignatureCreator
+            pem, key_id, bundle_id, product, offer, account, nonce, timestamp = sys.argv[1:]
+            creator = PromotionalOfferSignatureCreator(pem.encode(), key_id, bundle_id)
+            print(creator.create_signature(product, offer, account, uuid.UUID(nonce), int(timestamp)))
+            """
+        let run = try runProcess(python, [
+            "-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, offerID, account,
+            nonce.uuidString.lowercased(), String(timestamp),
+        ])
+        guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
+        return SignedOffer(
+            offerID: offerID, keyID: key.id, nonce: nonce, timestamp: timestamp,
+            signature: run.output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs a program; returns its exit status and standard output.
+func runProcess(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}

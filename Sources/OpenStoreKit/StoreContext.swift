@@ -26,10 +26,16 @@ package final class StoreContext: Sendable {
     /// What must live as long as this store (a test session's temporary directory).
     private let resources: (any AnyObject & Sendable)?
 
-    /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store.
-    package init(ledger: Ledger, resources: (any AnyObject & Sendable)? = nil) throws {
+    /// The errors tests make StoreKit 2 calls of this store fail with.
+    package var failures: SimulatedFailures { origin.failures }
+
+    /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store;
+    /// `failures` are kept from an earlier launch of the same store.
+    package init(
+        ledger: Ledger, resources: (any AnyObject & Sendable)? = nil, failures: SimulatedFailures = SimulatedFailures()
+    ) throws {
         self.resources = resources
-        let origin = Transaction.Origin()
+        let origin = Transaction.Origin(failures: failures)
         self.origin = origin
         let updates = TransactionUpdates(ledger: ledger, origin: origin)
         self.transactionUpdates = updates

@@ -36,6 +36,8 @@ public final class SKTestSession: @unchecked Sendable {
     private let configuration: StoreKitConfiguration
     private let state = Mutex(false)
     private var context: StoreContext { binding.context }
+    /// The errors `setSimulatedError(_:forAPI:)` set.
+    var failures: SimulatedFailures { context.failures }
 
     /// A session with the configuration file `filename` (with or without `.storekit`), looked
     /// for in the main bundle, then in each directory of the `OPENSTOREKIT_CONFIGURATION_PATH`
@@ -94,7 +96,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `LedgerError` when the ledger cannot be opened again.
     public func relaunch() throws {
         let ledger = try Ledger.open(at: ledgerPath)
-        binding.replace(with: try StoreContext(ledger: ledger, resources: directory))
+        binding.replace(with: try StoreContext(ledger: ledger, resources: directory, failures: context.failures))
     }
 
     /// Returns once every StoreKit 1 call made before, and every change this session made,
@@ -109,12 +111,14 @@ public final class SKTestSession: @unchecked Sendable {
     // MARK: - Settings
 
     /// Returns every setting and transaction to the configuration file's: transactions are
-    /// deleted (unfinished ones included) and the file's settings applied again.
+    /// deleted (unfinished ones included), the file's settings applied again, and simulated
+    /// errors (`setSimulatedError(_:forAPI:)`) cleared.
     public func resetToDefaultState() {
         report("resetting the test session") {
             try controls.clearTransactions()
             try controls.update { $0 = StoreSettings().applying(configuration.settings) }
         }
+        failures.clearAll()
         disableDialogs = false
     }
 
@@ -379,6 +383,8 @@ public final class SKTestTransaction: Sendable {
 public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
     case configurationFileNotFound(name: String, searched: [String])
     case purchaseFailed(productIdentifier: String)
+    /// `setSimulatedError(_:forAPI:)` was given an API type OpenStoreKitTest does not define.
+    case unsupportedAPI(String)
 
     public var errorDescription: String? {
         switch self {
@@ -386,6 +392,8 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
             "StoreKit configuration file \(name) not found; looked in: \(searched.joined(separator: ", "))"
         case .purchaseFailed(let id):
             "buying \(id) made no purchased transaction (the store's failure switches are on?)"
+        case .unsupportedAPI(let name):
+            "\(name) is not one of the failable StoreKit APIs of OpenStoreKitTest (loadProducts, purchase, verification, appStoreSync, subscriptionStatus)"
         }
     }
 }

@@ -10,11 +10,20 @@ struct CLIWorkspace {
     /// `ledger ARGS --database <this workspace's ledger>`.
     @discardableResult
     func ledger(_ arguments: String..., environment: [String: String] = [:]) throws -> LedgerProcess.Result {
+        try ledger(arguments: arguments, environment: environment)
+    }
+
+    @discardableResult
+    func ledger(arguments: [String], environment: [String: String] = [:]) throws -> LedgerProcess.Result {
         try LedgerProcess.run(arguments + ["--database", database], environment: environment, currentDirectory: directory)
     }
 
     /// `ledger ARGS --json --database ...`, expecting exit 0 and one JSON object.
     func json(_ arguments: String...) throws -> [String: Any] {
+        try json(arguments: arguments)
+    }
+
+    func json(arguments: [String]) throws -> [String: Any] {
         let result = try LedgerProcess.run(arguments + ["--json", "--database", database], currentDirectory: directory)
         guard result.status == 0 else {
             throw LedgerProcess.LedgerProcessError(description: "exit \(result.status): \(result.stderr)")

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import StoreLedger
 import Testing
 
 @Suite struct StoreCLITests {
@@ -218,6 +219,61 @@ import Testing
             #expect(replacement["state"] as? String == "purchased")
             let again = try workspace.json("store", "resolve", "\(id)")
             #expect((again["replacement"] as? [String: Any])?["id"] as? Int == replacement["id"] as? Int)
+        }
+    }
+}
+
+@Suite struct PromotionalOfferCLITests {
+    static let monthly = "com.example.fixtures.garden.pro.monthly"
+    static let comeback = "com.example.fixtures.garden.pro.monthly.comeback"
+
+    /// `--promotional-offer` with the four `--offer-*` options of a signature made now.
+    static func signedOfferArguments(bundleID: String = Ledger.defaultBundleID) throws -> [String] {
+        let key = try #require(try StoreKitConfiguration(contentsOf: Repository.fixture("v3.0-garden-shop.storekit")).subscriptionOffersKey)
+        let nonce = UUID()
+        let timestamp = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        let payload = OfferSignaturePayload(
+            bundleID: bundleID, keyID: key.id, productID: monthly, offerID: comeback, account: "", nonce: nonce, timestamp: timestamp)
+        return [
+            "--promotional-offer", comeback, "--offer-key-id", key.id, "--offer-nonce", nonce.uuidString,
+            "--offer-timestamp", String(timestamp), "--offer-signature", try key.signature(for: payload).base64EncodedString(),
+        ]
+    }
+
+    @Test func signedAndUnsignedOffersFromTheCLI() async throws {
+        try await CLIWorkspace.empty { workspace in
+            _ = try workspace.json("products", "import", Repository.fixture("v3.0-garden-shop.storekit"))
+            let settings = try workspace.json("store", "show")
+            #expect(settings["subscriptionOffersKeyID"] as? String == "6A4DE501" && settings["bundleID"] as? String == "com.example.app")
+            let ineligible = try workspace.ledger(arguments: ["purchase", Self.monthly] + (try Self.signedOfferArguments()))
+            #expect(ineligible.status == 1 && ineligible.stderr.contains("not eligible for a promotional offer"), "\(ineligible.stderr)")
+            _ = try workspace.json("purchase", Self.monthly)
+            _ = try workspace.json("subscriptions", "expire", Self.monthly)
+
+            _ = try workspace.json("store", "set", "bundleID", "org.example.garden")
+            let otherApp = try workspace.ledger(arguments: ["purchase", Self.monthly] + (try Self.signedOfferArguments()))
+            #expect(otherApp.status == 1 && otherApp.stderr.contains("does not sign this payment's bundle id (org.example.garden)"))
+            let signed = try workspace.json(arguments: ["purchase", Self.monthly] + (try Self.signedOfferArguments(bundleID: "org.example.garden")))
+            #expect(signed["state"] as? String == "purchased")
+            let offer = try #require(signed["offer"] as? [String: Any])
+            #expect(offer["type"] as? String == "promotional" && offer["id"] as? String == Self.comeback)
+
+            _ = try workspace.json("subscriptions", "expire", Self.monthly)
+            let unsigned = try workspace.json("purchase", Self.monthly, "--promotional-offer", Self.comeback)
+            #expect((unsigned["offer"] as? [String: Any])?["id"] as? String == Self.comeback)
+            let unknown = try workspace.ledger("purchase", Self.monthly, "--promotional-offer", "nope")
+            #expect(unknown.status == 1 && unknown.stderr.contains("\"nope\" is not a promotional offer of \(Self.monthly)"))
+
+            let alone = try workspace.ledger("purchase", Self.monthly, "--offer-key-id", "K")
+            #expect(alone.status == 64 && alone.stderr.contains("go with --promotional-offer"))
+            let partial = try workspace.ledger("purchase", Self.monthly, "--promotional-offer", Self.comeback, "--offer-key-id", "K")
+            #expect(partial.status == 64 && partial.stderr.contains("needs all of"))
+            var badNonce = try Self.signedOfferArguments()
+            badNonce[5] = "not-a-uuid"
+            let nonce = try workspace.ledger(arguments: ["purchase", Self.monthly] + badNonce)
+            #expect(nonce.status == 65 && nonce.stderr.contains("invalid --offer-nonce"))
+            let badBundle = try workspace.ledger("store", "set", "bundleID", "no spaces")
+            #expect(badBundle.status == 65 && badBundle.stderr.contains("expected a bundle identifier"))
         }
     }
 }

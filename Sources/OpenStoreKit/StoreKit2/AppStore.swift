@@ -21,10 +21,13 @@ public enum AppStore {
     /// Brings the app's transactions up to date with the store. The ledger is the store, so
     /// there is nothing to download: this makes the subscription renewals that fell due and
     /// delivers them (`Transaction.updates`).
-    /// - Throws: `StoreKitError.systemError` when the ledger cannot be read or written.
+    /// - Throws: `StoreKitError.systemError` when the ledger cannot be read or written; the
+    ///   error a test simulates for `.appStoreSync`.
     public static func sync() async throws {
+        let context: StoreContext
+        do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
+        try context.failures.check(.appStoreSync)
         do {
-            let context = try StoreContext.current()
             try await context.queue.processSubscriptionRenewals()
         } catch {
             throw StoreKitError.systemError(error)
@@ -51,6 +54,24 @@ public enum StoreKitError: Error, Sendable, LocalizedError {
         case .notAvailableInStorefront: "The product is not available in the current storefront."
         case .notEntitled: "The app is not entitled to this."
         case .unsupported: "This is not supported."
+        }
+    }
+}
+
+extension StoreKitError: Equatable {
+    /// Same case; network errors with equal `URLError`s; system errors that describe themselves
+    /// alike (an `any Error` has no equality of its own).
+    public static func == (lhs: StoreKitError, rhs: StoreKitError) -> Bool {
+        switch (lhs, rhs) {
+        case (.unknown, .unknown), (.userCancelled, .userCancelled), (.notAvailableInStorefront, .notAvailableInStorefront),
+             (.notEntitled, .notEntitled), (.unsupported, .unsupported):
+            true
+        case (.networkError(let left), .networkError(let right)):
+            left == right
+        case (.systemError(let left), .systemError(let right)):
+            String(reflecting: left) == String(reflecting: right)
+        default:
+            false
         }
     }
 }

@@ -36,12 +36,15 @@ public struct Product: Identifiable, Sendable, Hashable {
 
     /// The products the store sells among `identifiers`, in the order asked; identifiers the
     /// store does not sell are left out, as StoreKit leaves them out.
-    /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read.
+    /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read; the error
+    ///   a test simulates for `.loadProducts`.
     public static func products<Identifiers: Collection>(
         for identifiers: Identifiers
     ) async throws -> [Product] where Identifiers.Element == String {
+        let context: StoreContext
+        do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
+        try context.failures.check(.loadProducts)
         do {
-            let context = try StoreContext.current()
             let presentation = try ProductPresentation(ledger: context.ledger)
             return try context.queue.catalog.products(for: identifiers).products.map { Product($0, presentation: presentation) }
         } catch {

@@ -106,11 +106,12 @@ extension Product {
     ///
     /// - Throws: `Product.PurchaseError` for a quantity outside 1...10, a product the store
     ///   does not sell, payments not allowed, or a promotional offer the store refuses;
-    ///   `StoreKitError` when the
-    ///   store fails the purchase (its failure switch) or its ledger cannot be written.
+    ///   `StoreKitError` when the store fails the purchase (its failure switch) or its ledger
+    ///   cannot be written; the error a test simulates for `.purchase`.
     public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
         let context: StoreContext
         do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
+        try context.failures.check(.purchase)
         // Each purchase call gets its own key, so that `Transaction.updates` can tell what this
         // call returns from what happens later to the same transaction.
         let key = "openstorekit.purchase." + UUID().uuidString
@@ -144,7 +145,7 @@ extension Product {
         context.transactionUpdates.endPurchase(key: key, returning: transaction)
         switch transaction.state {
         case .purchased, .restored:
-            return .success(.verified(Transaction(transaction, origin: context.origin)))
+            return .success(context.origin.result(transaction))
         case .deferred, .purchasing:
             return .pending
         case .failed:

@@ -40,10 +40,12 @@ extension Product {
         }
 
         /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read, or for
-        ///   an unknown group.
+        ///   an unknown group; the error a test simulates for `.subscriptionStatus`.
         public static func status(for groupID: String) async throws -> [Status] {
+            let context: StoreContext
+            do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
+            try context.failures.check(.subscriptionStatus)
             do {
-                let context = try StoreContext.current()
                 return try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0, origin: context.origin)] } ?? []
             } catch {
                 throw StoreKitError.systemError(error)
@@ -91,8 +93,8 @@ extension Product {
 
             init(_ status: SubscriptionStatus, origin: Transaction.Origin) {
                 state = RenewalState(status.state)
-                transaction = .verified(Transaction(status.transaction, origin: origin))
-                renewalInfo = .verified(RenewalInfo(status))
+                transaction = origin.result(status.transaction)
+                renewalInfo = origin.failures.verify(RenewalInfo(status))
             }
         }
 

@@ -114,7 +114,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public static func latest(for productID: String) async -> VerificationResult<Transaction>? {
         guard let context = try? StoreContext.current(),
               let row = try? context.ledger.latestTransaction(for: productID) else { return nil }
-        return .verified(Transaction(row, origin: context.origin))
+        return context.origin.result(row)
     }
 
     // MARK: - Nested types
@@ -243,11 +243,11 @@ extension Transaction {
                 case .pages(var pages):
                     let next = pages.next()
                     state = .pages(pages)
-                    return next.map { .verified(Transaction($0, origin: origin)) }
+                    return next.map(origin.result)
                 case .rows(var rows):
                     guard let next = rows.popFirst() else { return nil }
                     state = .rows(rows)
-                    return .verified(Transaction(next, origin: origin))
+                    return origin.result(next)
                 case .finished:
                     return nil
                 }
@@ -297,6 +297,17 @@ extension Transaction {
     /// they come from the same launch.
     package final class Origin: Hashable, Sendable {
         private let current = Mutex<PaymentQueue?>(nil)
+        /// The store's simulated failures: a simulated verification failure applies to what it hands out.
+        let failures: SimulatedFailures
+
+        init(failures: SimulatedFailures = SimulatedFailures()) {
+            self.failures = failures
+        }
+
+        /// `row` as this store hands it out to StoreKit 2 code.
+        func result(_ row: PaymentTransaction) -> VerificationResult<Transaction> {
+            failures.verify(Transaction(row, origin: self))
+        }
 
         var queue: PaymentQueue? { current.withLock { $0 } }
 

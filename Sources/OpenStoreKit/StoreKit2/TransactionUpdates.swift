@@ -39,7 +39,7 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
             }
             guard first else { return [] }
             let unfinished = (try? ledger.unfinishedTransactions()) ?? []
-            return shown(unfinished).map { .verified(Transaction($0, origin: origin)) }
+            return shown(unfinished).map(origin.result)
         }
     }
 
@@ -68,10 +68,10 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     }
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
-        broadcast.send(shown(transactions).map { .verified(Transaction($0, origin: origin)) })
+        broadcast.send(shown(transactions).map(origin.result))
     }
 
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
-        broadcast.send(transactions.map { .verified(Transaction($0, origin: origin)) })
+        broadcast.send(transactions.map(origin.result))
     }
 }

@@ -3,13 +3,15 @@ import Foundation
 /// A value StoreKit 2 checked (`VerificationResult`): `.verified` when its signature holds.
 ///
 /// The ledger's transactions are not signed yet, so every value is `.verified` and there is no
-/// `jwsRepresentation` (never a fake signature); `.unverified` exists for code that handles it.
-public enum VerificationResult<SignedType: Sendable>: Sendable {
+/// `jwsRepresentation` (never a fake signature), unless a test simulates a verification failure
+/// (`SKTestSession.setSimulatedError(.verification(...), forAPI: .verification)`): values are
+/// then `.unverified` with that error.
+public enum VerificationResult<SignedType> {
     case unverified(SignedType, VerificationResult<SignedType>.VerificationError)
     case verified(SignedType)
 
     /// Why a value failed verification (StoreKit's `VerificationResult.VerificationError`).
-    public enum VerificationError: Error, Sendable, Hashable, LocalizedError {
+    public enum VerificationError: String, Error, Sendable, Hashable, LocalizedError {
         case revokedCertificate
         case invalidCertificateChain
         case invalidDeviceVerification
@@ -26,6 +28,11 @@ public enum VerificationResult<SignedType: Sendable>: Sendable {
             case .invalidSignature: "The value's signature does not match its content."
             case .missingRequiredProperties: "The value lacks properties StoreKit requires."
             }
+        }
+
+        /// The same error of another `VerificationResult` (each has its own nested type).
+        init<Other>(_ error: VerificationResult<Other>.VerificationError) {
+            self.init(rawValue: error.rawValue)!
         }
     }
 
@@ -57,5 +64,6 @@ extension VerificationResult: CustomDebugStringConvertible {
     }
 }
 
+extension VerificationResult: Sendable where SignedType: Sendable {}
 extension VerificationResult: Equatable where SignedType: Equatable {}
 extension VerificationResult: Hashable where SignedType: Hashable {}

@@ -1,0 +1,169 @@
+import Foundation
+import OpenStoreKit
+
+/// An error a test makes a StoreKit API fail with (StoreKitTest's `SKTestFailure`).
+public protocol SKTestFailure: Equatable, Sendable {}
+
+/// A StoreKit 2 API whose calls a test can make fail (StoreKitTest's `FailableStoreKitAPI`):
+/// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`.
+public protocol FailableStoreKitAPI<Failure>: Sendable {
+    associatedtype Failure: SKTestFailure
+}
+
+/// The errors each failable API can be given (StoreKitTest's `SKTestFailures`).
+public enum SKTestFailures {
+    /// `Product.products(for:)` throws the error.
+    public enum LoadProducts: SKTestFailure, SimulatedError {
+        case generic(StoreKitError)
+    }
+
+    /// `Product.purchase(options:)` throws the error.
+    public enum Purchase: SKTestFailure, SimulatedError {
+        case generic(StoreKitError)
+        case purchase(Product.PurchaseError)
+    }
+
+    /// Every `VerificationResult` the store hands out is `.unverified` with the error.
+    public enum Verification: SKTestFailure, SimulatedError {
+        case verification(VerificationResult<Any>.VerificationError)
+    }
+
+    /// `AppStore.sync()` throws the error.
+    public enum AppStoreSync: SKTestFailure, SimulatedError {
+        case generic(StoreKitError)
+    }
+
+    /// `Product.SubscriptionInfo.status` and `status(for:)` throw the error.
+    public enum SubscriptionStatus: SKTestFailure, SimulatedError {
+        case generic(StoreKitError)
+    }
+}
+
+/// `Product.products(for:)`.
+public struct StoreKitLoadProductsAPI: FailableStoreKitAPI, SimulatedAPI {
+    public typealias Failure = SKTestFailures.LoadProducts
+    static let target = SimulatedFailures.API.loadProducts
+    public init() {}
+}
+
+/// `Product.purchase(options:)`.
+public struct StoreKitPurchaseAPI: FailableStoreKitAPI, SimulatedAPI {
+    public typealias Failure = SKTestFailures.Purchase
+    static let target = SimulatedFailures.API.purchase
+    public init() {}
+}
+
+/// The verification of what the store hands out.
+public struct StoreKitVerificationAPI: FailableStoreKitAPI, SimulatedAPI {
+    public typealias Failure = SKTestFailures.Verification
+    static let target = SimulatedFailures.API.verification
+    public init() {}
+}
+
+/// `AppStore.sync()`.
+public struct StoreKitAppStoreSyncAPI: FailableStoreKitAPI, SimulatedAPI {
+    public typealias Failure = SKTestFailures.AppStoreSync
+    static let target = SimulatedFailures.API.appStoreSync
+    public init() {}
+}
+
+/// `Product.SubscriptionInfo.status`.
+public struct StoreKitSubscriptionStatusAPI: FailableStoreKitAPI, SimulatedAPI {
+    public typealias Failure = SKTestFailures.SubscriptionStatus
+    static let target = SimulatedFailures.API.subscriptionStatus
+    public init() {}
+}
+
+extension FailableStoreKitAPI where Self == StoreKitLoadProductsAPI {
+    public static var loadProducts: StoreKitLoadProductsAPI { .init() }
+}
+
+extension FailableStoreKitAPI where Self == StoreKitPurchaseAPI {
+    public static var purchase: StoreKitPurchaseAPI { .init() }
+}
+
+extension FailableStoreKitAPI where Self == StoreKitVerificationAPI {
+    public static var verification: StoreKitVerificationAPI { .init() }
+}
+
+extension FailableStoreKitAPI where Self == StoreKitAppStoreSyncAPI {
+    public static var appStoreSync: StoreKitAppStoreSyncAPI { .init() }
+}
+
+extension FailableStoreKitAPI where Self == StoreKitSubscriptionStatusAPI {
+    public static var subscriptionStatus: StoreKitSubscriptionStatusAPI { .init() }
+}
+
+/// One of this module's failable APIs: which of the store's calls it names.
+protocol SimulatedAPI {
+    static var target: SimulatedFailures.API { get }
+}
+
+/// One of this module's failures: the error the calls throw, and back.
+protocol SimulatedError {
+    var error: any Error { get }
+    init?(error: any Error)
+}
+
+extension SKTestFailures.LoadProducts {
+    var error: any Error { switch self { case .generic(let error): error } }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.AppStoreSync {
+    var error: any Error { switch self { case .generic(let error): error } }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.SubscriptionStatus {
+    var error: any Error { switch self { case .generic(let error): error } }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.Verification {
+    var error: any Error { switch self { case .verification(let error): error } }
+    init?(error: any Error) {
+        guard let error = error as? VerificationResult<Any>.VerificationError else { return nil }
+        self = .verification(error)
+    }
+}
+
+extension SKTestFailures.Purchase {
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        case .purchase(let error): error
+        }
+    }
+
+    init?(error: any Error) {
+        if let error = error as? StoreKitError {
+            self = .generic(error)
+        } else if let error = error as? Product.PurchaseError {
+            self = .purchase(error)
+        } else {
+            return nil
+        }
+    }
+}
+
+extension SKTestSession {
+    /// Makes the calls of `api` fail with `error` from now on (`nil`: they work again), in this
+    /// session's store, across relaunches, until `resetToDefaultState()`.
+    /// - Throws: `SKTestSessionError.unsupportedAPI` for an API type defined outside OpenStoreKitTest.
+    public func setSimulatedError<API: FailableStoreKitAPI>(_ error: API.Failure?, forAPI api: API) async throws {
+        guard let target = (API.self as? any SimulatedAPI.Type)?.target else {
+            throw SKTestSessionError.unsupportedAPI(String(describing: API.self))
+        }
+        failures.set((error as? any SimulatedError)?.error, for: target)
+    }
+
+    /// The error the calls of `api` fail with, if any.
+    public func simulatedError<API: FailableStoreKitAPI>(forAPI api: API) async -> API.Failure? {
+        guard let target = (API.self as? any SimulatedAPI.Type)?.target,
+              let error = failures.error(for: target),
+              let failure = API.Failure.self as? any SimulatedError.Type
+        else { return nil }
+        return failure.init(error: error) as? API.Failure
+    }
+}

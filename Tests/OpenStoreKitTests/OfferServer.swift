@@ -27,17 +27,18 @@ enum OfferServer {
             signature: try key.signature(for: payload).base64EncodedString())
     }
 
-    /// The Python that has Apple's App Store Server Library (`app-store-server-library`, which
-    /// `.ci/run` installs in `.build/python`), or `nil` with the reason it is missing.
-    static func applePython() -> (path: String?, reason: String) {
-        let path = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"] ?? Repository.root + "/.build/python/bin/python3"
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)")
+    /// The Python that has Apple's App Store Server Library (`app-store-server-library`):
+    /// `STORELEDGER_PYTHON` (which `.ci/run` sets, so that the test must run there), else
+    /// `.build/python/bin/python3` when it exists; `nil` with the reason when there is none.
+    static func applePython() -> (path: String?, reason: String, required: Bool) {
+        let configured = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+        let path = configured ?? Repository.root + "/.build/python/bin/python3"
+        guard FileManager.default.isExecutableFile(atPath: path),
+              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0
+        else {
+            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)", configured != nil)
         }
-        guard (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0 else {
-            return (nil, "\(path) cannot import appstoreserverlibrary")
-        }
-        return (path, "")
+        return (path, "", configured != nil)
     }
 
     /// Signs with Apple's `PromotionalOfferSignatureCreator`, given the key in PEM.

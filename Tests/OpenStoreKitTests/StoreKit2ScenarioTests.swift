@@ -321,9 +321,9 @@ import Testing
     }
 
     @Test func anOfferSignedByApplesServerLibraryIsAccepted() async throws {
-        let (python, reason) = OfferServer.applePython()
+        let (python, reason, required) = OfferServer.applePython()
         guard let python else {
-            print("skipped: \(reason)")
+            if required { Issue.record("STORELEDGER_PYTHON is set, but: \(reason)") } else { print("skipped: \(reason)") }
             return
         }
         try await Shop.withProcessSession { session in

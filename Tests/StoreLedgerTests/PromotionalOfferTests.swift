@@ -99,6 +99,58 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         }
     }
 
+    @Test func anOfferForTheProductSubscribedToDropsAPendingDowngradeAndTurnsAutoRenewOn() async throws {
+        try await withPromotionalStore { queue, session, key in
+            let yearly = try await queue.add(Payment(productID: "plus.yearly"))
+            try await queue.add(Payment(productID: "plus.monthly"))   // a downgrade, at the next renewal
+            #expect(try queue.ledger.pendingProductChange(for: "plus.yearly") == "plus.monthly")
+            try session.setAutoRenew(false, for: "plus.yearly")
+            try await queue.add(try signedPayment("plus.yearly", offer: "yearly.deal", key: key))
+            #expect(try queue.ledger.pendingProductChange(for: "plus.yearly") == nil)
+            #expect(try queue.ledger.isAutoRenewEnabled(for: "plus.yearly"))
+            let renewals = try await session.advanceClock(by: 370 * day)
+            #expect(renewals.map(\.productID) == ["plus.yearly"] && renewals.map(\.offer?.id) == ["yearly.deal"])
+            #expect(renewals.first?.purchaseDate == yearly.expirationDate)
+            #expect(try queue.ledger.verify() == [])
+        }
+    }
+
+    @Test func oneOfferAtATime() async throws {
+        try await withPromotionalStore { queue, session, key in
+            try await queue.add(Payment(productID: "plus.monthly"))   // the free week
+            _ = try await session.advanceClock(by: 8 * day)
+            try await queue.add(try signedPayment("plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
+            // Waiting for the next renewal: a second offer is refused.
+            await #expect(throws: PromotionalOfferError.offerInProgress(productID: "plus.monthly", offer: "three.free")) {
+                try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
+            }
+            try session.expireSubscription("plus.monthly")
+            // A lapsed subscriber's pay-as-you-go offer runs for two periods: no other offer meanwhile.
+            let comeback = try await queue.add(
+                try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
+            #expect(comeback.offer?.id == "comeback")
+            await #expect(throws: PromotionalOfferError.offerInProgress(productID: "plus.monthly", offer: "comeback")) {
+                try await queue.add(try signedPayment("plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
+            }
+            #expect(PromotionalOfferError.offerInProgress(productID: "p", offer: "o").code == .ineligibleForOffer)
+        }
+    }
+
+    @Test func aRetryOfAPaymentMadeWithoutTheOfferIsNotTheSamePayment() async throws {
+        try await withPromotionalStore { queue, session, key in
+            try await queue.add(Payment(productID: "plus.monthly"))
+            try session.expireSubscription("plus.monthly")
+            var plain = Payment(productID: "plus.yearly")
+            plain.idempotencyKey = "order-9"
+            let first = try await queue.add(plain)
+            var withOffer = try signedPayment("plus.yearly", offer: "yearly.deal", key: key)
+            withOffer.idempotencyKey = "order-9"
+            await #expect(throws: PaymentQueueError.idempotencyKeyReused(key: "order-9", existingTransactionID: first.id)) {
+                try await queue.add(withOffer)
+            }
+        }
+    }
+
     @Test func anUpgradeWithAnOfferStartsNowAtTheOffer() async throws {
         try await withPromotionalStore { queue, _, key in
             let monthly = try await queue.add(Payment(productID: "plus.monthly"))

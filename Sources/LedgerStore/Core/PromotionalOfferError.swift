@@ -10,6 +10,9 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     case invalidSignature(String)
     /// Promotional offers are for current and lapsed subscribers of the group.
     case ineligible(productID: String)
+    /// The group's next renewal is already charged at an offer (`offer`: its identifier, or
+    /// `introductory`): one offer at a time.
+    case offerInProgress(productID: String, offer: String)
 
     /// The `SKError` code of this refusal.
     public var code: StoreErrorCode {
@@ -17,7 +20,7 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
         case .unknownOffer: .invalidOfferIdentifier
         case .missingParameters: .missingOfferParams
         case .invalidSignature: .invalidSignature
-        case .ineligible: .ineligibleForOffer
+        case .ineligible, .offerInProgress: .ineligibleForOffer
         }
     }
 
@@ -31,6 +34,8 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
             "the promotional offer's signature is not valid: \(why)"
         case .ineligible(let productID):
             "not eligible for a promotional offer of \(productID): promotional offers are for current and lapsed subscribers of its subscription group"
+        case .offerInProgress(let productID, let offer):
+            "not eligible for a promotional offer of \(productID) now: the subscription's next renewal is already charged at the offer \(offer); redeem another once it has run"
         }
     }
 }

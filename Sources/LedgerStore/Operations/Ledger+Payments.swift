@@ -82,7 +82,7 @@ extension Ledger {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
                   existing.appAccountToken == payment.appAccountToken,
                   existing.applicationUsername == payment.applicationUsername,
-                  existing.offer?.type != .promotional || existing.offer?.id == payment.discount?.offerID
+                  (existing.offer?.type == .promotional ? existing.offer?.id : nil) == payment.discount?.offerID
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }

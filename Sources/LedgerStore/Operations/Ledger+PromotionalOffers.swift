@@ -41,7 +41,8 @@ extension Ledger {
     /// does: an offer of the product, a signature by the store's key over this payment's details
     /// made within 24 hours of the store's clock with a nonce never used before (a test
     /// session's unsigned offer skips the signature), and a customer who is or was subscribed
-    /// to the group. Returns the offer as the transaction records it.
+    /// to the group and whose next renewal is not already charged at an offer. Returns the
+    /// offer as the transaction records it.
     /// - Throws: `PromotionalOfferError`.
     func redeemableOffer(_ db: Database, _ payment: NewPayment, _ discount: PaymentDiscount, at now: Int64) throws -> TransactionOffer {
         guard let plan = try subscriptionPlan(db, productID: payment.productID),
@@ -54,6 +55,10 @@ extension Ledger {
         }
         guard try hasBought(db, group: group, excluding: 0) else {
             throw PromotionalOfferError.ineligible(productID: payment.productID)
+        }
+        // One offer at a time: a second one would have to wait behind the first.
+        if let running = try offerOfNextRenewal(db, group: group, at: now) {
+            throw PromotionalOfferError.offerInProgress(productID: payment.productID, offer: running.id ?? "introductory")
         }
         return offer
     }

@@ -139,6 +139,17 @@ extension Ledger {
 
     // MARK: - Inside transactions
 
+    /// The offer the next renewal of `group` is charged at, while a subscription of the group
+    /// covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go offer.
+    func offerOfNextRenewal(_ db: Database, group: String, at now: Int64) throws -> TransactionOffer? {
+        guard let current = try coveringSubscription(db, group: group, at: now, excluding: 0),
+              let latest = try latestPeriod(db, group: group) else { return nil }
+        let state = try renewalState(db, group: group)
+        let productID = state.nextProductID ?? current.productID
+        guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
+        return try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
+    }
+
     /// Why a subscription purchase is refused when the payment is added: buying the
     /// subscription that is active already (StoreKit: "already subscribed").
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
@@ -176,8 +187,16 @@ extension Ledger {
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
-                if current.productID != transaction.productID { state.nextProductID = transaction.productID }
-                state.pendingOfferID = run?.offer.id
+                if current.productID != transaction.productID {
+                    state.nextProductID = transaction.productID
+                    state.pendingOfferID = run?.offer.id
+                } else if let run {
+                    // Redeeming an offer of the product subscribed to: it renews (a pending
+                    // change of product is dropped, auto-renew turned on) at the offer.
+                    state.nextProductID = nil
+                    state.pendingOfferID = run.offer.id
+                    if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
+                }
             }
         } else {
             // A lapsed subscriber's promotional offer starts now; a new subscriber of the group

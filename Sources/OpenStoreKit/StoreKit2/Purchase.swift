@@ -182,7 +182,7 @@ extension Product.PurchaseError {
         case .unknownOffer: .invalidOfferIdentifier
         case .missingParameters: .missingOfferParameters
         case .invalidSignature: .invalidOfferSignature
-        case .ineligible: .ineligibleForOffer
+        case .ineligible, .offerInProgress: .ineligibleForOffer
         }
     }
 }

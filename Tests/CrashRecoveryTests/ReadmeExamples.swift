@@ -45,7 +45,7 @@ func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
     try await session.refundTransaction(id)                      // observers get the update
     try await session.advanceClock(by: 95)                       // renewals fall due and are delivered
     try session.setAutoRenew(false, for: "com.example.pro.monthly")
-    try queue.ledger.updatePromotionOrder(byIDs: ["com.example.level2", "com.example.level1"])
+    try queue.catalog.updatePromotionOrder(byIDs: ["com.example.level2", "com.example.level1"])
 }
 
 func readmeExample3(path: String) async throws {

@@ -78,7 +78,7 @@ import Testing
     @Test func thePlannedOutcomeIsAppliedAndASubscriptionGetsItsExpiration() async throws {
         try await withLedger { (ledger, _) throws in
             let failed = try ledger.addPayment(NewPayment(
-                productID: "consumable", outcome: .failed(TransactionError(code: .paymentNotAllowed)))).transaction
+                productID: "consumable", simulatedOutcome: .failed(.paymentNotAllowed))).transaction
             #expect(try ledger.applyPlannedOutcome(of: failed.id).error == TransactionError(code: .paymentNotAllowed))
             let monthly = try ledger.addPayment(NewPayment(productID: "monthly")).transaction
             let bought = try ledger.applyPlannedOutcome(of: monthly.id)
@@ -94,7 +94,7 @@ import Testing
         try await withLedger { (ledger, _) throws in
             let purchasing = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
             #expect(throws: PaymentQueueError.cannotFinishPurchasing(purchasing.id)) { try ledger.finish([purchasing.id]) }
-            let deferred = try ledger.addPayment(NewPayment(productID: "consumable", outcome: .deferred)).transaction
+            let deferred = try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .deferred)).transaction
             _ = try ledger.applyPlannedOutcome(of: deferred.id)
             #expect(throws: PaymentQueueError.cannotFinishDeferred(deferred.id)) { try ledger.finish([deferred.id]) }
             #expect(throws: PaymentQueueError.unknownTransaction(999)) { try ledger.finish([999]) }
@@ -126,8 +126,8 @@ import Testing
 
     @Test func approveAndDeclineApplyToDeferredTransactionsOnly() async throws {
         try await withLedger { (ledger, _) throws in
-            let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", outcome: .deferred)).transaction.id
-            let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", outcome: .deferred)).transaction.id
+            let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
+            let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
             _ = try ledger.completePaymentsLeftPurchasing()
             #expect(try ledger.approve(a).state == .purchased)
             let declined = try ledger.decline(b)
@@ -142,8 +142,8 @@ import Testing
     @Test func launchRecoveryCompletesPurchasingTransactionsWithTheirStoredOutcome() async throws {
         try await withLedger { (ledger, _) throws in
             try ledger.addPayment(NewPayment(productID: "consumable"))
-            try ledger.addPayment(NewPayment(productID: "consumable", outcome: .failed(TransactionError(code: .paymentCancelled))))
-            try ledger.addPayment(NewPayment(productID: "consumable", outcome: .deferred))
+            try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .userCancelled))
+            try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .deferred))
             let completed = try ledger.completePaymentsLeftPurchasing()
             #expect(completed.map(\.state) == [.purchased, .failed, .deferred])
             #expect(completed[1].error?.code == .paymentCancelled)

@@ -163,7 +163,7 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
         try await withSampleLedger { path in
             // A process that stored the payment and died before the store processed it.
             let ledger = try Ledger.open(at: path)
-            let interrupted = try await ledger.addPayment(NewPayment(productID: SampleCatalog.consumable, outcome: .deferred)).transaction
+            let interrupted = try await ledger.addPayment(NewPayment(productID: SampleCatalog.consumable, simulatedOutcome: .deferred)).transaction
             try ledger.close()
             let queue = try PaymentQueue(path: path)
             #expect(queue.completedAtLaunch.map(\.id) == [interrupted.id])

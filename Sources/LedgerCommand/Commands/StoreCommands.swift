@@ -135,7 +135,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                let deleted = try options.openLedger().clearTransactions()
+                let deleted = try StoreTestSession(ledger: try options.openLedger()).clearTransactions()
                 try options.output.emit(["deleted": deleted]) { "deleted \(deleted) transaction(s)" }
             }
         }
@@ -151,7 +151,7 @@ struct StoreCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingFailures {
-                try options.openLedger().deleteTransaction(id)
+                try StoreTestSession(ledger: try options.openLedger()).deleteTransaction(id)
                 try options.output.emit(["deleted": id]) { "deleted transaction #\(id)" }
             }
         }

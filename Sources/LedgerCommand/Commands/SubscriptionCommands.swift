@@ -294,7 +294,7 @@ struct PromotionsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotionOrder(byIDs: productIDs))
+                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionOrder(byIDs: productIDs))
             }
         }
     }
@@ -313,7 +313,7 @@ struct PromotionsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotionVisibility(visibility, for: productID))
+                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionVisibility(visibility, for: productID))
             }
         }
     }
@@ -326,7 +326,7 @@ struct PromotionsCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingFailures {
                 let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ledger.updatePromotions([]))
+                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotions([]))
             }
         }
     }

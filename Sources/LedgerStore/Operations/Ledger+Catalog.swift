@@ -9,7 +9,7 @@ extension Ledger {
     ///   - seedSettings: store settings stored only where the ledger has no value yet (a
     ///     catalog file seeds the store; it does not override what was set since).
     ///   - offersKey: the catalog's subscription offers key, which replaces the store's.
-    public func saveProducts(
+    package func saveProducts(
         _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:],
         offersKey: SubscriptionOffersKey? = nil
     ) throws {

@@ -17,7 +17,7 @@ extension Ledger {
     ///   `latestStoreDate`; `.tooManyRenewals` when more than `configuration.renewalLimit` renewals would
     ///   fall due. A refused move changes nothing.
     @discardableResult
-    public func advanceClock(by interval: TimeInterval) throws -> Date {
+    package func advanceClock(by interval: TimeInterval) throws -> Date {
         try write { db in
             let now = Date(ledgerMilliseconds: try storeNow(db))
             guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
@@ -32,7 +32,7 @@ extension Ledger {
     /// - Throws: `StoreControlError.clockCannotGoBack`, `.clockOutOfRange` past
     ///   `latestStoreDate`, `.tooManyRenewals`. A refused move changes nothing.
     @discardableResult
-    public func setClock(to date: Date) throws -> Date {
+    package func setClock(to date: Date) throws -> Date {
         try write { db in
             let now = try storeNow(db)
             let target = date.ledgerMilliseconds

@@ -3,7 +3,7 @@ import GRDB
 
 /// What the simulated store decided for a payment when it was added. Stored with the payment,
 /// so that a process killed while the transaction is `purchasing` resumes with the same outcome.
-public enum PlannedOutcome: Sendable, Hashable {
+package enum PlannedOutcome: Sendable, Hashable {
     case purchased
     case deferred
     case failed(TransactionError)
@@ -12,33 +12,31 @@ public enum PlannedOutcome: Sendable, Hashable {
     case interrupted
 }
 
-/// A payment to add to the ledger, already checked by the payment queue.
-public struct NewPayment: Sendable, Hashable {
-    public var productID: String
-    public var quantity: Int
-    public var appAccountToken: UUID?
+/// A payment to add to the ledger. The store decides its outcome and storefront in the write
+/// that records it.
+package struct NewPayment: Sendable, Hashable {
+    package var productID: String
+    package var quantity: Int
+    package var appAccountToken: UUID?
     /// StoreKit 1's opaque account string (at most 1,024 bytes of UTF-8, not empty).
-    public var applicationUsername: String?
-    public var idempotencyKey: String?
-    public var outcome: PlannedOutcome
-    /// ISO 3166-1 alpha-3 code of the storefront the payment is made in.
-    public var storefront: String
+    package var applicationUsername: String?
+    package var idempotencyKey: String?
+    /// What the simulated store does with this payment; `nil` lets the store's settings decide.
+    package var simulatedOutcome: SimulatedOutcome?
     /// The promotional offer the payment redeems, checked when it is added.
-    public var discount: PaymentDiscount?
+    package var discount: PaymentDiscount?
 
-    public init(
+    package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
-        idempotencyKey: String? = nil, outcome: PlannedOutcome = .purchased, storefront: String = "USA",
-        discount: PaymentDiscount? = nil
+        idempotencyKey: String? = nil, simulatedOutcome: SimulatedOutcome? = nil, discount: PaymentDiscount? = nil
     ) {
-        self.discount = discount
-        self.applicationUsername = applicationUsername
         self.productID = productID
         self.quantity = quantity
         self.appAccountToken = appAccountToken
+        self.applicationUsername = applicationUsername
         self.idempotencyKey = idempotencyKey
-        self.outcome = outcome
-        self.storefront = storefront
+        self.simulatedOutcome = simulatedOutcome
+        self.discount = discount
     }
 }
 
@@ -57,7 +55,7 @@ extension Ledger {
     ///   1...10, a bad idempotency key, or a key reused for a different payment;
     ///   `PromotionalOfferError` for a promotional offer the store refuses.
     @discardableResult
-    public func addPayment(
+    package func addPayment(
         _ payment: NewPayment, recordingDelivery: Bool = false
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         try Self.validate(payment)
@@ -67,7 +65,7 @@ extension Ledger {
     /// `addPayment(_:recordingDelivery:)` in the next group commit: payments added at the same
     /// time share a commit, and each caller returns once it is durable.
     @discardableResult
-    public func addPayment(
+    package func addPayment(
         _ payment: NewPayment, recordingDelivery: Bool = false
     ) async throws -> (transaction: PaymentTransaction, isNew: Bool) {
         try Self.validate(payment)
@@ -87,30 +85,20 @@ extension Ledger {
             return (existing, false)
         }
         let now = try storeNow(db)
+        let settings = try StoreSettings(db)
         let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, at: now) }
-        var planned: (state: TransactionState, error: TransactionError?)
-        switch payment.outcome {
-        case .purchased:
-            planned = (.purchased, nil)
-            // A promotional offer for the product subscribed to waits for the next renewal.
-            if offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
-                planned = (.failed, error)
-            }
-        case .deferred: planned = (.deferred, nil)
-        case .failed(let error): planned = (.failed, error)
-        case .interrupted: planned = (.failed, Self.interruptionError)
-        }
+        let outcome = settings.plannedOutcome(payment.simulatedOutcome)
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
-        row.storefront = payment.storefront
-        row.planned = planned
+        row.storefront = settings.storefront.countryCode
+        row.planned = try decide(db, outcome, payment, offer: offer, at: now)
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
         let id = try insert(db, row)
-        if payment.outcome == .interrupted {
+        if outcome == .interrupted {
             try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
         }
         var created = row.transaction(id: id)
@@ -118,22 +106,38 @@ extension Ledger {
         return (created, true)
     }
 
+    /// The state and error a payment will end in, decided in the write that records it: the
+    /// store's switches (or the payment's simulated outcome), and for a subscription already
+    /// active, "already subscribed" (unless a promotional offer is redeemed for its next renewal).
+    private func decide(
+        _ db: Database, _ outcome: PlannedOutcome, _ payment: NewPayment, offer: TransactionOffer?, at now: Int64
+    ) throws -> (state: TransactionState, error: TransactionError?) {
+        switch outcome {
+        case .purchased:
+            if offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) { return (.failed, error) }
+            return (.purchased, nil)
+        case .deferred: return (.deferred, nil)
+        case .failed(let error): return (.failed, error)
+        case .interrupted: return (.failed, Self.interruptionError)
+        }
+    }
+
     /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
     /// longer `purchasing` (another process got there first) is returned as it is.
-    public func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+    package func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
         try write { db in
             try applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery)
         }
     }
 
     /// `applyPlannedOutcome(of:recordingDelivery:)` in the next group commit.
-    public func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) async throws -> PaymentTransaction {
+    package func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) async throws -> PaymentTransaction {
         try await grouped { db in try self.applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery) }
     }
 
     /// Launch recovery: completes every transaction left `purchasing` (by a killed process) with
     /// its stored outcome, in one commit. Returns them in their new state, oldest first.
-    public func completePaymentsLeftPurchasing() throws -> [PaymentTransaction] {
+    package func completePaymentsLeftPurchasing() throws -> [PaymentTransaction] {
         try write { db in
             let ids = try Int64.fetchAll(try db.cachedStatement(sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id"))
             return try ids.map { try applyPlannedOutcome(db, id: UInt64($0), recordingDelivery: false) }
@@ -141,14 +145,14 @@ extension Ledger {
     }
 
     /// Ask to Buy approved: deferred -> purchased.
-    public func approve(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+    package func approve(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
         try write { db in
             try moveDeferred(db, id: id, to: .purchased, error: nil, recordingDelivery: recordingDelivery)
         }
     }
 
     /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
-    public func decline(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+    package func decline(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
         let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
         return try write { db in
             try moveDeferred(db, id: id, to: .failed, error: error, recordingDelivery: recordingDelivery)
@@ -163,12 +167,12 @@ extension Ledger {
     /// `changed` false.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
     ///   `.cannotFinishDeferred`.
-    public func finish(_ ids: [UInt64]) throws -> FinishResult {
+    package func finish(_ ids: [UInt64]) throws -> FinishResult {
         try write { db in try finish(db, ids) }
     }
 
     /// `finish(_:)` in the next group commit.
-    public func finish(_ ids: [UInt64]) async throws -> FinishResult {
+    package func finish(_ ids: [UInt64]) async throws -> FinishResult {
         try await grouped { db in try self.finish(db, ids) }
     }
 
@@ -206,7 +210,7 @@ extension Ledger {
 
     /// Launch redelivery: records one delivery (count, date, event) of every unfinished
     /// transaction, in one commit, and returns them as stored, oldest first.
-    public func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
+    package func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
             let now = try storeNow(db)
             var unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
@@ -329,7 +333,7 @@ public struct FinishResult: Sendable {
 extension Ledger {
     /// Records one delivery to observers (count, date, event) of each transaction, in one
     /// commit, and returns them as stored. Unknown ids are skipped.
-    public func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
+    package func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
         guard !ids.isEmpty else { return [] }
         return try write { db in
             let now = try storeNow(db)

@@ -36,14 +36,14 @@ extension Ledger {
     /// the defaults.
     /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
     @discardableResult
-    public func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
+    package func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
         try write { db in try Self.replacePromotions(db, promotions, orderOverridden: !promotions.isEmpty) }
     }
 
     /// Sets the order by product identifiers, keeping the visibility of products already
     /// listed (others get `appStoreConnectDefault`); an empty list resets to the defaults.
     @discardableResult
-    public func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
+    package func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
         try write { db in
             let visibility = Dictionary(uniqueKeysWithValues: try Self.promotions(db).map { ($0.productID, $0.visibility) })
             let promotions = ids.map { PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault) }
@@ -54,7 +54,7 @@ extension Ledger {
     /// Sets one product's visibility. Without an order set, this overrides the visibility only
     /// (no other product is hidden); with one, a product not in it is added at the end.
     @discardableResult
-    public func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
+    package func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
         try write { db in
             var promotions = try Self.promotions(db)
             if let index = promotions.firstIndex(where: { $0.productID == productID }) {

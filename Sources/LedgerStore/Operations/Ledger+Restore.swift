@@ -14,7 +14,7 @@ extension Ledger {
     /// - Returns: the restored transactions, in the order of the purchases; empty when nothing
     ///   was restorable.
     /// - Throws: `PaymentQueueError.invalidApplicationUsername` for an empty or too long name.
-    public func restorePurchases(applicationUsername: String? = nil, includeNonRenewing: Bool = false) throws -> [PaymentTransaction] {
+    package func restorePurchases(applicationUsername: String? = nil, includeNonRenewing: Bool = false) throws -> [PaymentTransaction] {
         if let applicationUsername { try Self.validateApplicationUsername(applicationUsername) }
         return try write { db in
             let now = try storeNow(db)

@@ -3,14 +3,16 @@ import GRDB
 extension Ledger {
     /// Every stored setting of the simulated store.
     public func storeSettings() throws -> [String: String] {
-        try read { db in
-            Dictionary(uniqueKeysWithValues: try Row.fetchAll(try db.cachedStatement(sql: "SELECT key, value FROM store_settings"))
-                .map { ($0["key"] as String, $0["value"] as String) })
-        }
+        try read { db in try Self.storedSettings(db) }
+    }
+
+    static func storedSettings(_ db: Database) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try Row.fetchAll(try db.cachedStatement(sql: "SELECT key, value FROM store_settings"))
+            .map { ($0["key"] as String, $0["value"] as String) })
     }
 
     /// Sets several settings at once, all or none.
-    public func setStoreSettings(_ settings: [String: String]) throws {
+    package func setStoreSettings(_ settings: [String: String]) throws {
         try write { db in try Self.saveSettings(db, settings) }
     }
 

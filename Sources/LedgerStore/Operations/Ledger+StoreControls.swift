@@ -8,7 +8,7 @@ extension Ledger {
     /// - Parameter reason: StoreKit's `Transaction.RevocationReason` raw value (0 other, 1 developer issue).
     /// - Returns: the transaction asked for first, then the others the refund revoked.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
-    public func refund(_ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
+    package func refund(_ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
         try write { db in
             let transaction = try existingTransaction(db, id: id)
             guard transaction.state == .purchased || transaction.state == .restored else {
@@ -36,7 +36,7 @@ extension Ledger {
     /// the app finishes the failed one. Resolving again returns the replacement made before (or
     /// none, if it was deleted) and creates nothing.
     /// - Throws: `StoreControlError.notInterrupted`.
-    public func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+    package func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in try resolveInterruptedPurchase(db, id: id) }
     }
 
@@ -46,7 +46,7 @@ extension Ledger {
     /// does (its renewal is new).
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with neither issue,
     ///   `.noBillingIssue` when its billing retries are over.
-    public func resolveIssue(ofTransaction id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+    package func resolveIssue(ofTransaction id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in
             if try !isInterruptedPurchase(db, id: id), let transaction = try PaymentTransaction.fetchOne(db, id: id),
                transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID) {
@@ -106,7 +106,7 @@ extension Ledger {
     /// Deletes every transaction and its history, unfinished ones included (unlike Xcode's
     /// reset). Ids are not reused afterwards. Returns how many were deleted.
     @discardableResult
-    public func clearTransactions() throws -> Int {
+    package func clearTransactions() throws -> Int {
         try write { db in
             let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
             try db.execute(sql: """
@@ -123,7 +123,7 @@ extension Ledger {
     /// Deletes one transaction and its history. Like Xcode's `deleteTransaction`, it leaves the
     /// renewals and restored copies that point at it (their `originalID`) as they are.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
-    public func deleteTransaction(_ id: UInt64) throws {
+    package func deleteTransaction(_ id: UInt64) throws {
         try write { db in
             _ = try existingTransaction(db, id: id)
             try db.run(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])

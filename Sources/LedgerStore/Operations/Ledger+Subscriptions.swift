@@ -6,7 +6,7 @@ extension Ledger {
     /// rest wait for the next call), in one commit: for every group whose auto-renew is on and
     /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
     /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
-    public func renewDueSubscriptions() throws -> [PaymentTransaction] {
+    package func renewDueSubscriptions() throws -> [PaymentTransaction] {
         try write { db in
             let now = try storeNow(db)
             var renewed: [PaymentTransaction] = []
@@ -20,7 +20,7 @@ extension Ledger {
     /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the
     /// current period ends now and the next one starts, with the product the group renews to.
     /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`, `.noSubscription`.
-    public func forceRenewal(of productID: String) throws -> PaymentTransaction {
+    package func forceRenewal(of productID: String) throws -> PaymentTransaction {
         try write { db in
             let now = try storeNow(db)
             let group = try subscriptionGroup(db, productID: productID)
@@ -45,7 +45,7 @@ extension Ledger {
     /// pending change of product is dropped).
     /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`, `.noSubscription`.
     @discardableResult
-    public func expireSubscription(_ productID: String) throws -> PaymentTransaction {
+    package func expireSubscription(_ productID: String) throws -> PaymentTransaction {
         try write { db in
             let now = try storeNow(db)
             let group = try subscriptionGroup(db, productID: productID)
@@ -65,7 +65,7 @@ extension Ledger {
     /// - Throws: `StoreControlError.noBillingIssue` when the group is not in billing retry (or
     ///   its retries are over), `.unknownProduct`, `.notAutoRenewable`.
     @discardableResult
-    public func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
+    package func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
         try write { db in try resolveBillingIssue(db, productID: productID) }
     }
 
@@ -117,7 +117,7 @@ extension Ledger {
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
     /// expires at its expiration date. Turned on after that date, it stays expired.
     /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
-    public func setAutoRenew(of productID: String, enabled: Bool) throws {
+    package func setAutoRenew(of productID: String, enabled: Bool) throws {
         try write { db in
             let group = try subscriptionGroup(db, productID: productID)
             var state = try renewalState(db, group: group)

@@ -6,7 +6,7 @@ extension Ledger {
     /// and finished for the first `finished` ones), in one commit: for benchmarks and tests
     /// that need a large ledger in seconds. Returns the ids of the unfinished ones.
     @discardableResult
-    public func appendSyntheticPurchases(productID: String, finished: Int, unfinished: Int) throws -> [UInt64] {
+    package func appendSyntheticPurchases(productID: String, finished: Int, unfinished: Int) throws -> [UInt64] {
         try write { db in
             let now = try storeNow(db)
             let type = try String.fetchOne(db, sql: "SELECT type FROM products WHERE id = ?", arguments: [productID])

@@ -114,6 +114,12 @@ public struct ProductCatalog: Sendable {
         return warnings
     }
 
+    /// Adds or replaces products made in code (rather than read from a configuration file),
+    /// all in one commit.
+    public func save(_ products: [Product]) throws {
+        try ledger.saveProducts(products)
+    }
+
     /// A products request (`SKProductsRequest`).
     public func products(for identifiers: some Sequence<String>) throws -> ProductsResponse {
         var seen = Set<String>()
@@ -133,5 +139,37 @@ public struct ProductCatalog: Sendable {
     public func displayPrice(of product: Product) throws -> String {
         let settings = try StoreSettings(ledger: ledger)
         return PriceFormatter.string(for: product.price, storefront: settings.storefront, locale: settings.locale)
+    }
+}
+
+// MARK: - Promotions (`Product.PromotionInfo`)
+
+extension ProductCatalog {
+    /// The promotion overrides, in order (see `Ledger.promotionOrder()`).
+    public func promotionOrder() throws -> [PromotionInfo] {
+        try ledger.promotionOrder()
+    }
+
+    /// Replaces the order and visibility of every promoted product; an empty list resets to
+    /// the defaults.
+    /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
+    @discardableResult
+    public func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
+        try ledger.updatePromotions(promotions)
+    }
+
+    /// Sets the order by product identifiers, keeping the visibility of products already
+    /// listed; an empty list resets to the defaults.
+    /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
+    @discardableResult
+    public func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
+        try ledger.updatePromotionOrder(byIDs: ids)
+    }
+
+    /// Sets one product's visibility.
+    /// - Throws: `StoreControlError.unknownProduct`.
+    @discardableResult
+    public func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
+        try ledger.updatePromotionVisibility(visibility, for: productID)
     }
 }

@@ -194,13 +194,11 @@ public actor PaymentQueue {
     ///   the ledger cannot commit.
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
-        let settings = try StoreSettings(ledger: ledger)
         let (created, isNew) = try await ledger.addPayment(
             NewPayment(
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
-                applicationUsername: payment.applicationUsername,
-                idempotencyKey: payment.idempotencyKey, outcome: settings.outcome(for: payment),
-                storefront: settings.storefront.countryCode, discount: payment.discount),
+                applicationUsername: payment.applicationUsername, idempotencyKey: payment.idempotencyKey,
+                simulatedOutcome: payment.simulatedOutcome, discount: payment.discount),
             recordingDelivery: hasObservers)
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.

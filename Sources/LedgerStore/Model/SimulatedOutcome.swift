@@ -1,0 +1,23 @@
+import Foundation
+
+/// What the simulated store does with one payment (Xcode's StoreKit testing outcomes).
+public enum SimulatedOutcome: Sendable, Hashable {
+    case success
+    /// The user cancelled: failed with `paymentCancelled`, a normal outcome.
+    case userCancelled
+    case failed(StoreErrorCode, message: String? = nil)
+    /// Ask to Buy: waits for `approve` or `decline`.
+    case deferred
+    /// Fails until the user resolves an issue outside the app; then a new purchase arrives.
+    case interrupted
+
+    var plannedOutcome: PlannedOutcome {
+        switch self {
+        case .success: .purchased
+        case .deferred: .deferred
+        case .interrupted: .interrupted
+        case .userCancelled: .failed(TransactionError(code: .paymentCancelled))
+        case .failed(let code, let message): .failed(TransactionError(code: code, message: message))
+        }
+    }
+}

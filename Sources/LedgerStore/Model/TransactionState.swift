@@ -11,24 +11,19 @@ public enum TransactionState: String, Sendable, Codable, CaseIterable {
     /// Waiting for someone else to approve it (Ask to Buy).
     case deferred
 
-    /// Whether a transaction in this state may be finished.
+    /// Whether a transaction in this state may be finished (`TransactionRules.finishable`).
     public var canBeFinished: Bool {
-        switch self {
-        case .purchased, .failed, .restored: true
-        case .purchasing, .deferred: false
-        }
+        TransactionRules.finishable.contains(self)
     }
 
-    /// Whether a transaction may move from this state to `next` (SPEC section 2.1).
-    ///
-    /// The database enforces the same table with a trigger, so that no caller can bypass it.
+    /// Whether a transaction in this state may be refunded (`TransactionRules.revocable`).
+    public var canBeRevoked: Bool {
+        TransactionRules.revocable.contains(self)
+    }
+
+    /// Whether a transaction may move from this state to `next` (`TransactionRules.transitions`;
+    /// the database enforces the same table with a trigger, so that no caller can bypass it).
     public func canMove(to next: TransactionState) -> Bool {
-        switch (self, next) {
-        case (.purchasing, .purchased), (.purchasing, .failed), (.purchasing, .deferred),
-             (.deferred, .purchased), (.deferred, .failed):
-            true
-        default:
-            false
-        }
+        TransactionRules.transitions.contains(TransactionRules.Transition(self, next))
     }
 }

@@ -11,7 +11,7 @@ extension Ledger {
     package func refund(_ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
         try write { db in
             let transaction = try existingTransaction(db, id: id)
-            guard transaction.state == .purchased || transaction.state == .restored else {
+            guard transaction.state.canBeRevoked else {
                 throw StoreControlError.cannotRefund(id, state: transaction.state)
             }
             guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }

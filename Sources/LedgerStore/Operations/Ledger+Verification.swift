@@ -90,7 +90,7 @@ extension Ledger {
     static func historyProblems(_ transaction: PaymentTransaction, _ events: [TransactionEvent]) -> [LedgerProblem] {
         var problems: [String] = []
         guard let first = events.first, first.kind == .created,
-              [.purchasing, .purchased, .restored].contains(first.toState)
+              TransactionRules.allowsEvent(.created, from: first.fromState, to: first.toState, productType: transaction.productType)
         else { return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")] }
         var state = first.toState
         var finished = false, revoked = false, upgraded = false
@@ -103,24 +103,24 @@ extension Ledger {
             case .created:
                 problems.append("created twice (event \(event.sequence))")
             case .stateChanged:
-                if finished || !state.canMove(to: event.toState) {
+                if finished || !TransactionRules.allowsEvent(.stateChanged, from: state, to: event.toState, productType: transaction.productType) {
                     problems.append("illegal change \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
                 }
                 state = event.toState
             case .finished:
-                if finished || !state.canBeFinished {
+                if finished || !TransactionRules.allowsEvent(.finished, from: state, to: event.toState, productType: transaction.productType) {
                     problems.append("finished while \(finished ? "finished" : state.rawValue) (event \(event.sequence))")
                 }
                 finished = true
             case .delivered:
                 deliveries += 1
             case .revoked:
-                if revoked || !(state == .purchased || state == .restored) {
+                if revoked || !TransactionRules.allowsEvent(.revoked, from: state, to: event.toState, productType: transaction.productType) {
                     problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
                 }
                 revoked = true
             case .expirationChanged, .upgraded:
-                if transaction.productType != .autoRenewable {
+                if !TransactionRules.allowsEvent(event.kind, from: state, to: event.toState, productType: transaction.productType) {
                     problems.append("\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
                 }
                 if event.kind == .upgraded { upgraded = true }

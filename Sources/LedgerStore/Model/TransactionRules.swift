@@ -1,0 +1,56 @@
+/// The rules of a transaction's life, in one table (SPEC section 2.1): the states it may be
+/// created in, the state changes allowed, the states that may be finished or refunded, and the
+/// history events that apply to subscriptions only.
+///
+/// `TransactionState`, the writer's checks, `verify` and the crash oracle read this table; the
+/// database holds the same rows (migration 0007, tables `rule_*`), which its triggers read, so
+/// that no caller can bypass them. `TransactionRuleTests` checks, case by case, that the
+/// database answers as this table does.
+public enum TransactionRules {
+    /// A change of state: `from` -> `to`.
+    public struct Transition: Hashable, Sendable {
+        public let from: TransactionState
+        public let to: TransactionState
+
+        public init(_ from: TransactionState, _ to: TransactionState) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The states a transaction may be created in: a payment starts `purchasing`; a renewal or
+    /// a replacement purchase is `purchased`; a restore's copy is `restored`.
+    public static let initialStates: Set<TransactionState> = [.purchasing, .purchased, .restored]
+
+    /// The changes of state allowed; every other is refused (a state never changes back).
+    public static let transitions: Set<Transition> = [
+        Transition(.purchasing, .purchased), Transition(.purchasing, .failed), Transition(.purchasing, .deferred),
+        Transition(.deferred, .purchased), Transition(.deferred, .failed),
+    ]
+
+    /// The states in which the app may finish a transaction.
+    public static let finishable: Set<TransactionState> = [.purchased, .failed, .restored]
+
+    /// The states in which a transaction may be refunded (once).
+    public static let revocable: Set<TransactionState> = [.purchased, .restored]
+
+    /// History events that only auto-renewable subscriptions have.
+    public static let subscriptionOnlyEvents: Set<TransactionEvent.Kind> = [.expirationChanged, .upgraded]
+
+    /// Whether a history row (`kind`, from `from` to `to`) is legal for a transaction of
+    /// `productType`: `created` enters an initial state from nothing; `stateChanged` is a legal
+    /// transition; every other event keeps the state, `finished` in a finishable state,
+    /// `revoked` in a revocable one, subscription events on subscriptions only.
+    public static func allowsEvent(
+        _ kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, productType: ProductType
+    ) -> Bool {
+        if subscriptionOnlyEvents.contains(kind), productType != .autoRenewable { return false }
+        switch kind {
+        case .created: return from == nil && initialStates.contains(to)
+        case .stateChanged: return from.map { transitions.contains(Transition($0, to)) } ?? false
+        case .finished: return from == to && finishable.contains(to)
+        case .revoked: return from == to && revocable.contains(to)
+        case .delivered, .expirationChanged, .upgraded: return from == to
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import GRDB
+@testable import LedgerStore
+import LedgerTestSupport
+import Testing
+
+/// The database's rules (migration 0007's tables and triggers) against Swift's
+/// `TransactionRules`: every initial insert, every state x state update, finishing and
+/// refunding in every state, and every history row of every kind, tried on a scratch ledger
+/// with plain SQL (no Swift check in the way), must be accepted exactly when the table says so.
+@Suite struct TransactionRuleTests {
+    static let states = TransactionState.allCases
+    static let productTypes: [(id: String, type: ProductType)] = [("consumable", .consumable), ("monthly", .autoRenewable)]
+
+    /// Runs `body` on the raw database of a new ledger.
+    func withRawLedger<T>(_ body: (Database) throws -> T) async throws -> T {
+        try await withLedgerResult { (ledger, directory) in
+            try ledger.close()
+            let database = try DatabaseQueue(path: directory + "/ledger.sqlite")
+            defer { try? database.close() }
+            return try database.writeWithoutTransaction { db in try body(db) }
+        }
+    }
+
+    /// Whether `sql` succeeds after `setup`, in a savepoint rolled back after.
+    static func accepts(_ db: Database, setup: [(String, StatementArguments)], _ sql: String, _ arguments: StatementArguments = []) throws -> Bool {
+        try db.execute(sql: "SAVEPOINT rule_case")
+        defer { try? db.execute(sql: "ROLLBACK TO rule_case; RELEASE rule_case") }
+        for (statement, values) in setup { try db.execute(sql: statement, arguments: values) }
+        do {
+            try db.execute(sql: sql, arguments: arguments)
+            return true
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            return false
+        }
+    }
+
+    static let insertSQL = """
+        INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
+            original_purchase_date, reason, storefront, environment, planned_state, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, 1, 0, 0, 'purchase', 'USA', 'xcode', 'purchased', 0, 0)
+        """
+
+    static func insert(id: Int, state: TransactionState, product: (id: String, type: ProductType) = productTypes[0]) -> (String, StatementArguments) {
+        (insertSQL, [id, id, product.id, product.type.rawValue, state.rawValue])
+    }
+
+    /// The statements that make row 1 in `state`, by legal steps where it is not an initial state.
+    static func row(in state: TransactionState) -> [(String, StatementArguments)] {
+        if TransactionRules.initialStates.contains(state) { return [insert(id: 1, state: state)] }
+        return [insert(id: 1, state: .purchasing), (moveSQL, [state.rawValue, state.rawValue])]
+    }
+
+    /// Moves row 1 to a state (with an error code exactly when failed, as a CHECK requires).
+    static let moveSQL = "UPDATE transactions SET state = ?, error_code = CASE WHEN ? = 'failed' THEN 0 END WHERE id = 1"
+
+    @Test func theDatabaseTablesHoldTheSwiftTable() async throws {
+        let (initial, transitions, finishable, revocable, kinds, subscriptionOnly) = try await withRawLedger { db in
+            (try String.fetchAll(db, sql: "SELECT state FROM rule_initial_states"),
+             try Row.fetchAll(db, sql: "SELECT from_state, to_state FROM rule_transitions").map { [$0[0] as String, $0[1] as String] },
+             try String.fetchAll(db, sql: "SELECT state FROM rule_states WHERE finishable = 1"),
+             try String.fetchAll(db, sql: "SELECT state FROM rule_states WHERE revocable = 1"),
+             try String.fetchAll(db, sql: "SELECT kind FROM rule_events"),
+             try String.fetchAll(db, sql: "SELECT kind FROM rule_events WHERE subscription_only = 1"))
+        }
+        #expect(Set(initial.compactMap(TransactionState.init)) == TransactionRules.initialStates)
+        let pairs = transitions.map { TransactionRules.Transition(TransactionState(rawValue: $0[0])!, TransactionState(rawValue: $0[1])!) }
+        #expect(Set(pairs) == TransactionRules.transitions && pairs.count == TransactionRules.transitions.count)
+        #expect(Set(finishable.compactMap(TransactionState.init)) == TransactionRules.finishable)
+        #expect(Set(revocable.compactMap(TransactionState.init)) == TransactionRules.revocable)
+        #expect(Set(kinds.compactMap(TransactionEvent.Kind.init)) == Set(TransactionEvent.Kind.allCases) && kinds.count == 7)
+        #expect(Set(subscriptionOnly.compactMap(TransactionEvent.Kind.init)) == TransactionRules.subscriptionOnlyEvents)
+    }
+
+    /// One case and the database's answer.
+    struct Answer: Sendable {
+        let name: String
+        let accepted: Bool
+        let expected: Bool
+    }
+
+    @Test func everyInsertUpdateFinishAndRefundIsAnsweredAsTheTableSays() async throws {
+        let answers = try await withRawLedger { db in
+            var answers: [Answer] = []
+            for state in Self.states {
+                let (sql, arguments) = Self.insert(id: 1, state: state)
+                answers.append(Answer(name: "insert \(state)", accepted: try Self.accepts(db, setup: [], sql, arguments),
+                                      expected: TransactionRules.initialStates.contains(state)))
+                for next in Self.states where next != state {
+                    answers.append(Answer(
+                        name: "\(state) -> \(next)",
+                        accepted: try Self.accepts(db, setup: Self.row(in: state), Self.moveSQL, [next.rawValue, next.rawValue]),
+                        expected: state.canMove(to: next)))
+                }
+                answers.append(Answer(
+                    name: "finish \(state)",
+                    accepted: try Self.accepts(db, setup: Self.row(in: state), "UPDATE transactions SET is_finished = 1, finished_at = 0 WHERE id = 1"),
+                    expected: state.canBeFinished))
+                let refund = "UPDATE transactions SET revocation_date = 5, revocation_reason = 0 WHERE id = 1"
+                answers.append(Answer(name: "refund \(state)", accepted: try Self.accepts(db, setup: Self.row(in: state), refund),
+                                      expected: state.canBeRevoked))
+                if state.canBeRevoked {
+                    answers.append(Answer(
+                        name: "refund \(state) twice",
+                        accepted: try Self.accepts(db, setup: Self.row(in: state) + [(refund, StatementArguments())], "UPDATE transactions SET revocation_date = 6 WHERE id = 1"),
+                        expected: false))
+                }
+            }
+            return answers
+        }
+        #expect(answers.count == 37)
+        for answer in answers {
+            let name = answer.name
+            #expect(answer.accepted == answer.expected, Comment(rawValue: name))
+        }
+    }
+
+    @Test func everyHistoryRowIsAnsweredAsTheTableSays() async throws {
+        let answers = try await withRawLedger { db in
+            var answers: [Answer] = []
+            for (index, product) in Self.productTypes.enumerated() {
+                let (sql, arguments) = Self.insert(id: index + 1, state: .purchased, product: product)
+                try db.execute(sql: sql, arguments: arguments)
+            }
+            let event = "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at) VALUES (?, ?, ?, ?, 0)"
+            for (index, product) in Self.productTypes.enumerated() {
+                for kind in TransactionEvent.Kind.allCases {
+                    for from in [nil] + Self.states.map(Optional.some) {
+                        for to in Self.states {
+                            answers.append(Answer(
+                                name: "\(kind) \(from?.rawValue ?? "nil") -> \(to) on \(product.type)",
+                                accepted: try Self.accepts(db, setup: [], event, [index + 1, kind.rawValue, from?.rawValue, to.rawValue]),
+                                expected: TransactionRules.allowsEvent(kind, from: from, to: to, productType: product.type)))
+                        }
+                    }
+                }
+            }
+            answers.append(Answer(
+                name: "an unknown kind",
+                accepted: try Self.accepts(db, setup: [], event, [1, "teleported", "purchased", "purchased"]), expected: false))
+            return answers
+        }
+        #expect(answers.count == 421)
+        for answer in answers {
+            let name = answer.name
+            #expect(answer.accepted == answer.expected, Comment(rawValue: name))
+        }
+    }
+
+    /// A ledger written by the previous schema (up to 0006) gets the rules when opened: the
+    /// database then refuses a second refund.
+    @Test func aLedgerOfThePreviousSchemaGetsTheRules() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try DatabaseQueue(path: path)
+            try old.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+                try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
+            }
+            var previous = DatabaseMigrator()
+            for migration in Migration.embedded where migration.identifier < "0007" {
+                previous.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
+            }
+            try previous.migrate(old)
+            try old.write { db in
+                try db.execute(sql: """
+                    INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'nonConsumable', 'p', '1', 0);
+                    INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
+                        original_purchase_date, reason, storefront, environment, created_at, updated_at)
+                    VALUES (1, 1, 'p', 'nonConsumable', 'purchased', 1, 0, 0, 'purchase', 'USA', 'xcode', 0, 0);
+                    INSERT INTO transaction_events (transaction_id, kind, to_state, at) VALUES (1, 'created', 'purchased', 0);
+                    UPDATE ledger_counters SET value = 1;
+                    """)
+            }
+            #expect(try old.read { db in try db.tableExists("rule_transitions") } == false)
+            try old.close()
+
+            let ledger = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
+            #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
+            #expect(try ledger.refund(1, reason: 0).map(\.id) == [1])
+            try ledger.close()
+            let raw = try DatabaseQueue(path: path)
+            let secondRefund = try raw.writeWithoutTransaction { db in
+                try Self.accepts(db, setup: [], "UPDATE transactions SET revocation_date = 9 WHERE id = 1")
+            }
+            try raw.close()
+            #expect(!secondRefund)
+        }
+    }
+}

@@ -197,6 +197,19 @@ import Testing
             #expect(throws: PaymentQueueError.idGeneratorWentBackwards(lastIssued: 0, proposed: 0)) {
                 try ledger.addPayment(NewPayment(productID: "consumable"))
             }
+            // Every path allocates ids the same way: the bulk one of synthetic histories too.
+            #expect(throws: PaymentQueueError.idGeneratorWentBackwards(lastIssued: 0, proposed: 0)) {
+                try ledger.appendSyntheticPurchases(productID: "consumable", finished: 2, unfinished: 1)
+            }
+            #expect(try ledger.allTransactions().isEmpty)
+        }
+        try await withLedger(idGenerator: .seeded(7)) { (ledger, _) throws in
+            let unfinished = try ledger.appendSyntheticPurchases(productID: "consumable", finished: 3, unfinished: 2)
+            let all = try ledger.allTransactions()
+            #expect(all.count == 5 && all.map(\.id) == all.map(\.id).sorted() && Array(all.map(\.id).suffix(2)) == unfinished)
+            #expect(all.prefix(3).allSatisfy(\.isFinished) && !all.suffix(2).contains(where: \.isFinished))
+            #expect(try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id > all.last!.id)
+            #expect(try ledger.verify() == [])
         }
     }
 

@@ -11,7 +11,7 @@ extension Ledger {
             let now = try storeNow(db)
             let type = try String.fetchOne(db, sql: "SELECT type FROM products WHERE id = ?", arguments: [productID])
             guard let type else { throw PaymentQueueError.unknownProduct(productID) }
-            var last = UInt64(try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0)
+            var ids = try IDBlock(db, generator: configuration.idGenerator)
             let insert = try db.cachedStatement(sql: """
                 INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
                     original_purchase_date, reason, storefront, environment, planned_state, created_at, updated_at)
@@ -21,22 +21,23 @@ extension Ledger {
                 INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at) VALUES (?, ?, ?, ?, ?)
                 """)
             var unfinishedIDs: [UInt64] = []
-            let first = last
-            var lastFinished = last
+            var finishedIDs: (first: UInt64, last: UInt64)?
             for index in 0..<(finished + unfinished) {
-                last = configuration.idGenerator.next(after: last)
-                let id = Int64(last), done = index < finished
-                if done { lastFinished = last }
+                let next = try ids.next()
+                let id = Int64(next), done = index < finished
+                if done { finishedIDs = (finishedIDs?.first ?? next, next) }
                 try insert.execute(arguments: [id, id, productID, type, now, now, Self.environment, now, now])
                 try event.execute(arguments: [id, "created", nil, "purchasing", now])
                 try event.execute(arguments: [id, "stateChanged", "purchasing", "purchased", now])
-                if done { try event.execute(arguments: [id, "finished", "purchased", "purchased", now]) } else { unfinishedIDs.append(last) }
+                if done { try event.execute(arguments: [id, "finished", "purchased", "purchased", now]) } else { unfinishedIDs.append(next) }
             }
             // New transactions enter unfinished (a trigger says so); the finished ones are marked after.
-            try db.run(
-                sql: "UPDATE transactions SET is_finished = 1, finished_at = ? WHERE id > ? AND id <= ?",
-                arguments: [now, Int64(first), Int64(lastFinished)])
-            try db.run(sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(last)])
+            if let finishedIDs {
+                try db.run(
+                    sql: "UPDATE transactions SET is_finished = 1, finished_at = ? WHERE id >= ? AND id <= ?",
+                    arguments: [now, Int64(finishedIDs.first), Int64(finishedIDs.last)])
+            }
+            try ids.save(db)
             return unfinishedIDs
         }
     }

@@ -104,7 +104,8 @@ extension Ledger {
         return id
     }
 
-    /// Ids for many inserts in one transaction: the counter is read once and saved once.
+    /// The one place transaction ids are allocated: each id is after the last one issued
+    /// (refused otherwise), the counter is read once and saved once per transaction.
     struct IDBlock {
         private var last: UInt64
         private let generator: TransactionIDGenerator
@@ -129,15 +130,11 @@ extension Ledger {
         }
     }
 
+    /// One new id (an `IDBlock` of one).
     private func nextTransactionID(_ db: Database) throws -> UInt64 {
-        let last = UInt64(try Int64.fetchOne(
-            try db.cachedStatement(sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")) ?? 0)
-        let next = configuration.idGenerator.next(after: last)
-        guard next > last, next <= UInt64(Int64.max) else {
-            throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
-        }
-        try db.run(
-            sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(next)])
+        var ids = try IDBlock(db, generator: configuration.idGenerator)
+        let next = try ids.next()
+        try ids.save(db)
         return next
     }
 }

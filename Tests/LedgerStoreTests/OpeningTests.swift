@@ -180,14 +180,7 @@ import Testing
     @Test func anOlderLedgerIsMigratedKeepingItsHistory() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            let old = try DatabaseQueue(path: path)
-            try old.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
-            }
-            var firstOnly = DatabaseMigrator()
-            firstOnly.registerMigration(Migration.embedded[0].identifier) { db in try db.execute(sql: Migration.embedded[0].sql) }
-            try firstOnly.migrate(old)
+            let old = try olderLedger(at: path, migrations: Array(Migration.embedded.prefix(1)))
             try old.write { db in
                 try db.execute(sql: """
                     INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'consumable', 'p', '1', 0);

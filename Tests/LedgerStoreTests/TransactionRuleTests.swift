@@ -152,16 +152,7 @@ import Testing
     @Test func aLedgerOfThePreviousSchemaGetsTheRules() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            let old = try DatabaseQueue(path: path)
-            try old.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-                try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
-            }
-            var previous = DatabaseMigrator()
-            for migration in Migration.embedded where migration.identifier < "0007" {
-                previous.registerMigration(migration.identifier) { db in try db.execute(sql: migration.sql) }
-            }
-            try previous.migrate(old)
+            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0007" })
             try old.write { db in
                 try db.execute(sql: """
                     INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'nonConsumable', 'p', '1', 0);

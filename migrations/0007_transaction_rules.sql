@@ -1,7 +1,8 @@
 -- StoreLedger schema, version 7: the rules of a transaction's life as tables (the same rows as
 -- Swift's `TransactionRules`; a test compares them case by case), read by the triggers, which
 -- now also guard what only Swift checked before: a refund only of a purchased or restored
--- transaction, and only once; finishing only a finishable state; history rows that are legal
+-- transaction, once and for good (no transaction is created refunded); finishing only a
+-- finishable state (a CHECK of 0001 already refused two of them); history rows that are legal
 -- (an event of a known kind, a creation into an initial state, a state change that is a legal
 -- transition, other events keeping the state, subscription events on subscriptions only).
 CREATE TABLE rule_initial_states (
@@ -38,6 +39,7 @@ DROP TRIGGER transactions_insert_state;
 CREATE TRIGGER transactions_insert_state
 BEFORE INSERT ON transactions
 WHEN NEW.state NOT IN (SELECT state FROM rule_initial_states) OR NEW.is_finished <> 0
+  OR NEW.revocation_date IS NOT NULL OR NEW.revocation_reason IS NOT NULL
 BEGIN
     SELECT RAISE(ABORT, 'illegal initial transaction state');
 END;
@@ -60,9 +62,10 @@ BEGIN
 END;
 
 CREATE TRIGGER transactions_revocation_rule
-BEFORE UPDATE OF revocation_date ON transactions
-WHEN OLD.revocation_date IS NOT NEW.revocation_date AND (
+BEFORE UPDATE OF revocation_date, revocation_reason ON transactions
+WHEN (OLD.revocation_date IS NOT NEW.revocation_date OR OLD.revocation_reason IS NOT NEW.revocation_reason) AND (
        OLD.revocation_date IS NOT NULL
+    OR NEW.revocation_date IS NULL
     OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND revocable = 1))
 BEGIN
     SELECT RAISE(ABORT, 'only a purchased or restored transaction can be refunded, and only once');

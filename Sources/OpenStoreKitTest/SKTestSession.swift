@@ -244,12 +244,12 @@ public final class SKTestSession: @unchecked Sendable {
     }
 
     /// Buys a product outside the app (as from another device): the app hears of it through
-    /// its observers and `Transaction.updates`. The purchase succeeds whatever the Ask to Buy,
-    /// failing and interrupted switches (they concern the app's payments); with
-    /// `canMakePayments` off it fails.
+    /// its observers and `Transaction.updates`. The purchase succeeds whatever the store's
+    /// switches (Ask to Buy, failing, interrupted, `canMakePayments`: they concern the app's
+    /// own payments).
     /// - Throws: `PaymentQueueError.unknownProduct`.
     public func buyProduct(productIdentifier: String) throws {
-        _ = try buy(NewPayment(productID: productIdentifier, simulatedOutcome: .success))
+        _ = try buy(NewPayment(productID: productIdentifier))
     }
 
     /// Buys a product outside the app with `options` (quantity, app account token, a
@@ -262,7 +262,7 @@ public final class SKTestSession: @unchecked Sendable {
     public func buyProduct(
         identifier: String, options: Set<OpenStoreKit.Product.PurchaseOption> = []
     ) async throws -> OpenStoreKit.Transaction {
-        var payment = NewPayment(productID: identifier, simulatedOutcome: .success)
+        var payment = NewPayment(productID: identifier)
         for option in options {
             if let quantity = option.quantity { payment.quantity = quantity }
             if let token = option.appAccountToken { payment.appAccountToken = token }
@@ -275,6 +275,8 @@ public final class SKTestSession: @unchecked Sendable {
     }
 
     private func buy(_ payment: NewPayment) throws -> PaymentTransaction {
+        var payment = payment
+        payment.isOutsideTheApp = true
         let added = try ledger.addPayment(payment)
         let bought = try ledger.applyPlannedOutcome(of: added.transaction.id)
         deliver(bought)

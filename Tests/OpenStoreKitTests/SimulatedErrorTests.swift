@@ -98,3 +98,18 @@ extension Transaction {
         try results.first?.payloadValue
     }
 }
+
+/// `SKTestSession.buyProduct` is a purchase made outside the app.
+@Suite struct OutsidePurchaseTests {
+    @Test func buyProductSucceedsWhateverTheAppsSwitches() async throws {
+        try await Shop.withSession { session in
+            session.askToBuyEnabled = true
+            session.failTransactionsEnabled = true
+            try StoreSwitches.setPaymentsAllowed(false, ledgerPath: session.ledgerPath)
+            #expect(!AppStore.canMakePayments)
+            let bought = try await session.buyProduct(identifier: Shop.greenhouse)
+            #expect(bought.productID == Shop.greenhouse)
+            #expect(session.allTransactions().map(\.state) == [.purchased])
+        }
+    }
+}

@@ -25,6 +25,9 @@ package struct NewPayment: Sendable, Hashable {
     package var simulatedOutcome: SimulatedOutcome?
     /// The promotional offer the payment redeems, checked when it is added.
     package var discount: PaymentDiscount?
+    /// A purchase made outside the app (a test session's `buyProduct`): it succeeds whatever
+    /// the store's switches, which concern the app's payments.
+    package var isOutsideTheApp = false
 
     package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
@@ -87,7 +90,7 @@ extension Ledger {
         let now = try storeNow(db)
         let settings = try StoreSettings(db)
         let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, at: now) }
-        let outcome = settings.plannedOutcome(payment.simulatedOutcome)
+        let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken

@@ -113,6 +113,9 @@ extension Ledger {
                 }
                 finished = true
             case .delivered:
+                if !TransactionRules.allowsEvent(.delivered, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append("delivered with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                }
                 deliveries += 1
             case .revoked:
                 if revoked || !TransactionRules.allowsEvent(.revoked, from: state, to: event.toState, productType: transaction.productType) {
@@ -121,7 +124,9 @@ extension Ledger {
                 revoked = true
             case .expirationChanged, .upgraded:
                 if !TransactionRules.allowsEvent(event.kind, from: state, to: event.toState, productType: transaction.productType) {
-                    problems.append("\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
+                    problems.append(transaction.productType == .autoRenewable
+                        ? "\(event.kind.rawValue) with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))"
+                        : "\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
                 }
                 if event.kind == .upgraded { upgraded = true }
             }

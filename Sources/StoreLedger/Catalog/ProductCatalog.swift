@@ -115,9 +115,10 @@ public struct ProductCatalog: Sendable {
     }
 
     /// Adds or replaces products made in code (rather than read from a configuration file),
-    /// all in one commit.
-    public func save(_ products: [Product]) throws {
-        try ledger.saveProducts(products)
+    /// all in one commit, with the subscription offers key promotional offers are checked
+    /// with, when given (it replaces the store's).
+    public func save(_ products: [Product], offersKey: SubscriptionOffersKey? = nil) throws {
+        try ledger.saveProducts(products, offersKey: offersKey)
     }
 
     /// A products request (`SKProductsRequest`).

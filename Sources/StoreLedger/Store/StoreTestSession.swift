@@ -91,6 +91,16 @@ public struct StoreTestSession: Sendable {
         return resolution.isNew ? try await deliver([replacement]).first : replacement
     }
 
+    /// Resolves the billing issue of `productID`'s subscription group (by product rather than
+    /// by transaction): it renews now, or within its grace period from the end of its last
+    /// period. The renewal is delivered.
+    /// - Throws: `StoreControlError.noBillingIssue`, `.unknownProduct`, `.notAutoRenewable`.
+    @discardableResult
+    public func resolveBillingIssue(for productID: String) async throws -> PaymentTransaction {
+        let renewal = try ledger.resolveBillingIssue(of: productID)
+        return try await deliver([renewal]).first ?? renewal
+    }
+
     /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
     /// observers are told which products lost their entitlement (`.revoked`; a finished
     /// transaction is never handed back as updated). Returns the transaction asked for.

@@ -66,10 +66,9 @@ extension Ledger {
         return Date(ledgerMilliseconds: now)
     }
 
-    /// The store's time rate inside a transaction.
+    /// The store's time rate inside a transaction (its settings read as `StoreSettings`, the
+    /// one place they are parsed).
     func timeRate(_ db: Database) throws -> TimeRate {
-        try String.fetchOne(
-            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [StoreSettingKey.timeRate]
-        ).flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
+        try StoreSettings(db).timeRate
     }
 }

@@ -240,8 +240,9 @@ extension Ledger {
         _ db: Database, at now: Int64, limit: Int, make: ((RenewalStep) throws -> Void)? = nil
     ) throws -> Int {
         var due = 0
-        let rate = try timeRate(db)
-        let billingIssues = try BillingSwitches(db)
+        let settings = try StoreSettings(db)
+        let rate = settings.timeRate
+        let billingIssues = BillingSwitches(settings)
         let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
         for group in groups where due <= limit {
             var state = try renewalState(db, group: group)
@@ -586,12 +587,9 @@ struct BillingSwitches {
     let retryOnRenewal: Bool
     let gracePeriod: Bool
 
-    init(_ db: Database) throws {
-        func isOn(_ key: String) throws -> Bool {
-            try String.fetchOne(try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [key]) == "true"
-        }
-        retryOnRenewal = try isOn(StoreSettingKey.billingRetryOnRenewal)
-        gracePeriod = try isOn(StoreSettingKey.billingGracePeriod)
+    init(_ settings: StoreSettings) {
+        retryOnRenewal = settings.billingRetryOnRenewal
+        gracePeriod = settings.billingGracePeriodEnabled
     }
 
     /// The billing issue of a renewal of `period` due at `since`: in real time, a grace period

@@ -15,7 +15,7 @@ public struct SubscriptionOffersKey: Sendable {
     /// - Throws: `SubscriptionOffersKeyError` when the identifier is empty or the key is not a
     ///   base64 PKCS #8 P-256 private key.
     public init(id: String, privateKeyBase64: String) throws {
-        guard !id.isEmpty, id.utf8.count <= 256 else { throw SubscriptionOffersKeyError.invalidIdentifier(id) }
+        try Self.check(id: id)
         guard let der = Data(base64Encoded: privateKeyBase64, options: .ignoreUnknownCharacters),
               let key = try? P256.Signing.PrivateKey(derRepresentation: der)
         else { throw SubscriptionOffersKeyError.invalidPrivateKey }
@@ -25,9 +25,13 @@ public struct SubscriptionOffersKey: Sendable {
 
     /// A new random key (for a store that has none).
     public init(generatingWithID id: String) throws {
-        guard !id.isEmpty, id.utf8.count <= 256 else { throw SubscriptionOffersKeyError.invalidIdentifier(id) }
+        try Self.check(id: id)
         self.id = id
         self.key = P256.Signing.PrivateKey()
+    }
+
+    private static func check(id: String) throws {
+        guard !id.isEmpty, id.utf8.count <= 256 else { throw SubscriptionOffersKeyError.invalidIdentifier(id) }
     }
 
     /// The private key as `.storekit` files keep it: PKCS #8 DER, base64.

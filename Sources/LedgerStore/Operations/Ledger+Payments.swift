@@ -89,7 +89,7 @@ extension Ledger {
         }
         let now = try storeNow(db)
         let settings = try StoreSettings(db)
-        let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, at: now) }
+        let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
         let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity

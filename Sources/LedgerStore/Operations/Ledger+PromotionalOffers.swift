@@ -16,25 +16,12 @@ extension Ledger {
         try read { db in try Self.subscriptionOffersKey(db) }
     }
 
-    /// The app's bundle identifier, which promotional offer signatures sign.
-    public func bundleID() throws -> String {
-        try read { db in try Self.bundleID(db) }
-    }
-
     static func subscriptionOffersKey(_ db: Database) throws -> SubscriptionOffersKey? {
-        let settings = try setting(db, StoreSettingKey.subscriptionOffersKeyID, StoreSettingKey.subscriptionOffersPrivateKey)
-        guard let id = settings[0], let privateKey = settings[1] else { return nil }
+        let stored = try storedSettings(db)
+        guard let id = stored[StoreSettingKey.subscriptionOffersKeyID],
+              let privateKey = stored[StoreSettingKey.subscriptionOffersPrivateKey]
+        else { return nil }
         return try SubscriptionOffersKey(id: id, privateKeyBase64: privateKey)
-    }
-
-    static func bundleID(_ db: Database) throws -> String {
-        try setting(db, StoreSettingKey.bundleID)[0] ?? defaultBundleID
-    }
-
-    private static func setting(_ db: Database, _ keys: String...) throws -> [String?] {
-        try keys.map {
-            try String.fetchOne(try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [$0])
-        }
     }
 
     /// Checks the promotional offer a payment redeems, in the payment's write, as the App Store
@@ -44,14 +31,16 @@ extension Ledger {
     /// to the group and whose next renewal is not already charged at an offer. Returns the
     /// offer as the transaction records it.
     /// - Throws: `PromotionalOfferError`.
-    func redeemableOffer(_ db: Database, _ payment: NewPayment, _ discount: PaymentDiscount, at now: Int64) throws -> TransactionOffer {
+    func redeemableOffer(
+        _ db: Database, _ payment: NewPayment, _ discount: PaymentDiscount, settings: StoreSettings, at now: Int64
+    ) throws -> TransactionOffer {
         guard let plan = try subscriptionPlan(db, productID: payment.productID),
               let offer = plan.promotionalOffers[discount.offerID]?.offer,
               let group = try String.fetchOne(
                   try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"), arguments: [payment.productID])
         else { throw PromotionalOfferError.unknownOffer(productID: payment.productID, offerID: discount.offerID) }
         if let signature = discount.signature {
-            try checkSignature(db, signature, of: payment, offerID: discount.offerID, at: now)
+            try checkSignature(db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
         }
         guard try hasBought(db, group: group, excluding: 0) else {
             throw PromotionalOfferError.ineligible(productID: payment.productID)
@@ -64,7 +53,7 @@ extension Ledger {
     }
 
     private func checkSignature(
-        _ db: Database, _ signature: OfferSignature, of payment: NewPayment, offerID: String, at now: Int64
+        _ db: Database, _ signature: OfferSignature, of payment: NewPayment, offerID: String, bundleID: String, at now: Int64
     ) throws {
         guard !signature.keyID.isEmpty else { throw PromotionalOfferError.missingParameters("no key identifier") }
         guard !signature.signature.isEmpty else { throw PromotionalOfferError.missingParameters("no signature") }
@@ -80,7 +69,7 @@ extension Ledger {
                 "it was signed at \(signature.timestamp) ms, more than 24 hours from the store's clock (\(now) ms)")
         }
         let payload = OfferSignaturePayload(
-            bundleID: try Self.bundleID(db), keyID: signature.keyID, productID: payment.productID, offerID: offerID,
+            bundleID: bundleID, keyID: signature.keyID, productID: payment.productID, offerID: offerID,
             account: payment.applicationUsername ?? payment.appAccountToken?.uuidString ?? "", nonce: signature.nonce,
             timestamp: signature.timestamp)
         guard key.isValidSignature(signature.signature, for: payload) else {

@@ -23,6 +23,8 @@ let package = Package(
             name: "LedgerStore",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the few statements the ledger runs most (FastStatement).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -48,6 +50,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
+        // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
+        .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(name: "LedgerTestSupport", dependencies: ["StoreLedger"], path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),

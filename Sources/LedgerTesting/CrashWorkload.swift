@@ -131,7 +131,7 @@ public struct CrashWorkload: Sendable {
                 case 85..<89:
                     let result = await queue.restoreCompletedTransactions()
                     if case .failed(let error) = result.outcome { throw error }
-                    log.record(.restore, result.restored)
+                    log.record(.restore, try result.restored.all())
                 case 89..<93:
                     let renewed = try await StoreTestSession(queue: queue).advanceClock(by: Double(random.next() % 40) * 86_400)
                     log.record(.renewal, renewed)

@@ -229,7 +229,7 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
             let first = await queue.restoreCompletedTransactions()
             #expect(first.isFinished && first.restored.count == 1)
             // Asked for while the first one was delivering: it joins it (same rows, no wait).
-            #expect(observer.again?.isFinished == true && observer.again?.restored.map(\.id) == first.restored.map(\.id))
+            #expect(try observer.again?.isFinished == true && observer.again?.restored.all().map(\.id) == first.restored.all().map(\.id))
             // The queue still delivers: a new purchase reaches the observers.
             let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
             let deadline = Date().addingTimeInterval(60)

@@ -33,19 +33,19 @@ import Testing
             let before = observer.callbacks.count
             let result = await store.queue.restoreCompletedTransactions()
             #expect(result.isFinished)
-            #expect(result.restored.map(\.restoredFromID) == [level1.id, pro.id])
-            for (restored, source) in zip(result.restored, [level1, pro]) {
+            #expect(try result.restored.all().map(\.restoredFromID) == [level1.id, pro.id])
+            for (restored, source) in zip(try result.restored.all(), [level1, pro]) {
                 #expect(restored.state == .restored && !restored.isFinished && restored.id > refunded.id)
                 #expect(restored.originalID == source.originalID && restored.originalPurchaseDate == source.originalPurchaseDate)
                 #expect(restored.purchaseDate == storeEpoch.addingTimeInterval(3_600))
                 #expect(restored.productID == source.productID && restored.expirationDate == source.expirationDate)
             }
             // Delivered (committed first), then exactly one "finished".
-            #expect(Array(observer.callbacks.dropFirst(before)) == [.updated(result.restored), .restoreFinished])
-            #expect(observer.committedAtNotification.suffix(2) == result.restored.map(Optional.some))
+            #expect(Array(observer.callbacks.dropFirst(before)) == [.updated(try result.restored.all()), .restoreFinished])
+            #expect(try observer.committedAtNotification.suffix(2) == result.restored.all().map(Optional.some))
 
             let withNonRenewing = await store.queue.restoreCompletedTransactions(includeNonRenewing: true)
-            #expect(withNonRenewing.restored.map(\.productID) == [SampleCatalog.nonConsumable, SampleCatalog.subscription, SampleCatalog.nonRenewing])
+            #expect(try withNonRenewing.restored.all().map(\.productID) == [SampleCatalog.nonConsumable, SampleCatalog.subscription, SampleCatalog.nonRenewing])
         }
     }
 
@@ -54,7 +54,7 @@ import Testing
             let account = UUID()
             try await store.buy(SampleCatalog.nonConsumable, account: account)
             try await store.buy(SampleCatalog.subscription)
-            let restored = await store.queue.restoreCompletedTransactions().restored
+            let restored = try await store.queue.restoreCompletedTransactions().restored.all()
             #expect(restored.count == 2)
             for transaction in restored { #expect(try store.ledger.transaction(transaction.id) == transaction) }
         }
@@ -66,10 +66,10 @@ import Testing
             let first = await store.queue.restoreCompletedTransactions()
             let second = await store.queue.restoreCompletedTransactions()
             #expect(first.restored.count == 1 && second.restored.count == 1)
-            #expect(first.restored[0].id != second.restored[0].id)
+            #expect(try first.restored.all()[0].id != second.restored.all()[0].id)
             let observer = CollectingObserver()
             try await store.relaunch().add(observer)
-            #expect(observer.updated.filter { $0.state == .restored }.map(\.id) == [first.restored[0].id, second.restored[0].id])
+            #expect(try observer.updated.filter { $0.state == .restored }.map(\.id) == [first.restored.all()[0].id, second.restored.all()[0].id])
         }
     }
 
@@ -79,8 +79,8 @@ import Testing
             try await store.buy(SampleCatalog.nonConsumable, account: alice)
             try await store.buy(SampleCatalog.nonConsumable2, account: bob)
             let result = await store.queue.restoreCompletedTransactions(applicationUsername: bob.uuidString)
-            #expect(result.restored.map(\.productID) == [SampleCatalog.nonConsumable2])
-            #expect(result.restored.first?.appAccountToken == bob)
+            #expect(try result.restored.all().map(\.productID) == [SampleCatalog.nonConsumable2])
+            #expect(try result.restored.all().first?.appAccountToken == bob)
             let nobody = await store.queue.restoreCompletedTransactions(applicationUsername: UUID().uuidString)
             #expect(nobody.isFinished && nobody.restored.isEmpty)
         }
@@ -97,12 +97,12 @@ import Testing
 
             let result = await store.queue.restoreCompletedTransactions(applicationUsername: "player-1")
             #expect(result.isFinished)
-            #expect(result.restored.map(\.productID) == [SampleCatalog.nonConsumable])
-            #expect(result.restored.first?.applicationUsername == "player-1")
+            #expect(try result.restored.all().map(\.productID) == [SampleCatalog.nonConsumable])
+            #expect(try result.restored.all().first?.applicationUsername == "player-1")
             // A UUID name also finds purchases made with that app account token (StoreKit 2).
             try await store.buy(SampleCatalog.nonConsumable2, account: token)
             let mine = await store.queue.restoreCompletedTransactions(applicationUsername: token.uuidString)
-            #expect(mine.restored.map(\.productID) == [SampleCatalog.subscription, SampleCatalog.nonConsumable2])
+            #expect(try mine.restored.all().map(\.productID) == [SampleCatalog.subscription, SampleCatalog.nonConsumable2])
         }
     }
 
@@ -138,9 +138,38 @@ import Testing
             async let first = store.queue.restoreCompletedTransactions()
             async let second = store.queue.restoreCompletedTransactions()
             let results = await [first, second]
-            #expect(results[0].restored.map(\.id) == results[1].restored.map(\.id))
+            #expect(try results[0].restored.all().map(\.id) == results[1].restored.all().map(\.id))
             #expect(try store.ledger.transactions(matching: TransactionFilter(state: .restored)).count == 50)
             #expect(observer.callbacks.dropFirst(before).filter { $0 == .restoreFinished }.count == 1)
+        }
+    }
+
+    /// A large restore reaches observers in pages of `RestoredTransactions.pageSize`, each
+    /// transaction once and counted as delivered once, then one "finished"; the result reads
+    /// them back page by page.
+    @Test func aLargeRestoreIsDeliveredInPagesAndReadBackInPages() async throws {
+        try await StoreFixture.with { store in
+            try store.ledger.appendSyntheticPurchases(productID: SampleCatalog.nonConsumable, finished: 2_300, unfinished: 0)
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            let before = observer.callbacks.count
+            let result = await store.queue.restoreCompletedTransactions()
+            #expect(result.isFinished && result.restored.count == 2_300)
+            let callbacks = Array(observer.callbacks.dropFirst(before))
+            let pages = callbacks.compactMap { callback -> [PaymentTransaction]? in
+                if case .updated(let page) = callback { return page }
+                return nil
+            }
+            #expect(pages.map(\.count) == [1_000, 1_000, 300])
+            #expect(callbacks.last == .restoreFinished && callbacks.count == 4)
+            let delivered = pages.flatMap { $0 }
+            #expect(delivered.allSatisfy { $0.state == .restored && $0.deliveryCount == 1 })
+            #expect(delivered.map(\.restoredFromID) == (1...2_300).map { Optional(UInt64($0)) })
+
+            var readPages: [Int] = []
+            try result.restored.forEachPage(size: 700) { readPages.append($0.count) }
+            #expect(readPages == [700, 700, 700, 200])
+            #expect(try result.restored.all() == delivered)
         }
     }
 }

@@ -255,7 +255,7 @@ import Testing
     @Test func aRefundRevokesThePurchaseWithItsRestoredCopies() async throws {
         try await StoreFixture.with { store in
             let level1 = try await store.buy(SampleCatalog.nonConsumable)
-            let copies = await store.queue.restoreCompletedTransactions().restored + store.queue.restoreCompletedTransactions().restored
+            let copies = try await store.queue.restoreCompletedTransactions().restored.all() + store.queue.restoreCompletedTransactions().restored.all()
             let refunded = try await store.session.refundTransaction(copies[0].id)
             #expect(refunded.id == copies[0].id)
             for id in [level1.id] + copies.map(\.id) {
@@ -297,11 +297,11 @@ import Testing
     @Test func restoredCopiesFollowTheirSubscription() async throws {
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.basicSubscription)
-            let copy = try #require(await store.queue.restoreCompletedTransactions().restored.first)
+            let copy = try #require(await store.queue.restoreCompletedTransactions().restored.all().first)
             try await store.buy(SampleCatalog.subscription)
             #expect(try store.ledger.transaction(copy.id)?.isUpgraded == true, "the upgrade replaced the copy too")
             let pro = try #require(try store.queue.currentEntitlements().first)
-            let proCopy = try #require(await store.queue.restoreCompletedTransactions().restored.first { $0.restoredFromID == pro.id })
+            let proCopy = try #require(await store.queue.restoreCompletedTransactions().restored.all().first { $0.restoredFromID == pro.id })
             try store.session.expireSubscription(SampleCatalog.subscription)
             #expect(try store.ledger.transaction(proCopy.id)?.expirationDate == storeEpoch)
             #expect(try store.queue.currentEntitlements().isEmpty)
@@ -391,7 +391,7 @@ import Testing
             let bought = try await store.queue.add(Payment(productID: SampleCatalog.subscription, applicationUsername: "player-9"))
             let renewals = try await store.session.advanceClock(by: 40 * day)
             #expect(renewals.count == 1 && renewals[0].applicationUsername == "player-9")
-            let restored = await store.queue.restoreCompletedTransactions(applicationUsername: "player-9").restored
+            let restored = try await store.queue.restoreCompletedTransactions(applicationUsername: "player-9").restored.all()
             #expect(restored.compactMap(\.restoredFromID) == [bought.id, renewals[0].id])
         }
     }
@@ -403,8 +403,8 @@ import Testing
             async let ann = store.queue.restoreCompletedTransactions(applicationUsername: "ann")
             async let bob = store.queue.restoreCompletedTransactions(applicationUsername: "bob")
             let (annResult, bobResult) = await (ann, bob)
-            #expect(annResult.restored.map(\.productID) == [SampleCatalog.nonConsumable])
-            #expect(bobResult.restored.map(\.productID) == [SampleCatalog.nonConsumable2])
+            #expect(try annResult.restored.all().map(\.productID) == [SampleCatalog.nonConsumable])
+            #expect(try bobResult.restored.all().map(\.productID) == [SampleCatalog.nonConsumable2])
         }
     }
 }

@@ -31,14 +31,22 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Restorable purchases for the restore workload.")
     var restorable = 100_000
 
+    @Option(help: "The workloads to run, of \(Workload.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
+
+    enum Workload: String, CaseIterable {
+        case purchase, payers, launch, restore, show
+    }
+
     func run() async throws {
         try await reportingFailures {
             let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let plan = quick
+            var plan = quick
                 ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
                 : Plan(cycles: cycles, concurrentPayers: 64, sizes: try parseSizes(), restorable: restorable, rounds: 4)
+            plan.workloads = try parseWorkloads()
             var bench = Bench(folder: folder, plan: plan, progress: !json)
             let results = try await bench.runAll()
             let report = Report(
@@ -52,6 +60,20 @@ struct BenchCommand: AsyncParsableCommand {
                 print(report.table)
             }
         }
+    }
+
+    private func parseWorkloads() throws -> Set<Workload> {
+        var chosen: Set<Workload> = []
+        for name in workloads.split(separator: ",") {
+            guard let workload = Workload(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                throw InputError(description: """
+                    invalid --workloads "\(workloads)": use names from \(Workload.allCases.map(\.rawValue).joined(separator: ","))
+                    """)
+            }
+            chosen.insert(workload)
+        }
+        guard !chosen.isEmpty else { throw InputError(description: "invalid --workloads \"\(workloads)\": name at least one") }
+        return chosen
     }
 
     private func parseSizes() throws -> [Int] {
@@ -68,6 +90,7 @@ struct BenchCommand: AsyncParsableCommand {
         var sizes: [Int]
         var restorable: Int
         var rounds: Int
+        var workloads = Set(Workload.allCases)
     }
 
     /// One row of the results.
@@ -129,18 +152,29 @@ private struct Bench {
 
     mutating func runAll() async throws -> [BenchCommand.Result] {
         var results: [BenchCommand.Result] = []
-        for durability in [Durability.full, .normal] {
-            say("purchase cycles, one writer, durability \(durability.rawValue)...")
-            results.append(try await purchaseCycles(durability))
+        let run = plan.workloads
+        if run.contains(.purchase) || run.contains(.payers) {
+            for durability in [Durability.full, .normal] where run.contains(.purchase) || durability == .full {
+                say("purchase cycles, one writer, durability \(durability.rawValue)...")
+                results.append(try await purchaseCycles(durability))
+            }
         }
-        say("\(plan.concurrentPayers) concurrent payers, durability full...")
-        results.append(try await concurrentPayers(oneWriter: results[0].ledger))
-        say("launches and lists...")
-        results += try await launches()
-        say("restore of \(plan.restorable)...")
-        results.append(try await restore())
-        say("show and memory on the largest ledger...")
-        results += try await listShowAndMemory()
+        if run.contains(.payers) {
+            say("\(plan.concurrentPayers) concurrent payers, durability full...")
+            results.append(try await concurrentPayers(oneWriter: results[0].ledger))
+        }
+        if run.contains(.launch) {
+            say("launches and lists...")
+            results += try await launches()
+        }
+        if run.contains(.restore) {
+            say("restore of \(plan.restorable)...")
+            results.append(try await restore())
+        }
+        if run.contains(.show) {
+            say("show and memory on the largest ledger...")
+            results += try await listShowAndMemory()
+        }
         return results
     }
 

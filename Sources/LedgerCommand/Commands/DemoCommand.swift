@@ -125,7 +125,8 @@ struct DemoCommand: AsyncParsableCommand {
         observer = RecordingObserver(finishing: true)
         try await queue.add(observer)
         let restore = await queue.restoreCompletedTransactions()
-        for transaction in restore.restored {
+        let restored = try restore.restored.all()
+        for transaction in restored {
             say("  restored #\(transaction.id) \(transaction.productID)  (original #\(transaction.originalID))")
         }
         say("  restore \(restore.isFinished ? "finished" : "failed"): \(restore.restored.count) restored; the consumable rocket car is not restorable.")
@@ -147,7 +148,7 @@ struct DemoCommand: AsyncParsableCommand {
         say("Add --json to any command for one JSON document on stdout.")
         return Summary(
             database: database, acknowledgedBeforeCrash: acknowledged, redeliveredAtRelaunch: redelivered.map(\.id),
-            renewals: renewals.map(\.id), restored: restore.restored.map(\.id), refunded: refunded.id,
+            renewals: renewals.map(\.id), restored: restored.map(\.id), refunded: refunded.id,
             entitlements: entitlements.map(\.productID))
     }
 

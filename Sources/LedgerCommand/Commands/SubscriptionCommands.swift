@@ -185,10 +185,11 @@ struct RestoreCommand: AsyncParsableCommand {
                 applicationUsername: account, includeNonRenewing: includeNonRenewing)
             var error: String?
             if case .failed(let failure) = result.outcome { error = "\(failure)" }
-            try options.output.emit(Restored(restored: result.restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
+            let restored = try result.restored.all()
+            try options.output.emit(Restored(restored: restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
                 if let error { return "restore failed: \(error)" }
-                return result.restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
-                    : (["restore finished: \(result.restored.count) transaction(s) restored"] + result.restored.map(describe))
+                return restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
+                    : (["restore finished: \(restored.count) transaction(s) restored"] + restored.map(describe))
                         .joined(separator: "\n")
             }
             if let error { throw CommandRefusal(description: "restore failed: \(error)") }

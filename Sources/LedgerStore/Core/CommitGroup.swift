@@ -29,7 +29,20 @@ final class CommitGroup: Sendable {
     }
 
     /// Runs `body` in the next commit and returns its result once that commit is durable.
+    ///
+    /// When no commit is in flight, the caller commits its own change on its own thread: a lone
+    /// writer pays no thread hop. Changes that arrive meanwhile wait for the commit after it,
+    /// which the commit queue makes (and answers) while this caller returns.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let leads = state.withLock { state in
+            if state.committing { return false }
+            state.committing = true
+            return true
+        }
+        if leads {
+            defer { handOver() }
+            return try commitAlone(body)
+        }
         let value: any Sendable = try await withCheckedThrowingContinuation { continuation in
             let job = Job(body: { try body($0) }, finish: { continuation.resume(with: $0) })
             let lead = state.withLock { state in
@@ -43,6 +56,25 @@ final class CommitGroup: Sendable {
         return value as! T
     }
 
+    /// One change in its own commit, on the calling thread (GRDB's synchronous write).
+    private func commitAlone<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction { try body(db) } }
+        } catch {
+            throw mapError(error)
+        }
+    }
+
+    /// After a commit made on the caller's thread: the commit queue takes over the changes
+    /// that arrived meanwhile, or nobody is committing any more.
+    private func handOver() {
+        let more = state.withLock { state in
+            if state.pending.isEmpty { state.committing = false }
+            return !state.pending.isEmpty
+        }
+        if more { commits.async { self.drain() } }
+    }
+
     /// Commits batches until nobody is waiting.
     private func drain() {
         while true {
@@ -53,30 +85,34 @@ final class CommitGroup: Sendable {
                 return batch
             }
             guard !batch.isEmpty else { return }
-            let outcomes: [Result<any Sendable, any Error>]
-            do {
-                outcomes = try writer.write { db in
-                    // Alone in its commit, a job needs no savepoint: if it fails, the whole
-                    // transaction rolls back.
-                    if batch.count == 1 { return [.success(try batch[0].body(db))] }
-                    return batch.map { job in
-                        var value: (any Sendable)?
-                        do {
-                            try db.inSavepoint {
-                                value = try job.body(db)
-                                return .commit
-                            }
-                            return .success(value!)
-                        } catch {
-                            return .failure(mapError(error))
+            let outcomes = commit(batch)
+            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+        }
+    }
+
+    /// Commits `batch` in one transaction: each job in its own savepoint (alone, a job needs
+    /// none: if it fails, the whole transaction rolls back). Returns each job's outcome; when
+    /// the commit fails, nobody in the batch is acknowledged.
+    private func commit(_ batch: [Job]) -> [Result<any Sendable, any Error>] {
+        do {
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction {
+                if batch.count == 1 { return [.success(try batch[0].body(db))] }
+                return batch.map { job in
+                    var value: (any Sendable)?
+                    do {
+                        try db.inSavepoint {
+                            value = try job.body(db)
+                            return .commit
                         }
+                        return .success(value!)
+                    } catch {
+                        return .failure(mapError(error))
                     }
                 }
-            } catch {
-                let failure = mapError(error)
-                outcomes = batch.map { _ in .failure(failure) }
-            }
-            for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+            } }
+        } catch {
+            let failure = mapError(error)
+            return batch.map { _ in .failure(failure) }
         }
     }
 }

@@ -224,7 +224,11 @@ public final class Ledger: Sendable {
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
-        do { return try writer.write(body) } catch { throw Self.mapError(error, path: path) }
+        do {
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction { try body(db) } }
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
     }
 
     /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.

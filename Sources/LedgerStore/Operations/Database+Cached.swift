@@ -7,3 +7,20 @@ extension Database {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 }
+
+extension Database {
+    /// Runs `body` in one IMMEDIATE transaction: committed when it returns, rolled back when it
+    /// (or the commit) throws. GRDB's `inTransaction` does the same but prepares its BEGIN and
+    /// COMMIT again at every transaction; these come from the statement cache.
+    func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
+        try cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        do {
+            let value = try body()
+            try cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            return value
+        } catch {
+            if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+}

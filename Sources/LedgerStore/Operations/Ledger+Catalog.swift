@@ -67,14 +67,62 @@ extension Ledger {
 
     /// The products with these identifiers that the ledger knows, in the order asked.
     public func products(withIDs ids: [String]) throws -> [Product] {
-        try read { db in try ids.compactMap { try Self.fetchProduct(db, id: $0) } }
+        try read { db in
+            try ids.compactMap { id in
+                let product = try FastStatement(db, Self.productQuery + " WHERE p.id = ?")
+                product.bind(1, id)
+                let localizations = try FastStatement(db, Self.localizationQuery + " WHERE product_id = ? ORDER BY position")
+                localizations.bind(1, id)
+                let found = try localizations.all(Self.localization)
+                return try product.first { try Self.product($0, localizations: found.map(\.localization)) }
+            }
+        }
     }
 
-    /// Every product of the catalog, by identifier.
+    /// Every product of the catalog, by identifier: two reads, whatever the catalog's size.
     public func allProducts() throws -> [Product] {
         try read { db in
-            try String.fetchAll(try db.cachedStatement(sql: "SELECT id FROM products ORDER BY id")).compactMap { try Self.fetchProduct(db, id: $0) }
+            var localizations: [String: [ProductLocalization]] = [:]
+            try FastStatement(db, Self.localizationQuery + " ORDER BY product_id, position").forEachRow { row in
+                let (productID, localization) = Self.localization(row)
+                localizations[productID, default: []].append(localization)
+            }
+            return try FastStatement(db, Self.productQuery + " ORDER BY p.id").all { row in
+                try Self.product(row, localizations: localizations[row.string(0)] ?? [])
+            }
         }
+    }
+
+    private static let productQuery = """
+        SELECT p.id, p.type, p.reference_name, p.price, p.family_shareable, p.subscription_group_id,
+               p.subscription_group_level, p.subscription_period, p.offers, g.name
+        FROM products p LEFT JOIN subscription_groups g ON g.id = p.subscription_group_id
+        """
+
+    private static let localizationQuery = "SELECT product_id, locale, display_name, description FROM product_localizations"
+
+    private static func localization(_ row: FastStatement.Columns) -> (productID: String, localization: ProductLocalization) {
+        (row.string(0), ProductLocalization(locale: row.string(1), displayName: row.string(2), description: row.string(3)))
+    }
+
+    /// A row of `productQuery`.
+    private static func product(_ row: FastStatement.Columns, localizations: [ProductLocalization]) throws -> Product {
+        let id = row.string(0)
+        var subscription: SubscriptionInfo?
+        if let groupID = row.optionalString(5), let period = row.optionalString(7).flatMap(SubscriptionPeriod.init(iso8601:)) {
+            let offers = row.optionalString(8).flatMap(offers(inOffersColumn:))
+            subscription = SubscriptionInfo(
+                groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),
+                period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [])
+        }
+        return Product(
+            id: id,
+            type: ProductType(rawValue: row.string(1)) ?? .consumable,
+            referenceName: row.string(2),
+            localizations: localizations,
+            price: DecimalText.parse(row.string(3)) ?? 0,
+            isFamilyShareable: row.bool(4),
+            subscription: subscription)
     }
 
     struct OfferColumn: Codable {
@@ -85,36 +133,5 @@ extension Ledger {
     /// The offers stored in a product's `offers` column.
     static func offers(inOffersColumn json: String) -> OfferColumn? {
         try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
-    }
-
-    private static func fetchProduct(_ db: Database, id: String) throws -> Product? {
-        guard let row = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT p.*, g.name AS group_name FROM products p
-                LEFT JOIN subscription_groups g ON g.id = p.subscription_group_id WHERE p.id = ?
-                """,
-            arguments: [id])
-        else { return nil }
-        let localizations = try Row.fetchAll(
-            db, sql: "SELECT locale, display_name, description FROM product_localizations WHERE product_id = ? ORDER BY position",
-            arguments: [id]
-        ).map { ProductLocalization(locale: $0["locale"], displayName: $0["display_name"], description: $0["description"]) }
-        var subscription: SubscriptionInfo?
-        if let groupID = row["subscription_group_id"] as String?,
-           let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:)) {
-            let offers = try? JSONDecoder().decode(OfferColumn.self, from: Data((row["offers"] as String).utf8))
-            subscription = SubscriptionInfo(
-                groupID: groupID, groupName: row["group_name"] ?? groupID, level: row["subscription_group_level"],
-                period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [])
-        }
-        return Product(
-            id: id,
-            type: ProductType(rawValue: row["type"]) ?? .consumable,
-            referenceName: row["reference_name"],
-            localizations: localizations,
-            price: DecimalText.parse(row["price"]) ?? 0,
-            isFamilyShareable: row["family_shareable"],
-            subscription: subscription)
     }
 }

@@ -52,10 +52,10 @@ extension Ledger {
     }
 
     private func clockOffset(_ db: Database) throws -> Int64 {
-        try String.fetchOne(
-            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [StoreSettingKey.clockOffset]
-        ).flatMap { Int64($0) } ?? 0
+        try FastStatement(db, Self.clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
     }
+
+    private static let clockOffsetQuery = "SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'"
 
     /// Saves the new offset, refusing (and so rolling back) a move that would make more than
     /// `configuration.renewalLimit` renewals due.

@@ -194,9 +194,11 @@ extension Ledger {
             case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
             case .purchased, .failed, .restored: break
             }
-            try db.run(
-                sql: "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?",
-                arguments: [now, now, Int64(id)])
+            let update = try FastStatement(db, "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
+            update.bind(1, now)
+            update.bind(2, now)
+            update.bind(3, Int64(id))
+            try update.execute()
             try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
             var finished = transaction
             finished.isFinished = true
@@ -215,10 +217,8 @@ extension Ledger {
     /// transaction, in one commit, and returns them as stored, oldest first.
     package func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
-            let now = try storeNow(db)
-            var unfinished = try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
-            for index in unfinished.indices { try markDelivered(db, &unfinished[index], at: now) }
-            return unfinished
+            try recordDelivery(db, where: "is_finished = 0", at: try storeNow(db))
+            return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
         }
     }
 
@@ -250,13 +250,12 @@ extension Ledger {
     func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state == .purchasing else { return transaction }
-        let planned = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?"),
-            arguments: [Int64(id)])!
-        let state = TransactionState(rawValue: planned["planned_state"] as String) ?? .failed
-        let error = (planned["planned_error_code"] as Int?).map {
-            TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: planned["planned_error_message"])
-        }
+        let read = try FastStatement(db, "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
+        read.bind(1, Int64(id))
+        let (state, error) = try read.first { row in
+            (TransactionState(rawValue: row.string(0)) ?? .failed,
+             row.optionalInt(1).map { TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(2)) })
+        }!
         return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
     }
 
@@ -282,9 +281,13 @@ extension Ledger {
             // Before the state changes: the period's dates may be set only until it is charged.
             try startSubscriptionPeriod(db, transaction, at: now)
         }
-        try db.run(
-            sql: "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
-            arguments: [state.rawValue, error?.code.rawValue, error?.message, now, Int64(transaction.id)])
+        let update = try FastStatement(db, "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
+        update.bind(1, state.rawValue)
+        update.bind(2, (error?.code.rawValue).map(Int64.init))
+        update.bind(3, error?.message)
+        update.bind(4, now)
+        update.bind(5, Int64(transaction.id))
+        try update.execute()
         try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
         var updated = transaction
         if transaction.productType == .autoRenewable {
@@ -300,21 +303,38 @@ extension Ledger {
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
     private func markDelivered(_ db: Database, _ transaction: inout PaymentTransaction, at now: Int64) throws {
-        try db.run(
-            sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?",
-            arguments: [now, Int64(transaction.id)])
+        let update = try FastStatement(db, "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
+        update.bind(1, now)
+        update.bind(2, Int64(transaction.id))
+        try update.execute()
         try appendEvent(db, id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
         transaction.deliveryCount += 1
         transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
+    }
+
+    /// Records one delivery (count, date, event) of every transaction `condition` selects, in
+    /// set form: three statements whatever their number (a launch, a restore's copies).
+    func recordDelivery(_ db: Database, where condition: String, arguments: StatementArguments = [], at now: Int64) throws {
+        try db.execute(sql: """
+            UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition);
+            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at)
+            SELECT id, 'delivered', state, state, ? FROM transactions WHERE \(condition) ORDER BY id;
+            """, arguments: [now] + arguments + [now] + arguments)
     }
 
     func appendEvent(
         _ db: Database, id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState,
         at: Int64, detail: String? = nil
     ) throws {
-        try db.run(
-            sql: "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [Int64(id), kind.rawValue, from?.rawValue, to.rawValue, at, detail])
+        let insert = try FastStatement(
+            db, "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)")
+        insert.bind(1, Int64(id))
+        insert.bind(2, kind.rawValue)
+        insert.bind(3, from?.rawValue)
+        insert.bind(4, to.rawValue)
+        insert.bind(5, at)
+        insert.bind(6, detail)
+        try insert.execute()
     }
 }
 

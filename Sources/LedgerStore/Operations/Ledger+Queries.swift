@@ -50,6 +50,16 @@ extension Ledger {
         }
     }
 
+    /// The transactions with an id in `ids` after `after`, in id order, at most `limit` (the
+    /// pages of a restore, read back to hand out).
+    package func transactions(in ids: ClosedRange<UInt64>, after: UInt64, limit: Int) throws -> [PaymentTransaction] {
+        try read { db in
+            try PaymentTransaction.fetchAll(
+                db, sql: "WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                arguments: [Int64(max(after, ids.lowerBound - 1)), Int64(ids.upperBound), limit])
+        }
+    }
+
     /// The queue: every unfinished transaction, oldest first. Reads the partial index only.
     public func unfinishedTransactions() throws -> [PaymentTransaction] {
         try read { db in

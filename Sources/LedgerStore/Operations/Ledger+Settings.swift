@@ -7,8 +7,7 @@ extension Ledger {
     }
 
     static func storedSettings(_ db: Database) throws -> [String: String] {
-        Dictionary(uniqueKeysWithValues: try Row.fetchAll(try db.cachedStatement(sql: "SELECT key, value FROM store_settings"))
-            .map { ($0["key"] as String, $0["value"] as String) })
+        Dictionary(uniqueKeysWithValues: try FastStatement(db, "SELECT key, value FROM store_settings").all { ($0.string(0), $0.string(1)) })
     }
 
     /// Sets several settings at once, all or none.

@@ -74,8 +74,9 @@ extension Ledger {
     }
 
     private func isInterruptedPurchase(_ db: Database, id: UInt64) throws -> Bool {
-        try Bool.fetchOne(
-            try db.cachedStatement(sql: "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]) != nil
+        let lookup = try FastStatement(db, "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?")
+        lookup.bind(1, Int64(id))
+        return try lookup.first { _ in true } != nil
     }
 
     /// The ids of interrupted purchases and whether each is resolved.
@@ -88,9 +89,9 @@ extension Ledger {
 
     /// Creates the replacement of an interrupted purchase once it is finished and resolved.
     func replaceInterruptedPurchaseIfReady(_ db: Database, id: UInt64, at now: Int64) throws -> PaymentTransaction? {
-        guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)]),
-              row["resolved"] as Bool, row["replacement_id"] as Int64? == nil,
+        let lookup = try FastStatement(db, "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?")
+        lookup.bind(1, Int64(id))
+        guard let ready = try lookup.first({ $0.bool(0) && $0.isNull(1) }), ready,
               let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
         else { return nil }
         // Through `purchasing`, like any payment, so that subscriptions follow their group's rules.

@@ -153,8 +153,9 @@ extension Ledger {
     /// Why a subscription purchase is refused when the payment is added: buying the
     /// subscription that is active already (StoreKit: "already subscribed").
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
-        guard let group = try String.fetchOne(
-            try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'"), arguments: [productID]),
+        let lookup = try FastStatement(db, "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
+        lookup.bind(1, productID)
+        guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
               let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
               covering.productID == productID
         else { return nil }

@@ -41,8 +41,7 @@ extension Ledger {
                 events[event.transactionID, default: []].append(event)
             }
             var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
-            let transactions = try PaymentTransaction.fetchCursor(db, sql: "ORDER BY id")
-            while let transaction = try transactions.next() {
+            try PaymentTransaction.forEach(db, sql: "ORDER BY id") { transaction in
                 let history = events.removeValue(forKey: transaction.id) ?? []
                 problems += Self.historyProblems(transaction, history)
                 problems += periods.problems(transaction, history)

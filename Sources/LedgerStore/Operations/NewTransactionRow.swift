@@ -29,12 +29,12 @@ struct NewTransactionRow {
     /// A row for `productID` as the catalog defines it.
     /// - Throws: `PaymentQueueError.unknownProduct` when the catalog does not have it.
     init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
-        guard let product = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
+        let lookup = try FastStatement(db, "SELECT type, subscription_group_id FROM products WHERE id = ?")
+        lookup.bind(1, productID)
+        guard let product = try lookup.first({ (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1)) })
         else { throw PaymentQueueError.unknownProduct(productID) }
         self.productID = productID
-        self.productType = ProductType(rawValue: product["type"]) ?? .consumable
-        self.subscriptionGroupID = product["subscription_group_id"]
+        (self.productType, self.subscriptionGroupID) = product
         self.state = state
         self.purchaseDate = now
         self.createdAt = now
@@ -81,25 +81,44 @@ extension Ledger {
     /// Inserts a new transaction with an id the caller took from the counter (see `IDBlock`).
     func insert(_ db: Database, _ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
-        try db.run(
-            sql: """
-                INSERT INTO transactions (
-                    id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
-                    expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
-                    idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
-                    is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
-                    offer_period, offer_nonce)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                Int64(id), Int64(original.id), row.productID, row.productType.rawValue, row.state.rawValue, row.quantity,
-                row.purchaseDate, original.purchaseDate, row.expirationDate, row.appAccountToken?.uuidString,
-                row.reason.rawValue, row.subscriptionGroupID, row.storefront, Self.environment, row.idempotencyKey,
-                row.planned?.state.rawValue, row.planned?.error?.code.rawValue, row.planned?.error?.message,
-                row.restoredFrom.map(Int64.init), row.isUpgraded, row.createdAt, row.createdAt, row.applicationUsername,
-                row.offer?.type.rawValue, row.offer?.id, row.offer?.paymentMode.rawValue, row.offer?.period.description,
-                row.offerNonce?.uuidString.lowercased(),
-            ])
+        let insert = try FastStatement(db, """
+            INSERT INTO transactions (
+                id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+                expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+                idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
+                is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
+                offer_period, offer_nonce)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        insert.bind(1, Int64(id))
+        insert.bind(2, Int64(original.id))
+        insert.bind(3, row.productID)
+        insert.bind(4, row.productType.rawValue)
+        insert.bind(5, row.state.rawValue)
+        insert.bind(6, row.quantity)
+        insert.bind(7, row.purchaseDate)
+        insert.bind(8, original.purchaseDate)
+        insert.bind(9, row.expirationDate)
+        insert.bind(10, row.appAccountToken?.uuidString)
+        insert.bind(11, row.reason.rawValue)
+        insert.bind(12, row.subscriptionGroupID)
+        insert.bind(13, row.storefront)
+        insert.bind(14, Self.environment)
+        insert.bind(15, row.idempotencyKey)
+        insert.bind(16, row.planned?.state.rawValue)
+        insert.bind(17, (row.planned?.error?.code.rawValue).map(Int64.init))
+        insert.bind(18, row.planned?.error?.message)
+        insert.bind(19, row.restoredFrom.map(Int64.init))
+        insert.bind(20, row.isUpgraded)
+        insert.bind(21, row.createdAt)
+        insert.bind(22, row.createdAt)
+        insert.bind(23, row.applicationUsername)
+        insert.bind(24, row.offer?.type.rawValue)
+        insert.bind(25, row.offer?.id)
+        insert.bind(26, row.offer?.paymentMode.rawValue)
+        insert.bind(27, row.offer?.period.description)
+        insert.bind(28, row.offerNonce?.uuidString.lowercased())
+        try insert.execute()
         try appendEvent(db, id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         return id
     }
@@ -111,8 +130,8 @@ extension Ledger {
         private let generator: TransactionIDGenerator
 
         init(_ db: Database, generator: TransactionIDGenerator) throws {
-            last = UInt64(try Int64.fetchOne(
-                try db.cachedStatement(sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")) ?? 0)
+            last = UInt64(try FastStatement(db, "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")
+                .first { $0.int64(0) } ?? 0)
             self.generator = generator
         }
 
@@ -125,8 +144,25 @@ extension Ledger {
             return next
         }
 
+        /// Takes `count` ids at once when the generator issues them one after another (as the
+        /// sequential one does), for copies made in one statement: returns the first. `nil`, and
+        /// nothing taken, when they would not follow each other or would pass `Int64.max`
+        /// (`next()` then takes them one at a time, refusing as it does).
+        mutating func contiguousRun(of count: Int) -> UInt64? {
+            var probe = last
+            for _ in 0..<count {
+                let next = generator.next(after: probe)
+                guard probe < UInt64(Int64.max), next == probe + 1 else { return nil }
+                probe = next
+            }
+            defer { last = probe }
+            return last + 1
+        }
+
         func save(_ db: Database) throws {
-            try db.run(sql: "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'", arguments: [Int64(last)])
+            let save = try FastStatement(db, "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'")
+            save.bind(1, Int64(last))
+            try save.execute()
         }
     }
 

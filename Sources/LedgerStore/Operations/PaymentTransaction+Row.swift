@@ -13,74 +13,85 @@ extension PaymentTransaction {
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
-    init(row: Row) throws {
-        func date(_ index: Int) -> Date? {
-            (row[index] as Int64?).map(Date.init(ledgerMilliseconds:))
+    init(_ row: FastStatement.Columns) throws {
+        func date(_ index: Int32) -> Date? {
+            row.optionalInt64(index).map(Date.init(ledgerMilliseconds:))
         }
-        func decoded<T: RawRepresentable>(_ index: Int, as: T.Type) throws -> T where T.RawValue == String {
-            let raw: String = row[index]
+        func decoded<T: RawRepresentable>(_ index: Int32, as: T.Type) throws -> T where T.RawValue == String {
+            let raw = row.string(index)
             guard let value = T(rawValue: raw) else {
                 throw LedgerError.corrupted(path: "", reason: "unexpected value \"\(raw)\" in column \(index) of a transaction")
             }
             return value
         }
         var error: TransactionError?
-        if let code = row[14] as Int? {
-            error = TransactionError(code: StoreErrorCode(rawValue: code) ?? .unknown, message: row[15] as String?)
+        if let code = row.optionalInt(14) {
+            error = TransactionError(code: StoreErrorCode(rawValue: code) ?? .unknown, message: row.optionalString(15))
         }
         self.init(
-            id: UInt64(row[0] as Int64),
-            originalID: UInt64(row[1] as Int64),
-            productID: row[2],
+            id: UInt64(row.int64(0)),
+            originalID: UInt64(row.int64(1)),
+            productID: row.string(2),
             productType: try decoded(3, as: ProductType.self),
             state: try decoded(4, as: TransactionState.self),
-            isFinished: row[5],
-            quantity: row[6],
+            isFinished: row.bool(5),
+            quantity: row.int(6),
             purchaseDate: date(7)!,
             originalPurchaseDate: date(8)!,
             expirationDate: date(9),
             revocationDate: date(10),
-            revocationReason: row[11],
-            isUpgraded: row[12],
-            appAccountToken: (row[13] as String?).flatMap(UUID.init(uuidString:)),
-            applicationUsername: row[27],
+            revocationReason: row.optionalInt(11),
+            isUpgraded: row.bool(12),
+            appAccountToken: row.optionalString(13).flatMap(UUID.init(uuidString:)),
+            applicationUsername: row.optionalString(27),
             error: error,
             reason: try decoded(16, as: Reason.self),
-            subscriptionGroupID: row[17],
+            subscriptionGroupID: row.optionalString(17),
             offer: try Self.offer(row),
-            storefront: row[18],
-            environment: row[19],
-            idempotencyKey: row[20],
-            restoredFromID: (row[21] as Int64?).map(UInt64.init),
+            storefront: row.string(18),
+            environment: row.string(19),
+            idempotencyKey: row.optionalString(20),
+            restoredFromID: row.optionalInt64(21).map(UInt64.init),
             createdAt: date(22)!,
             updatedAt: date(23)!,
             finishedAt: date(24),
-            deliveryCount: row[25],
+            deliveryCount: row.int(25),
             lastDeliveredAt: date(26))
     }
 
     /// The offer columns (28 to 31) of a row of `selection`.
-    private static func offer(_ row: Row) throws -> TransactionOffer? {
-        guard let type = row[28] as String? else { return nil }
+    private static func offer(_ row: FastStatement.Columns) throws -> TransactionOffer? {
+        guard let type = row.optionalString(28) else { return nil }
         guard let offerType = TransactionOffer.OfferType(rawValue: type),
-              let mode = (row[30] as String?).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
-              let period = (row[31] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
-        else { throw LedgerError.corrupted(path: "", reason: "incomplete offer on transaction \(row[0] as Int64)") }
-        return TransactionOffer(type: offerType, id: row[29], paymentMode: mode, period: period)
+              let mode = row.optionalString(30).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
+              let period = row.optionalString(31).flatMap(SubscriptionPeriod.init(iso8601:))
+        else { throw LedgerError.corrupted(path: "", reason: "incomplete offer on transaction \(row.int64(0))") }
+        return TransactionOffer(type: offerType, id: row.optionalString(29), paymentMode: mode, period: period)
     }
+
+    private static let byID = selection + " WHERE id = ?"
 
     static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
         guard id <= UInt64(Int64.max) else { return nil }
-        return try Row.fetchOne(try db.cachedStatement(sql: selection + " WHERE id = ?"), arguments: [Int64(id)])
-            .map(PaymentTransaction.init(row:))
+        let statement = try FastStatement(db, byID)
+        statement.bind(1, Int64(id))
+        return try statement.first(PaymentTransaction.init)
     }
 
-    static func fetchCursor(_ db: Database, sql suffix: String) throws -> some Cursor<PaymentTransaction> {
-        try Row.fetchCursor(db, sql: selection + " " + suffix).map(PaymentTransaction.init(row:))
+    /// Calls `body` with each transaction `selection` + `suffix` reads, one at a time (memory
+    /// does not grow with the number of rows).
+    static func forEach(
+        _ db: Database, sql suffix: String, arguments: StatementArguments = [], _ body: (PaymentTransaction) throws -> Void
+    ) throws {
+        let statement = try FastStatement(db, selection + " " + suffix)
+        try statement.bind(arguments)
+        try statement.forEachRow { try body(try PaymentTransaction($0)) }
     }
 
     static func fetchAll(_ db: Database, sql suffix: String, arguments: StatementArguments = []) throws -> [PaymentTransaction] {
-        try Row.fetchAll(try db.cachedStatement(sql: selection + " " + suffix), arguments: arguments).map(PaymentTransaction.init(row:))
+        let statement = try FastStatement(db, selection + " " + suffix)
+        try statement.bind(arguments)
+        return try statement.all(PaymentTransaction.init)
     }
 }
 

@@ -9,7 +9,7 @@ public struct RestoreResult: Sendable {
 
     /// The new `restored` transactions, committed together; empty when nothing was restorable
     /// or the restore failed.
-    public var restored: [PaymentTransaction]
+    public var restored: RestoredTransactions
     public var outcome: Outcome
 
     public var isFinished: Bool {
@@ -18,12 +18,48 @@ public struct RestoreResult: Sendable {
     }
 }
 
+/// The transactions one restore created, read from the ledger when asked for: a restore of a
+/// million purchases holds none of them in memory.
+public struct RestoredTransactions: Sendable {
+    /// How many transactions the restore created.
+    public let count: Int
+    let ledger: Ledger?
+    let batch: RestoreBatch
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with the transactions as stored now, in the order of the purchases they
+    /// restore, at most `size` at a time (one read per page).
+    /// - Throws: `LedgerError` when the ledger cannot be read.
+    public func forEachPage(size: Int = pageSize, _ body: ([PaymentTransaction]) throws -> Void) throws {
+        guard let ledger, let ids = batch.ids else { return }
+        var after = ids.lowerBound - 1
+        while true {
+            let page = try ledger.transactions(in: ids, after: after, limit: max(1, size))
+            guard let last = page.last else { return }
+            try body(page)
+            after = last.id
+        }
+    }
+
+    /// All of them, as stored now (memory grows with the restore: prefer `forEachPage`).
+    public func all() throws -> [PaymentTransaction] {
+        var transactions: [PaymentTransaction] = []
+        try forEachPage { transactions += $0 }
+        return transactions
+    }
+
+    static let none = RestoredTransactions(count: 0, ledger: nil, batch: RestoreBatch(ids: nil, count: 0))
+}
+
 extension PaymentQueue {
     /// Restores completed purchases (`restoreCompletedTransactions(withApplicationUsername:)`):
     /// one new `restored` transaction per non-revoked purchase of a non-consumable or an
     /// auto-renewable subscription (renewals included), committed all at once, then delivered
-    /// to observers, then exactly one `restoreCompletedTransactionsFinished` or
-    /// `...FailedWithError`, also when nothing was restorable.
+    /// to observers in pages of at most `RestoredTransactions.pageSize` (as StoreKit calls
+    /// `updatedTransactions` more than once for a large restore), then exactly one
+    /// `restoreCompletedTransactionsFinished` or `...FailedWithError`, also when nothing was
+    /// restorable. Memory does not grow with the size of the restore.
     ///
     /// A restore asked for while the same restore (same account, same kinds) runs does not
     /// start a second one: it returns the running one's result once committed (the first
@@ -42,10 +78,15 @@ extension PaymentQueue {
         let request = RestoreRequest(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing)
         if let running = runningRestore {
             let committed = await running.task.value
-            if running.request == request { return RestoreResult(committed) }
+            if running.request == request { return RestoreResult(committed, ledger: ledger) }
         }
+        let recordingDelivery = hasObservers
         let task = Task {
-            Result { try ledger.restorePurchases(applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing) }
+            Result {
+                try ledger.restorePurchases(
+                    applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing,
+                    recordingDelivery: recordingDelivery)
+            }
         }
         let id = UUID()
         runningRestore = (id, request, task)
@@ -54,29 +95,43 @@ extension PaymentQueue {
         return result
     }
 
-    private func deliver(restore committed: Result<[PaymentTransaction], any Error>) async -> RestoreResult {
-        let restored: [PaymentTransaction]
+    private func deliver(restore committed: Result<RestoreBatch, any Error>) async -> RestoreResult {
+        let batch: RestoreBatch
         switch committed {
         case .failure(let error):
             await notify(.restoreFailed(error))
-            return RestoreResult(committed)
-        case .success(let rows):
-            restored = rows
+            return RestoreResult(committed, ledger: ledger)
+        case .success(let committed):
+            batch = committed
         }
-        // The restore is committed: if counting the delivery fails, the transactions still
-        // come back at the next launch, so the restore itself finished.
-        let delivered = (try? await deliver(restored)) ?? restored  // delivered even when not counted
+        // The restore is committed, its deliveries recorded with it: a page that cannot be read
+        // (the ledger busy) comes back at the next launch, so the restore itself finished.
+        if let ids = batch.ids {
+            var after = ids.lowerBound - 1
+            while let page = try? ledger.transactions(in: ids, after: after, limit: RestoredTransactions.pageSize),
+                  let last = page.last {
+                await notify(.updated(page))
+                after = last.id
+            }
+        }
         await notify(.restoreFinished)
-        return RestoreResult(restored: delivered, outcome: .finished)
+        return RestoreResult(committed, ledger: ledger)
     }
+}
+
+extension RestoredTransactions {
+    /// The most restored transactions one `updatedTransactions` call receives.
+    public static let pageSize = 1_000
 }
 
 extension RestoreResult {
     /// The result of a committed restore, as a caller that joined it sees it.
-    init(_ committed: Result<[PaymentTransaction], any Error>) {
+    init(_ committed: Result<RestoreBatch, any Error>, ledger: Ledger) {
         switch committed {
-        case .success(let restored): self.init(restored: restored, outcome: .finished)
-        case .failure(let error): self.init(restored: [], outcome: .failed(error))
+        case .success(let batch):
+            self.init(restored: RestoredTransactions(count: batch.count, ledger: ledger, batch: batch), outcome: .finished)
+        case .failure(let error):
+            self.init(restored: .none, outcome: .failed(error))
         }
     }
 }

@@ -31,7 +31,7 @@ public actor PaymentQueue {
     private var outbox = Outbox()
     /// The restore being committed or delivered: its commit, which callers asking the same
     /// restore share.
-    var runningRestore: (id: UUID, request: RestoreRequest, task: Task<Result<[PaymentTransaction], any Error>, Never>)?
+    var runningRestore: (id: UUID, request: RestoreRequest, task: Task<Result<RestoreBatch, any Error>, Never>)?
     private var renewalTimer: Task<Void, Never>?
     /// Set once `startRenewingAutomatically` was called.
     private var renewalCheckInterval: Duration?
@@ -127,7 +127,7 @@ public actor PaymentQueue {
         await notify(.revoked(transactions))
     }
 
-    private var hasObservers: Bool {
+    var hasObservers: Bool {
         !streams.isEmpty || observers.contains { $0.value != nil }
     }
 

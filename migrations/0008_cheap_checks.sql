@@ -124,8 +124,10 @@ DROP TABLE transaction_events;
 ALTER TABLE transaction_events_v8 RENAME TO transaction_events;
 CREATE INDEX transaction_events_by_transaction ON transaction_events (transaction_id, seq);
 
+-- Only a change of state or of is_finished can break this rule: the trigger no longer runs
+-- for other updates (a delivery count, a launch's thousand of them).
 CREATE TRIGGER transactions_finished_is_final
-BEFORE UPDATE ON transactions
+BEFORE UPDATE OF state, is_finished ON transactions
 WHEN OLD.is_finished = 1 AND (NEW.is_finished = 0 OR NEW.state <> OLD.state)
 BEGIN
     SELECT RAISE(ABORT, 'a finished transaction cannot change state or be unfinished');
@@ -196,18 +198,23 @@ BEGIN
     SELECT RAISE(ABORT, 'transaction_events is append-only: history is deleted only with its transaction');
 END;
 
+-- One lookup of the event's kind per row (the product's type read only for the kinds that
+-- concern subscriptions), then the check of its states for that kind.
 CREATE TRIGGER transaction_events_legal_row
 BEFORE INSERT ON transaction_events
-WHEN NOT EXISTS (SELECT 1 FROM rule_events WHERE kind = NEW.kind)
-  OR (NEW.kind = 'created' AND (NEW.from_state IS NOT NULL
-                                OR NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.to_state)))
-  OR (NEW.kind = 'stateChanged'
-      AND NOT EXISTS (SELECT 1 FROM rule_transitions WHERE from_state = NEW.from_state AND to_state = NEW.to_state))
-  OR (NEW.kind <> 'created' AND NEW.kind <> 'stateChanged' AND NEW.from_state IS NOT NEW.to_state)
-  OR (NEW.kind = 'finished' AND NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND finishable = 1))
-  OR (NEW.kind = 'revoked' AND NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND revocable = 1))
-  OR ((SELECT subscription_only FROM rule_events WHERE kind = NEW.kind) = 1
-      AND (SELECT product_type FROM transactions WHERE id = NEW.transaction_id) IS NOT 'autoRenewable')
+WHEN NOT EXISTS (SELECT 1 FROM rule_events WHERE kind = NEW.kind AND (subscription_only = 0
+                 OR (SELECT product_type FROM transactions WHERE id = NEW.transaction_id) = 'autoRenewable'))
+  OR CASE NEW.kind
+       WHEN 'created' THEN NEW.from_state IS NOT NULL
+                           OR NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.to_state)
+       WHEN 'stateChanged' THEN NOT EXISTS (SELECT 1 FROM rule_transitions
+                                           WHERE from_state = NEW.from_state AND to_state = NEW.to_state)
+       WHEN 'finished' THEN NEW.from_state IS NOT NEW.to_state
+                            OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND finishable = 1)
+       WHEN 'revoked' THEN NEW.from_state IS NOT NEW.to_state
+                           OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND revocable = 1)
+       ELSE NEW.from_state IS NOT NEW.to_state
+     END
 BEGIN
     SELECT RAISE(ABORT, 'illegal transaction history row');
 END;

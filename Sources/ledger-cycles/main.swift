@@ -5,6 +5,7 @@
 // in a task it waits for. See docs/PERFORMANCE.md for the command and its figures.
 //
 //     ledger-cycles ledger|baseline COUNT [full|normal]
+//     ledger-cycles launch COUNT [FINISHED]     (COUNT launches on 1,000 unfinished among FINISHED)
 import CLedgerBaseline
 import Dispatch
 import Foundation
@@ -12,43 +13,83 @@ import StoreLedger
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count >= 2, ["ledger", "baseline"].contains(arguments.first!),
-      let count = Int(arguments.dropFirst().first!), count > 0,
-      let durability = arguments.count > 2 ? Durability(rawValue: arguments.dropFirst(2).first!) : .full
+guard arguments.count >= 2, ["ledger", "baseline", "launch"].contains(arguments.first!),
+      let count = Int(arguments.dropFirst().first!), count > 0
 else {
-    FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal]\n".utf8))
+    FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch COUNT [FINISHED]\n".utf8))
     exit(64)
 }
+let third = arguments.dropFirst(2).first
+let durability = third.flatMap(Durability.init(rawValue:)) ?? .full
 
 let folder = NSTemporaryDirectory() + "ledger-cycles-\(UUID().uuidString)"
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
 let product = "cycles.consumable"
 
-if arguments.first == "baseline" {
+/// Runs `body` in a task and waits for it (see above: no async `main`).
+func runAndWait(_ body: @escaping @Sendable () async throws -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    let failure = Mutex<(any Error)?>(nil)
+    Task.detached {
+        do { try await body() } catch { failure.withLock { $0 = error } }
+        done.signal()
+    }
+    done.wait()
+    if let error = failure.withLock({ $0 }) { fatalError("\(error)") }
+}
+
+/// Counts the transactions an observer receives.
+final class CountingObserver: PaymentTransactionObserver {
+    let count = Mutex(0)
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        count.withLock { $0 += transactions.count }
+    }
+}
+
+if arguments.first == "launch" {
+    let path = folder + "/launch.sqlite"
+    let finished = third.flatMap { Int($0) } ?? 100_000
+    runAndWait {
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: .normal))
+        try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
+        try ledger.appendSyntheticPurchases(productID: product, finished: finished, unfinished: 1_000)
+        try ledger.close()
+        let clock = ContinuousClock()
+        var phases: [Duration] = [.zero, .zero, .zero, .zero]
+        for _ in 0..<count {
+            var start = clock.now
+            func lap(_ index: Int) { let now = clock.now; phases[index] += now - start; start = now }
+            let ledger = try Ledger.open(at: path)
+            lap(0)
+            let queue = try PaymentQueue(ledger: ledger)
+            lap(1)
+            let observer = CountingObserver()
+            try await queue.add(observer)
+            guard observer.count.withLock({ $0 }) == 1_000 else { fatalError("the launch delivered the wrong transactions") }
+            lap(2)
+            try queue.ledger.close()
+            lap(3)
+        }
+        if ProcessInfo.processInfo.environment["LEDGER_CYCLES_PHASES"] != nil {
+            print("open, queue, first observer, close:", phases.map { $0 / count })
+        }
+    }
+} else if arguments.first == "baseline" {
     guard let base = lbase_open(folder + "/baseline.sqlite", durability == .full ? 2 : 1),
           lbase_purchase_cycles(base, Int32(count)) == 0
     else { fatalError("the baseline failed") }
     lbase_close(base)
 } else {
-    let done = DispatchSemaphore(value: 0)
-    let failure = Mutex<(any Error)?>(nil)
-    Task.detached {
-        do {
-            let ledger = try Ledger.open(
-                at: folder + "/ledger.sqlite", mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
-            try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
-            let queue = try PaymentQueue(ledger: ledger)
-            for _ in 0..<count {
-                let transaction = try await queue.add(Payment(productID: product))
-                try await queue.finish(transaction)
-            }
-            try ledger.close()
-        } catch {
-            failure.withLock { $0 = error }
+    runAndWait {
+        let ledger = try Ledger.open(
+            at: folder + "/ledger.sqlite", mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
+        try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
+        let queue = try PaymentQueue(ledger: ledger)
+        for _ in 0..<count {
+            let transaction = try await queue.add(Payment(productID: product))
+            try await queue.finish(transaction)
         }
-        done.signal()
+        try ledger.close()
     }
-    done.wait()
-    if let error = failure.withLock({ $0 }) { fatalError("\(error)") }
 }

@@ -196,7 +196,7 @@ import Testing
             let ledger = try Ledger.open(at: path)
             #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
             #expect(try ledger.events(of: 1).map(\.kind) == [.created])
-            let completed = try ledger.completePaymentsLeftPurchasing()
+            let completed = try ledger.recoverAtLaunch().completed
             #expect(completed.map(\.state) == [.purchased])
             #expect(try ledger.events(of: 1).map(\.kind) == [.created, .stateChanged])
             #expect(try ledger.verify() == [])

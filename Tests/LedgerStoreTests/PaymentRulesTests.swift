@@ -128,7 +128,7 @@ import Testing
         try await withLedger { (ledger, _) throws in
             let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
             let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
-            _ = try ledger.completePaymentsLeftPurchasing()
+            _ = try ledger.recoverAtLaunch().completed
             #expect(try ledger.approve(a).state == .purchased)
             let declined = try ledger.decline(b)
             #expect(declined.state == .failed && declined.error?.code == .paymentCancelled)
@@ -144,11 +144,11 @@ import Testing
             try ledger.addPayment(NewPayment(productID: "consumable"))
             try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .userCancelled))
             try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .deferred))
-            let completed = try ledger.completePaymentsLeftPurchasing()
+            let completed = try ledger.recoverAtLaunch().completed
             #expect(completed.map(\.state) == [.purchased, .failed, .deferred])
             #expect(completed[1].error?.code == .paymentCancelled)
             #expect(try ledger.transactions(matching: TransactionFilter(state: .purchasing)).isEmpty)
-            #expect(try ledger.completePaymentsLeftPurchasing().isEmpty)
+            #expect(try ledger.recoverAtLaunch().completed.isEmpty)
         }
     }
 

@@ -35,7 +35,7 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, launch, restore, show
+        case purchase, payers, launch, restore, show, catalog
     }
 
     func run() async throws {
@@ -47,6 +47,7 @@ struct BenchCommand: AsyncParsableCommand {
                 ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
                 : Plan(cycles: cycles, concurrentPayers: 64, sizes: try parseSizes(), restorable: restorable, rounds: 4)
             plan.workloads = try parseWorkloads()
+            if quick { plan.catalog = (100, 690) }
             var bench = Bench(folder: folder, plan: plan, progress: !json)
             let results = try await bench.runAll()
             let report = Report(
@@ -91,6 +92,8 @@ struct BenchCommand: AsyncParsableCommand {
         var restorable: Int
         var rounds: Int
         var workloads = Set(Workload.allCases)
+        /// Products imported into a new ledger, then added before the catalog is listed.
+        var catalog = (imported: 10_000, added: 69_000)
     }
 
     /// One row of the results.
@@ -174,6 +177,10 @@ private struct Bench {
         if run.contains(.show) {
             say("show and memory on the largest ledger...")
             results += try await listShowAndMemory()
+        }
+        if run.contains(.catalog) {
+            say("catalog import and list...")
+            results += try await catalog()
         }
         return results
     }
@@ -332,6 +339,67 @@ private struct Bench {
             workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,
             baseline: nil, ratio: nil, target: "<= 40 MB", peakMemoryMB: resident, note: "resident, after launch"))
         return results
+    }
+
+    /// `ledger products import` of a 10,000-product file into a new ledger, then `ledger
+    /// products list` once the catalog holds 79,000: whole processes, as a user runs them.
+    mutating func catalog() async throws -> [BenchCommand.Result] {
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let (imported, more) = plan.catalog
+        let first = folder + "/catalog-1.storekit", second = folder + "/catalog-2.storekit"
+        try Self.catalogFile(prefix: "bench.catalog.a", count: imported).write(to: URL(fileURLWithPath: first))
+        try Self.catalogFile(prefix: "bench.catalog.b", count: more).write(to: URL(fileURLWithPath: second))
+        var importTime = Double.infinity
+        var ledgerPath = ""
+        for _ in 0..<3 {
+            ledgerPath = path("catalog")
+            try runProcess(executable, ["init", "--database", ledgerPath])
+            importTime = min(importTime, try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
+        }
+        try runProcess(executable, ["products", "import", second, "--database", ledgerPath])
+        var listTime = Double.infinity
+        for _ in 0..<3 {
+            listTime = min(listTime, try await time { try runProcess(executable, ["products", "list", "--json", "--database", ledgerPath]) })
+        }
+        return [
+            BenchCommand.Result(
+                workload: "ledger products import, \(imported) products (whole process)", unit: "ms", ledger: importTime * 1000,
+                baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: Memory.peakMB, note: nil),
+            BenchCommand.Result(
+                workload: "ledger products list --json, \(imported + more) products (whole process)", unit: "ms",
+                ledger: listTime * 1000, baseline: nil, ratio: nil, target: "<= 500 ms", peakMemoryMB: Memory.peakMB, note: nil),
+        ]
+    }
+
+    /// A StoreKit configuration file of `count` products: consumables, non-consumables, and
+    /// monthly subscriptions in groups of ten, each with one localization.
+    static func catalogFile(prefix: String, count: Int) throws -> Data {
+        var products: [[String: Any]] = [], groups: [String: [[String: Any]]] = [:]
+        for index in 0..<count {
+            let id = "\(prefix).\(index)"
+            let localization = [["locale": "en_US", "displayName": "Product \(index)", "description": "Benchmark product \(index)"]]
+            var product: [String: Any] = [
+                "productID": id, "referenceName": id, "displayPrice": "0.99", "familyShareable": false,
+                "internalID": "\(index)", "localizations": localization,
+            ]
+            switch index % 5 {
+            case 0, 1: product["type"] = "Consumable"; products.append(product)
+            case 2, 3: product["type"] = "NonConsumable"; products.append(product)
+            default:
+                let group = "\(prefix).group.\(index / 50)"
+                product.merge([
+                    "type": "RecurringSubscription", "recurringSubscriptionPeriod": "P1M", "subscriptionGroupID": group,
+                    "groupNumber": groups[group, default: []].count + 1, "adHocOffers": [], "codeOffers": [],
+                    "introductoryOffer": NSNull(),
+                ]) { $1 }
+                groups[group, default: []].append(product)
+            }
+        }
+        let subscriptionGroups = groups.keys.sorted().map { ["id": $0, "name": $0, "localizations": [], "subscriptions": groups[$0]!] }
+        return try JSONSerialization.data(withJSONObject: [
+            "identifier": "BENCH", "version": ["major": 4, "minor": 0], "products": products,
+            "subscriptionGroups": subscriptionGroups, "nonRenewingSubscriptions": [], "settings": [:],
+        ] as [String: Any])
     }
 
     // MARK: - Helpers

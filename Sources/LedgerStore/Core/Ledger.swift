@@ -56,23 +56,22 @@ public final class Ledger: Sendable {
             guard mode == .createIfMissing else { throw LedgerError.missingLedger(path: path) }
             try create(at: path, configuration: configuration)
         }
-        // Read the schema through a read-only connection first: opening the pool may write
-        // (GRDB's WAL setup), and a ledger from a newer version must be left untouched.
-        let inspector = try readOnlyQueue(path: path, configuration: configuration)
-        let pending: Bool
-        do {
-            let applied = try inspector.read { db in try migrator.appliedIdentifiers(db) }
-            let unknown = applied.subtracting(knownMigrations).sorted()
-            guard unknown.isEmpty else { throw LedgerError.newerSchema(path: path, unknownMigrations: unknown) }
-            pending = applied.count < knownMigrations.count
-        } catch {
+        if access == .readOnly {
+            // A read-only connection, replaced by a writer only when migrations are pending.
+            let inspector = try readOnlyQueue(path: path, configuration: configuration)
+            let pending: Bool
+            do {
+                pending = try checkMigrations(inspector, path: path)
+            } catch {
+                try? inspector.close()
+                throw mapError(error, path: path)
+            }
+            if !pending { return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil) }
             try? inspector.close()
-            throw mapError(error, path: path)
         }
-        if access == .readOnly, !pending {
-            return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
-        }
-        try? inspector.close()
+        // The file's header says it is a ledger (`LedgerFile`). Opening a connection writes
+        // nothing (no journal set-up of GRDB's: see `writer`), so the schema is read through the
+        // connection that will write, and a ledger from a newer version is still left untouched.
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
@@ -81,12 +80,20 @@ public final class Ledger: Sendable {
         }
         let ledger = Ledger(path: path, configuration: configuration, reader: queue, writer: queue)
         do {
-            if pending { try migrator.migrate(queue) }
+            if try checkMigrations(queue, path: path) { try migrator.migrate(queue) }
         } catch {
             try? queue.close()
             throw mapError(error, path: path)
         }
         return ledger
+    }
+
+    /// Whether migrations are pending; refuses a ledger with migrations this build does not know.
+    private static func checkMigrations(_ queue: DatabaseQueue, path: String) throws -> Bool {
+        let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        let unknown = applied.subtracting(knownMigrations).sorted()
+        guard unknown.isEmpty else { throw LedgerError.newerSchema(path: path, unknownMigrations: unknown) }
+        return applied.count < knownMigrations.count
     }
 
     private static func readOnlyQueue(path: String, configuration: LedgerConfiguration) throws -> DatabaseQueue {

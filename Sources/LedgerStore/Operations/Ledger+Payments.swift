@@ -138,12 +138,15 @@ extension Ledger {
         try await grouped { db in try self.applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery) }
     }
 
-    /// Launch recovery: completes every transaction left `purchasing` (by a killed process) with
-    /// its stored outcome, in one commit. Returns them in their new state, oldest first.
-    package func completePaymentsLeftPurchasing() throws -> [PaymentTransaction] {
+    /// A launch's recovery, in one commit: every transaction left `purchasing` (by a killed
+    /// process) completed with its stored outcome, then the subscription renewals that fell due
+    /// while the app was not running (see `renewDueSubscriptions()`). Both oldest first.
+    package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
         try write { db in
-            let ids = try Int64.fetchAll(try db.cachedStatement(sql: "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id"))
-            return try ids.map { try applyPlannedOutcome(db, id: UInt64($0), recordingDelivery: false) }
+            let purchasing = try FastStatement(db, "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
+                .all { UInt64($0.int64(0)) }
+            let completed = try purchasing.map { try applyPlannedOutcome(db, id: $0, recordingDelivery: false) }
+            return (completed, try renewDueSubscriptions(db, at: try storeNow(db)))
         }
     }
 

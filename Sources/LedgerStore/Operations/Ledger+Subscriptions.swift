@@ -7,14 +7,15 @@ extension Ledger {
     /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
     /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
     package func renewDueSubscriptions() throws -> [PaymentTransaction] {
-        try write { db in
-            let now = try storeNow(db)
-            var renewed: [PaymentTransaction] = []
-            try walkDueRenewals(db, at: now, limit: configuration.renewalLimit) { step in
-                renewed.append(try self.insertRenewal(db, step, at: now))
-            }
-            return renewed
+        try write { db in try renewDueSubscriptions(db, at: try storeNow(db)) }
+    }
+
+    func renewDueSubscriptions(_ db: Database, at now: Int64) throws -> [PaymentTransaction] {
+        var renewed: [PaymentTransaction] = []
+        try walkDueRenewals(db, at: now, limit: configuration.renewalLimit) { step in
+            renewed.append(try self.insertRenewal(db, step, at: now))
         }
+        return renewed
     }
 
     /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the

@@ -50,8 +50,7 @@ public actor PaymentQueue {
         self.ledger = ledger
         self.observers = observers.map { WeakObserver(value: $0) }
         self.catalog = ProductCatalog(ledger: ledger)
-        self.completedAtLaunch = try ledger.completePaymentsLeftPurchasing()
-        self.renewedAtLaunch = try ledger.renewDueSubscriptions()
+        (self.completedAtLaunch, self.renewedAtLaunch) = try ledger.recoverAtLaunch()
     }
 
     /// Opens the ledger at `path` and launches on it.

@@ -30,6 +30,9 @@ public struct Product: Sendable, Hashable, Identifiable {
 
     /// The localization for `locale` (`fr_FR`), else the same language (`fr`), else the first.
     public func localization(for locale: String) -> ProductLocalization? {
+        // The exact locale first, without the normalizing below (a catalog of 79,000 products
+        // is listed in one locale: most lookups end here).
+        if let exact = localizations.first(where: { $0.locale == locale }) { return exact }
         let normalized = locale.replacingOccurrences(of: "-", with: "_")
         let language = normalized.split(separator: "_").first.map(String.init) ?? normalized
         return localizations.first { $0.locale == normalized }

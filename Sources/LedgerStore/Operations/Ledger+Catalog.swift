@@ -34,9 +34,10 @@ extension Ledger {
                             """,
                         arguments: [subscription.groupID, subscription.groupName])
                 }
-                let offersJSON = String(decoding: try encoder.encode(OfferColumn(
-                    introductory: product.subscription?.introductoryOffer,
-                    promotional: product.subscription?.promotionalOffers ?? [])), as: UTF8.self)
+                let offers = OfferColumn(
+                    introductory: product.subscription?.introductoryOffer, promotional: product.subscription?.promotionalOffers ?? [])
+                let offersJSON = offers.introductory == nil && offers.promotional.isEmpty
+                    ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
                 try db.run(
                     sql: """
                         INSERT INTO products (id, type, reference_name, price, family_shareable, subscription_group_id,
@@ -132,6 +133,11 @@ extension Ledger {
 
     /// The offers stored in a product's `offers` column.
     static func offers(inOffersColumn json: String) -> OfferColumn? {
-        try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
+        // Most subscriptions have none: no decoder for them.
+        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: []) }
+        return try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
     }
+
+    /// What `saveProducts` stores for a product without offers.
+    static let noOffersColumn = #"{"promotional":[]}"#
 }

@@ -4,6 +4,8 @@ import Foundation
 /// as `\u{…}` escapes.
 public enum TerminalText {
     public static func escaped(_ text: String) -> String {
+        // Printable ASCII, most text, needs no look at Unicode's categories.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar.properties.generalCategory {

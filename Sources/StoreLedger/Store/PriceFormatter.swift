@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Formats prices as the App Store shows them: in the storefront's currency, with the shopper's
 /// language, never with the machine's locale, and never rounding a price away.
@@ -19,6 +20,30 @@ public enum PriceFormatter {
     /// It shows the currency's own number of decimals (Foundation's locale data), or more when
     /// the price has more (`¥0.49` in yen, which has none), so that a price is never rounded.
     public static func string(for price: Decimal, storefront: Storefront, locale: String) -> String {
+        let key = FormattedPrice(price: price, storefront: storefront.countryCode, locale: locale)
+        if let known = formatted.withLock({ $0[key] }) { return known }
+        let text = format(price, storefront: storefront, locale: locale)
+        formatted.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = text
+        }
+        return text
+    }
+
+    /// Formatting with Foundation's ICU styles costs tens of microseconds a price, and a
+    /// catalog has few distinct prices: `products list` of 79,000 products formatted the same
+    /// price tiers over and over. The memo is bounded (emptied when full).
+    private struct FormattedPrice: Hashable {
+        let price: Decimal
+        let storefront: String
+        let locale: String
+    }
+
+    private static let cacheLimit = 4_096
+    private static let formatted = Mutex<[FormattedPrice: String]>([:])
+    private static let minorUnits = Mutex<[String: Int]>([:])
+
+    private static func format(_ price: Decimal, storefront: Storefront, locale: String) -> String {
         let currency = storefront.currencyCode
         let style = Decimal.FormatStyle.Currency(code: currency, locale: priceLocale(storefront: storefront, locale: locale))
         let decimals = decimalPlaces(of: price)
@@ -40,6 +65,16 @@ public enum PriceFormatter {
     /// The digits of the currency's minor unit, from Foundation's locale data (2 for USD and
     /// CNY, 0 for JPY, 3 for KWD): the decimals of 1 formatted in that currency.
     public static func minorUnitDigits(of currency: String) -> Int {
+        if let known = minorUnits.withLock({ $0[currency] }) { return known }
+        let digits = computeMinorUnitDigits(of: currency)
+        minorUnits.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[currency] = digits
+        }
+        return digits
+    }
+
+    private static func computeMinorUnitDigits(of currency: String) -> Int {
         let one = Decimal(1).formatted(Decimal.FormatStyle.Currency(code: currency, locale: Locale(identifier: "en_US_POSIX")))
         guard let separator = one.lastIndex(of: ".") else { return 0 }
         return one[one.index(after: separator)...].prefix(while: \.isNumber).count

@@ -6,6 +6,7 @@
 //
 //     ledger-cycles ledger|baseline COUNT [full|normal]
 //     ledger-cycles launch COUNT [FINISHED]     (COUNT launches on 1,000 unfinished among FINISHED)
+//     ledger-cycles payers COUNT [PAYERS]       (COUNT cycles shared by PAYERS concurrent tasks)
 import CLedgerBaseline
 import Dispatch
 import Foundation
@@ -13,10 +14,10 @@ import StoreLedger
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count >= 2, ["ledger", "baseline", "launch"].contains(arguments.first!),
+guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers"].contains(arguments.first!),
       let count = Int(arguments.dropFirst().first!), count > 0
 else {
-    FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch COUNT [FINISHED]\n".utf8))
+    FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch|payers COUNT [N]\n".utf8))
     exit(64)
 }
 let third = arguments.dropFirst(2).first
@@ -74,6 +75,24 @@ if arguments.first == "launch" {
         if ProcessInfo.processInfo.environment["LEDGER_CYCLES_PHASES"] != nil {
             print("open, queue, first observer, close:", phases.map { $0 / count })
         }
+    }
+} else if arguments.first == "payers" {
+    let payers = third.flatMap { Int($0) } ?? 64
+    runAndWait {
+        let ledger = try Ledger.open(at: folder + "/payers.sqlite", mode: .createIfMissing)
+        try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
+        let queue = try PaymentQueue(ledger: ledger)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<payers {
+                group.addTask {
+                    for _ in 0..<max(1, count / payers) {
+                        try await queue.finish(try await queue.add(Payment(productID: product)))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try ledger.close()
     }
 } else if arguments.first == "baseline" {
     guard let base = lbase_open(folder + "/baseline.sqlite", durability == .full ? 2 : 1),

@@ -1,3 +1,4 @@
+import Foundation
 import Dispatch
 import GRDB
 import Synchronization
@@ -87,8 +88,26 @@ final class CommitGroup: Sendable {
             guard !batch.isEmpty else { return }
             let outcomes = commit(batch)
             for (job, outcome) in zip(batch, outcomes) { job.finish(outcome) }
+            if batch.count > 1 { gather(expecting: batch.count) }
         }
     }
+
+    /// After a shared commit, waits a moment (at most `lingerLimit`) while the callers it just
+    /// answered come back with their next change, so that the next commit holds them too: a
+    /// commit costs one fsync whatever it holds.
+    private func gather(expecting count: Int) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + Self.lingerLimit
+        var seen = state.withLock { $0.pending.count }
+        while seen < count / 2, clock.now < deadline {
+            usleep(20)
+            let now = state.withLock { $0.pending.count }
+            if now == seen && now > 0 { break }
+            seen = now
+        }
+    }
+
+    static let lingerLimit = Duration.microseconds(200)
 
     /// Commits `batch` in one transaction: each job in its own savepoint (alone, a job needs
     /// none: if it fails, the whole transaction rolls back). Returns each job's outcome; when
@@ -97,18 +116,17 @@ final class CommitGroup: Sendable {
         do {
             return try writer.writeWithoutTransaction { db in try db.immediateTransaction {
                 if batch.count == 1 { return [.success(try batch[0].body(db))] }
-                return batch.map { job in
-                    var value: (any Sendable)?
+                var outcomes: [Result<any Sendable, any Error>] = []
+                for job in batch {
                     do {
-                        try db.inSavepoint {
-                            value = try job.body(db)
-                            return .commit
-                        }
-                        return .success(value!)
+                        outcomes.append(.success(try db.inCachedSavepoint { try job.body(db) }))
+                    } catch let failed as SavepointRollbackFailed {
+                        throw failed.error  // rolls the whole batch back: nobody is acknowledged
                     } catch {
-                        return .failure(mapError(error))
+                        outcomes.append(.failure(mapError(error)))
                     }
                 }
+                return outcomes
             } }
         } catch {
             let failure = mapError(error)

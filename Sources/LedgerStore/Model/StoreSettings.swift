@@ -41,7 +41,7 @@ public struct StoreSettings: Sendable, Hashable {
         self.init(stored: try Ledger.storedSettings(db))
     }
 
-    private init(stored: [String: String]) {
+    init(stored: [String: String]) {
         let storefront = stored[StoreSettingKey.storefront].flatMap(Storefront.init(countryCode:)) ?? .unitedStates
         self.init(storefront: storefront, locale: stored[StoreSettingKey.locale])
         canMakePayments = stored[StoreSettingKey.canMakePayments] != "false"

@@ -24,3 +24,33 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// Runs `body` in a savepoint of the current transaction: released when it returns, rolled
+    /// back (alone) when it throws. GRDB's `inSavepoint` prepares its three statements at every
+    /// call; a group commit makes one savepoint per change it holds.
+    /// - Throws: `body`'s error; `SavepointRollbackFailed` when its changes could not be undone
+    ///   (the whole transaction must then be rolled back).
+    func inCachedSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try cachedStatement(sql: "SAVEPOINT change").execute()
+        do {
+            let value = try body()
+            try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
+            return value
+        } catch {
+            do {
+                try cachedStatement(sql: "ROLLBACK TO SAVEPOINT change").execute()
+                try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
+            } catch let rollback {
+                throw SavepointRollbackFailed(error: rollback)
+            }
+            throw error
+        }
+    }
+}
+
+/// A savepoint whose changes could not be rolled back: the transaction holding it cannot be
+/// committed.
+struct SavepointRollbackFailed: Error {
+    let error: any Error
+}

@@ -51,6 +51,11 @@ extension Ledger {
         configuration.clock.now().ledgerMilliseconds + (try clockOffset(db))
     }
 
+    /// The store's time from the stored value of the clock offset (read with other settings).
+    func storeNow(clockOffset stored: String?) -> Int64 {
+        configuration.clock.now().ledgerMilliseconds + (stored.flatMap { Int64($0) } ?? 0)
+    }
+
     private func clockOffset(_ db: Database) throws -> Int64 {
         try FastStatement(db, Self.clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
     }

@@ -87,8 +87,10 @@ extension Ledger {
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
-        let now = try storeNow(db)
-        let settings = try StoreSettings(db)
+        // One read of the settings table gives both the store's switches and its clock.
+        let stored = try Self.storedSettings(db)
+        let settings = StoreSettings(stored: stored)
+        let now = storeNow(clockOffset: stored[StoreSettingKey.clockOffset])
         let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
         let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
@@ -97,7 +99,7 @@ extension Ledger {
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
         row.storefront = settings.storefront.countryCode
-        row.planned = try decide(db, outcome, payment, offer: offer, at: now)
+        row.planned = try decide(db, outcome, payment, productType: row.productType, offer: offer, at: now)
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
         let id = try insert(db, row)
@@ -113,11 +115,12 @@ extension Ledger {
     /// store's switches (or the payment's simulated outcome), and for a subscription already
     /// active, "already subscribed" (unless a promotional offer is redeemed for its next renewal).
     private func decide(
-        _ db: Database, _ outcome: PlannedOutcome, _ payment: NewPayment, offer: TransactionOffer?, at now: Int64
+        _ db: Database, _ outcome: PlannedOutcome, _ payment: NewPayment, productType: ProductType, offer: TransactionOffer?,
+        at now: Int64
     ) throws -> (state: TransactionState, error: TransactionError?) {
         switch outcome {
         case .purchased:
-            if offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) { return (.failed, error) }
+            if productType == .autoRenewable, offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) { return (.failed, error) }
             return (.purchased, nil)
         case .deferred: return (.deferred, nil)
         case .failed(let error): return (.failed, error)
@@ -209,7 +212,8 @@ extension Ledger {
             finished.updatedAt = finished.finishedAt!
             result.transactions.append(finished)
             result.changed.append(true)
-            if let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
+            // Only a failed transaction can be an interrupted purchase.
+            if transaction.state == .failed, let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
                 result.replacements.append(replacement)
             }
         }
@@ -251,15 +255,11 @@ extension Ledger {
     }
 
     func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
-        let transaction = try existingTransaction(db, id: id)
+        guard let (transaction, planned) = try PaymentTransaction.fetchWithPlan(db, id: id) else {
+            throw PaymentQueueError.unknownTransaction(id)
+        }
         guard transaction.state == .purchasing else { return transaction }
-        let read = try FastStatement(db, "SELECT planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
-        read.bind(1, Int64(id))
-        let (state, error) = try read.first { row in
-            (TransactionState(rawValue: row.string(0)) ?? .failed,
-             row.optionalInt(1).map { TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(2)) })
-        }!
-        return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
+        return try changeState(db, transaction, to: planned.state, error: planned.error, recordingDelivery: recordingDelivery)
     }
 
     private func moveDeferred(

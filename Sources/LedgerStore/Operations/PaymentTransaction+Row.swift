@@ -2,14 +2,16 @@ import Foundation
 import GRDB
 
 extension PaymentTransaction {
-    static let selection = """
-        SELECT id, original_id, product_id, product_type, state, is_finished, quantity, purchase_date,
-               original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
-               app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
-               environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
-               last_delivered_at, application_username, offer_type, offer_id, offer_payment_mode, offer_period
-        FROM transactions
+    /// The columns `init(_:)` decodes, in its order.
+    static let columns = """
+        id, original_id, product_id, product_type, state, is_finished, quantity, purchase_date,
+        original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
+        app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
+        environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
+        last_delivered_at, application_username, offer_type, offer_id, offer_payment_mode, offer_period
         """
+
+    static let selection = "SELECT " + columns + " FROM transactions"
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
@@ -70,6 +72,25 @@ extension PaymentTransaction {
     }
 
     private static let byID = selection + " WHERE id = ?"
+    private static let byIDWithPlan =
+        "SELECT " + columns + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?"
+
+    /// A transaction with the outcome the store planned for it when it was added (for one still
+    /// purchasing; `.failed` when none is stored), in one read.
+    static func fetchWithPlan(
+        _ db: Database, id: UInt64
+    ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
+        guard id <= UInt64(Int64.max) else { return nil }
+        let statement = try FastStatement(db, byIDWithPlan)
+        statement.bind(1, Int64(id))
+        return try statement.first { row in
+            let state = row.optionalString(32).flatMap(TransactionState.init(rawValue:)) ?? .failed
+            let error = row.optionalInt(33).map {
+                TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(34))
+            }
+            return (try PaymentTransaction(row), (state, error))
+        }
+    }
 
     static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
         guard id <= UInt64(Int64.max) else { return nil }

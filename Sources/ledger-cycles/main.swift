@@ -101,8 +101,9 @@ if arguments.first == "launch" {
     lbase_close(base)
 } else {
     runAndWait {
-        let ledger = try Ledger.open(
-            at: folder + "/ledger.sqlite", mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
+        // LEDGER_CYCLES_DATABASE: a ledger prepared beforehand (for experiments on its schema).
+        let path = ProcessInfo.processInfo.environment["LEDGER_CYCLES_DATABASE"] ?? folder + "/ledger.sqlite"
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
         try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
         let queue = try PaymentQueue(ledger: ledger)
         for _ in 0..<count {

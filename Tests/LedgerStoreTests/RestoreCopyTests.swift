@@ -23,7 +23,7 @@ import Testing
         _ = try ledger.advanceClock(by: 60)
         let restoreTime = try ledger.storeDate()
 
-        let batch = try ledger.restorePurchases(recordingDelivery: recordingDelivery)
+        let batch = try ledger.restorePurchases(delivery: recordingDelivery ? .recorded : .notRecorded)
         let ids = try #require(batch.ids)
         let copies = try ledger.transactions(in: ids, after: 0, limit: 100)
         #expect(copies.count == batch.count && batch.count == 3)
@@ -62,7 +62,7 @@ import Testing
         try await withLedger { ledger, _ in
             _ = try ledger.applyPlannedOutcome(of: try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id)
             let before = try ledger.counts()
-            #expect(try ledger.restorePurchases(recordingDelivery: true) == RestoreBatch(ids: nil, count: 0))
+            #expect(try ledger.restorePurchases(delivery: .recorded) == RestoreBatch(ids: nil, count: 0))
             #expect(try ledger.counts() == before)
         }
     }

@@ -59,24 +59,24 @@ extension Ledger {
     ///   `PromotionalOfferError` for a promotional offer the store refuses.
     @discardableResult
     package func addPayment(
-        _ payment: NewPayment, recordingDelivery: Bool = false
+        _ payment: NewPayment, delivery: DeliveryRecording = .notRecorded
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         try Self.validate(payment)
-        return try write { db in try addPayment(db, payment, recordingDelivery: recordingDelivery) }
+        return try write { db in try addPayment(db, payment, delivery: delivery) }
     }
 
-    /// `addPayment(_:recordingDelivery:)` in the next group commit: payments added at the same
-    /// time share a commit, and each caller returns once it is durable.
+    /// `addPayment(_:delivery:)` in the next group commit: payments added at the same time
+    /// share a commit, and each caller returns once it is durable.
     @discardableResult
     package func addPayment(
-        _ payment: NewPayment, recordingDelivery: Bool = false
+        _ payment: NewPayment, delivery: DeliveryRecording = .notRecorded
     ) async throws -> (transaction: PaymentTransaction, isNew: Bool) {
         try Self.validate(payment)
-        return try await grouped { db in try self.addPayment(db, payment, recordingDelivery: recordingDelivery) }
+        return try await grouped { db in try self.addPayment(db, payment, delivery: delivery) }
     }
 
     private func addPayment(
-        _ db: Database, _ payment: NewPayment, recordingDelivery: Bool
+        _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         if let key = payment.idempotencyKey,
            let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
@@ -102,12 +102,10 @@ extension Ledger {
         row.planned = try decide(db, outcome, payment, productType: row.productType, offer: offer, at: now)
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
-        let id = try insert(db, row)
+        let created = try writer(db, at: now, delivery: delivery).insert(row)
         if outcome == .interrupted {
-            try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(id)])
+            try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])
         }
-        var created = row.transaction(id: id)
-        if recordingDelivery { try markDelivered(db, &created, at: now) }
         return (created, true)
     }
 
@@ -130,15 +128,13 @@ extension Ledger {
 
     /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
     /// longer `purchasing` (another process got there first) is returned as it is.
-    package func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
-        try write { db in
-            try applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery)
-        }
+    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        try write { db in try applyPlannedOutcome(try writer(db, delivery: delivery), id: id) }
     }
 
-    /// `applyPlannedOutcome(of:recordingDelivery:)` in the next group commit.
-    package func applyPlannedOutcome(of id: UInt64, recordingDelivery: Bool = false) async throws -> PaymentTransaction {
-        try await grouped { db in try self.applyPlannedOutcome(db, id: id, recordingDelivery: recordingDelivery) }
+    /// `applyPlannedOutcome(of:delivery:)` in the next group commit.
+    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
+        try await grouped { db in try self.applyPlannedOutcome(try self.writer(db, delivery: delivery), id: id) }
     }
 
     /// A launch's recovery, in one commit: every transaction left `purchasing` (by a killed
@@ -148,24 +144,21 @@ extension Ledger {
         try write { db in
             let purchasing = try FastStatement(db, "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
                 .all { UInt64($0.int64(0)) }
-            let completed = try purchasing.map { try applyPlannedOutcome(db, id: $0, recordingDelivery: false) }
-            return (completed, try renewDueSubscriptions(db, at: try storeNow(db)))
+            let writer = try writer(db)
+            let completed = try purchasing.map { try applyPlannedOutcome(writer, id: $0) }
+            return (completed, try renewDueSubscriptions(writer))
         }
     }
 
     /// Ask to Buy approved: deferred -> purchased.
-    package func approve(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
-        try write { db in
-            try moveDeferred(db, id: id, to: .purchased, error: nil, recordingDelivery: recordingDelivery)
-        }
+    package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .purchased, error: nil) }
     }
 
     /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
-    package func decline(_ id: UInt64, recordingDelivery: Bool = false) throws -> PaymentTransaction {
+    package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
         let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
-        return try write { db in
-            try moveDeferred(db, id: id, to: .failed, error: error, recordingDelivery: recordingDelivery)
-        }
+        return try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error) }
     }
 
     /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
@@ -186,7 +179,7 @@ extension Ledger {
     }
 
     private func finish(_ db: Database, _ ids: [UInt64]) throws -> FinishResult {
-        let now = try storeNow(db)
+        let writer = try writer(db)
         var result = FinishResult(transactions: [], changed: [], replacements: [])
         for id in ids {
             let transaction = try existingTransaction(db, id: id)
@@ -200,20 +193,10 @@ extension Ledger {
             case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
             case .purchased, .failed, .restored: break
             }
-            let update = try FastStatement(db, "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
-            update.bind(1, now)
-            update.bind(2, now)
-            update.bind(3, Int64(id))
-            try update.execute()
-            try appendEvent(db, id: id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
-            var finished = transaction
-            finished.isFinished = true
-            finished.finishedAt = Date(ledgerMilliseconds: now)
-            finished.updatedAt = finished.finishedAt!
-            result.transactions.append(finished)
+            result.transactions.append(try writer.finish(transaction))
             result.changed.append(true)
             // Only a failed transaction can be an interrupted purchase.
-            if transaction.state == .failed, let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: now) {
+            if transaction.state == .failed, let replacement = try replaceInterruptedPurchaseIfReady(writer, id: id) {
                 result.replacements.append(replacement)
             }
         }
@@ -224,7 +207,7 @@ extension Ledger {
     /// transaction, in one commit, and returns them as stored, oldest first.
     package func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
-            try recordDelivery(db, where: "is_finished = 0", at: try storeNow(db))
+            try writer(db).recordDelivery(where: "is_finished = 0")
             return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
         }
     }
@@ -254,90 +237,22 @@ extension Ledger {
         return transaction
     }
 
-    func applyPlannedOutcome(_ db: Database, id: UInt64, recordingDelivery: Bool) throws -> PaymentTransaction {
-        guard let (transaction, planned) = try PaymentTransaction.fetchWithPlan(db, id: id) else {
+    func applyPlannedOutcome(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
+        guard let (transaction, planned) = try PaymentTransaction.fetchWithPlan(writer.db, id: id) else {
             throw PaymentQueueError.unknownTransaction(id)
         }
         guard transaction.state == .purchasing else { return transaction }
-        return try changeState(db, transaction, to: planned.state, error: planned.error, recordingDelivery: recordingDelivery)
+        return try writer.changeState(transaction, to: planned.state, error: planned.error, ledger: self)
     }
 
     private func moveDeferred(
-        _ db: Database, id: UInt64, to state: TransactionState, error: TransactionError?, recordingDelivery: Bool
+        _ writer: TransactionWriter, id: UInt64, to state: TransactionState, error: TransactionError?
     ) throws -> PaymentTransaction {
-        let transaction = try existingTransaction(db, id: id)
+        let transaction = try existingTransaction(writer.db, id: id)
         guard transaction.state == .deferred else {
             throw PaymentQueueError.notDeferred(id, state: transaction.state)
         }
-        return try changeState(db, transaction, to: state, error: error, recordingDelivery: recordingDelivery)
-    }
-
-    /// The one place a transaction's state changes: row and event together. A subscription that
-    /// becomes purchased starts its period here (upgrade, downgrade and crossgrade rules).
-    private func changeState(
-        _ db: Database, _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?,
-        recordingDelivery: Bool
-    ) throws -> PaymentTransaction {
-        precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
-        let now = try storeNow(db)
-        if state == .purchased, transaction.productType == .autoRenewable {
-            // Before the state changes: the period's dates may be set only until it is charged.
-            try startSubscriptionPeriod(db, transaction, at: now)
-        }
-        let update = try FastStatement(db, "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
-        update.bind(1, state.rawValue)
-        update.bind(2, (error?.code.rawValue).map(Int64.init))
-        update.bind(3, error?.message)
-        update.bind(4, now)
-        update.bind(5, Int64(transaction.id))
-        try update.execute()
-        try appendEvent(db, id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
-        var updated = transaction
-        if transaction.productType == .autoRenewable {
-            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!   // its period was just set
-        } else {
-            updated.state = state
-            updated.error = error
-            updated.updatedAt = Date(ledgerMilliseconds: now)
-        }
-        if recordingDelivery { try markDelivered(db, &updated, at: now) }
-        return updated
-    }
-
-    /// Records one delivery of `transaction` (row and event), and in the value too.
-    private func markDelivered(_ db: Database, _ transaction: inout PaymentTransaction, at now: Int64) throws {
-        let update = try FastStatement(db, "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
-        update.bind(1, now)
-        update.bind(2, Int64(transaction.id))
-        try update.execute()
-        try appendEvent(db, id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
-        transaction.deliveryCount += 1
-        transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
-    }
-
-    /// Records one delivery (count, date, event) of every transaction `condition` selects, in
-    /// set form: three statements whatever their number (a launch, a restore's copies).
-    func recordDelivery(_ db: Database, where condition: String, arguments: StatementArguments = [], at now: Int64) throws {
-        try db.execute(sql: """
-            UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition);
-            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at)
-            SELECT id, 'delivered', state, state, ? FROM transactions WHERE \(condition) ORDER BY id;
-            """, arguments: [now] + arguments + [now] + arguments)
-    }
-
-    func appendEvent(
-        _ db: Database, id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState,
-        at: Int64, detail: String? = nil
-    ) throws {
-        let insert = try FastStatement(
-            db, "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)")
-        insert.bind(1, Int64(id))
-        insert.bind(2, kind.rawValue)
-        insert.bind(3, from?.rawValue)
-        insert.bind(4, to.rawValue)
-        insert.bind(5, at)
-        insert.bind(6, detail)
-        try insert.execute()
+        return try writer.changeState(transaction, to: state, error: error, ledger: self)
     }
 }
 
@@ -362,10 +277,10 @@ extension Ledger {
     package func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
         guard !ids.isEmpty else { return [] }
         return try write { db in
-            let now = try storeNow(db)
+            let writer = try writer(db)
             return try ids.compactMap { id in
                 guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
-                try markDelivered(db, &transaction, at: now)
+                try writer.recordDelivery(of: &transaction)
                 return transaction
             }
         }

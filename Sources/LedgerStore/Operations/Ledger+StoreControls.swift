@@ -15,18 +15,12 @@ extension Ledger {
                 throw StoreControlError.cannotRefund(id, state: transaction.state)
             }
             guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-            let now = try storeNow(db)
+            let writer = try writer(db)
             let purchase = transaction.restoredFromID ?? transaction.id
             let related = try PaymentTransaction.fetchAll(
                 db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
                 arguments: [Int64(purchase), Int64(purchase), Int64(id)])
-            for revoked in [transaction] + related {
-                try db.run(
-                    sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
-                    arguments: [now, reason, now, Int64(revoked.id)])
-                try appendEvent(db, id: revoked.id, kind: .revoked, from: revoked.state, to: revoked.state, at: now,
-                                detail: "reason \(reason)")
-            }
+            for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
             return try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         }
     }
@@ -64,7 +58,7 @@ extension Ledger {
             return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
         }
         try db.run(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
-        let replacement = try replaceInterruptedPurchaseIfReady(db, id: id, at: try storeNow(db))
+        let replacement = try replaceInterruptedPurchaseIfReady(try writer(db), id: id)
         return (replacement, replacement != nil)
     }
 
@@ -88,20 +82,21 @@ extension Ledger {
     }
 
     /// Creates the replacement of an interrupted purchase once it is finished and resolved.
-    func replaceInterruptedPurchaseIfReady(_ db: Database, id: UInt64, at now: Int64) throws -> PaymentTransaction? {
+    func replaceInterruptedPurchaseIfReady(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction? {
+        let db = writer.db
         let lookup = try FastStatement(db, "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?")
         lookup.bind(1, Int64(id))
         guard let ready = try lookup.first({ $0.bool(0) && $0.isNull(1) }), ready,
               let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
         else { return nil }
         // Through `purchasing`, like any payment, so that subscriptions follow their group's rules.
-        var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: now)
+        var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: writer.now)
         replacement.planned = (.purchased, nil)
-        let replacementID = try insert(db, replacement)
+        let replacementID = try writer.insert(replacement).id
         try db.run(
             sql: "UPDATE interrupted_purchases SET replacement_id = ? WHERE transaction_id = ?",
             arguments: [Int64(replacementID), Int64(id)])
-        return try applyPlannedOutcome(db, id: replacementID, recordingDelivery: false)
+        return try applyPlannedOutcome(writer, id: replacementID)
     }
 
     /// Deletes every transaction and its history, unfinished ones included (unlike Xcode's
@@ -110,13 +105,7 @@ extension Ledger {
     package func clearTransactions() throws -> Int {
         try write { db in
             let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
-            try db.execute(sql: """
-                INSERT INTO transaction_deletions (transaction_id) SELECT id FROM transactions;
-                DELETE FROM interrupted_purchases;
-                DELETE FROM transaction_events;
-                DELETE FROM transactions;
-                DELETE FROM transaction_deletions;
-                """)
+            try writer(db).delete(where: "1")
             return count
         }
     }
@@ -127,11 +116,7 @@ extension Ledger {
     package func deleteTransaction(_ id: UInt64) throws {
         try write { db in
             _ = try existingTransaction(db, id: id)
-            try db.run(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
-            try db.run(sql: "INSERT INTO transaction_deletions (transaction_id) VALUES (?)", arguments: [Int64(id)])
-            try db.run(sql: "DELETE FROM transaction_events WHERE transaction_id = ?", arguments: [Int64(id)])
-            try db.run(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
-            try db.run(sql: "DELETE FROM transaction_deletions WHERE transaction_id = ?", arguments: [Int64(id)])
+            try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
         }
     }
 }

@@ -7,13 +7,13 @@ extension Ledger {
     /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
     /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
     package func renewDueSubscriptions() throws -> [PaymentTransaction] {
-        try write { db in try renewDueSubscriptions(db, at: try storeNow(db)) }
+        try write { db in try renewDueSubscriptions(try writer(db)) }
     }
 
-    func renewDueSubscriptions(_ db: Database, at now: Int64) throws -> [PaymentTransaction] {
+    func renewDueSubscriptions(_ writer: TransactionWriter) throws -> [PaymentTransaction] {
         var renewed: [PaymentTransaction] = []
-        try walkDueRenewals(db, at: now, limit: configuration.renewalLimit) { step in
-            renewed.append(try self.insertRenewal(db, step, at: now))
+        try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit) { step in
+            renewed.append(try self.insertRenewal(writer, step))
         }
         return renewed
     }
@@ -35,7 +35,7 @@ extension Ledger {
             let run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
             let end = try periodsEnd(db, run, plan: plan, start: now)
             let renewal = try insertRenewal(
-                db, RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer), at: now)
+                writer(db, at: now), RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
             try saveRenewalState(db, group: group, RenewalState(
                 autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
             return renewal
@@ -85,7 +85,7 @@ extension Ledger {
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let renewal = try insertRenewal(
-            db, RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer), at: now)
+            writer(db, at: now), RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer))
         state.billingIssue = nil
         state.nextProductID = nil
         state.pendingOfferID = nil
@@ -173,7 +173,8 @@ extension Ledger {
     /// A promotional offer the payment redeemed (recorded with it when it was added) applies
     /// to the period it starts; when it starts none (the product subscribed to already, or a
     /// downgrade), the offer waits for the next renewal, as the App Store applies it.
-    func startSubscriptionPeriod(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
+    func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        let (db, now) = (writer.db, writer.now)
         guard let group = transaction.subscriptionGroupID,
               let plan = try subscriptionPlan(db, productID: transaction.productID) else { return }
         var state = try renewalState(db, group: group)
@@ -209,16 +210,7 @@ extension Ledger {
             end = try periodsEnd(db, run, plan: plan, start: now)
             state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
         }
-        let offer = run?.offer
-        try db.run(
-            sql: """
-                UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
-                    offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
-                """,
-            arguments: [
-                now, now, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue, offer?.period.description,
-                Int64(transaction.id),
-            ])
+        try writer.startPeriod(of: transaction, endingAt: end, offer: run?.offer)
         try saveRenewalState(db, group: group, state)
     }
 
@@ -312,8 +304,8 @@ extension Ledger {
 
     /// Stores one renewal: a `purchased` transaction of the step's product and period that
     /// keeps its chain's original id, quantity, account and storefront.
-    private func insertRenewal(_ db: Database, _ step: RenewalStep, at now: Int64) throws -> PaymentTransaction {
-        var row = try NewTransactionRow(db, productID: step.productID, state: .purchased, at: now)
+    private func insertRenewal(_ writer: TransactionWriter, _ step: RenewalStep) throws -> PaymentTransaction {
+        var row = try NewTransactionRow(writer.db, productID: step.productID, state: .purchased, at: writer.now)
         row.quantity = step.chain.quantity
         row.appAccountToken = step.chain.appAccountToken
         row.applicationUsername = step.chain.applicationUsername
@@ -323,7 +315,7 @@ extension Ledger {
         row.expirationDate = step.end
         row.offer = step.offer
         row.reason = .renewal
-        return row.transaction(id: try insert(db, row))
+        return try writer.insert(row)
     }
 
     /// The end of a period that starts at `start` (which anchors its calendar), at the store's
@@ -563,22 +555,17 @@ extension Ledger {
 
     /// Moves a subscription's expiration to `now` when it is later, with its restored copies.
     private func endPeriod(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
+        let writer = writer(db, at: now)
         for period in try withRestoredCopies(db, transaction) {
             guard let expiration = period.expirationDate?.ledgerMilliseconds, expiration > now else { continue }
-            try db.run(
-                sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",
-                arguments: [now, now, Int64(period.id)])
-            try appendEvent(
-                db, id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
-                detail: Date(ledgerMilliseconds: now).formatted(.iso8601))
+            try writer.expireNow(period)
         }
     }
 
     private func markUpgraded(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
+        let writer = writer(db, at: now)
         for period in try withRestoredCopies(db, transaction) where !period.isUpgraded {
-            try db.run(
-                sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?", arguments: [now, Int64(period.id)])
-            try appendEvent(db, id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
+            try writer.markUpgraded(period)
         }
     }
 }

@@ -80,12 +80,12 @@ extension PaymentQueue {
             let committed = await running.task.value
             if running.request == request { return RestoreResult(committed, ledger: ledger) }
         }
-        let recordingDelivery = hasObservers
+        let delivery = deliveryRecording
         let task = Task {
             Result {
                 try ledger.restorePurchases(
                     applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing,
-                    recordingDelivery: recordingDelivery)
+                    delivery: delivery)
             }
         }
         let id = UUID()

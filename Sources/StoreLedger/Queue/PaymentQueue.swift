@@ -130,6 +130,12 @@ public actor PaymentQueue {
         !streams.isEmpty || observers.contains { $0.value != nil }
     }
 
+    /// The delivery policy of a change made now: when anyone listens, what the change creates
+    /// or moves is counted as delivered in its own commit (they are told right after).
+    var deliveryRecording: DeliveryRecording {
+        hasObservers ? .recorded : .notRecorded
+    }
+
     // MARK: - Notifying, in commit order
 
     /// Notifies `audience` (everyone listening now, by default) of a committed change.
@@ -198,17 +204,17 @@ public actor PaymentQueue {
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
                 applicationUsername: payment.applicationUsername, idempotencyKey: payment.idempotencyKey,
                 simulatedOutcome: payment.simulatedOutcome, discount: payment.discount),
-            recordingDelivery: hasObservers)
+            delivery: deliveryRecording)
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.
         guard isNew else {
             guard created.state == .purchasing else { return created }
-            let processed = try await ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+            let processed = try await ledger.applyPlannedOutcome(of: created.id, delivery: deliveryRecording)
             await notify(.updated([processed]))
             return processed
         }
         await notify(.updated([created]))
-        let processed = try await ledger.applyPlannedOutcome(of: created.id, recordingDelivery: hasObservers)
+        let processed = try await ledger.applyPlannedOutcome(of: created.id, delivery: deliveryRecording)
         await notify(.updated([processed]))
         return processed
     }
@@ -217,7 +223,7 @@ public actor PaymentQueue {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func approve(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try ledger.approve(id, recordingDelivery: hasObservers)
+        let transaction = try ledger.approve(id, delivery: deliveryRecording)
         await notify(.updated([transaction]))
         return transaction
     }
@@ -226,7 +232,7 @@ public actor PaymentQueue {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func decline(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try ledger.decline(id, recordingDelivery: hasObservers)
+        let transaction = try ledger.decline(id, delivery: deliveryRecording)
         await notify(.updated([transaction]))
         return transaction
     }

@@ -37,6 +37,7 @@ func readmeExample1() async throws {
 func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
     let result = await queue.restoreCompletedTransactions()      // or (applicationUsername: uuid.uuidString)
     if result.isFinished && result.restored.isEmpty { /* finished, nothing to restore */ }
+    try result.restored.forEachPage { page in print(page.map(\.productID)) }  // read back from the ledger
     let entitled = try queue.currentEntitlements()              // what the user owns now
     print(entitled.map(\.productID))
 

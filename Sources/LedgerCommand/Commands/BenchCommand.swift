@@ -40,13 +40,18 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            // Every argument is checked before any work, --quick or not.
+            let sizes = try parseSizes(), workloads = try parseWorkloads()
+            guard cycles > 0, restorable > 0 else {
+                throw InputError(description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
+            }
             let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             var plan = quick
                 ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
-                : Plan(cycles: cycles, concurrentPayers: 64, sizes: try parseSizes(), restorable: restorable, rounds: 4)
-            plan.workloads = try parseWorkloads()
+                : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
+            plan.workloads = workloads
             if quick { plan.catalog = (100, 690) }
             var bench = Bench(folder: folder, plan: plan, progress: !json)
             let results = try await bench.runAll()
@@ -78,11 +83,12 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     private func parseSizes() throws -> [Int] {
-        let values = sizes.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        guard !values.isEmpty, values.allSatisfy({ $0 > 0 }) else {
+        let values = sizes.split(separator: ",", omittingEmptySubsequences: false)
+            .map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !values.isEmpty, values.allSatisfy({ ($0 ?? 0) > 0 }) else {
             throw InputError(description: "invalid --sizes \"\(sizes)\": use positive numbers such as 10000,100000")
         }
-        return values.sorted()
+        return values.compactMap { $0 }.sorted()
     }
 
     struct Plan {

@@ -118,7 +118,10 @@ extension Ledger {
     ) throws -> (state: TransactionState, error: TransactionError?) {
         switch outcome {
         case .purchased:
-            if productType == .autoRenewable, offer == nil, let error = try alreadySubscribed(db, productID: payment.productID, at: now) { return (.failed, error) }
+            if productType == .autoRenewable, offer == nil,
+               let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
+                return (.failed, error)
+            }
             return (.purchased, nil)
         case .deferred: return (.deferred, nil)
         case .failed(let error): return (.failed, error)

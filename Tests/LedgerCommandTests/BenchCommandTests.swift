@@ -1,0 +1,29 @@
+import Foundation
+import LedgerTestSupport
+import Testing
+
+/// `ledger bench`'s own arguments (the figures live in docs/PERFORMANCE.md, never in tests).
+@Suite struct BenchCommandTests {
+    @Test(arguments: [
+        (["--workloads", "purchase,nope"], #"invalid --workloads "purchase,nope""#),
+        (["--workloads", ","], #"invalid --workloads ",": name at least one"#),
+        (["--sizes", "10,zero"], #"invalid --sizes "10,zero""#),
+        (["--cycles", "0"], "invalid --cycles 0 or --restorable 100000"),
+    ])
+    func badArgumentsAreRefusedBeforeAnyWork(_ arguments: [String], message: String) throws {
+        let result = try LedgerProcess.run(["bench", "--quick"] + arguments)
+        #expect(result.status == 65)
+        #expect(result.stderr.contains(message), Comment(rawValue: result.stderr))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func onlyTheWorkloadsAskedForRun() throws {
+        let result = try LedgerProcess.run(["bench", "--quick", "--json", "--workloads", "purchase,catalog"])
+        #expect(result.status == 0, Comment(rawValue: result.stderr))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let workloads = (report["results"] as? [[String: Any]] ?? []).compactMap { $0["workload"] as? String }
+        #expect(workloads.count == 5)
+        #expect(workloads.filter { $0.hasPrefix("purchase cycle, 1 writer") }.count == 2)
+        #expect(workloads.filter { $0.hasPrefix("ledger products") }.count == 3)
+    }
+}

@@ -25,9 +25,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the few statements the ledger runs most (FastStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CLedgerSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The SQLite calls Swift cannot make (variadic ones).
+        .target(name: "CLedgerSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
         // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs
         // with only its import changed.

@@ -112,6 +112,35 @@ import Testing
         }
     }
 
+    /// A read-write open reads the schema through the connection that will write: refusing a
+    /// newer ledger whose commits are still in its WAL must not checkpoint them into the file
+    /// when that connection closes.
+    @Test func aNewerLedgerWithCommitsInItsWALIsRefusedWithoutACheckpoint() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try Ledger.open(at: path, mode: .createIfMissing).close()
+            // A read-only connection stays open while the writer closes, so the commit stays in
+            // the WAL (the last connection to close checkpoints; a read-only one cannot).
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            let holder = try DatabaseQueue(path: path, configuration: readOnly)
+            _ = try holder.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") }
+            let writer = try DatabaseQueue(path: path)
+            try writer.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('9999_from_the_future')")
+            }
+            try writer.close()
+            try holder.close()
+            let (database, wal) = (fileBytes(path), fileBytes(path + "-wal"))
+            #expect(wal?.isEmpty == false)
+            #expect(throws: LedgerError.newerSchema(path: path, unknownMigrations: ["9999_from_the_future"])) {
+                try Ledger.open(at: path)
+            }
+            #expect(fileBytes(path) == database)
+            #expect(fileBytes(path + "-wal") == wal)
+        }
+    }
+
     @Test(arguments: Durability.allCases)
     func durabilityIsAppliedAndChecked(_ durability: Durability) async throws {
         try await withLedger(durability: durability) { (ledger, _) throws in

@@ -1,5 +1,7 @@
+import CLedgerSQLite
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
@@ -71,7 +73,8 @@ public final class Ledger: Sendable {
         }
         // The file's header says it is a ledger (`LedgerFile`). Opening a connection writes
         // nothing (no journal set-up of GRDB's: see `writer`), so the schema is read through the
-        // connection that will write, and a ledger from a newer version is still left untouched.
+        // connection that will write. Until it is accepted, closing that connection may not
+        // checkpoint the WAL into the file: a ledger from a newer version is left untouched.
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
@@ -80,12 +83,22 @@ public final class Ledger: Sendable {
         }
         let ledger = Ledger(path: path, configuration: configuration, reader: queue, writer: queue)
         do {
+            try checkpointOnClose(queue, false)
             if try checkMigrations(queue, path: path) { try migrator.migrate(queue) }
+            try checkpointOnClose(queue, true)
         } catch {
             try? queue.close()
             throw mapError(error, path: path)
         }
         return ledger
+    }
+
+    /// Whether closing `queue`'s connection, the last one to the file, may checkpoint its WAL.
+    private static func checkpointOnClose(_ queue: DatabaseQueue, _ allowed: Bool) throws {
+        try queue.writeWithoutTransaction { db in
+            let code = ledger_sqlite_no_checkpoint_on_close(db.sqliteConnection, allowed ? 0 : 1)
+            guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+        }
     }
 
     /// Whether migrations are pending; refuses a ledger with migrations this build does not know.

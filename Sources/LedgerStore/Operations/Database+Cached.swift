@@ -37,20 +37,22 @@ extension Database {
             let value = try body()
             try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
             return value
-        } catch {
+        } catch let failure {
             do {
                 try cachedStatement(sql: "ROLLBACK TO SAVEPOINT change").execute()
                 try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
-            } catch let rollback {
-                throw SavepointRollbackFailed(error: rollback)
+            } catch {
+                // The transaction is gone with its savepoint (a full disk, an I/O error):
+                // the job's own error says why.
+                throw SavepointRollbackFailed(error: failure)
             }
-            throw error
+            throw failure
         }
     }
 }
 
 /// A savepoint whose changes could not be rolled back: the transaction holding it cannot be
-/// committed.
+/// committed. `error` is what made the savepoint fail in the first place.
 struct SavepointRollbackFailed: Error {
     let error: any Error
 }

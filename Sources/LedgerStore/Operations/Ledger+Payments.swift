@@ -92,40 +92,43 @@ extension Ledger {
         let settings = StoreSettings(stored: stored)
         let now = storeNow(clockOffset: stored[StoreSettingKey.clockOffset])
         let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
-        let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
         row.storefront = settings.storefront.countryCode
-        row.planned = try decide(db, outcome, payment, productType: row.productType, offer: offer, at: now)
+        let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
+        row.planned = (decision.state, decision.error)
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
         let created = try writer(db, at: now, delivery: delivery).insert(row)
-        if outcome == .interrupted {
+        if decision.outcome == .interrupted {
             try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])
         }
         return (created, true)
     }
 
-    /// The state and error a payment will end in, decided in the write that records it: the
-    /// store's switches (or the payment's simulated outcome), and for a subscription already
-    /// active, "already subscribed" (unless a promotional offer is redeemed for its next renewal).
+    /// A payment's outcome, decided in one place, in the write that records it: a purchase made
+    /// outside the app succeeds; otherwise the store's switches decide (payments allowed, the
+    /// payment's own simulated outcome, failing, interrupted, Ask to Buy: see
+    /// `StoreSettings.plannedOutcome`); then a purchase of the subscription already active
+    /// fails as "already subscribed", unless it redeems a promotional offer for its next renewal.
     private func decide(
-        _ db: Database, _ outcome: PlannedOutcome, _ payment: NewPayment, productType: ProductType, offer: TransactionOffer?,
-        at now: Int64
-    ) throws -> (state: TransactionState, error: TransactionError?) {
+        _ db: Database, _ payment: NewPayment, settings: StoreSettings, productType: ProductType,
+        offer: TransactionOffer?, at now: Int64
+    ) throws -> (outcome: PlannedOutcome, state: TransactionState, error: TransactionError?) {
+        let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         switch outcome {
         case .purchased:
             if productType == .autoRenewable, offer == nil,
                let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
-                return (.failed, error)
+                return (outcome, .failed, error)
             }
-            return (.purchased, nil)
-        case .deferred: return (.deferred, nil)
-        case .failed(let error): return (.failed, error)
-        case .interrupted: return (.failed, Self.interruptionError)
+            return (outcome, .purchased, nil)
+        case .deferred: return (outcome, .deferred, nil)
+        case .failed(let error): return (outcome, .failed, error)
+        case .interrupted: return (outcome, .failed, Self.interruptionError)
         }
     }
 

@@ -40,7 +40,7 @@ extension Ledger {
             let copies: ClosedRange<UInt64>
             if let first = ids.contiguousRun(of: count) {
                 copies = first...(first + UInt64(count) - 1)
-                try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first)
+                try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first, count: count)
             } else {
                 copies = try copyEach(writer, sources: sources, arguments: arguments, ids: &ids)
             }

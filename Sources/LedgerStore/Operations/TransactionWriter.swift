@@ -130,9 +130,9 @@ struct TransactionWriter {
         return id
     }
 
-    /// Restored copies of the rows `sources` selects, made by SQLite in one statement: the n-th
-    /// source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
-    func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64) throws {
+    /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
+    /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
+    func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
         try db.execute(sql: """
             INSERT INTO transactions (
                 id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
@@ -147,8 +147,8 @@ struct TransactionWriter {
             """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
         try db.execute(sql: """
             INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at)
-            SELECT id, 'created', NULL, 'restored', ? FROM transactions WHERE id >= ? ORDER BY id
-            """, arguments: [now, Int64(firstID)])
+            SELECT id, 'created', NULL, 'restored', ? FROM transactions WHERE id BETWEEN ? AND ? ORDER BY id
+            """, arguments: [now, Int64(firstID), Int64(firstID) + Int64(count) - 1])
     }
 
     // MARK: - Changes

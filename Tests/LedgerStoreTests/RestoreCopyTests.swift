@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import LedgerStore
 import Testing
 
@@ -64,6 +65,33 @@ import Testing
             let before = try ledger.counts()
             #expect(try ledger.restorePurchases(delivery: .recorded) == RestoreBatch(ids: nil, count: 0))
             #expect(try ledger.counts() == before)
+        }
+    }
+}
+
+/// `FastStatement`, the C-API path of the hot statements, reports SQLite's refusals as GRDB's
+/// path did (with the extended code and the statement) and its statement stays usable after.
+@Suite struct FastStatementTests {
+    @Test func aRefusedStatementReportsItsCodeAndStaysUsable() async throws {
+        try await withLedger { ledger, _ in
+            let outcome = try ledger.write { db -> (first: Result<UInt64, any Error>, second: UInt64) in
+                var row = try NewTransactionRow(db, productID: "consumable", state: .purchasing, at: 0)
+                row.planned = (.purchased, nil)
+                row.idempotencyKey = "same"
+                let writer = ledger.writer(db, at: 0)
+                _ = try writer.insert(row)
+                let first = Result { try writer.insert(row).id }   // the same idempotency key: refused
+                row.idempotencyKey = "other"
+                return (first, try writer.insert(row).id)
+            }
+            #expect(outcome.second == 3)
+            guard case .failure(let error as DatabaseError) = outcome.first else {
+                Issue.record("the second insert was not refused: \(outcome.first)")
+                return
+            }
+            #expect(error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE)
+            #expect(error.sql?.contains("INSERT INTO transactions") == true)
+            #expect(error.message?.contains("transactions.idempotency_key") == true)
         }
     }
 }

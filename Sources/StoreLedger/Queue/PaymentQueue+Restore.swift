@@ -106,7 +106,9 @@ extension PaymentQueue {
         }
         // The restore is committed, its deliveries recorded with it: a page that cannot be read
         // (the ledger busy) comes back at the next launch, so the restore itself finished.
-        if let ids = batch.ids {
+        // Nobody listening: nothing to read back (an observer added later gets them as
+        // unfinished transactions).
+        if let ids = batch.ids, hasObservers {
             var after = ids.lowerBound - 1
             while let page = try? ledger.transactions(in: ids, after: after, limit: RestoredTransactions.pageSize),
                   let last = page.last {

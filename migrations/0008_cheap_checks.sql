@@ -41,7 +41,7 @@ CREATE TABLE transactions_v8 (
     subscription_group_id  TEXT,
     storefront             TEXT NOT NULL,
     environment            TEXT NOT NULL,
-    idempotency_key        TEXT UNIQUE CHECK (idempotency_key <> ''),
+    idempotency_key        TEXT CHECK (idempotency_key <> ''),  -- unique: transactions_idempotency_key
     -- What the simulated store decided when the payment was added, so that a transaction
     -- interrupted while purchasing resumes with the same outcome at the next launch.
     planned_state          TEXT
@@ -88,6 +88,9 @@ FROM transactions;
 DROP TABLE transactions;
 ALTER TABLE transactions_v8 RENAME TO transactions;
 
+-- Unique among the transactions that have one: most have none, and a UNIQUE column kept an
+-- index entry for each of their NULLs.
+CREATE UNIQUE INDEX transactions_idempotency_key ON transactions (idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX transactions_unfinished ON transactions (id) WHERE is_finished = 0;
 CREATE INDEX transactions_by_product ON transactions (product_id, id);
 CREATE INDEX transactions_by_state ON transactions (state, id);

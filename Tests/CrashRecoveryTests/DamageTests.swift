@@ -55,15 +55,10 @@ import Testing
     }
 
     @Test func aDuplicatedIdempotencyKeyIsFound() async throws {
-        // The unique index is part of the table: edit the schema itself to lose it.
+        // The keys are unique by an index of their own (migration 0008): lose it.
         try await damaged(
             """
-            PRAGMA writable_schema = ON;
-            UPDATE sqlite_master SET sql = replace(sql, 'idempotency_key        TEXT UNIQUE', 'idempotency_key TEXT') WHERE name = 'transactions';
-            DELETE FROM sqlite_master WHERE name = 'sqlite_autoindex_transactions_1';
-            PRAGMA writable_schema = OFF;
-            -- reconnect
-            VACUUM;
+            DROP INDEX transactions_idempotency_key;
             UPDATE transactions SET idempotency_key = 'dup';
             """,
             expecting: "idempotency key dup names transactions 1,2")

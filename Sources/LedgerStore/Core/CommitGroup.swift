@@ -34,14 +34,25 @@ final class CommitGroup: Sendable {
     /// When no commit is in flight, the caller commits its own change on its own thread: a lone
     /// writer pays no thread hop. Changes that arrive meanwhile wait for the commit after it,
     /// which the commit queue makes (and answers) while this caller returns.
+    ///
+    /// The caller's thread is usually one of Swift's few cooperative threads, and a commit
+    /// waits for an fsync: only one commit of the whole process is made that way at a time
+    /// (`callerCommit`), the others go through their ledger's commit queue, so that ledgers
+    /// committing at once (parallel tests, a disk slow to sync) never hold every cooperative
+    /// thread.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        let leads = state.withLock { state in
-            if state.committing { return false }
+        let onCallersThread = state.withLock { state in
+            guard !state.committing,
+                  Self.callerCommit.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+            else { return false }
             state.committing = true
             return true
         }
-        if leads {
-            defer { handOver() }
+        if onCallersThread {
+            defer {
+                Self.callerCommit.store(false, ordering: .releasing)
+                handOver()
+            }
             return try commitAlone(body)
         }
         let value: any Sendable = try await withCheckedThrowingContinuation { continuation in
@@ -108,6 +119,9 @@ final class CommitGroup: Sendable {
     }
 
     static let lingerLimit = Duration.microseconds(200)
+
+    /// Whether a commit is being made on a caller's thread, in any ledger of the process.
+    private static let callerCommit = Atomic<Bool>(false)
 
     /// Commits `batch` in one transaction: each job in its own savepoint (alone, a job needs
     /// none: if it fails, the whole transaction rolls back). Returns each job's outcome; when

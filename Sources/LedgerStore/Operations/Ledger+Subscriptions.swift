@@ -29,7 +29,7 @@ extension Ledger {
             guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                   latest.productID == productID || state.nextProductID == productID
             else { throw StoreControlError.noSubscription(productID) }
-            try endPeriod(db, latest, at: now)
+            try endPeriod(writer(db, at: now), latest)
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
             let run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
@@ -54,7 +54,7 @@ extension Ledger {
             guard let latest = try latestPeriod(db, group: group),
                   latest.productID == productID || state.nextProductID == productID
             else { throw StoreControlError.noSubscription(productID) }
-            try endPeriod(db, latest, at: now)
+            try endPeriod(writer(db, at: now), latest)
             try saveRenewalState(db, group: group, RenewalState(autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
             return try PaymentTransaction.fetchOne(db, id: latest.id)!
         }
@@ -185,7 +185,7 @@ extension Ledger {
             let immediate = current.productID != transaction.productID
                 && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
-                try markUpgraded(db, current, at: now)
+                try markUpgraded(writer, current)
                 end = try periodsEnd(db, run, plan: plan, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
@@ -554,17 +554,15 @@ extension Ledger {
     }
 
     /// Moves a subscription's expiration to `now` when it is later, with its restored copies.
-    private func endPeriod(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
-        let writer = writer(db, at: now)
-        for period in try withRestoredCopies(db, transaction) {
-            guard let expiration = period.expirationDate?.ledgerMilliseconds, expiration > now else { continue }
+    private func endPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        for period in try withRestoredCopies(writer.db, transaction) {
+            guard let expiration = period.expirationDate?.ledgerMilliseconds, expiration > writer.now else { continue }
             try writer.expireNow(period)
         }
     }
 
-    private func markUpgraded(_ db: Database, _ transaction: PaymentTransaction, at now: Int64) throws {
-        let writer = writer(db, at: now)
-        for period in try withRestoredCopies(db, transaction) where !period.isUpgraded {
+    private func markUpgraded(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        for period in try withRestoredCopies(writer.db, transaction) where !period.isUpgraded {
             try writer.markUpgraded(period)
         }
     }

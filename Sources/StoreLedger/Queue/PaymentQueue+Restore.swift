@@ -33,13 +33,8 @@ public struct RestoredTransactions: Sendable {
     /// - Throws: `LedgerError` when the ledger cannot be read.
     public func forEachPage(size: Int = pageSize, _ body: ([PaymentTransaction]) throws -> Void) throws {
         guard let ledger, let ids = batch.ids else { return }
-        var after = ids.lowerBound - 1
-        while true {
-            let page = try ledger.transactions(in: ids, after: after, limit: max(1, size))
-            guard let last = page.last else { return }
-            try body(page)
-            after = last.id
-        }
+        var pages = RestorePages(ledger: ledger, ids: ids, size: size)
+        while let page = try pages.next() { try body(page) }
     }
 
     /// All of them, as stored now (memory grows with the restore: prefer `forEachPage`).
@@ -109,12 +104,8 @@ extension PaymentQueue {
         // Nobody listening: nothing to read back (an observer added later gets them as
         // unfinished transactions).
         if let ids = batch.ids, hasObservers {
-            var after = ids.lowerBound - 1
-            while let page = try? ledger.transactions(in: ids, after: after, limit: RestoredTransactions.pageSize),
-                  let last = page.last {
-                await notify(.updated(page))
-                after = last.id
-            }
+            var pages = RestorePages(ledger: ledger, ids: ids, size: RestoredTransactions.pageSize)
+            while let page = try? pages.next() { await notify(.updated(page)) }
         }
         await notify(.restoreFinished)
         return RestoreResult(committed, ledger: ledger)
@@ -135,6 +126,27 @@ extension RestoreResult {
         case .failure(let error):
             self.init(restored: .none, outcome: .failed(error))
         }
+    }
+}
+
+/// A restore's transactions read back from the ledger a page at a time, in id order: what the
+/// queue hands to observers and what `RestoredTransactions` reads for the caller.
+struct RestorePages {
+    let ledger: Ledger
+    let ids: ClosedRange<UInt64>
+    let size: Int
+    private var after: UInt64
+
+    init(ledger: Ledger, ids: ClosedRange<UInt64>, size: Int) {
+        (self.ledger, self.ids, self.size, after) = (ledger, ids, max(1, size), ids.lowerBound - 1)
+    }
+
+    /// The next page; `nil` after the last.
+    mutating func next() throws -> [PaymentTransaction]? {
+        let page = try ledger.transactions(in: ids, after: after, limit: size)
+        guard let last = page.last else { return nil }
+        after = last.id
+        return page
     }
 }
 

@@ -36,6 +36,8 @@ public final class Ledger: Sendable {
     let writer: DatabaseQueue?
     /// Batches the writes of concurrent callers into shared commits (`grouped`).
     let commitGroup: CommitGroup?
+    /// The writing connection's numbered statements (`LedgerSQL`).
+    private let statements = PreparedStatements()
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
@@ -43,6 +45,11 @@ public final class Ledger: Sendable {
         self.reader = reader
         self.writer = writer
         self.commitGroup = writer.map { CommitGroup(writer: $0, mapError: { Ledger.mapError($0, path: path) }) }
+    }
+
+    deinit {
+        // Nothing else can use the connection now; its statements must not outlive it.
+        statements.detach()
     }
 
     /// Opens the ledger at `path`, applying the migrations it lacks.
@@ -86,6 +93,7 @@ public final class Ledger: Sendable {
             try checkpointOnClose(queue, false)
             if try checkMigrations(queue, path: path) { try migrator.migrate(queue) }
             try checkpointOnClose(queue, true)
+            queue.writeWithoutTransaction { db in ledger.statements.attach(to: db) }
         } catch {
             try? queue.close()
             throw mapError(error, path: path)
@@ -143,6 +151,7 @@ public final class Ledger: Sendable {
     /// Closes the ledger's connections. Further use throws.
     public func close() throws {
         do {
+            writer?.writeWithoutTransaction { _ in statements.detach() }
             try reader.close()
         } catch {
             throw Self.mapError(error, path: path)

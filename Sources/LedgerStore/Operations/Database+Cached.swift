@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 extension Database {
     /// Executes one statement from the connection's statement cache: the ledger runs the same
@@ -6,17 +7,34 @@ extension Database {
     func run(sql: String, arguments: StatementArguments = []) throws {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
+
+    /// Executes one of the ledger's numbered statements (see `LedgerSQL`).
+    func run(_ sql: LedgerSQL) throws {
+        let statement = try PreparedStatements.statement(sql, in: self)
+        // A failed step leaves its code to the next reset, which GRDB's `execute` would throw
+        // (GRDB drops a failed statement from its own cache; this one is kept).
+        sqlite3_reset(statement.sqliteStatement)
+        try statement.execute()
+    }
+}
+
+private enum TransactionSQL {
+    static let begin = LedgerSQL("BEGIN IMMEDIATE TRANSACTION")
+    static let commit = LedgerSQL("COMMIT TRANSACTION")
+    static let savepoint = LedgerSQL("SAVEPOINT change")
+    static let release = LedgerSQL("RELEASE SAVEPOINT change")
+    static let rollbackToSavepoint = LedgerSQL("ROLLBACK TO SAVEPOINT change")
 }
 
 extension Database {
     /// Runs `body` in one IMMEDIATE transaction: committed when it returns, rolled back when it
     /// (or the commit) throws. GRDB's `inTransaction` does the same but prepares its BEGIN and
-    /// COMMIT again at every transaction; these come from the statement cache.
+    /// COMMIT again at every transaction; these are prepared once.
     func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
-        try cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+        try run(TransactionSQL.begin)
         do {
             let value = try body()
-            try cachedStatement(sql: "COMMIT TRANSACTION").execute()
+            try run(TransactionSQL.commit)
             return value
         } catch {
             if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
@@ -32,15 +50,15 @@ extension Database {
     /// - Throws: `body`'s error; `SavepointRollbackFailed` when its changes could not be undone
     ///   (the whole transaction must then be rolled back).
     func inCachedSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try cachedStatement(sql: "SAVEPOINT change").execute()
+        try run(TransactionSQL.savepoint)
         do {
             let value = try body()
-            try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
+            try run(TransactionSQL.release)
             return value
         } catch let failure {
             do {
-                try cachedStatement(sql: "ROLLBACK TO SAVEPOINT change").execute()
-                try cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
+                try run(TransactionSQL.rollbackToSavepoint)
+                try run(TransactionSQL.release)
             } catch {
                 // The transaction is gone with its savepoint (a full disk, an I/O error):
                 // the job's own error says why.

@@ -14,8 +14,18 @@ struct FastStatement {
     private let handle: SQLiteStatement
     private let connection: SQLiteConnection?
 
+    /// A statement whose SQL is built at run time, from GRDB's statement cache.
     init(_ db: Database, _ sql: String) throws {
-        statement = try db.cachedStatement(sql: sql)
+        try self.init(db, statement: db.cachedStatement(sql: sql))
+    }
+
+    /// One of the ledger's numbered statements (see `LedgerSQL`).
+    init(_ db: Database, _ sql: LedgerSQL) throws {
+        try self.init(db, statement: PreparedStatements.statement(sql, in: db))
+    }
+
+    private init(_ db: Database, statement: Statement) throws {
+        self.statement = statement
         handle = statement.sqliteStatement
         connection = db.sqliteConnection
         sqlite3_reset(handle)

@@ -60,7 +60,7 @@ extension Ledger {
         try FastStatement(db, Self.clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
     }
 
-    private static let clockOffsetQuery = "SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'"
+    private static let clockOffsetQuery = LedgerSQL("SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'")
 
     /// Saves the new offset, refusing (and so rolling back) a move that would make more than
     /// `configuration.renewalLimit` renewals due.

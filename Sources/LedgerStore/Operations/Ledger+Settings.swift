@@ -7,8 +7,10 @@ extension Ledger {
     }
 
     static func storedSettings(_ db: Database) throws -> [String: String] {
-        Dictionary(uniqueKeysWithValues: try FastStatement(db, "SELECT key, value FROM store_settings").all { ($0.string(0), $0.string(1)) })
+        Dictionary(uniqueKeysWithValues: try FastStatement(db, allSettings).all { ($0.string(0), $0.string(1)) })
     }
+
+    private static let allSettings = LedgerSQL("SELECT key, value FROM store_settings")
 
     /// Sets several settings at once, all or none.
     package func setStoreSettings(_ settings: [String: String]) throws {

@@ -68,10 +68,14 @@ extension Ledger {
     }
 
     private func isInterruptedPurchase(_ db: Database, id: UInt64) throws -> Bool {
-        let lookup = try FastStatement(db, "SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?")
+        let lookup = try FastStatement(db, Self.interruptedLookup)
         lookup.bind(1, Int64(id))
         return try lookup.first { _ in true } != nil
     }
+
+    private static let interruptedLookup = LedgerSQL("SELECT 1 FROM interrupted_purchases WHERE transaction_id = ?")
+    private static let replacementLookup = LedgerSQL(
+        "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?")
 
     /// The ids of interrupted purchases and whether each is resolved.
     public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
@@ -84,7 +88,7 @@ extension Ledger {
     /// Creates the replacement of an interrupted purchase once it is finished and resolved.
     func replaceInterruptedPurchaseIfReady(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction? {
         let db = writer.db
-        let lookup = try FastStatement(db, "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?")
+        let lookup = try FastStatement(db, Self.replacementLookup)
         lookup.bind(1, Int64(id))
         guard let ready = try lookup.first({ $0.bool(0) && $0.isNull(1) }), ready,
               let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished

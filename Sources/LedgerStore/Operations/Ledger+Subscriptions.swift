@@ -151,10 +151,13 @@ extension Ledger {
         return try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
     }
 
+    private static let subscriptionGroupLookup = LedgerSQL(
+        "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
+
     /// Why a subscription purchase is refused when the payment is added: buying the
     /// subscription that is active already (StoreKit: "already subscribed").
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
-        let lookup = try FastStatement(db, "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
+        let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
         lookup.bind(1, productID)
         guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
               let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),

@@ -30,7 +30,7 @@ struct NewTransactionRow {
     /// A row for `productID` as the catalog defines it.
     /// - Throws: `PaymentQueueError.unknownProduct` when the catalog does not have it.
     init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
-        let lookup = try FastStatement(db, "SELECT type, subscription_group_id FROM products WHERE id = ?")
+        let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
         guard let product = try lookup.first({ (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1)) })
         else { throw PaymentQueueError.unknownProduct(productID) }
@@ -40,6 +40,8 @@ struct NewTransactionRow {
         self.purchaseDate = now
         self.createdAt = now
     }
+
+    private static let productLookup = LedgerSQL("SELECT type, subscription_group_id FROM products WHERE id = ?")
 
     /// A row that copies `source`'s product, quantity, account and storefront.
     init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {

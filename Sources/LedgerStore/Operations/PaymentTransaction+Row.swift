@@ -71,9 +71,9 @@ extension PaymentTransaction {
         return TransactionOffer(type: offerType, id: row.optionalString(29), paymentMode: mode, period: period)
     }
 
-    private static let byID = selection + " WHERE id = ?"
-    private static let byIDWithPlan =
-        "SELECT " + columns + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?"
+    private static let byID = LedgerSQL(selection + " WHERE id = ?")
+    private static let byIDWithPlan = LedgerSQL(
+        "SELECT " + columns + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
 
     /// A transaction with the outcome the store planned for it when it was added (for one still
     /// purchasing; `.failed` when none is stored), in one read.

@@ -35,8 +35,7 @@ struct TransactionWriter {
         private let generator: TransactionIDGenerator
 
         init(_ db: Database, generator: TransactionIDGenerator) throws {
-            last = UInt64(try FastStatement(db, "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")
-                .first { $0.int64(0) } ?? 0)
+            last = UInt64(try FastStatement(db, Self.read).first { $0.int64(0) } ?? 0)
             self.generator = generator
         }
 
@@ -65,10 +64,13 @@ struct TransactionWriter {
         }
 
         func save(_ db: Database) throws {
-            let save = try FastStatement(db, "UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'")
+            let save = try FastStatement(db, Self.save)
             save.bind(1, Int64(last))
             try save.execute()
         }
+
+        private static let read = LedgerSQL("SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")
+        private static let save = LedgerSQL("UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'")
     }
 
     // MARK: - New transactions
@@ -88,15 +90,7 @@ struct TransactionWriter {
     /// `created` event; records no delivery (the bulk paths record theirs in set form).
     func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
-        let insert = try FastStatement(db, """
-            INSERT INTO transactions (
-                id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
-                expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
-                idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
-                is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
-                offer_period, offer_nonce)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let insert = try FastStatement(db, Self.insertTransaction)
         insert.bind(1, Int64(id))
         insert.bind(2, Int64(original.id))
         insert.bind(3, row.productID)
@@ -164,7 +158,7 @@ struct TransactionWriter {
             // Before the state changes: the period's dates may be set only until it is charged.
             try ledger.startSubscriptionPeriod(self, transaction)
         }
-        let update = try FastStatement(db, "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
+        let update = try FastStatement(db, Self.updateState)
         update.bind(1, state.rawValue)
         update.bind(2, (error?.code.rawValue).map(Int64.init))
         update.bind(3, error?.message)
@@ -186,7 +180,7 @@ struct TransactionWriter {
 
     /// Marks a transaction finished (row and event); the caller checked that its state allows it.
     func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
-        let update = try FastStatement(db, "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
+        let update = try FastStatement(db, Self.updateFinished)
         update.bind(1, now)
         update.bind(2, now)
         update.bind(3, Int64(transaction.id))
@@ -201,7 +195,7 @@ struct TransactionWriter {
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
     func recordDelivery(of transaction: inout PaymentTransaction) throws {
-        let update = try FastStatement(db, "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
+        let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
         update.bind(2, Int64(transaction.id))
         try update.execute()
@@ -276,8 +270,7 @@ struct TransactionWriter {
     func appendEvent(
         id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64, detail: String? = nil
     ) throws {
-        let insert = try FastStatement(
-            db, "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)")
+        let insert = try FastStatement(db, Self.insertEvent)
         insert.bind(1, Int64(id))
         insert.bind(2, kind.rawValue)
         insert.bind(3, from?.rawValue)
@@ -286,6 +279,26 @@ struct TransactionWriter {
         insert.bind(6, detail)
         try insert.execute()
     }
+
+    // MARK: - Statements
+
+    private static let insertTransaction = LedgerSQL("""
+        INSERT INTO transactions (
+            id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+            expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+            idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
+            is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
+            offer_period, offer_nonce)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+    private static let updateState = LedgerSQL(
+        "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
+    private static let updateFinished = LedgerSQL(
+        "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
+    private static let updateDelivered = LedgerSQL(
+        "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
+    private static let insertEvent = LedgerSQL(
+        "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)")
 }
 
 extension Ledger {

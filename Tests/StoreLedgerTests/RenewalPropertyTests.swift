@@ -118,7 +118,7 @@ func milliseconds(_ date: Date) -> Int64 {
 }
 
 /// SplitMix64: a small seeded generator, so that a failing seed replays exactly.
-struct SplitMix {
+struct SplitMix: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
 

@@ -28,7 +28,9 @@ struct LedgerSQL: Sendable {
 final class PreparedStatements: @unchecked Sendable {
     // Used only on the connection's own queue, which GRDB serializes, or by the ledger's deinit
     // when nothing else can use the connection; the lock guards the table of connections.
-    private var statements: [Statement?] = []
+    // Never accessed twice at once, so Swift's run-time exclusivity check (two of them per
+    // lookup, most of a lookup's cost) is left out.
+    @exclusivity(unchecked) private var statements: [Statement?] = []
     private var connection: UInt?
 
     private static let attached = Mutex<[UInt: PreparedStatements]>([:])

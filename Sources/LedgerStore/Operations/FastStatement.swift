@@ -7,8 +7,9 @@ import GRDBSQLite
 /// than SQLite's own work on the ledger's hot and bulk paths (docs/PERFORMANCE.md), which run
 /// a few statements over and over: a purchase, a launch's deliveries, a restore's copies.
 ///
-/// Used only inside a transaction GRDB opened (so GRDB's view of the connection stays true),
-/// and reset after every use, error or not.
+/// Used only on a connection GRDB serializes (inside its `read` or `write`), for the ledger's
+/// own transactions too (`Database.immediateTransaction`: GRDB asks SQLite whether one is
+/// open), and reset after every use, error or not.
 struct FastStatement {
     private let statement: Statement
     private let handle: SQLiteStatement
@@ -16,15 +17,15 @@ struct FastStatement {
 
     /// A statement whose SQL is built at run time, from GRDB's statement cache.
     init(_ db: Database, _ sql: String) throws {
-        try self.init(db, statement: db.cachedStatement(sql: sql))
+        self.init(db, statement: try db.cachedStatement(sql: sql))
     }
 
     /// One of the ledger's numbered statements (see `LedgerSQL`).
     init(_ db: Database, _ sql: LedgerSQL) throws {
-        try self.init(db, statement: PreparedStatements.statement(sql, in: db))
+        self.init(db, statement: try PreparedStatements.statement(sql, in: db))
     }
 
-    private init(_ db: Database, statement: Statement) throws {
+    private init(_ db: Database, statement: Statement) {
         self.statement = statement
         handle = statement.sqliteStatement
         connection = db.sqliteConnection

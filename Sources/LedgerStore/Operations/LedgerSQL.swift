@@ -33,14 +33,16 @@ final class PreparedStatements: @unchecked Sendable {
     @exclusivity(unchecked) private var statements: [Statement?] = []
     private var connection: UInt?
 
-    private static let attached = Mutex<[UInt: PreparedStatements]>([:])
+    /// The open connections and their statements. A list, not a dictionary: a process has a
+    /// few ledgers open, and hashing the key at every lookup cost more than scanning them.
+    private static let attached = Mutex<[(connection: UInt, owner: PreparedStatements)]>([])
 
     /// Makes `db`'s connection keep its numbered statements here.
     func attach(to db: Database) {
         guard let sqliteConnection = db.sqliteConnection else { return }
         let key = UInt(bitPattern: sqliteConnection)
         connection = key
-        Self.attached.withLock { $0[key] = self }
+        Self.attached.withLock { $0.append((key, self)) }
     }
 
     /// Finalizes the statements and detaches them from their connection.
@@ -48,13 +50,13 @@ final class PreparedStatements: @unchecked Sendable {
         statements = []
         guard let connection else { return }
         self.connection = nil
-        Self.attached.withLock { _ = $0.removeValue(forKey: connection) }
+        Self.attached.withLock { $0.removeAll { $0.connection == connection } }
     }
 
     /// `sql`'s statement on `db`'s connection, prepared on first use.
     static func statement(_ sql: LedgerSQL, in db: Database) throws -> Statement {
-        guard let connection = db.sqliteConnection,
-            let owner = attached.withLock({ $0[UInt(bitPattern: connection)] })
+        guard let connection = db.sqliteConnection.map({ UInt(bitPattern: $0) }),
+            let owner = attached.withLock({ $0.first { $0.connection == connection }?.owner })
         else { return try db.cachedStatement(sql: sql.text) }
         return try owner.statement(sql, in: db)
     }

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTest", targets: ["OpenStoreKitTest"]),
         .executable(name: "ledger", targets: ["ledger"]),
+        .executable(name: "ledger-lab", targets: ["ledger-lab"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -45,28 +46,35 @@ let package = Package(
         .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
+            dependencies: ["StoreLedger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
+        // The laboratory, kept out of the shipped `ledger`: `ledger-lab bench` (against the C
+        // baseline), the crash campaigns, and `ledger` commands through the fault VFS.
+        .target(
+            name: "LedgerLab",
             dependencies: [
-                "StoreLedger",
-                "LedgerTesting",
-                "CLedgerBaseline",
+                "LedgerCommand", "LedgerTesting", "CLedgerBaseline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
+        .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab"]),
         // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(name: "LedgerTestSupport", dependencies: ["StoreLedger"], path: "Tests/LedgerTestSupport"),
         .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
-        .testTarget(name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "ledger"], exclude: ["HelpGoldens"]),
+        .testTarget(
+            name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
+            exclude: ["HelpGoldens"]),
         // StoreKit client code compiled against OpenStoreKit with only its import changed, in
         // Swift 6 mode here and in Swift 5 mode below (the client code is shared by a symlink).
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"]),
         .testTarget(
             name: "OpenStoreKitSwift5Tests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger"]),
+        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoreLedger
 
 /// `ledger`: inspects and drives a StoreLedger file.
 public struct LedgerRootCommand: AsyncParsableCommand {
@@ -18,10 +19,9 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
-            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self, BenchCommand.self,
+            ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self,
             DemoCommand.self,
-            HoldPurchasesCommand.self, TortureCommand.self, CrashCampaignCommand.self, CrashRunCommand.self,
-            BenchMemoryProbeCommand.self,
+            HoldPurchasesCommand.self, BenchMemoryProbeCommand.self,
         ])
 
     public init() {}
@@ -30,12 +30,20 @@ public struct LedgerRootCommand: AsyncParsableCommand {
 /// The `ledger` executable's entry point.
 public enum LedgerCLI {
     public static func main() async {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        await main(arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+
+    /// Runs `ledger arguments...`, opening every ledger with `configure` applied to the
+    /// configuration the options describe (the lab arms its fault injection this way).
+    package static func main(
+        arguments: [String], configure: @escaping @Sendable (LedgerConfiguration) throws -> LedgerConfiguration = { $0 }
+    ) async {
+        GlobalOptions.configure.withLock { $0 = configure }
         if arguments.first == "help", let unknown = unknownHelpTopic(Array(arguments.dropFirst())) {
             FileHandle.standardError.write(Data("error: no command \"\(unknown)\": see `ledger help`\n".utf8))
             exit(LedgerExitCode.usage)
         }
-        await run(LedgerRootCommand.self)
+        await LedgerRootCommand.main(arguments)
     }
 
     /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's
@@ -49,9 +57,4 @@ public enum LedgerCLI {
         return nil
     }
 
-    // In a generic context the compiler picks `AsyncParsableCommand.main()`; called on the
-    // concrete type from top-level code it picks the synchronous one, which refuses to run.
-    private static func run<Command: AsyncParsableCommand>(_: Command.Type) async {
-        await Command.main()
-    }
 }

@@ -143,7 +143,8 @@ import Testing
             try SampleCatalog.ledger(in: directory).close()
             let database = directory + "/ledger.sqlite"
             let result = try LedgerProcess.run(
-                ["purchase", SampleCatalog.consumable, "--database", database], environment: ["STORELEDGER_FAULT": fault])
+                ["ledger", "purchase", SampleCatalog.consumable, "--database", database], environment: ["STORELEDGER_FAULT": fault],
+                program: .lab)
             #expect(result.status == 74, "\(fault): \(result.stderr)")
             #expect(result.stderr.contains(fault.hasPrefix("disk-full") ? "full" : "I/O error"), "\(result.stderr)")
             let list = try LedgerProcess.run(["list", "--json", "--database", database]).json()

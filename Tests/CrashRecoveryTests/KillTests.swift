@@ -19,7 +19,7 @@ import Testing
                 let process = LedgerProcess.start([
                     "torture", "--seed", "\(seed * 10 + UInt64(round))", "--operations", "5000",
                     "--ack-log", ackLog, "--database", database,
-                ])
+                ], program: .lab)
                 process.standardOutput = FileHandle.nullDevice
                 try process.run()
                 try await Task.sleep(for: .milliseconds(Int(random.next() % 360) + 40))

@@ -11,14 +11,14 @@ import Testing
         (["--cycles", "0"], "invalid --cycles 0 or --restorable 100000"),
     ])
     func badArgumentsAreRefusedBeforeAnyWork(_ arguments: [String], message: String) throws {
-        let result = try LedgerProcess.run(["bench", "--quick"] + arguments)
+        let result = try LedgerProcess.run(["bench", "--quick"] + arguments, program: .lab)
         #expect(result.status == 65)
         #expect(result.stderr.contains(message), Comment(rawValue: result.stderr))
         #expect(result.stdout.isEmpty)
     }
 
     @Test func onlyTheWorkloadsAskedForRun() throws {
-        let result = try LedgerProcess.run(["bench", "--quick", "--json", "--workloads", "purchase,catalog"])
+        let result = try LedgerProcess.run(["bench", "--quick", "--json", "--workloads", "purchase,catalog"], program: .lab)
         #expect(result.status == 0, Comment(rawValue: result.stderr))
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let workloads = (report["results"] as? [[String: Any]] ?? []).compactMap { $0["workload"] as? String }

@@ -253,7 +253,9 @@ extension CLIWorkspace {
     @Test func twoProcessesPurchasingAtOnceBothSucceed() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let processes = [7, 8].map { seed in
-                LedgerProcess.start(["torture", "--seed", "\(seed)", "--operations", "40", "--shared-ledger", "--database", workspace.database])
+                LedgerProcess.start(
+                    ["torture", "--seed", "\(seed)", "--operations", "40", "--shared-ledger", "--database", workspace.database],
+                    program: .lab)
             }
             let errors = processes.map { _ in Pipe() }
             for (process, pipe) in zip(processes, errors) {

@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
 import LedgerCommand
+import LedgerLab
 import LedgerTestSupport
 import Testing
 
-/// Every command's help text, as `ledger help COMMAND` prints it, against a reviewed copy in
-/// HelpGoldens/ (one file per command path). After changing a help text on purpose, run the
+/// Every command's help text, as `ledger help COMMAND` (and `ledger-lab help COMMAND`) prints
+/// it, against a reviewed copy in HelpGoldens/ (one file per command path). After changing a help text on purpose, run the
 /// tests with `UPDATE_HELP_GOLDENS=1` and review the diff.
 @Suite struct HelpGoldenTests {
     static let folder = Repository.root + "/Tests/LedgerCommandTests/HelpGoldens"
@@ -20,12 +21,14 @@ import Testing
     @Test func everyCommandsHelpMatchesItsGolden() throws {
         let update = ProcessInfo.processInfo.environment["UPDATE_HELP_GOLDENS"] == "1"
         var expectedFiles: Set<String> = []
-        for path in Self.commandPaths() {
-            let name = (["ledger"] + path).joined(separator: "-") + ".txt"
+        let commands = Self.commandPaths().map { (LedgerProcess.Program.ledger, $0) }
+            + Self.commandPaths(LabRootCommand.self).map { (LedgerProcess.Program.lab, $0) }
+        for (program, path) in commands {
+            let name = ([program.rawValue] + path).joined(separator: "-") + ".txt"
             expectedFiles.insert(name)
-            let result = try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"])
-            #expect(result.status == 0, "\(path): \(result.stderr)")
-            #expect(!result.stdout.contains("\\\n"), "\(path): a literal backslash at a line's end")
+            let result = try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"], program: program)
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            #expect(!result.stdout.contains("\\\n"), "\(name): a literal backslash at a line's end")
             let golden = Self.folder + "/" + name
             if update {
                 try write(result.stdout, to: golden)

@@ -24,23 +24,34 @@ public struct LedgerProcess {
         }
     }
 
-    /// The `ledger` built next to the test bundle.
-    public static let executable: String = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("ledger").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return Repository.root + "/.build/debug/ledger"
-    }()
+    /// The built executables the tests run.
+    public enum Program: String, Sendable {
+        /// The shipped tool.
+        case ledger
+        /// The lab: `bench`, the crash campaigns, `torture`, and `ledger ...` through the fault VFS.
+        case lab = "ledger-lab"
 
-    /// Runs `ledger arguments...` to completion.
+        /// The executable built next to the test bundle.
+        public var path: String {
+            var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            for _ in 0..<4 {
+                let candidate = directory.appendingPathComponent(rawValue).path
+                if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+                directory.deleteLastPathComponent()
+            }
+            return Repository.root + "/.build/debug/" + rawValue
+        }
+    }
+
+    /// The `ledger` built next to the test bundle.
+    public static var executable: String { Program.ledger.path }
+
+    /// Runs `ledger arguments...` (or the lab's) to completion.
     @discardableResult
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil, program: Program = .ledger
     ) throws -> Result {
-        let process = start(arguments, environment: environment, currentDirectory: currentDirectory)
+        let process = start(arguments, environment: environment, currentDirectory: currentDirectory, program: program)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -55,12 +66,12 @@ public struct LedgerProcess {
             stderr: String(decoding: stderrData, as: UTF8.self))
     }
 
-    /// A configured, not yet started `ledger` process.
+    /// A configured, not yet started `ledger` (or lab) process.
     public static func start(
-        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil, program: Program = .ledger
     ) -> Process {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
+        process.executableURL = URL(fileURLWithPath: program.path)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["LEDGER_DATABASE"] = nil

@@ -2,21 +2,25 @@ import ArgumentParser
 import StoreLedger
 
 /// Exit codes of `ledger`, from sysexits(3) where one fits.
-enum LedgerExitCode {
-    static let refused: Int32 = 1
+package enum LedgerExitCode {
+    package static let refused: Int32 = 1
     /// `ledger verify` found problems.
-    static let problemsFound: Int32 = 2
-    static let usage: Int32 = 64
-    static let dataError: Int32 = 65
-    static let noInput: Int32 = 66
-    static let unusableLedger: Int32 = 74
+    package static let problemsFound: Int32 = 2
+    package static let usage: Int32 = 64
+    package static let dataError: Int32 = 65
+    package static let noInput: Int32 = 66
+    package static let unusableLedger: Int32 = 74
     /// Another process held the ledger longer than `--wait` (EX_TEMPFAIL: try again).
-    static let busy: Int32 = 75
+    package static let busy: Int32 = 75
 }
 
 /// A bad value the user typed (a malformed UUID, say): exit 65.
-struct InputError: Error, CustomStringConvertible {
-    let description: String
+package struct InputError: Error, CustomStringConvertible {
+    package let description: String
+
+    package init(description: String) {
+        self.description = description
+    }
 }
 
 /// An operation the tool refuses (replacing a ledger the demo did not make, say): exit 1.
@@ -26,7 +30,7 @@ struct CommandRefusal: Error, CustomStringConvertible {
 
 /// Runs a command's body, turning every error into a message on stderr and its exit code. The
 /// ledgers it opened are closed before it returns, whatever happened.
-func reportingFailures(_ body: () async throws -> Void) async throws {
+package func reportingFailures(_ body: () async throws -> Void) async throws {
     let failure: (any Error)?
     do {
         try await body()

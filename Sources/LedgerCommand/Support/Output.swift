@@ -3,10 +3,10 @@ import StoreLedger
 
 /// Where a command's results go: one JSON document on stdout with `--json`, else text lines.
 /// Messages and errors always go to stderr.
-struct Output {
+package struct Output {
     let json: Bool
 
-    static let encoder: JSONEncoder = {
+    package static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -17,7 +17,7 @@ struct Output {
     }()
 
     /// Prints `document` as JSON (with `--json`), or `text()` otherwise.
-    func emit(_ document: some Encodable, text: () -> String) throws {
+    package func emit(_ document: some Encodable, text: () -> String) throws {
         if json {
             let data = try Self.encoder.encode(document)
             FileHandle.standardOutput.write(data + Data("\n".utf8))
@@ -27,7 +27,7 @@ struct Output {
         }
     }
 
-    static func message(_ text: String) {
+    package static func message(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }

@@ -1,10 +1,11 @@
 import ArgumentParser
 import CLedgerBaseline
 import Foundation
+import LedgerCommand
 import StoreLedger
 import Synchronization
 
-/// `ledger bench`: each workload against a raw-SQLite baseline doing the same storage work
+/// `ledger-lab bench`: each workload against a raw-SQLite baseline doing the same storage work
 /// (same pragmas, rows, commits and fsyncs), interleaved A B A B in the same run, so that the
 /// ratio holds on a noisy machine where absolute times do not.
 struct BenchCommand: AsyncParsableCommand {
@@ -244,7 +245,7 @@ private struct Bench {
     mutating func launches() async throws -> [BenchCommand.Result] {
         var results: [BenchCommand.Result] = []
         var launchTimes: [Int: Double] = [:], listTimes: [Int: Double] = [:]
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let executable = try Self.ledgerExecutable()
         for size in plan.sizes {
             let ledgerPath = path("launch-\(size)"), basePath = path("launch-\(size)-base")
             try await fill(ledgerPath, finished: size, unfinished: 1_000)
@@ -325,7 +326,7 @@ private struct Bench {
         guard let filler = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
         _ = lbase_fill(filler, Int64(size), 1_000)
         lbase_close(filler)
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let executable = try Self.ledgerExecutable()
         var results: [BenchCommand.Result] = []
         var best = Double.infinity, baseBest = Double.infinity
         for _ in 0..<5 {
@@ -352,7 +353,7 @@ private struct Bench {
     /// `ledger products import` of a 10,000-product file into a new ledger, then `ledger
     /// products list` once the catalog holds 79,000: whole processes, as a user runs them.
     mutating func catalog() async throws -> [BenchCommand.Result] {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let executable = try Self.ledgerExecutable()
         let (imported, more) = plan.catalog
         let first = folder + "/catalog-1.storekit", second = folder + "/catalog-2.storekit"
         try Self.catalogFile(prefix: "bench.catalog.a", count: imported).write(to: URL(fileURLWithPath: first))
@@ -453,6 +454,17 @@ private struct Bench {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// The shipped `ledger`, built beside this `ledger-lab`: the whole-process rows measure it,
+    /// not the lab.
+    static func ledgerExecutable() throws -> String {
+        let lab = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let ledger = URL(fileURLWithPath: lab).deletingLastPathComponent().appendingPathComponent("ledger").path
+        guard FileManager.default.isExecutableFile(atPath: ledger) else {
+            throw BenchError("no `ledger` beside \(lab): build both products (swift build -c release)")
+        }
+        return ledger
+    }
+
     func runProcess(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -481,21 +493,6 @@ private struct Bench {
     }
 }
 
-/// Opens a ledger, launches on it and prints its resident memory in MB: for `ledger bench`.
-struct BenchMemoryProbeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench-memory-probe", shouldDisplay: false)
-
-    @OptionGroup var options: GlobalOptions
-
-    func run() async throws {
-        let queue = try options.openQueue()
-        let observer = CountingObserver()
-        try await queue.add(observer)
-        _ = try queue.ledger.counts()
-        print(String(format: "%.1f", Memory.residentMB))
-    }
-}
-
 private struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
@@ -507,24 +504,5 @@ private final class CountingObserver: PaymentTransactionObserver {
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
         delivered.withLock { $0 += transactions.count }
-    }
-}
-
-/// The process's memory, from /proc/self/status.
-enum Memory {
-    static var residentMB: Double { field("VmRSS:") }
-    static var peakMB: Double { field("VmHWM:") }
-
-    /// Resets the peak resident size, so that it measures from now (Linux: /proc/self/clear_refs).
-    static func resetPeak() {
-        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-    }
-
-    private static func field(_ name: String) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
     }
 }

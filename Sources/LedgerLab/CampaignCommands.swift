@@ -1,17 +1,17 @@
 import ArgumentParser
 import Foundation
+import LedgerCommand
 import LedgerTesting
 import StoreLedger
 
-/// `ledger crash-campaign`: seeded crash runs against the invariants of SPEC section 9, until a
+/// `ledger-lab crash-campaign`: seeded crash runs against the invariants of SPEC section 9, until a
 /// number of runs or minutes is reached. Every failing run prints the command that replays it.
 /// `tools/crash-campaign` wraps it.
 struct CrashCampaignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crash-campaign",
         abstract: "Run a crash campaign: power losses, I/O errors and SIGKILLs at seeded random points.",
-        discussion: "Ends with the line `N passed, M failed`; exit 1 when any run broke an invariant.",
-        shouldDisplay: false)
+        discussion: "Ends with the line `N passed, M failed`; exit 1 when any run broke an invariant.")
 
     enum Mode: String, ExpressibleByArgument, CaseIterable { case power, io, kill, all }
 
@@ -48,7 +48,7 @@ struct CrashCampaignCommand: AsyncParsableCommand {
             let result = try await CampaignRun.run(runMode, seed: runSeed)
             figures.add(runMode, result)
             if !result.violations.isEmpty {
-                let lines = ["FAILED \(runMode.rawValue) run, seed \(runSeed): replay with `ledger crash-run \(result.replay)`"]
+                let lines = ["FAILED \(runMode.rawValue) run, seed \(runSeed): replay with `ledger-lab crash-run \(result.replay)`"]
                     + result.violations.map { "  \($0)" }
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
             }
@@ -69,10 +69,10 @@ struct CrashCampaignCommand: AsyncParsableCommand {
     }
 }
 
-/// `ledger crash-run`: one crash run, replayed from the flags a campaign printed.
+/// `ledger-lab crash-run`: one crash run, replayed from the flags a campaign printed.
 struct CrashRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "crash-run", abstract: "Replay one crash run of a campaign.", shouldDisplay: false)
+        commandName: "crash-run", abstract: "Replay one crash run of a campaign.")
 
     enum FaultName: String, ExpressibleByArgument, CaseIterable {
         case power, io, ioPersistent = "io-persistent", diskFull = "disk-full", kill
@@ -156,7 +156,7 @@ enum CampaignRun {
             acknowledged: outcome.acknowledged, replay: run.description)
     }
 
-    /// The workload in a child `ledger torture` process, killed with SIGKILL after a delay.
+    /// The workload in a child `ledger-lab torture` process, killed with SIGKILL after a delay.
     static func kill(seed: UInt64, operations: Int, afterMilliseconds delay: Int) async throws -> Result {
         try await inTemporaryFolder { folder in
             let database = folder + "/ledger.sqlite", ackLog = folder + "/acks.jsonl"

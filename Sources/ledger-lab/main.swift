@@ -1,0 +1,3 @@
+import LedgerLab
+
+await LabRootCommand.run()

@@ -56,5 +56,4 @@ public enum LedgerCLI {
         }
         return nil
     }
-
 }

@@ -24,8 +24,7 @@ import Testing
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 try process.run()
-                try await Task.sleep(for: .milliseconds(50 + attempt * 300))
-                kill(process.processIdentifier, SIGKILL)
+                LedgerProcess.kill(process, after: .milliseconds(50 + attempt * 300))
                 process.waitUntilExit()
                 let reopened = try Ledger.open(at: database)
                 let restored = try reopened.transactions(matching: TransactionFilter(state: .restored)).count

@@ -18,15 +18,20 @@ import Testing
         }
     }
 
-    @Test func everyCommandsHelpMatchesItsGolden() throws {
-        let update = ProcessInfo.processInfo.environment["UPDATE_HELP_GOLDENS"] == "1"
-        var expectedFiles: Set<String> = []
+    /// About sixty processes, one after another: run on a thread of their own.
+    @Test func everyCommandsHelpMatchesItsGolden() async throws {
         let commands = Self.commandPaths().map { (LedgerProcess.Program.ledger, $0) }
             + Self.commandPaths(LabRootCommand.self).map { (LedgerProcess.Program.lab, $0) }
-        for (program, path) in commands {
+        let helps = try await onItsOwnThread {
+            try commands.map { program, path in
+                (program, path, try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"], program: program))
+            }
+        }
+        let update = ProcessInfo.processInfo.environment["UPDATE_HELP_GOLDENS"] == "1"
+        var expectedFiles: Set<String> = []
+        for (program, path, result) in helps {
             let name = ([program.rawValue] + path).joined(separator: "-") + ".txt"
             expectedFiles.insert(name)
-            let result = try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"], program: program)
             #expect(result.status == 0, "\(name): \(result.stderr)")
             #expect(!result.stdout.contains("\\\n"), "\(name): a literal backslash at a line's end")
             let golden = Self.folder + "/" + name

@@ -66,6 +66,18 @@ public struct LedgerProcess {
             stderr: String(decoding: stderrData, as: UTF8.self))
     }
 
+    /// Sends SIGKILL to a started `process` after `delay`, from a dispatch timer rather than a
+    /// Swift task: tests that wait for child processes can hold every one of Swift's cooperative
+    /// threads (two on a two-core machine), and a kill that waited for one of them let a dozen
+    /// CPU-bound workloads run on for minutes and stall the whole test run.
+    public static func kill(_ process: Process, after delay: Duration) {
+        let pid = process.processIdentifier
+        let milliseconds = Int(delay.components.seconds * 1_000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) {
+            if process.isRunning { Foundation.kill(pid, SIGKILL) }
+        }
+    }
+
     /// A configured, not yet started `ledger` (or lab) process.
     public static func start(
         _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil, program: Program = .ledger
@@ -99,5 +111,14 @@ private final class ReadAll: @unchecked Sendable {
     func wait() -> Data {
         done.wait()
         return data
+    }
+}
+
+/// Runs `work`, which blocks (it waits for child processes), on a thread of its own: it then
+/// holds none of Swift's cooperative threads, of which a two-core machine has two, so that the
+/// other tests running in parallel go on meanwhile.
+public func onItsOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }

@@ -22,6 +22,25 @@ import Testing
         }
     }
 
+    /// Approving, declining and restoring tell the observers what they did, as StoreKit does, so
+    /// their results may be ignored. This file compiles with warnings as errors in CI: it
+    /// stops compiling if one of them warns about an unused result.
+    @Test func approvalsDeclinesAndRestoresMayIgnoreTheirResults() async throws {
+        try await StoreFixture.with { store in
+            let observer = CollectingObserver()
+            try await store.queue.add(observer)
+            try store.session.update { $0.askToBuyEnabled = true }
+            let approved = try await store.buy(SampleCatalog.nonConsumable)
+            let declined = try await store.buy(SampleCatalog.consumable)
+            try await store.session.approveAskToBuyTransaction(approved.id)
+            try await store.session.declineAskToBuyTransaction(declined.id)
+            await store.queue.restoreCompletedTransactions()
+            let last = Dictionary(observer.updated.map { ($0.id, $0.state) }, uniquingKeysWith: { $1 })
+            #expect(last[approved.id] == .purchased && last[declined.id] == .failed)
+            #expect(observer.updated.contains { $0.state == .restored && $0.restoredFromID == approved.id })
+        }
+    }
+
     @Test func anInterruptedPurchaseIsReplacedOnceFinishedAndResolved() async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.interruptedPurchasesEnabled = true }

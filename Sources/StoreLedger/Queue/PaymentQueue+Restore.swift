@@ -67,6 +67,9 @@ extension PaymentQueue {
     ///     with this app account token. Only an empty or over-long (1,024 bytes) name fails.
     ///   - includeNonRenewing: also restore non-renewing subscriptions (StoreKit leaves them
     ///     to the app).
+    /// - Returns: what the observers are told too, so that code written as for StoreKit (whose
+    ///   call returns nothing) may ignore it.
+    @discardableResult
     public func restoreCompletedTransactions(
         applicationUsername: String? = nil, includeNonRenewing: Bool = false
     ) async -> RestoreResult {

@@ -38,6 +38,28 @@ import Testing
         }
     }
 
+    /// A value the ledger never writes, stored behind its back (CHECKs ignored): reading the
+    /// transaction is refused with an error that names the ledger file and the value.
+    @Test func aTransactionThatCannotBeReadNamesTheLedgerAndTheValue() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory)
+            let id = try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id
+            _ = try ledger.applyPlannedOutcome(of: id)
+            try ledger.close()
+            let database = directory + "/ledger.sqlite"
+            #expect(try runPython("""
+                import sqlite3
+                c = sqlite3.connect('\(database)')
+                c.execute('PRAGMA ignore_check_constraints = ON')
+                c.execute("UPDATE transactions SET reason = 'gift' WHERE id = \(id)")
+                c.commit()
+                """) == 0)
+            let result = try LedgerProcess.run(["show", "\(id)", "--database", database])
+            #expect(result.status == 74, "\(result.stderr)")
+            #expect(result.stderr.contains("\(database) is a damaged SQLite database: unexpected value \"gift\""), "\(result.stderr)")
+        }
+    }
+
     @Test func anIllegalHistoryIsFound() async throws {
         try await damaged(
             "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at) VALUES (1, 'stateChanged', 'purchased', 'deferred', 0)",

@@ -275,6 +275,9 @@ public final class Ledger: Sendable {
         if let mismatch = error as? ConnectionSettings.Mismatch {
             return LedgerError.unusable(path: path, reason: mismatch.description)
         }
+        if let damaged = error as? DamagedRow {
+            return LedgerError.corrupted(path: path, reason: damaged.reason)
+        }
         guard let error = error as? DatabaseError else { return error }
         switch error.resultCode {
         case .SQLITE_NOTADB:

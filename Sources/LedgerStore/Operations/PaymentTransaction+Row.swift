@@ -22,7 +22,7 @@ extension PaymentTransaction {
         func decoded<T: RawRepresentable>(_ index: Int32, as: T.Type) throws -> T where T.RawValue == String {
             let raw = row.string(index)
             guard let value = T(rawValue: raw) else {
-                throw LedgerError.corrupted(path: "", reason: "unexpected value \"\(raw)\" in column \(index) of a transaction")
+                throw DamagedRow(reason: "unexpected value \"\(raw)\" in column \(index) of a transaction")
             }
             return value
         }
@@ -67,7 +67,7 @@ extension PaymentTransaction {
         guard let offerType = TransactionOffer.OfferType(rawValue: type),
               let mode = row.optionalString(30).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
               let period = row.optionalString(31).flatMap(SubscriptionPeriod.init(iso8601:))
-        else { throw LedgerError.corrupted(path: "", reason: "incomplete offer on transaction \(row.int64(0))") }
+        else { throw DamagedRow(reason: "incomplete offer on transaction \(row.int64(0))") }
         return TransactionOffer(type: offerType, id: row.optionalString(29), paymentMode: mode, period: period)
     }
 
@@ -121,7 +121,7 @@ extension TransactionEvent {
         let kind: String = row["kind"]
         let to: String = row["to_state"]
         guard let kindValue = Kind(rawValue: kind), let toState = TransactionState(rawValue: to) else {
-            throw LedgerError.corrupted(path: "", reason: "unexpected event \(kind) -> \(to)")
+            throw DamagedRow(reason: "unexpected event \(kind) -> \(to)")
         }
         self.init(
             sequence: row["seq"],
@@ -132,4 +132,11 @@ extension TransactionEvent {
             date: Date(ledgerMilliseconds: row["at"]),
             detail: row["detail"])
     }
+}
+
+/// A stored row the ledger cannot read back (edited behind its back). Thrown where the row is
+/// decoded, which does not know the file; `Ledger.mapError` makes it a
+/// `LedgerError.corrupted` that names the ledger.
+struct DamagedRow: Error {
+    let reason: String
 }

@@ -38,15 +38,23 @@ import Testing
         }
     }
 
+    /// The closed ledger `directory`/ledger.sqlite with `count` purchased consumables, and
+    /// their ids.
+    func purchasedLedger(in directory: String, count: Int) throws -> (database: String, ids: [UInt64]) {
+        let ledger = try SampleCatalog.ledger(in: directory)
+        let ids = try (0..<count).map { _ in
+            try ledger.applyPlannedOutcome(of: try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id).id
+        }
+        try ledger.close()
+        return (directory + "/ledger.sqlite", ids)
+    }
+
     /// A value the ledger never writes, stored behind its back (CHECKs ignored): reading the
     /// transaction is refused with an error that names the ledger file and the value.
     @Test func aTransactionThatCannotBeReadNamesTheLedgerAndTheValue() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try SampleCatalog.ledger(in: directory)
-            let id = try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id
-            _ = try ledger.applyPlannedOutcome(of: id)
-            try ledger.close()
-            let database = directory + "/ledger.sqlite"
+            let (database, ids) = try purchasedLedger(in: directory, count: 1)
+            let id = ids[0]
             #expect(try runPython("""
                 import sqlite3
                 c = sqlite3.connect('\(database)')
@@ -92,13 +100,8 @@ import Testing
 
     @Test func aDamagedPageFailsTheIntegrityCheck() async throws {
         try await withTemporaryDirectory { directory in
-            let ledger = try SampleCatalog.ledger(in: directory)
-            for _ in 0..<30 {   // the index fits its root page, whose cells fill it from the end
-                let id = try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id
-                _ = try ledger.applyPlannedOutcome(of: id)
-            }
-            try ledger.close()
-            let database = directory + "/ledger.sqlite"
+            // The index fits its root page, whose cells fill it from the end.
+            let database = try purchasedLedger(in: directory, count: 30).database
             // Scramble an index page (not the schema's first page): the file still opens.
             #expect(try runPython("""
                 import sqlite3

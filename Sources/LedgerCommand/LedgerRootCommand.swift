@@ -43,7 +43,7 @@ public enum LedgerCLI {
             FileHandle.standardError.write(Data("error: no command \"\(unknown)\": see `ledger help`\n".utf8))
             exit(LedgerExitCode.usage)
         }
-        await LedgerRootCommand.main(arguments)
+        await runAsRoot(LedgerRootCommand.self, arguments: arguments)
     }
 
     /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's

@@ -40,32 +40,30 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            // Every argument is checked before any work, --quick or not.
-            let sizes = try parseSizes(), workloads = try parseWorkloads()
-            guard cycles > 0, restorable > 0 else {
-                throw InputError(description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
-            }
-            let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            var plan = quick
-                ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
-                : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
-            plan.workloads = workloads
-            if quick { plan.catalog = (100, 690) }
-            var bench = Bench(folder: folder, plan: plan, progress: !json)
-            let results = try await bench.runAll()
-            let report = Report(
-                quick: quick, machine: "\(ProcessInfo.processInfo.processorCount) cores, "
-                    + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB",
-                results: results)
-            if json {
-                let data = try Output.encoder.encode(report)
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
-            } else {
-                print(report.table)
-            }
+        // Every argument is checked before any work, --quick or not.
+        let sizes = try parseSizes(), workloads = try parseWorkloads()
+        guard cycles > 0, restorable > 0 else {
+            throw InputError(description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
+        }
+        let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var plan = quick
+            ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
+            : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
+        plan.workloads = workloads
+        if quick { plan.catalog = (100, 690) }
+        var bench = Bench(folder: folder, plan: plan, progress: !json)
+        let results = try await bench.runAll()
+        let report = Report(
+            quick: quick, machine: "\(ProcessInfo.processInfo.processorCount) cores, "
+                + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB",
+            results: results)
+        if json {
+            let data = try Output.encoder.encode(report)
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            print(report.table)
         }
     }
 

@@ -95,7 +95,7 @@ struct CrashRunCommand: AsyncParsableCommand {
             guard let trigger = atWrite.map(CrashRun.Trigger.write) ?? atSync.map(CrashRun.Trigger.sync) else {
                 throw ValidationError("give --at-write N or --at-sync N")
             }
-            guard let lossMode = CampaignRun.lossMode(loss) else { throw ValidationError("unknown --loss \(loss)") }
+            guard let lossMode = CrashRun.lossMode(loss) else { throw ValidationError("unknown --loss \(loss)") }
             let kind: FaultInjection.Fault = switch fault {
             case .power: .powerLoss
             case .diskFull: .diskFull
@@ -123,34 +123,18 @@ enum CampaignRun {
     }
 
     static func run(_ mode: CrashCampaignCommand.Mode, seed: UInt64) async throws -> Result {
-        var random = SplitMix64(seed: seed)
         switch mode {
         case .kill, .all:
+            var random = SplitMix64(seed: seed)
             return try await kill(seed: seed, operations: 5_000, afterMilliseconds: 30 + Int(random.next() % 470))
         case .power, .io:
-            let operations = 20 + Int(random.next() % 180)
-            let durability: Durability = mode == .power && random.next() % 4 == 0 ? .normal : .full
-            let (writes, syncs) = try await inTemporaryFolder {
-                await CrashRun.measure(seed: seed, operations: operations, durability: durability, in: $0)
-            }
-            let onSync = random.next() % 10 < 3 && syncs > 0
-            let trigger: CrashRun.Trigger = onSync ? .sync(1 + Int64(random.next() % UInt64(syncs)))
-                : .write(1 + Int64(random.next() % UInt64(max(writes, 1))))
-            let losses: [FaultInjection.LossMode] = [.loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll]
-            let fault: FaultInjection.Fault = mode == .power ? .powerLoss : (random.next() % 3 == 0 ? .diskFull : .ioError)
-            let run = CrashRun(
-                seed: seed, operations: operations, fault: fault, trigger: trigger,
-                lossMode: losses[Int(random.next() % UInt64(losses.count))], durability: durability,
-                persistent: fault == .diskFull || random.next() % 2 == 0)
-            return await execute(run)
+            let campaign = CrashCampaign(progress: nil)
+            return await execute(await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject))
         }
     }
 
     static func execute(_ run: CrashRun) async -> Result {
-        let outcome = (try? await inTemporaryFolder { await run.run(in: $0) })
-            ?? CrashRun.Outcome(faultFired: false, acknowledged: 0, violations: [
-                InvariantViolation(invariant: 6, message: "could not make a temporary folder"),
-            ])
+        let outcome = await run.runInTemporaryFolder(CrashWorkload.subject)
         return Result(
             violations: outcome.violations, faultFired: outcome.faultFired, faults: FaultInjection.counters.faults,
             acknowledged: outcome.acknowledged, replay: run.description)
@@ -178,16 +162,6 @@ enum CampaignRun {
             return Result(
                 violations: violations, faultFired: killed, faults: killed ? 1 : 0, acknowledged: acknowledged.count,
                 replay: "--fault kill --seed \(seed) --operations \(operations) --kill-after-ms \(delay)")
-        }
-    }
-
-    static func lossMode(_ text: String) -> FaultInjection.LossMode? {
-        switch text {
-        case "lose-all": .loseAll
-        case "torn": .tornLastWrite
-        case "keep-all": .keepAll
-        default:
-            text.hasPrefix("lose-random:") ? UInt64(text.dropFirst("lose-random:".count)).map { .loseRandom(seed: $0) } : nil
         }
     }
 

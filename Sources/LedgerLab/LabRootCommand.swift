@@ -24,13 +24,7 @@ public struct LabRootCommand: AsyncParsableCommand {
 
     /// The `ledger-lab` executable's entry point.
     public static func run() async {
-        await main(Self.self)
-    }
-
-    // In a generic context the compiler picks `AsyncParsableCommand.main()`; called on the
-    // concrete type from top-level code it picks the synchronous one, which refuses to run.
-    private static func main<Command: AsyncParsableCommand>(_: Command.Type) async {
-        await Command.main()
+        await runAsRoot(Self.self, arguments: Array(CommandLine.arguments.dropFirst()))
     }
 }
 

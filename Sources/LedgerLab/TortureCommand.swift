@@ -31,17 +31,15 @@ struct TortureCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            let configuration = LedgerConfiguration(durability: options.durability)
-            try CrashWorkload.prepareLedger(at: options.databasePath, configuration: configuration)
-            let log = try ackLog.map(AcknowledgementLog.init(appendingTo:)) ?? AcknowledgementLog()
-            let workload = CrashWorkload(seed: seed, operations: operations, sharesLedger: sharedLedger)
-            if let error = await workload.run(ledgerAt: options.databasePath, configuration: configuration, log: log) {
-                throw error
-            }
-            try options.output.emit(["acknowledged": log.acknowledgements.count]) {
-                "\(log.acknowledgements.count) change(s) acknowledged"
-            }
+        let configuration = LedgerConfiguration(durability: options.durability)
+        try CrashWorkload.prepareLedger(at: options.databasePath, configuration: configuration)
+        let log = try ackLog.map(AcknowledgementLog.init(appendingTo:)) ?? AcknowledgementLog()
+        let workload = CrashWorkload(seed: seed, operations: operations, sharesLedger: sharedLedger)
+        if let error = await workload.run(ledgerAt: options.databasePath, configuration: configuration, log: log) {
+            throw error
+        }
+        try options.output.emit(["acknowledged": log.acknowledgements.count]) {
+            "\(log.acknowledgements.count) change(s) acknowledged"
         }
     }
 }

@@ -1,116 +1,216 @@
 import Foundation
 import StoreLedger
 
-/// One crash run: a fresh ledger, a seeded workload cut by a fault, then the invariant check
-/// of the reopened ledger. The same parameters replay the same run.
-public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
-    public enum Trigger: Sendable, Hashable {
-        case write(Int64)
-        case sync(Int64)
+/// Seeded crash runs against a `CrashTestSubject`: run `i` uses seed `seed + i` to pick how many
+/// operations the subject makes, the durability, the fault (a power loss; an I/O error or a full
+/// disk), where it strikes (the n-th write or sync the run would make) and what a power loss
+/// keeps of the unsynced writes. Every failing run comes with the line that replays it
+/// (`CrashRun(replay:)`).
+///
+/// ```swift
+/// let report = await CrashCampaign(seed: 1, runs: 40).run(MyPurchaseCode())
+/// #expect(report.failures.isEmpty, "\(report)")
+/// ```
+///
+/// The faults are the process's (`FaultInjection`): run one campaign at a time in a process,
+/// and not beside other tests that use the fault VFS.
+public struct CrashCampaign: Sendable {
+    /// Which faults the runs take turns with.
+    public enum Fault: String, Sendable, CaseIterable {
+        /// A power loss at a write or a sync (with durability `full`, or `normal` one run in four).
+        case power
+        /// An I/O error or a full disk at a write or a sync, once or from then on.
+        case io
     }
 
+    /// The first run's seed.
     public var seed: UInt64
-    public var operations: Int
-    public var fault: FaultInjection.Fault
-    public var trigger: Trigger
-    public var lossMode: FaultInjection.LossMode
-    public var durability: Durability
-    /// For I/O errors: the error repeats for every later write or sync (a full disk).
-    public var persistent: Bool
+    /// How many runs.
+    public var runs: Int
+    /// The faults, in turn.
+    public var faults: [Fault]
+    /// The number of operations a run asks its subject for, picked in this range.
+    public var operations: ClosedRange<Int>
+    /// Where the progress line goes: standard error when it is a terminal, by default.
+    public var progress: (@Sendable (String) -> Void)?
 
     public init(
-        seed: UInt64, operations: Int, fault: FaultInjection.Fault, trigger: Trigger,
-        lossMode: FaultInjection.LossMode = .loseAll, durability: Durability = .full, persistent: Bool = false
+        seed: UInt64 = 1, runs: Int = 30, faults: [Fault] = Fault.allCases, operations: ClosedRange<Int> = 20...199,
+        progress: (@Sendable (String) -> Void)? = CrashCampaign.terminalProgress
     ) {
+        precondition(runs >= 0 && !faults.isEmpty && operations.lowerBound >= 1, "a campaign needs faults and operations")
         self.seed = seed
+        self.runs = runs
+        self.faults = faults
         self.operations = operations
-        self.fault = fault
-        self.trigger = trigger
-        self.lossMode = lossMode
-        self.durability = durability
-        self.persistent = persistent
+        self.progress = progress
     }
 
-    public var description: String {
-        let point = switch trigger {
-        case .write(let n): "--at-write \(n)"
-        case .sync(let n): "--at-sync \(n)"
+    /// Runs the campaign: each run in a fresh temporary folder, removed afterwards.
+    public func run(_ subject: some CrashTestSubject) async -> Report {
+        var report = Report()
+        let started = ContinuousClock.now
+        for index in 0..<runs {
+            let fault = faults[index % faults.count]
+            let runSeed = seed &+ UInt64(index)
+            let run = await plannedRun(fault, seed: runSeed, subject: subject)
+            let outcome = await run.runInTemporaryFolder(subject)
+            report.add(run, outcome)
+            progress?("\r[\(Int((ContinuousClock.now - started).components.seconds))s] run \(index + 1)/\(runs): \(report.summary)")
         }
-        let loss = switch lossMode {
-        case .loseAll: "lose-all"
-        case .loseRandom(let seed): "lose-random:\(seed)"
-        case .tornLastWrite: "torn"
-        case .keepAll: "keep-all"
-        }
-        let kind = switch fault {
-        case .powerLoss: "power"
-        case .ioError: persistent ? "io-persistent" : "io"
-        case .diskFull: "disk-full"
-        }
-        return "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
+        progress?("\n")
+        return report
     }
 
-    /// What happened: whether the fault fired, and the invariants it broke.
-    public struct Outcome: Sendable {
-        public var faultFired: Bool
-        public var acknowledged: Int
-        public var violations: [InvariantViolation]
+    /// The run of `seed` with `fault`. Where the fault strikes is drawn among the writes and
+    /// syncs the subject makes in a run without faults, so the run is the same at every call
+    /// when the subject's writes follow from the seed alone (the built-in workload's bursts of
+    /// concurrent payments share commits as timing allows: their count of syncs varies).
+    public func plannedRun(_ fault: Fault, seed: UInt64, subject: some CrashTestSubject) async -> CrashRun {
+        var random = SplitMix64(seed: seed)
+        let operations = operations.lowerBound + Int(random.next() % UInt64(operations.count))
+        let durability: Durability = fault == .power && random.next() % 4 == 0 ? .normal : .full
+        let (writes, syncs) = await CrashRun.withTemporaryFolder {
+            await CrashRun.measure(subject, seed: seed, operations: operations, durability: durability, in: $0)
+        }
+        let onSync = random.next() % 10 < 3 && syncs > 0
+        let trigger: CrashRun.Trigger = onSync ? .sync(1 + Int64(random.next() % UInt64(syncs)))
+            : .write(1 + Int64(random.next() % UInt64(max(writes, 1))))
+        let losses: [FaultInjection.LossMode] = [.loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll]
+        let kind: FaultInjection.Fault = fault == .power ? .powerLoss : (random.next() % 3 == 0 ? .diskFull : .ioError)
+        return CrashRun(
+            seed: seed, operations: operations, fault: kind, trigger: trigger,
+            lossMode: losses[Int(random.next() % UInt64(losses.count))], durability: durability,
+            persistent: kind == .diskFull || (kind == .ioError && random.next() % 2 == 0))
+    }
 
-        public init(faultFired: Bool, acknowledged: Int, violations: [InvariantViolation]) {
-            self.faultFired = faultFired
-            self.acknowledged = acknowledged
-            self.violations = violations
+    /// Writes the progress line on standard error when it is a terminal (rewriting one line).
+    public static var terminalProgress: (@Sendable (String) -> Void)? {
+        guard isatty(STDERR_FILENO) != 0 else { return nil }
+        return { line in FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    /// What a campaign found.
+    public struct Report: Sendable, CustomStringConvertible {
+        /// A run that broke an invariant, and the line that replays it.
+        public struct Failure: Sendable, CustomStringConvertible {
+            public var run: CrashRun
+            public var violations: [InvariantViolation]
+
+            /// `CrashRun(replay:)` takes it back.
+            public var replay: String { run.description }
+
+            public var description: String {
+                (["run \(replay)"] + violations.map { "  \($0)" }).joined(separator: "\n")
+            }
+        }
+
+        /// How many runs were made.
+        public private(set) var runs = 0
+        /// Runs whose fault struck before the subject ended.
+        public private(set) var faultsFired = 0
+        /// Acknowledged changes checked after the crashes.
+        public private(set) var acknowledgedChecked = 0
+        /// The runs that broke an invariant.
+        public private(set) var failures: [Failure] = []
+
+        public init() {}
+
+        mutating func add(_ run: CrashRun, _ outcome: CrashRun.Outcome) {
+            runs += 1
+            if outcome.faultFired { faultsFired += 1 }
+            acknowledgedChecked += outcome.acknowledged
+            if !outcome.violations.isEmpty { failures.append(Failure(run: run, violations: outcome.violations)) }
+        }
+
+        /// One line: runs, faults, acknowledged changes checked, failures.
+        public var summary: String {
+            "\(runs - failures.count) passed, \(failures.count) failed (faults struck in \(faultsFired) runs, "
+                + "\(acknowledgedChecked) acknowledged changes checked)"
+        }
+
+        public var description: String {
+            ([summary] + failures.map(\.description)).joined(separator: "\n")
+        }
+    }
+}
+
+extension CrashRun {
+    /// Runs `subject` in a fresh temporary folder, removed afterwards.
+    public func runInTemporaryFolder(_ subject: some CrashTestSubject) async -> Outcome {
+        await Self.withTemporaryFolder { await run(subject, in: $0) }
+    }
+
+    /// Reads back a run from its `description` (what a campaign prints for a failing run):
+    /// `--fault power --seed 7 --operations 40 --at-write 12 --loss lose-all --durability full`.
+    /// - Throws: `CrashRun.ReplayError` naming the part it cannot read.
+    public init(replay line: String) throws {
+        var values: [String: String] = [:]
+        let words = line.split(separator: " ").map(String.init)
+        var index = 0
+        while index < words.count {
+            let name = words[index]
+            guard name.hasPrefix("--"), index + 1 < words.count, values[name] == nil else { throw ReplayError(line: line, part: name) }
+            values[name] = words[index + 1]
+            index += 2
+        }
+        func value<T>(_ name: String, _ parse: (String) -> T?) throws -> T {
+            guard let text = values.removeValue(forKey: name), let value = parse(text) else { throw ReplayError(line: line, part: name) }
+            return value
+        }
+        let (fault, persistent): (FaultInjection.Fault, Bool) = try value("--fault") {
+            switch $0 {
+            case "power": (.powerLoss, false)
+            case "io": (.ioError, false)
+            case "io-persistent": (.ioError, true)
+            case "disk-full": (.diskFull, true)
+            default: nil
+            }
+        }
+        let seed = try value("--seed") { UInt64($0) }
+        let operations = try value("--operations") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
+        let trigger: Trigger = if values["--at-write"] != nil {
+            .write(try value("--at-write") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
+        } else {
+            .sync(try value("--at-sync") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
+        }
+        let lossMode = try value("--loss") { Self.lossMode($0) }
+        let durability = try value("--durability") { Durability(rawValue: $0) }
+        if let extra = values.keys.sorted().first { throw ReplayError(line: line, part: extra) }
+        self.init(
+            seed: seed, operations: operations, fault: fault, trigger: trigger, lossMode: lossMode, durability: durability,
+            persistent: persistent)
+    }
+
+    /// A replay line `CrashRun(replay:)` cannot read.
+    public struct ReplayError: DescribedError, Sendable, Equatable {
+        public var line: String
+        /// The flag that is missing, repeated, unknown or has a bad value.
+        public var part: String
+
+        public init(line: String, part: String) {
+            self.line = line
+            self.part = part
+        }
+
+        public var description: String { "cannot replay \"\(line)\": \(part) is missing, repeated, unknown or invalid" }
+    }
+
+    /// `lose-all`, `lose-random:SEED`, `torn` or `keep-all`.
+    public static func lossMode(_ text: String) -> FaultInjection.LossMode? {
+        switch text {
+        case "lose-all": .loseAll
+        case "torn": .tornLastWrite
+        case "keep-all": .keepAll
+        default:
+            text.hasPrefix("lose-random:") ? UInt64(text.dropFirst("lose-random:".count)).map { .loseRandom(seed: $0) } : nil
         }
     }
 
-    /// Runs in `directory` (a fresh folder). With `checkingAsFull`, a run with durability
-    /// `normal` is held to `full`'s rule (no acknowledged change lost): the control that shows
-    /// the harness can fail.
-    public func run(in directory: String, checkingAsFull: Bool = false) async -> Outcome {
-        let path = directory + "/ledger.sqlite"
-        let configuration = FaultInjection.configuration(LedgerConfiguration(durability: durability))
-        FaultInjection.reset()
-        do {
-            try CrashWorkload.prepareLedger(at: path, configuration: configuration)
-        } catch {
-            return Outcome(faultFired: false, acknowledged: 0, violations: [
-                InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)"),
-            ])
-        }
-        FaultInjection.reset()
-        FaultInjection.setLossMode(lossMode)
-        switch trigger {
-        case .write(let n): FaultInjection.arm(fault, atWrite: n, persistent: persistent)
-        case .sync(let n): FaultInjection.arm(fault, atSync: n, persistent: persistent)
-        }
-        let log = AcknowledgementLog()
-        // Every run ends with the power going (again) while the ledger is still open, so that
-        // whatever was not synced is lost whatever the fault was: an acknowledged change must
-        // have been durable, not merely in the page cache.
-        _ = await CrashWorkload(seed: seed, operations: operations)
-            .run(ledgerAt: path, configuration: configuration, log: log, powerLossAtEnd: true)
-        let fired = FaultInjection.counters.faults > 0
-        FaultInjection.powerOn()
-        FaultInjection.disarm()
-        // Only `normal` may lose a suffix, and only when the power loss loses writes.
-        let lossAllowed = durability == .normal && lossMode != .keepAll && !checkingAsFull
-        let violations = await InvariantChecker.check(
-            ledgerAt: path, configuration: configuration, acknowledged: log.acknowledgements, lossAllowed: lossAllowed)
-        return Outcome(faultFired: fired, acknowledged: log.acknowledgements.count, violations: violations)
-    }
-
-    /// How many writes and syncs the workload makes when nothing fails, to place faults.
-    public static func measure(seed: UInt64, operations: Int, durability: Durability, in directory: String) async -> (writes: Int64, syncs: Int64) {
-        let path = directory + "/measure.sqlite"
-        let configuration = FaultInjection.configuration(LedgerConfiguration(durability: durability))
-        FaultInjection.reset()
-        guard (try? CrashWorkload.prepareLedger(at: path, configuration: configuration)) != nil else { return (0, 0) }
-        FaultInjection.reset()
-        // As a run ends: the power goes before the close, whose writes then do not count.
-        _ = await CrashWorkload(seed: seed, operations: operations)
-            .run(ledgerAt: path, configuration: configuration, log: AcknowledgementLog(), powerLossAtEnd: true)
-        let counters = FaultInjection.counters
-        FaultInjection.powerOn()
-        return (counters.writes, counters.syncs)
+    static func withTemporaryFolder<T>(_ body: (String) async -> T) async -> T {
+        let folder = NSTemporaryDirectory() + "storeledger-crash-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        return await body(folder)
     }
 }

@@ -247,7 +247,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// its observers and `Transaction.updates`. The purchase succeeds whatever the store's
     /// switches (Ask to Buy, failing, interrupted, `canMakePayments`: they concern the app's
     /// own payments).
-    /// - Throws: `PaymentQueueError.unknownProduct`.
+    /// - Throws: `UnknownProductError`.
     public func buyProduct(productIdentifier: String) throws {
         _ = try buy(NewPayment(productID: productIdentifier))
     }

@@ -151,7 +151,7 @@ import Testing
             }
             let bought = results.compactMap { try? $0.get() }
             #expect(bought.count == 31 && bought.allSatisfy { $0.state == .purchased })
-            #expect(results.contains { if case .failure(PaymentQueueError.unknownProduct("workload.unknown")) = $0 { true } else { false } })
+            #expect(results.contains { if case .failure(let error as UnknownProductError) = $0 { error.productIdentifier == "workload.unknown" } else { false } })
             let syncs = FaultInjection.counters.syncs
             #expect(syncs < 62, "31 payments ask for 62 commits; group commit shares them (\(syncs) syncs)")
             #expect(try queue.ledger.allTransactions().count == 31)

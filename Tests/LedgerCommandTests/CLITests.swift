@@ -9,7 +9,7 @@ import Testing
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let result = try LedgerProcess.run(arguments + ["--database", workspace.database])
             #expect(result.status == 66)
-            #expect(result.stderr.contains("no ledger at \(workspace.database)"))
+            #expect(result.stderr.contains("no ledger at \(workspace.database) (create one with `ledger init`"))
             #expect(result.stdout.isEmpty)
             #expect(!FileManager.default.fileExists(atPath: workspace.database))
         }
@@ -119,6 +119,7 @@ import Testing
             #expect(missing.status == 66)
             let list = try workspace.ledger("products", "import", Repository.fixture("ids-products.plist"))
             #expect(list.status == 65 && list.stderr.contains("list of product identifiers"))
+            #expect(list.stderr.contains("(to buy these identifiers, request them with `ledger products request --ids-file`)"))
         }
     }
 }
@@ -187,7 +188,8 @@ extension CLIWorkspace {
     @Test func badInputGetsItsExitCodeAndChangesNothing() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let cases: [([String], Int32, String)] = [
-                (["purchase", "com.example.nope"], 1, "unknown product \"com.example.nope\""),
+                (["purchase", "com.example.nope"], 1,
+                 "error: unknown product \"com.example.nope\": it is not in the ledger's catalog (import it with `ledger products import`)"),
                 (["purchase", "com.example.level1", "--quantity", "0"], 65, "invalid quantity 0"),
                 (["purchase", "com.example.level1", "--quantity", "11"], 65, "invalid quantity 11"),
                 (["purchase", "com.example.level1", "--account", "not-a-uuid"], 65, "invalid account \"not-a-uuid\""),

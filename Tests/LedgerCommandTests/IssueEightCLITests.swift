@@ -131,6 +131,7 @@ import Testing
             #expect(result.status == 75, "\(result.stderr)")
             #expect(result.stderr.contains("another process holds the ledger"), "\(result.stderr)")
             #expect(result.stderr.contains("is busy"), "\(result.stderr)")
+            #expect(result.stderr.contains("nothing was changed (try again, or wait longer with --wait SECONDS)"), "\(result.stderr)")
             #expect(fileBytes(workspace.database) == before)
             // Released, the same command goes through.
             #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)

@@ -89,8 +89,8 @@ import Testing
             #expect {
                 try Ledger.open(at: path)
             } throws: { error in
-                guard case LedgerError.corrupted(let errorPath, let reason) = error else { return false }
-                return errorPath == path && reason.hasPrefix("truncated")
+                guard let error = error as? LedgerError, error.code == .corrupted else { return false }
+                return error.path == path && error.reason.hasPrefix("truncated")
             }
             #expect(fileBytes(path) == truncated)
         }
@@ -187,8 +187,8 @@ import Testing
             #expect {
                 try Ledger.open(at: path)
             } throws: { error in
-                guard case LedgerError.unusable(_, let reason) = error else { return false }
-                return reason.contains("journal_mode is delete, not wal")
+                guard let error = error as? LedgerError, error.code == .unusable else { return false }
+                return error.reason.contains("journal_mode is delete, not wal")
             }
         }
     }

@@ -31,7 +31,7 @@ import Testing
 
     @Test func unknownAndEmptyProductsAreRefused() async throws {
         try await withLedger { (ledger, _) throws in
-            #expect(throws: PaymentQueueError.unknownProduct("nope")) { try ledger.addPayment(NewPayment(productID: "nope")) }
+            #expect(throws: UnknownProductError(productIdentifier: "nope")) { try ledger.addPayment(NewPayment(productID: "nope")) }
             #expect(throws: PaymentQueueError.emptyProductIdentifier) { try ledger.addPayment(NewPayment(productID: "")) }
             #expect(try ledger.counts().transactions == 0)
             // A refused payment does not use up an id.

@@ -177,7 +177,7 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
     @Test func rejectedPaymentsChangeNothing() async throws {
         try await withSampleLedger { path in
             let queue = try PaymentQueue(path: path)
-            await #expect(throws: PaymentQueueError.unknownProduct("com.example.nope")) {
+            await #expect(throws: UnknownProductError(productIdentifier: "com.example.nope")) {
                 try await queue.add(Payment(productID: "com.example.nope"))
             }
             await #expect(throws: PaymentQueueError.invalidQuantity(11)) {
@@ -316,6 +316,7 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
     @Test func everyPublicErrorIsALocalizedErrorThatSaysWhatItPrints() {
         let errors: [any Error & CustomStringConvertible] = [
             LedgerError.missingLedger(path: "/tmp/x"), PaymentQueueError.unknownTransaction(7),
+            UnknownProductError(productIdentifier: "com.example.nope"),
             StoreControlError.alreadyRefunded(3), CatalogError.missingFile(path: "/tmp/p.storekit"),
             StoreSettingError(control: .timeRate, value: "fast"),
             TransactionError(code: .paymentCancelled),
@@ -325,5 +326,29 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
             #expect(!error.description.isEmpty)
         }
         #expect(TransactionError(code: .paymentCancelled).localizedDescription == "The user cancelled the payment.")
+    }
+}
+
+@Suite struct LibraryTextTests {
+    /// The libraries' messages reach an app's users, who have no `ledger` tool: only the CLI
+    /// adds hints about its commands (`failure(_:)` in LedgerCommand).
+    @Test func noLibraryMessageTellsItsReaderToRunTheLedgerTool() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources").standardizedFileURL
+        var checked = 0
+        for module in ["LedgerStore", "StoreLedger", "OpenStoreKit", "OpenStoreKitTest", "LedgerTesting"] {
+            let folder = sources.appendingPathComponent(module)
+            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            for file in files {
+                checked += 1
+                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    guard !code.hasPrefix("//"), let quote = code.firstIndex(of: "\"") else { continue }
+                    #expect(!code[quote...].contains("`ledger "), "\(file.lastPathComponent):\(number + 1): \(code)")
+                }
+            }
+        }
+        #expect(checked > 50)
     }
 }

@@ -191,13 +191,13 @@ import Testing
         try await StoreFixture.with { store in
             let ledger = store.ledger
             try ledger.updatePromotionOrder(byIDs: [SampleCatalog.consumable])
-            #expect(throws: StoreControlError.unknownProduct("com.example.nope")) {
+            #expect(throws: UnknownProductError(productIdentifier: "com.example.nope")) {
                 try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, "com.example.nope"])
             }
             #expect(throws: StoreControlError.duplicatePromotion(SampleCatalog.nonConsumable)) {
                 try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, SampleCatalog.nonConsumable])
             }
-            #expect(throws: StoreControlError.unknownProduct("x")) { try ledger.updatePromotionVisibility(.hidden, for: "x") }
+            #expect(throws: UnknownProductError(productIdentifier: "x")) { try ledger.updatePromotionVisibility(.hidden, for: "x") }
             #expect(try ledger.promotionOrder() == [PromotionInfo(productID: SampleCatalog.consumable)])
         }
     }

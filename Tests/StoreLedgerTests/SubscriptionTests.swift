@@ -226,7 +226,7 @@ import Testing
             #expect(throws: StoreControlError.notAutoRenewable(SampleCatalog.nonConsumable)) {
                 try store.session.expireSubscription(SampleCatalog.nonConsumable)
             }
-            #expect(throws: StoreControlError.unknownProduct("nope")) { try store.session.setAutoRenew(false, for: "nope") }
+            #expect(throws: UnknownProductError(productIdentifier: "nope")) { try store.session.setAutoRenew(false, for: "nope") }
             await #expect(throws: StoreControlError.noSubscription(SampleCatalog.subscription)) {
                 try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
             }

@@ -18,12 +18,10 @@ struct BackupCommand: AsyncParsableCommand {
     var destination: String
 
     func run() async throws {
-        try await reportingFailures {
-            let ledger = try options.openLedgerForReading()
-            try ledger.backup(to: destination)
-            try options.output.emit(BackupResult(source: ledger.path, backup: destination, verified: true)) {
-                "backed up \(ledger.path) to \(destination) (verified)"
-            }
+        let ledger = try options.openLedgerForReading()
+        try ledger.backup(to: destination)
+        try options.output.emit(BackupResult(source: ledger.path, backup: destination, verified: true)) {
+            "backed up \(ledger.path) to \(destination) (verified)"
         }
     }
 

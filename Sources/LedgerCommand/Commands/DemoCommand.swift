@@ -21,11 +21,9 @@ struct DemoCommand: AsyncParsableCommand {
     var database: String { options.database ?? "ledger-demo.sqlite" }
 
     func run() async throws {
-        try await reportingFailures {
-            try prepareFreshLedger()
-            let summary = try await tour()
-            try options.output.emit(summary) { "" }
-        }
+        try prepareFreshLedger()
+        let summary = try await tour()
+        try options.output.emit(summary) { "" }
     }
 
     /// What the tour did, for `--json`.

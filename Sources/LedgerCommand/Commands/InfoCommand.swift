@@ -8,30 +8,28 @@ struct InfoCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let ledger = try options.openLedgerForReading()
-            let counts = try ledger.counts()
-            let settings = try StoreSettings(ledger: ledger)
-            let migrations = try ledger.appliedMigrations()
-            let info = Info(
-                path: ledger.path, schemaVersion: migrations.last ?? "", migrations: migrations,
-                durability: ledger.configuration.durability.rawValue, storefront: settings.storefront.countryCode,
-                locale: settings.locale, counts: counts)
-            try options.output.emit(info) {
-                var lines = [
-                    "path:          \(info.path)",
-                    "schema:        \(info.schemaVersion) (\(migrations.count) migration(s))",
-                    "durability:    \(info.durability) (this command's --durability; not stored in the file)",
-                    "storefront:    \(info.storefront) (\(info.locale))",
-                    "products:      \(counts.products)",
-                    "transactions:  \(counts.transactions) (\(counts.unfinished) unfinished)",
-                ]
-                for state in TransactionState.allCases {
-                    lines.append("  \(state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.byState[state.rawValue] ?? 0)")
-                }
-                lines.append("events:        \(counts.events)")
-                return lines.joined(separator: "\n")
+        let ledger = try options.openLedgerForReading()
+        let counts = try ledger.counts()
+        let settings = try StoreSettings(ledger: ledger)
+        let migrations = try ledger.appliedMigrations()
+        let info = Info(
+            path: ledger.path, schemaVersion: migrations.last ?? "", migrations: migrations,
+            durability: ledger.configuration.durability.rawValue, storefront: settings.storefront.countryCode,
+            locale: settings.locale, counts: counts)
+        try options.output.emit(info) {
+            var lines = [
+                "path:          \(info.path)",
+                "schema:        \(info.schemaVersion) (\(migrations.count) migration(s))",
+                "durability:    \(info.durability) (this command's --durability; not stored in the file)",
+                "storefront:    \(info.storefront) (\(info.locale))",
+                "products:      \(counts.products)",
+                "transactions:  \(counts.transactions) (\(counts.unfinished) unfinished)",
+            ]
+            for state in TransactionState.allCases {
+                lines.append("  \(state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.byState[state.rawValue] ?? 0)")
             }
+            lines.append("events:        \(counts.events)")
+            return lines.joined(separator: "\n")
         }
     }
 

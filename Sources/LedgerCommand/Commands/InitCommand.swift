@@ -8,13 +8,11 @@ struct InitCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let existed = try Ledger.exists(at: options.databasePath)
-            let ledger = try options.openLedger(mode: .createIfMissing)
-            let migrations = try ledger.appliedMigrations()
-            try options.output.emit(InitResult(path: ledger.path, created: !existed, migrations: migrations)) {
-                existed ? "ledger \(ledger.path) already exists; left as it is" : "created ledger \(ledger.path)"
-            }
+        let existed = try Ledger.exists(at: options.databasePath)
+        let ledger = try options.openLedger(mode: .createIfMissing)
+        let migrations = try ledger.appliedMigrations()
+        try options.output.emit(InitResult(path: ledger.path, created: !existed, migrations: migrations)) {
+            existed ? "ledger \(ledger.path) already exists; left as it is" : "created ledger \(ledger.path)"
         }
     }
 

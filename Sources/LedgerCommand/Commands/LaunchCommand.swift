@@ -17,21 +17,19 @@ struct LaunchCommand: AsyncParsableCommand {
     var finish = false
 
     func run() async throws {
-        try await reportingFailures {
-            let queue = try options.openQueue()
-            let observer = RecordingObserver(finishing: finish)
-            try await queue.add(observer)
-            if let failure = observer.failure { throw failure }
-            let result = LaunchResult(
-                delivered: observer.delivered, finished: observer.finished,
-                completedAtLaunch: queue.completedAtLaunch.map(\.id))
-            try options.output.emit(result) {
-                var lines = queue.completedAtLaunch.map { "completed at launch: #\($0.id) -> \($0.state.rawValue)" }
-                lines += result.delivered.isEmpty ? ["nothing delivered: no unfinished transactions"]
-                    : result.delivered.map { "delivered " + describe($0) }
-                lines += result.finished.map { "finished #\($0)" }
-                return lines.joined(separator: "\n")
-            }
+        let queue = try options.openQueue()
+        let observer = RecordingObserver(finishing: finish)
+        try await queue.add(observer)
+        if let failure = observer.failure { throw failure }
+        let result = LaunchResult(
+            delivered: observer.delivered, finished: observer.finished,
+            completedAtLaunch: queue.completedAtLaunch.map(\.id))
+        try options.output.emit(result) {
+            var lines = queue.completedAtLaunch.map { "completed at launch: #\($0.id) -> \($0.state.rawValue)" }
+            lines += result.delivered.isEmpty ? ["nothing delivered: no unfinished transactions"]
+                : result.delivered.map { "delivered " + describe($0) }
+            lines += result.finished.map { "finished #\($0)" }
+            return lines.joined(separator: "\n")
         }
     }
 

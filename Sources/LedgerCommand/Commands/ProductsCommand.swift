@@ -59,20 +59,18 @@ struct ProductsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingFailures {
-                // Read and check every file before the ledger is touched, so a refused import creates nothing.
-                let checked = try ProductCatalog.readConfigurations(at: files)
-                let ledger = try options.openLedger(mode: .createIfMissing)
-                let result = try ProductCatalog(ledger: ledger).importConfigurations(checked)
-                let settings = try StoreSettings(ledger: ledger)
-                for warning in result.warnings { Output.message("warning: \(warning)") }
-                try options.output.emit(ImportResult(
-                    imported: result.productIDs, files: files, storefront: settings.storefront.countryCode,
-                    locale: settings.locale, fileSettings: result.settings, warnings: result.warnings)
-                ) {
-                    "imported \(result.productIDs.count) product(s) from \(files.count) file(s); storefront "
-                        + "\(settings.storefront.countryCode) (\(settings.locale))"
-                }
+            // Read and check every file before the ledger is touched, so a refused import creates nothing.
+            let checked = try ProductCatalog.readConfigurations(at: files)
+            let ledger = try options.openLedger(mode: .createIfMissing)
+            let result = try ProductCatalog(ledger: ledger).importConfigurations(checked)
+            let settings = try StoreSettings(ledger: ledger)
+            for warning in result.warnings { Output.message("warning: \(warning)") }
+            try options.output.emit(ImportResult(
+                imported: result.productIDs, files: files, storefront: settings.storefront.countryCode,
+                locale: settings.locale, fileSettings: result.settings, warnings: result.warnings)
+            ) {
+                "imported \(result.productIDs.count) product(s) from \(files.count) file(s); storefront "
+                    + "\(settings.storefront.countryCode) (\(settings.locale))"
             }
         }
 
@@ -92,14 +90,12 @@ struct ProductsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedgerForReading()
-                let settings = try StoreSettings(ledger: ledger)
-                let views = try ledger.allProducts().map { ProductView($0, settings: settings) }
-                try options.output.emit(["products": views]) {
-                    views.isEmpty ? "no products (import some with `ledger products import FILE.storekit`)"
-                        : views.map(\.line).joined(separator: "\n")
-                }
+            let ledger = try options.openLedgerForReading()
+            let settings = try StoreSettings(ledger: ledger)
+            let views = try ledger.allProducts().map { ProductView($0, settings: settings) }
+            try options.output.emit(["products": views]) {
+                views.isEmpty ? "no products (import some with `ledger products import FILE.storekit`)"
+                    : views.map(\.line).joined(separator: "\n")
             }
         }
     }
@@ -128,17 +124,15 @@ struct ProductsCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingFailures {
-                var requested = identifiers
-                for file in idsFiles { requested += try ProductIdentifierList(contentsOf: file).productIDs }
-                let ledger = try options.openLedgerForReading()
-                let settings = try StoreSettings(ledger: ledger)
-                let response = try ProductCatalog(ledger: ledger).products(for: requested)
-                let views = response.products.map { ProductView($0, settings: settings) }
-                try options.output.emit(RequestResult(products: views, invalidProductIdentifiers: response.invalidProductIdentifiers)) {
-                    (views.map(\.line) + response.invalidProductIdentifiers.map { "\($0)  invalid identifier" })
-                        .joined(separator: "\n")
-                }
+            var requested = identifiers
+            for file in idsFiles { requested += try ProductIdentifierList(contentsOf: file).productIDs }
+            let ledger = try options.openLedgerForReading()
+            let settings = try StoreSettings(ledger: ledger)
+            let response = try ProductCatalog(ledger: ledger).products(for: requested)
+            let views = response.products.map { ProductView($0, settings: settings) }
+            try options.output.emit(RequestResult(products: views, invalidProductIdentifiers: response.invalidProductIdentifiers)) {
+                (views.map(\.line) + response.invalidProductIdentifiers.map { "\($0)  invalid identifier" })
+                    .joined(separator: "\n")
             }
         }
 

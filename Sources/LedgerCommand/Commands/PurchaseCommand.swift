@@ -68,14 +68,12 @@ struct PurchaseCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            var payment = Payment(
-                productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
-                idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
-            payment.discount = try discount()
-            let transaction = try await options.openQueue().add(payment)
-            try options.output.emit(transaction) { describe(transaction) }
-        }
+        var payment = Payment(
+            productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
+            idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
+        payment.discount = try discount()
+        let transaction = try await options.openQueue().add(payment)
+        try options.output.emit(transaction) { describe(transaction) }
     }
 
     /// The promotional offer of `--promotional-offer` and its signature, if any.

@@ -74,7 +74,7 @@ struct StoreCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures { try StoreCommand.emitSettings(options, try options.openLedgerForReading()) }
+            try StoreCommand.emitSettings(options, try options.openLedgerForReading())
         }
     }
 
@@ -98,12 +98,10 @@ struct StoreCommand: AsyncParsableCommand {
         var value: String
 
         func run() async throws {
-            try await reportingFailures {
-                _ = try key.apply(value, to: StoreSettings())   // a bad value changes nothing, opens nothing
-                let session = StoreTestSession(ledger: try options.openLedger())
-                try session.set(key, to: value)
-                try StoreCommand.emitSettings(options, session.ledger)
-            }
+            _ = try key.apply(value, to: StoreSettings())   // a bad value changes nothing, opens nothing
+            let session = StoreTestSession(ledger: try options.openLedger())
+            try session.set(key, to: value)
+            try StoreCommand.emitSettings(options, session.ledger)
         }
     }
 
@@ -118,12 +116,10 @@ struct StoreCommand: AsyncParsableCommand {
         var file: String
 
         func run() async throws {
-            try await reportingFailures {
-                let configuration = try StoreKitConfiguration(contentsOf: file)
-                let session = StoreTestSession(ledger: try options.openLedger())
-                try session.applySettings(of: configuration)
-                try StoreCommand.emitSettings(options, session.ledger)
-            }
+            let configuration = try StoreKitConfiguration(contentsOf: file)
+            let session = StoreTestSession(ledger: try options.openLedger())
+            try session.applySettings(of: configuration)
+            try StoreCommand.emitSettings(options, session.ledger)
         }
     }
 
@@ -134,10 +130,8 @@ struct StoreCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let deleted = try StoreTestSession(ledger: try options.openLedger()).clearTransactions()
-                try options.output.emit(["deleted": deleted]) { "deleted \(deleted) transaction(s)" }
-            }
+            let deleted = try StoreTestSession(ledger: try options.openLedger()).clearTransactions()
+            try options.output.emit(["deleted": deleted]) { "deleted \(deleted) transaction(s)" }
         }
     }
 
@@ -150,10 +144,8 @@ struct StoreCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            try await reportingFailures {
-                try StoreTestSession(ledger: try options.openLedger()).deleteTransaction(id)
-                try options.output.emit(["deleted": id]) { "deleted transaction #\(id)" }
-            }
+            try StoreTestSession(ledger: try options.openLedger()).deleteTransaction(id)
+            try options.output.emit(["deleted": id]) { "deleted transaction #\(id)" }
         }
     }
 
@@ -168,12 +160,10 @@ struct StoreCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            try await reportingFailures {
-                let replacement = try await StoreTestSession(ledger: try options.openLedger()).resolveIssueForTransaction(id)
-                try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
-                    replacement.map { "resolved #\(id); its new purchase: " + describe($0) }
-                        ?? "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
-                }
+            let replacement = try await StoreTestSession(ledger: try options.openLedger()).resolveIssueForTransaction(id)
+            try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
+                replacement.map { "resolved #\(id); its new purchase: " + describe($0) }
+                    ?? "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
             }
         }
 
@@ -217,13 +207,11 @@ struct ClockCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedgerForReading()
-                let now = try ledger.storeDate()
-                let rate = try StoreSettings(ledger: ledger).timeRate
-                try options.output.emit(Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)) {
-                    "store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) (time rate \(rate.name))"
-                }
+            let ledger = try options.openLedgerForReading()
+            let now = try ledger.storeDate()
+            let rate = try StoreSettings(ledger: ledger).timeRate
+            try options.output.emit(Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)) {
+                "store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) (time rate \(rate.name))"
             }
         }
 
@@ -250,14 +238,12 @@ struct ClockCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await reportingFailures {
-                _ = try StoreTime.date(after: duration[0], from: Date())   // a bad duration opens nothing
-                let session = StoreTestSession(ledger: try options.openLedger())
-                let now = try session.ledger.storeDate()
-                let interval = try StoreTime.date(after: duration[0], from: now).timeIntervalSince(now)
-                let renewed = try await session.advanceClock(by: interval)
-                try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
-            }
+            _ = try StoreTime.date(after: duration[0], from: Date())   // a bad duration opens nothing
+            let session = StoreTestSession(ledger: try options.openLedger())
+            let now = try session.ledger.storeDate()
+            let interval = try StoreTime.date(after: duration[0], from: now).timeIntervalSince(now)
+            let renewed = try await session.advanceClock(by: interval)
+            try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
         }
     }
 
@@ -271,12 +257,10 @@ struct ClockCommand: AsyncParsableCommand {
         var date: String
 
         func run() async throws {
-            try await reportingFailures {
-                let target = try StoreTime.date(date)
-                let session = StoreTestSession(ledger: try options.openLedger())
-                let renewed = try await session.setClock(to: target)
-                try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
-            }
+            let target = try StoreTime.date(date)
+            let session = StoreTestSession(ledger: try options.openLedger())
+            let renewed = try await session.setClock(to: target)
+            try ClockCommand.emitMoved(options, now: try session.ledger.storeDate(), renewed: renewed)
         }
     }
 }

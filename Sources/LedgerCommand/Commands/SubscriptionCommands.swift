@@ -25,13 +25,11 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         var groupOrProduct: String
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openQueue().ledger
-                let status = try ledger.subscriptionStatus(forProductOrGroup: groupOrProduct)
-                try options.output.emit(StatusOutput(status: status)) {
-                    guard let status else { return "\(groupOrProduct): never bought" }
-                    return summary(status)
-                }
+            let ledger = try options.openQueue().ledger
+            let status = try ledger.subscriptionStatus(forProductOrGroup: groupOrProduct)
+            try options.output.emit(StatusOutput(status: status)) {
+                guard let status else { return "\(groupOrProduct): never bought" }
+                return summary(status)
             }
         }
 
@@ -77,10 +75,8 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         var productID: String
 
         func run() async throws {
-            try await reportingFailures {
-                let renewal = try await StoreTestSession(ledger: try options.openLedger()).forceRenewalOfSubscription(productID)
-                try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
-            }
+            let renewal = try await StoreTestSession(ledger: try options.openLedger()).forceRenewalOfSubscription(productID)
+            try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
         }
     }
 
@@ -94,10 +90,8 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         var productID: String
 
         func run() async throws {
-            try await reportingFailures {
-                let expired = try StoreTestSession(ledger: try options.openLedger()).expireSubscription(productID)
-                try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
-            }
+            let expired = try StoreTestSession(ledger: try options.openLedger()).expireSubscription(productID)
+            try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
         }
     }
 
@@ -117,12 +111,10 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         var state: Switch
 
         func run() async throws {
-            try await reportingFailures {
-                let session = StoreTestSession(ledger: try options.openLedger())
-                try session.setAutoRenew(state == .on, for: productID)
-                try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
-                    "auto-renew \(state.rawValue) for \(productID)"
-                }
+            let session = StoreTestSession(ledger: try options.openLedger())
+            try session.setAutoRenew(state == .on, for: productID)
+            try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
+                "auto-renew \(state.rawValue) for \(productID)"
             }
         }
 
@@ -153,10 +145,8 @@ struct RefundCommand: AsyncParsableCommand {
     var reason: RevocationReason = .other
 
     func run() async throws {
-        try await reportingFailures {
-            let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason)
-            try options.output.emit(refunded) { "refunded " + describe(refunded) }
-        }
+        let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason)
+        try options.output.emit(refunded) { "refunded " + describe(refunded) }
     }
 }
 
@@ -179,21 +169,19 @@ struct RestoreCommand: AsyncParsableCommand {
     var includeNonRenewing = false
 
     func run() async throws {
-        try await reportingFailures {
-            _ = try parseAccount(account)
-            let result = try await options.openQueue().restoreCompletedTransactions(
-                applicationUsername: account, includeNonRenewing: includeNonRenewing)
-            var error: String?
-            if case .failed(let failure) = result.outcome { error = "\(failure)" }
-            let restored = try result.restored.all()
-            try options.output.emit(Restored(restored: restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
-                if let error { return "restore failed: \(error)" }
-                return restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
-                    : (["restore finished: \(restored.count) transaction(s) restored"] + restored.map(describe))
-                        .joined(separator: "\n")
-            }
-            if let error { throw CommandRefusal(description: "restore failed: \(error)") }
+        _ = try parseAccount(account)
+        let result = try await options.openQueue().restoreCompletedTransactions(
+            applicationUsername: account, includeNonRenewing: includeNonRenewing)
+        var error: String?
+        if case .failed(let failure) = result.outcome { error = "\(failure)" }
+        let restored = try result.restored.all()
+        try options.output.emit(Restored(restored: restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
+            if let error { return "restore failed: \(error)" }
+            return restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
+                : (["restore finished: \(restored.count) transaction(s) restored"] + restored.map(describe))
+                    .joined(separator: "\n")
         }
+        if let error { throw CommandRefusal(description: "restore failed: \(error)") }
     }
 
     struct Restored: Encodable {
@@ -225,11 +213,9 @@ struct EntitlementsCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let entitlements = try options.openQueue().currentEntitlements()
-            try options.output.emit(["entitlements": entitlements]) {
-                entitlements.isEmpty ? "no entitlements" : entitlements.map(describe).joined(separator: "\n")
-            }
+        let entitlements = try options.openQueue().currentEntitlements()
+        try options.output.emit(["entitlements": entitlements]) {
+            entitlements.isEmpty ? "no entitlements" : entitlements.map(describe).joined(separator: "\n")
         }
     }
 }
@@ -276,10 +262,8 @@ struct PromotionsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedgerForReading()
-                try PromotionsCommand.emit(options, ledger, try ledger.promotionOrder())
-            }
+            let ledger = try options.openLedgerForReading()
+            try PromotionsCommand.emit(options, ledger, try ledger.promotionOrder())
         }
     }
 
@@ -293,10 +277,8 @@ struct PromotionsCommand: AsyncParsableCommand {
         var productIDs: [String] = []
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionOrder(byIDs: productIDs))
-            }
+            let ledger = try options.openLedger()
+            try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionOrder(byIDs: productIDs))
         }
     }
 
@@ -312,10 +294,8 @@ struct PromotionsCommand: AsyncParsableCommand {
         var visibility: PromotionVisibility
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionVisibility(visibility, for: productID))
-            }
+            let ledger = try options.openLedger()
+            try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionVisibility(visibility, for: productID))
         }
     }
 
@@ -325,10 +305,8 @@ struct PromotionsCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            try await reportingFailures {
-                let ledger = try options.openLedger()
-                try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotions([]))
-            }
+            let ledger = try options.openLedger()
+            try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotions([]))
         }
     }
 }

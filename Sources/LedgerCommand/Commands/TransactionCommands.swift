@@ -33,10 +33,8 @@ struct DeclineCommand: AsyncParsableCommand {
 private func changeTransaction(
     _ options: GlobalOptions, _ change: (PaymentQueue) async throws -> PaymentTransaction
 ) async throws {
-    try await reportingFailures {
-        let transaction = try await change(try options.openQueue())
-        try options.output.emit(transaction) { describe(transaction) }
-    }
+    let transaction = try await change(try options.openQueue())
+    try options.output.emit(transaction) { describe(transaction) }
 }
 
 struct FinishCommand: AsyncParsableCommand {
@@ -55,12 +53,10 @@ struct FinishCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            let result = try await options.openQueue().finishTransactions(ids)
-            try options.output.emit(["finished": result.transactions, "replacements": result.replacements]) {
-                (result.transactions.map(describe) + result.replacements.map { "new purchase replacing an interrupted one: " + describe($0) })
-                    .joined(separator: "\n")
-            }
+        let result = try await options.openQueue().finishTransactions(ids)
+        try options.output.emit(["finished": result.transactions, "replacements": result.replacements]) {
+            (result.transactions.map(describe) + result.replacements.map { "new purchase replacing an interrupted one: " + describe($0) })
+                .joined(separator: "\n")
         }
     }
 }
@@ -93,13 +89,11 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            let filter = TransactionFilter(
-                state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit)
-            let transactions = try options.openLedgerForReading().transactions(matching: filter)
-            try options.output.emit(["transactions": transactions]) {
-                transactions.isEmpty ? "no transactions" : transactions.map(describe).joined(separator: "\n")
-            }
+        let filter = TransactionFilter(
+            state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit)
+        let transactions = try options.openLedgerForReading().transactions(matching: filter)
+        try options.output.emit(["transactions": transactions]) {
+            transactions.isEmpty ? "no transactions" : transactions.map(describe).joined(separator: "\n")
         }
     }
 }
@@ -116,17 +110,15 @@ struct ShowCommand: AsyncParsableCommand {
     var id: UInt64
 
     func run() async throws {
-        try await reportingFailures {
-            let ledger = try options.openLedgerForReading()
-            guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
-            let events = try ledger.events(of: id)
-            try options.output.emit(Shown(transaction: transaction, events: events)) {
-                ([describe(transaction)] + events.map { event in
-                    let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
-                    return "  \(event.sequence)  \(event.kind.rawValue)  \(change)\(event.toState.rawValue)  \(event.date)"
-                        + (event.detail.map { "  \($0)" } ?? "")
-                }).joined(separator: "\n")
-            }
+        let ledger = try options.openLedgerForReading()
+        guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+        let events = try ledger.events(of: id)
+        try options.output.emit(Shown(transaction: transaction, events: events)) {
+            ([describe(transaction)] + events.map { event in
+                let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
+                return "  \(event.sequence)  \(event.kind.rawValue)  \(change)\(event.toState.rawValue)  \(event.date)"
+                    + (event.detail.map { "  \($0)" } ?? "")
+            }).joined(separator: "\n")
         }
     }
 

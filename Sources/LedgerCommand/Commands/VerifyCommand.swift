@@ -18,19 +18,17 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let ledger = try options.openLedgerForReading()
-            let problems = try ledger.verify()
-            let migrations = try ledger.appliedMigrations()
-            let report = Report(
-                path: ledger.path, schemaVersion: migrations.last ?? "", ok: problems.isEmpty,
-                problems: problems.map { Problem(transactionID: $0.transactionID, message: $0.message) })
-            try options.output.emit(report) {
-                problems.isEmpty ? "ok: \(ledger.path) (schema \(report.schemaVersion)) holds every invariant"
-                    : problems.map(\.description).joined(separator: "\n")
-            }
-            if !problems.isEmpty { throw ExitCode(LedgerExitCode.problemsFound) }
+        let ledger = try options.openLedgerForReading()
+        let problems = try ledger.verify()
+        let migrations = try ledger.appliedMigrations()
+        let report = Report(
+            path: ledger.path, schemaVersion: migrations.last ?? "", ok: problems.isEmpty,
+            problems: problems.map { Problem(transactionID: $0.transactionID, message: $0.message) })
+        try options.output.emit(report) {
+            problems.isEmpty ? "ok: \(ledger.path) (schema \(report.schemaVersion)) holds every invariant"
+                : problems.map(\.description).joined(separator: "\n")
         }
+        if !problems.isEmpty { throw ExitCode(LedgerExitCode.problemsFound) }
     }
 
     struct Report: Encodable {

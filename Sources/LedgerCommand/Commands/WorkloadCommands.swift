@@ -16,15 +16,13 @@ struct HoldPurchasesCommand: AsyncParsableCommand {
     var productIDs: [String]
 
     func run() async throws {
-        try await reportingFailures {
-            let queue = try options.openQueue()
-            for productID in productIDs {
-                let transaction = try await queue.add(Payment(productID: productID))
-                line(["op": "purchase", "id": "\(transaction.id)", "state": transaction.state.rawValue])
-            }
-            line(["op": "holding"])
-            while true { try await Task.sleep(for: .seconds(3600)) }
+        let queue = try options.openQueue()
+        for productID in productIDs {
+            let transaction = try await queue.add(Payment(productID: productID))
+            line(["op": "purchase", "id": "\(transaction.id)", "state": transaction.state.rawValue])
         }
+        line(["op": "holding"])
+        while true { try await Task.sleep(for: .seconds(3600)) }
     }
 
     /// One JSON object on stdout, written at once (no buffering) so the parent reads it now.

@@ -28,55 +28,68 @@ struct CommandRefusal: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Runs a command's body, turning every error into a message on stderr and its exit code. The
-/// ledgers it opened are closed before it returns, whatever happened.
-package func reportingFailures(_ body: () async throws -> Void) async throws {
-    let failure: (any Error)?
+/// Parses `arguments` as `root`'s command line and runs the command, then exits: the one place
+/// where `ledger` (and the lab) turn an error into a message on stderr and an exit code. The
+/// ledgers a command opened are closed before the process exits, whatever happened.
+package func runAsRoot(_ root: any ParsableCommand.Type, arguments: [String]) async -> Never {
+    let parsed: any ParsableCommand
     do {
-        try await body()
-        failure = OpenLedgers.closeAll()
+        parsed = try root.parseAsRoot(arguments)
+    } catch {
+        root.exit(withError: error)  // usage errors, help and --version, as argument-parser prints them
+    }
+    do {
+        if var command = parsed as? any AsyncParsableCommand {
+            try await command.run()
+        } else {
+            var command = parsed
+            try command.run()
+        }
+        if let failure = OpenLedgers.closeAll() { throw failure }
     } catch {
         _ = OpenLedgers.closeAll()
-        failure = error
+        root.exit(withError: reported(error))
     }
-    if let failure { throw reported(failure) }
+    root.exit()
 }
 
-/// What the command throws for `error`: argument-parser's own errors as they are; any other
-/// error is printed on stderr (with a hint where one helps) and becomes its exit code.
+/// What the process exits with for `error`: argument-parser's own errors as they are; any
+/// other error is printed on stderr (with a hint of `ledger`'s where one helps) and becomes its
+/// exit code.
 private func reported(_ error: any Error) -> any Error {
-    switch error {
-    case is ExitCode, is ValidationError:
-        return error
-    case LedgerError.missingLedger(let path):
-        Output.message("error: no ledger at \(path) (create one with `ledger init` or `ledger products import FILE.storekit`)")
-    case LedgerError.busy:
-        Output.message("error: \(error); try again, or wait longer with --wait SECONDS")
-    default:
-        Output.message("error: " + cut("\(error)", after: 1_000))
-    }
-    return ExitCode(exitCode(for: error))
+    // Argument-parser's own errors (ExitCode, ValidationError, CleanExit, and the one its
+    // `help` subcommand throws to print the help) are its to print and to map.
+    if String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") { return error }
+    let (code, hint) = failure(error)
+    Output.message("error: " + cut("\(error)", after: 1_000) + (hint.map { " (\($0))" } ?? ""))
+    return ExitCode(code)
 }
 
-func exitCode(for error: any Error) -> Int32 {
+/// Every error a command can end with: its exit code, and a hint about the `ledger` command
+/// that helps, where one does (the libraries' messages never name the tool).
+func failure(_ error: any Error) -> (code: Int32, hint: String?) {
     switch error {
     case LedgerError.missingLedger:
-        LedgerExitCode.noInput
+        (LedgerExitCode.noInput, "create one with `ledger init` or `ledger products import FILE.storekit`")
     case LedgerError.busy:
-        LedgerExitCode.busy
+        (LedgerExitCode.busy, "try again, or wait longer with --wait SECONDS")
     case LedgerError.destinationExists:
-        LedgerExitCode.refused
+        (LedgerExitCode.refused, nil)
     case is LedgerError:
-        LedgerExitCode.unusableLedger
+        (LedgerExitCode.unusableLedger, nil)
+    case is UnknownProductError:
+        (LedgerExitCode.refused, "import it with `ledger products import`")
+    case CatalogError.identifierListNotDefinitions:
+        (LedgerExitCode.dataError, "to buy these identifiers, request them with `ledger products request --ids-file`")
     case CatalogError.missingFile, CatalogError.unreadableFile:
-        LedgerExitCode.noInput
+        (LedgerExitCode.noInput, nil)
     case is CatalogError, is InputError, is StoreSettingError:
-        LedgerExitCode.dataError
+        (LedgerExitCode.dataError, nil)
     case PaymentQueueError.invalidQuantity, PaymentQueueError.invalidIdempotencyKey,
          PaymentQueueError.emptyProductIdentifier, PaymentQueueError.invalidApplicationUsername:
-        LedgerExitCode.dataError
+        (LedgerExitCode.dataError, nil)
     default:
-        LedgerExitCode.refused
+        (LedgerExitCode.refused, nil)
     }
 }
 

@@ -187,11 +187,14 @@ public final class Ledger: Sendable {
             throw mapError(error, path: path)
         }
         guard link(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let failure = errno
             // Another process may have created the ledger first: use theirs, if it is one. (A
             // dangling symbolic link is in the way too, and is not.)
             if errno == EEXIST, try LedgerFile.exists(at: path) { return }
-            throw LedgerError.unusable(path: path, reason: "cannot create it: \(errno == EEXIST ? "something that is not a file is in the way" : reason)")
+            if failure == EEXIST {
+                throw LedgerError.unusable(path: path, reason: "cannot create it: something that is not a file is in the way")
+            }
+            throw LedgerError.system(failure, path: path, doing: "cannot create it")
         }
         syncDirectory(directory)
     }
@@ -204,7 +207,7 @@ public final class Ledger: Sendable {
         let temporary = directory + "/.\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw LedgerError.unusable(path: path, reason: "cannot create it: \(String(cString: strerror(errno)))")
+            throw LedgerError.system(errno, path: path, doing: "cannot create it")
         }
         Foundation.close(fd)
         return (temporary, directory)
@@ -279,19 +282,15 @@ public final class Ledger: Sendable {
             return LedgerError.corrupted(path: path, reason: damaged.reason)
         }
         guard let error = error as? DatabaseError else { return error }
-        switch error.resultCode {
-        case .SQLITE_NOTADB:
-            return LedgerError.notADatabase(path: path, reason: error.message ?? "file is not a database")
-        case .SQLITE_CORRUPT:
-            return LedgerError.corrupted(path: path, reason: error.message ?? "database disk image is malformed")
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return LedgerError.busy(path: path)
-        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
-            return LedgerError.unusable(path: path, reason: error.message ?? "\(error.resultCode)")
-        default:
-            return LedgerError.storage(
-                path: path, resultCode: error.extendedResultCode.rawValue,
-                message: error.message ?? "\(error.resultCode)", sql: error.sql)
+        let code: LedgerError.Code = switch error.resultCode {
+        case .SQLITE_NOTADB: .notADatabase
+        case .SQLITE_CORRUPT: .corrupted
+        case .SQLITE_BUSY, .SQLITE_LOCKED: .busy
+        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH: .unusable
+        default: .storage
         }
+        return LedgerError(
+            code, path: path, reason: error.message ?? "\(error.resultCode)",
+            sqliteResultCode: error.extendedResultCode.rawValue, sql: error.sql, underlyingError: error)
     }
 }

@@ -1,61 +1,168 @@
 import Foundation
 
-/// Why a ledger file cannot be opened or used. Every case names the file.
-public enum LedgerError: DescribedError, Sendable, Equatable {
-    /// No ledger at the path, and the operation does not create one.
-    case missingLedger(path: String)
-    /// A zero-length file: SQLite would take it for an empty database, losing every transaction.
-    case emptyFile(path: String)
-    /// Not a SQLite database at all (random bytes, another format).
-    case notADatabase(path: String, reason: String)
-    /// A SQLite database whose header or pages are damaged.
-    case corrupted(path: String, reason: String)
-    /// A SQLite database that another application owns.
-    case notALedger(path: String, applicationID: Int32)
-    /// Written by a newer StoreLedger: it has migrations this build does not know.
-    case newerSchema(path: String, unknownMigrations: [String])
-    /// The file or its folder cannot be read or written (permissions, read-only file system...).
-    case unusable(path: String, reason: String)
-    /// Another process held the ledger's lock for longer than the configuration's
-    /// `busyTimeout`. Nothing was changed; trying again later may succeed.
-    case busy(path: String)
-    /// A backup's destination is taken: a backup never replaces a file.
-    case destinationExists(path: String)
-    /// SQLite failed during an operation (I/O error, disk full, ...).
-    case storage(path: String, resultCode: Int32, message: String, sql: String?)
+/// Why a ledger file cannot be opened or used. Every error names the file, has a `code` a caller
+/// can match, and keeps the error it comes from (`underlyingError`: SQLite's, the system's).
+///
+/// Match a kind of failure by its code, as with GRDB's `DatabaseError`:
+///
+/// ```swift
+/// do {
+///     try await queue.add(payment)
+/// } catch LedgerError.busy {
+///     // another process held the ledger's lock too long: nothing was changed, try again later
+/// } catch let error as LedgerError {
+///     print(error.code, error.path, error.reason, error.underlyingError as Any)
+/// }
+/// ```
+///
+/// The message (`description`, also `localizedDescription`) quotes the SQL statement that
+/// failed, where there was one, but never the values bound to it: they can hold an app's data.
+public struct LedgerError: DescribedError, Sendable, Equatable {
+    /// What kind of failure it is: `catch LedgerError.busy` matches the errors whose code is
+    /// `.busy`.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public var path: String {
-        switch self {
-        case .missingLedger(let path), .emptyFile(let path), .notADatabase(let path, _),
-             .corrupted(let path, _), .notALedger(let path, _), .newerSchema(let path, _),
-             .unusable(let path, _), .busy(let path), .destinationExists(let path), .storage(let path, _, _, _):
-            path
+        /// No ledger at the path, and the operation does not create one.
+        public static let missingLedger = Code(rawValue: "missingLedger")
+        /// A zero-length file: SQLite would take it for an empty database, losing every
+        /// transaction.
+        public static let emptyFile = Code(rawValue: "emptyFile")
+        /// Not a SQLite database at all (random bytes, another format).
+        public static let notADatabase = Code(rawValue: "notADatabase")
+        /// A SQLite database whose header, pages or rows are damaged.
+        public static let corrupted = Code(rawValue: "corrupted")
+        /// A SQLite database that another application owns (`applicationID` says whose).
+        public static let notALedger = Code(rawValue: "notALedger")
+        /// Written by a newer StoreLedger: it has migrations this build does not know
+        /// (`unknownMigrations`).
+        public static let newerSchema = Code(rawValue: "newerSchema")
+        /// The file or its folder cannot be read or written (permissions, read-only file
+        /// system, a ledger opened read-only...).
+        public static let unusable = Code(rawValue: "unusable")
+        /// Another process held the ledger's lock for longer than the configuration's
+        /// `busyTimeout`. Nothing was changed; trying again later may succeed.
+        public static let busy = Code(rawValue: "busy")
+        /// A backup's destination is taken: a backup never replaces a file.
+        public static let destinationExists = Code(rawValue: "destinationExists")
+        /// SQLite failed during an operation (I/O error, disk full, ...): `sqliteResultCode`.
+        public static let storage = Code(rawValue: "storage")
+
+        /// Whether `error` is a `LedgerError` with this code (what makes `catch LedgerError.busy`
+        /// work).
+        public static func ~= (code: Code, error: any Error) -> Bool {
+            (error as? LedgerError)?.code == code
         }
     }
 
+    /// The kind of failure.
+    public let code: Code
+    /// The ledger file (or a backup's destination) it is about.
+    public let path: String
+    /// What went wrong, in words; empty when the code says it all.
+    public let reason: String
+    /// SQLite's extended result code, when SQLite reported the failure.
+    public let sqliteResultCode: Int32?
+    /// The SQL statement that failed, without its arguments, when there was one.
+    public let sql: String?
+    /// The error this one comes from: GRDB's `DatabaseError` for SQLite's failures, a
+    /// `POSIXError` for the system's. Not compared by `==`.
+    public let underlyingError: (any Error & Sendable)?
+    /// With `.newerSchema`: the migrations this build does not know.
+    public let unknownMigrations: [String]
+    /// With `.notALedger`: the file's `PRAGMA application_id`.
+    public let applicationID: Int32?
+
+    public init(
+        _ code: Code, path: String, reason: String = "", sqliteResultCode: Int32? = nil, sql: String? = nil,
+        underlyingError: (any Error & Sendable)? = nil, unknownMigrations: [String] = [], applicationID: Int32? = nil
+    ) {
+        self.code = code
+        self.path = path
+        self.reason = reason
+        self.sqliteResultCode = sqliteResultCode
+        self.sql = sql
+        self.underlyingError = underlyingError
+        self.unknownMigrations = unknownMigrations
+        self.applicationID = applicationID
+    }
+
+    public static func == (lhs: LedgerError, rhs: LedgerError) -> Bool {
+        lhs.code == rhs.code && lhs.path == rhs.path && lhs.reason == rhs.reason
+            && lhs.sqliteResultCode == rhs.sqliteResultCode && lhs.sql == rhs.sql
+            && lhs.unknownMigrations == rhs.unknownMigrations && lhs.applicationID == rhs.applicationID
+    }
+
     public var description: String {
-        switch self {
-        case .missingLedger(let path):
+        switch code {
+        case .missingLedger:
             "no ledger at \(path)"
-        case .emptyFile(let path):
+        case .emptyFile:
             "\(path) is an empty file, not a ledger (refusing to treat it as a new, empty ledger)"
-        case .notADatabase(let path, let reason):
+        case .notADatabase:
             "\(path) is not a SQLite database: \(reason)"
-        case .corrupted(let path, let reason):
+        case .corrupted:
             "\(path) is a damaged SQLite database: \(reason)"
-        case .notALedger(let path, let applicationID):
-            "\(path) is a SQLite database but not a StoreLedger ledger (application_id \(applicationID))"
-        case .newerSchema(let path, let unknown):
+        case .notALedger:
+            "\(path) is a SQLite database but not a StoreLedger ledger (application_id \(applicationID ?? 0))"
+        case .newerSchema:
             "\(path) was written by a newer version of StoreLedger (unknown migrations: "
-                + unknown.joined(separator: ", ") + "); it was left untouched"
-        case .unusable(let path, let reason):
+                + unknownMigrations.joined(separator: ", ") + "); it was left untouched"
+        case .unusable:
             "cannot use the ledger \(path): \(reason)"
-        case .busy(let path):
+        case .busy:
             "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
-        case .destinationExists(let path):
+        case .destinationExists:
             "\(path) exists: a backup never replaces a file"
-        case .storage(let path, let code, let message, let sql):
-            "SQLite error \(code) on \(path): \(message)" + (sql.map { " (while executing \($0))" } ?? "")
+        default:
+            "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
         }
+    }
+}
+
+extension LedgerError {
+    // The same names as the codes, to make an error of each kind.
+
+    public static let missingLedger = Code.missingLedger
+    public static let emptyFile = Code.emptyFile
+    public static let notADatabase = Code.notADatabase
+    public static let corrupted = Code.corrupted
+    public static let notALedger = Code.notALedger
+    public static let newerSchema = Code.newerSchema
+    public static let unusable = Code.unusable
+    public static let busy = Code.busy
+    public static let destinationExists = Code.destinationExists
+    public static let storage = Code.storage
+
+    public static func missingLedger(path: String) -> LedgerError { LedgerError(.missingLedger, path: path) }
+    public static func emptyFile(path: String) -> LedgerError { LedgerError(.emptyFile, path: path) }
+    public static func notADatabase(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+        LedgerError(.notADatabase, path: path, reason: reason, underlyingError: underlyingError)
+    }
+    public static func corrupted(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+        LedgerError(.corrupted, path: path, reason: reason, underlyingError: underlyingError)
+    }
+    public static func notALedger(path: String, applicationID: Int32) -> LedgerError {
+        LedgerError(.notALedger, path: path, applicationID: applicationID)
+    }
+    public static func newerSchema(path: String, unknownMigrations: [String]) -> LedgerError {
+        LedgerError(.newerSchema, path: path, unknownMigrations: unknownMigrations)
+    }
+    public static func unusable(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+        LedgerError(.unusable, path: path, reason: reason, underlyingError: underlyingError)
+    }
+    public static func busy(path: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+        LedgerError(.busy, path: path, underlyingError: underlyingError)
+    }
+    public static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
+
+    /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.
+    static func system(_ code: Int32, path: String, doing action: String? = nil) -> LedgerError {
+        let words = String(cString: strerror(code))
+        return unusable(
+            path: path, reason: action.map { "\($0): \(words)" } ?? words,
+            underlyingError: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
     }
 }

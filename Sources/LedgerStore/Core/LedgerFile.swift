@@ -13,7 +13,7 @@ enum LedgerFile {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT { return false }
-            throw LedgerError.unusable(path: path, reason: String(cString: strerror(errno)))
+            throw LedgerError.system(errno, path: path)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw LedgerError.unusable(path: path, reason: "not a regular file")

@@ -1,7 +1,6 @@
 /// An operation the ledger refuses. Nothing was changed.
 public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case emptyProductIdentifier
-    case unknownProduct(String)
     case invalidQuantity(Int)
     case invalidIdempotencyKey(String)
     /// StoreKit 1's `applicationUsername` is any string, but not an empty one nor one over
@@ -21,8 +20,6 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
         switch self {
         case .emptyProductIdentifier:
             "the product identifier is empty"
-        case .unknownProduct(let id):
-            "unknown product \"\(id)\": it is not in the ledger's catalog (import it with `ledger products import`)"
         case .invalidQuantity(let quantity):
             "invalid quantity \(quantity): it must be between 1 and 10"
         case .invalidIdempotencyKey(let key):

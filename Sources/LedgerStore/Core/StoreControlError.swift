@@ -3,7 +3,6 @@ import Foundation
 /// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
 /// promotions). Nothing was changed.
 public enum StoreControlError: DescribedError, Sendable, Equatable {
-    case unknownProduct(String)
     case notAutoRenewable(String)
     case unknownSubscriptionGroup(String)
     /// The subscription was never bought, or another product of its group is the current one.
@@ -21,8 +20,6 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case .unknownProduct(let id):
-            "unknown product \"\(id)\": it is not in the ledger's catalog"
         case .unknownSubscriptionGroup(let id):
             "\"\(id)\" is neither a product of the catalog nor a subscription group"
         case .notAutoRenewable(let id):

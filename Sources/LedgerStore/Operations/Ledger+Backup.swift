@@ -36,7 +36,7 @@ extension Ledger {
         }
         guard link(temporary, destination) == 0 else {
             if errno == EEXIST { throw LedgerError.destinationExists(path: destination) }
-            throw LedgerError.unusable(path: destination, reason: "cannot create it: \(String(cString: strerror(errno)))")
+            throw LedgerError.system(errno, path: destination, doing: "cannot create it")
         }
         Self.syncDirectory(directory)
     }

@@ -34,7 +34,7 @@ extension Ledger {
 
     /// Replaces the order and visibility of every promoted product; an empty list resets to
     /// the defaults.
-    /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
     package func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
         try write { db in try Self.replacePromotions(db, promotions, orderOverridden: !promotions.isEmpty) }
@@ -83,7 +83,7 @@ extension Ledger {
         for promotion in promotions {
             guard seen.insert(promotion.productID).inserted else { throw StoreControlError.duplicatePromotion(promotion.productID) }
             guard try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ?"), arguments: [promotion.productID]) != nil else {
-                throw StoreControlError.unknownProduct(promotion.productID)
+                throw UnknownProductError(productIdentifier: promotion.productID)
             }
         }
         try db.run(sql: "DELETE FROM promotions")

@@ -51,7 +51,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
 extension Ledger {
     /// The status of the subscription group of `productID` (an auto-renewable subscription),
     /// or `nil` when the group was never bought.
-    /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
         try read { db in try subscriptionStatus(db, group: try subscriptionGroup(db, productID: productID)) }
     }
@@ -63,7 +63,7 @@ extension Ledger {
     public func subscriptionStatus(forProductOrGroup id: String) throws -> SubscriptionStatus? {
         do {
             return try subscriptionStatus(forProduct: id)
-        } catch StoreControlError.unknownProduct {
+        } catch is UnknownProductError {
             return try subscriptionStatus(forGroup: id)
         }
     }

@@ -20,7 +20,7 @@ extension Ledger {
 
     /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the
     /// current period ends now and the next one starts, with the product the group renews to.
-    /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`, `.noSubscription`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     package func forceRenewal(of productID: String) throws -> PaymentTransaction {
         try write { db in
             let now = try storeNow(db)
@@ -44,7 +44,7 @@ extension Ledger {
 
     /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a
     /// pending change of product is dropped).
-    /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`, `.noSubscription`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
     package func expireSubscription(_ productID: String) throws -> PaymentTransaction {
         try write { db in
@@ -64,7 +64,7 @@ extension Ledger {
     /// subscription in billing retry): the subscription renews now, or, within its grace
     /// period, from the end of its last period (the user loses no days).
     /// - Throws: `StoreControlError.noBillingIssue` when the group is not in billing retry (or
-    ///   its retries are over), `.unknownProduct`, `.notAutoRenewable`.
+    ///   its retries are over), `.notAutoRenewable`; `UnknownProductError`.
     @discardableResult
     package func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
         try write { db in try resolveBillingIssue(db, productID: productID) }
@@ -117,7 +117,7 @@ extension Ledger {
 
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
     /// expires at its expiration date. Turned on after that date, it stays expired.
-    /// - Throws: `StoreControlError.unknownProduct`, `.notAutoRenewable`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     package func setAutoRenew(of productID: String, enabled: Bool) throws {
         try write { db in
             let group = try subscriptionGroup(db, productID: productID)
@@ -487,7 +487,7 @@ extension Ledger {
     func subscriptionGroup(_ db: Database, productID: String) throws -> String {
         guard let row = try Row.fetchOne(
             try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
-        else { throw StoreControlError.unknownProduct(productID) }
+        else { throw UnknownProductError(productIdentifier: productID) }
         guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue else {
             throw StoreControlError.notAutoRenewable(productID)
         }

@@ -28,12 +28,12 @@ struct NewTransactionRow {
     var createdAt: Int64
 
     /// A row for `productID` as the catalog defines it.
-    /// - Throws: `PaymentQueueError.unknownProduct` when the catalog does not have it.
+    /// - Throws: `UnknownProductError` when the catalog does not have it.
     init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
         let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
         guard let product = try lookup.first({ (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1)) })
-        else { throw PaymentQueueError.unknownProduct(productID) }
+        else { throw UnknownProductError(productIdentifier: productID) }
         self.productID = productID
         (self.productType, self.subscriptionGroupID) = product
         self.state = state

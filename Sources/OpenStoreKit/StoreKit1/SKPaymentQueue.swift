@@ -119,6 +119,8 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             }
             do {
                 try await context.queue.add(request)
+            } catch let error as UnknownProductError {
+                refuse(payment, SKError(.storeProductNotAvailable, userInfo: [NSLocalizedDescriptionKey: error.description]))
             } catch let error as PaymentQueueError {
                 refuse(payment, SKError(refusal: error))
             } catch let error as PromotionalOfferError {
@@ -213,7 +215,7 @@ extension SKError {
     /// What StoreKit reports for a payment the queue refused.
     init(refusal: PaymentQueueError) {
         let code: Code = switch refusal {
-        case .unknownProduct, .emptyProductIdentifier: .storeProductNotAvailable
+        case .emptyProductIdentifier: .storeProductNotAvailable
         default: .paymentInvalid
         }
         self.init(code, userInfo: [NSLocalizedDescriptionKey: refusal.description])

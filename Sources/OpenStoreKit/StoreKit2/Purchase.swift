@@ -130,7 +130,7 @@ extension Product {
         let transaction: PaymentTransaction
         do {
             transaction = try await context.queue.add(payment)
-        } catch PaymentQueueError.unknownProduct {
+        } catch is UnknownProductError {
             context.transactionUpdates.endPurchase(key: key, returning: nil)
             throw PurchaseError.productUnavailable
         } catch let error as PromotionalOfferError {

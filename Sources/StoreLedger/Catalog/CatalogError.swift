@@ -27,8 +27,8 @@ public enum CatalogError: DescribedError, Sendable, Equatable {
         case .invalidValue(let path, let keyPath, let expected, let found):
             "\(path): \(keyPath): expected \(expected), found \(found)"
         case .identifierListNotDefinitions(let path):
-            "\(path) is a list of product identifiers, not product definitions: import a StoreKit "
-                + "configuration file (.storekit), or request these identifiers with `ledger products request --ids-file`"
+            "\(path) is a list of product identifiers, not product definitions: a StoreKit configuration "
+                + "file (.storekit) defines products"
         case .duplicateProduct(let id, let first, let second):
             "\(second): product \"\(id)\" is already defined by \(first); import one of the two"
         case .notAnIdentifierList(let path):

@@ -153,7 +153,7 @@ extension ProductCatalog {
 
     /// Replaces the order and visibility of every promoted product; an empty list resets to
     /// the defaults.
-    /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
     public func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
         try ledger.updatePromotions(promotions)
@@ -161,14 +161,14 @@ extension ProductCatalog {
 
     /// Sets the order by product identifiers, keeping the visibility of products already
     /// listed; an empty list resets to the defaults.
-    /// - Throws: `StoreControlError.unknownProduct`, `.duplicatePromotion`.
+    /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
     public func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
         try ledger.updatePromotionOrder(byIDs: ids)
     }
 
     /// Sets one product's visibility.
-    /// - Throws: `StoreControlError.unknownProduct`.
+    /// - Throws: `UnknownProductError`.
     @discardableResult
     public func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
         try ledger.updatePromotionVisibility(visibility, for: productID)

@@ -98,7 +98,7 @@ public struct StoreTestSession: Sendable {
     /// Resolves the billing issue of `productID`'s subscription group (by product rather than
     /// by transaction): it renews now, or within its grace period from the end of its last
     /// period. The renewal is delivered.
-    /// - Throws: `StoreControlError.noBillingIssue`, `.unknownProduct`, `.notAutoRenewable`.
+    /// - Throws: `StoreControlError.noBillingIssue`, `.notAutoRenewable`; `UnknownProductError`.
     @discardableResult
     public func resolveBillingIssue(for productID: String) async throws -> PaymentTransaction {
         let renewal = try ledger.resolveBillingIssue(of: productID)

@@ -1,0 +1,144 @@
+import Foundation
+import StoreLedger
+
+/// One crash run: a fresh ledger, a seeded workload cut by a fault, then the invariant check
+/// of the reopened ledger. The same parameters replay the same run.
+public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
+    public enum Trigger: Sendable, Hashable {
+        case write(Int64)
+        case sync(Int64)
+    }
+
+    public var seed: UInt64
+    public var operations: Int
+    public var fault: FaultInjection.Fault
+    public var trigger: Trigger
+    public var lossMode: FaultInjection.LossMode
+    public var durability: Durability
+    /// For I/O errors: the error repeats for every later write or sync (a full disk).
+    public var persistent: Bool
+
+    public init(
+        seed: UInt64, operations: Int, fault: FaultInjection.Fault, trigger: Trigger,
+        lossMode: FaultInjection.LossMode = .loseAll, durability: Durability = .full, persistent: Bool = false
+    ) {
+        self.seed = seed
+        self.operations = operations
+        self.fault = fault
+        self.trigger = trigger
+        self.lossMode = lossMode
+        self.durability = durability
+        self.persistent = persistent
+    }
+
+    public var description: String {
+        let point = switch trigger {
+        case .write(let n): "--at-write \(n)"
+        case .sync(let n): "--at-sync \(n)"
+        }
+        let loss = switch lossMode {
+        case .loseAll: "lose-all"
+        case .loseRandom(let seed): "lose-random:\(seed)"
+        case .tornLastWrite: "torn"
+        case .keepAll: "keep-all"
+        }
+        let kind = switch fault {
+        case .powerLoss: "power"
+        case .ioError: persistent ? "io-persistent" : "io"
+        case .diskFull: "disk-full"
+        }
+        return "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
+    }
+
+    /// What happened: whether the fault fired, and the invariants it broke.
+    public struct Outcome: Sendable {
+        public var faultFired: Bool
+        public var acknowledged: Int
+        public var violations: [InvariantViolation]
+
+        public init(faultFired: Bool, acknowledged: Int, violations: [InvariantViolation]) {
+            self.faultFired = faultFired
+            self.acknowledged = acknowledged
+            self.violations = violations
+        }
+    }
+
+    /// Runs the built-in `CrashWorkload` in `directory` (a fresh folder). With
+    /// `checkingAsFull`, a run with durability `normal` is held to `full`'s rule (no
+    /// acknowledged change lost): the control that shows the harness can fail.
+    public func run(in directory: String, checkingAsFull: Bool = false) async -> Outcome {
+        await run(CrashWorkload.subject, in: directory, checkingAsFull: checkingAsFull)
+    }
+
+    /// Runs `subject` in `directory` (a fresh folder): prepares a new ledger, arms the fault,
+    /// runs the subject until the fault cuts it (or it ends), loses the power, then checks
+    /// the reopened ledger (`InvariantChecker`, then the subject's own `check`).
+    public func run(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool = false) async -> Outcome {
+        let context = self.context(in: directory, file: "ledger.sqlite", log: AcknowledgementLog())
+        FaultInjection.reset()
+        do {
+            try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
+            try await subject.prepare(context)
+        } catch {
+            return Outcome(faultFired: false, acknowledged: 0, violations: [
+                InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)"),
+            ])
+        }
+        FaultInjection.reset()
+        FaultInjection.setLossMode(lossMode)
+        switch trigger {
+        case .write(let n): FaultInjection.arm(fault, atWrite: n, persistent: persistent)
+        case .sync(let n): FaultInjection.arm(fault, atSync: n, persistent: persistent)
+        }
+        // Every run ends with the power going (again), so that whatever was not synced is lost
+        // whatever the fault was: an acknowledged change must have been durable, not merely in
+        // the page cache. (The built-in workload loses it before its ledger closes.)
+        try? await subject.run(context)
+        if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
+        let fired = FaultInjection.counters.faults > 0
+        FaultInjection.powerOn()
+        FaultInjection.disarm()
+        // Only `normal` may lose a suffix, and only when the power loss loses writes.
+        let lossAllowed = durability == .normal && lossMode != .keepAll && !checkingAsFull
+        let acknowledged = context.log.acknowledgements
+        var violations = await InvariantChecker.check(
+            ledgerAt: context.ledgerPath, configuration: context.configuration, acknowledged: acknowledged,
+            lossAllowed: lossAllowed)
+        violations += await subject.check(context, acknowledged: acknowledged)
+        return Outcome(faultFired: fired, acknowledged: acknowledged.count, violations: violations)
+    }
+
+    /// How many writes and syncs the built-in workload makes when nothing fails, to place faults.
+    public static func measure(seed: UInt64, operations: Int, durability: Durability, in directory: String) async -> (writes: Int64, syncs: Int64) {
+        await measure(CrashWorkload.subject, seed: seed, operations: operations, durability: durability, in: directory)
+    }
+
+    /// How many writes and syncs `subject` makes when nothing fails, to place faults.
+    public static func measure(
+        _ subject: some CrashTestSubject, seed: UInt64, operations: Int, durability: Durability, in directory: String
+    ) async -> (writes: Int64, syncs: Int64) {
+        let run = CrashRun(seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)
+        let context = run.context(in: directory, file: "measure.sqlite", log: AcknowledgementLog())
+        FaultInjection.reset()
+        do {
+            try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
+            try await subject.prepare(context)
+        } catch {
+            return (0, 0)
+        }
+        FaultInjection.reset()
+        // As a run ends: the power goes before the close, whose writes then do not count.
+        try? await subject.run(context)
+        if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
+        let counters = FaultInjection.counters
+        FaultInjection.powerOn()
+        return (counters.writes, counters.syncs)
+    }
+
+    private func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {
+        CrashTestContext(
+            ledgerPath: directory + "/" + file, directory: directory,
+            configuration: FaultInjection.configuration(LedgerConfiguration(durability: durability)),
+            seed: seed, operations: operations, log: log)
+    }
+}

@@ -71,3 +71,12 @@ func readmeExample3(path: String) async throws {
     let problems = try reopened.verify()
     precondition(problems.isEmpty)
 }
+
+func readmeExample4() async throws {
+    let report = await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
+    precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
+    if let failure = report.failures.first {
+        let again = try await CrashRun(replay: failure.replay).runInTemporaryFolder(TipJarSubject())
+        print(again.violations)
+    }
+}

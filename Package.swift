@@ -41,8 +41,9 @@ let package = Package(
         .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The raw-SQLite baseline `ledger bench` compares the ledger with.
         .target(name: "CLedgerBaseline", linkerSettings: [.linkedLibrary("sqlite3")]),
-        // Crash-recovery testing for this project and its users: fault injection, a seeded
-        // workload, and the invariant checker of SPEC section 9.
+        // Testing for this project and its users: crash campaigns against any purchase code
+        // (fault injection, the invariant checker of SPEC section 9, a seeded workload), and
+        // test helpers (temporary ledgers, a sample catalog, a collecting observer).
         .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
@@ -62,17 +63,17 @@ let package = Package(
         // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
-        .target(name: "LedgerTestSupport", dependencies: ["StoreLedger"], path: "Tests/LedgerTestSupport"),
-        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport"]),
-        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport"]),
+        .target(name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
+        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport", "LedgerTesting"]),
+        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
-            name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
+            name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
             exclude: ["HelpGoldens"]),
         // StoreKit client code compiled against OpenStoreKit with only its import changed, in
         // Swift 6 mode here and in Swift 5 mode below (the client code is shared by a symlink).
-        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"]),
+        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
-            name: "OpenStoreKitSwift5Tests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport"],
+            name: "OpenStoreKitSwift5Tests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab"]),
     ],

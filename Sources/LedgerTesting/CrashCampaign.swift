@@ -12,8 +12,8 @@ import StoreLedger
 /// #expect(report.failures.isEmpty, "\(report)")
 /// ```
 ///
-/// The faults are the process's (`FaultInjection`): run one campaign at a time in a process,
-/// and not beside other tests that use the fault VFS.
+/// The faults are the process's (`FaultInjection`): a campaign has them to itself while it runs
+/// (`FaultInjection.exclusively`), and so do tests marked `.faultInjection`.
 public struct CrashCampaign: Sendable {
     /// Which faults the runs take turns with.
     public enum Fault: String, Sendable, CaseIterable {
@@ -46,8 +46,13 @@ public struct CrashCampaign: Sendable {
         self.progress = progress
     }
 
-    /// Runs the campaign: each run in a fresh temporary folder, removed afterwards.
+    /// Runs the campaign: each run in a fresh temporary folder, removed afterwards; the fault
+    /// VFS to itself meanwhile (`FaultInjection.exclusively`).
     public func run(_ subject: some CrashTestSubject) async -> Report {
+        await FaultInjection.exclusively { await unscopedRun(subject) }
+    }
+
+    private func unscopedRun(_ subject: some CrashTestSubject) async -> Report {
         var report = Report()
         let started = ContinuousClock.now
         for index in 0..<runs {

@@ -74,6 +74,10 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     /// runs the subject until the fault cuts it (or it ends), loses the power, then checks
     /// the reopened ledger (`InvariantChecker`, then the subject's own `check`).
     public func run(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool = false) async -> Outcome {
+        await FaultInjection.exclusively { await unscopedRun(subject, in: directory, checkingAsFull: checkingAsFull) }
+    }
+
+    private func unscopedRun(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool) async -> Outcome {
         let context = self.context(in: directory, file: "ledger.sqlite", log: AcknowledgementLog())
         FaultInjection.reset()
         do {
@@ -115,6 +119,14 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
 
     /// How many writes and syncs `subject` makes when nothing fails, to place faults.
     public static func measure(
+        _ subject: some CrashTestSubject, seed: UInt64, operations: Int, durability: Durability, in directory: String
+    ) async -> (writes: Int64, syncs: Int64) {
+        await FaultInjection.exclusively {
+            await unscopedMeasure(subject, seed: seed, operations: operations, durability: durability, in: directory)
+        }
+    }
+
+    private static func unscopedMeasure(
         _ subject: some CrashTestSubject, seed: UInt64, operations: Int, durability: Durability, in directory: String
     ) async -> (writes: Int64, syncs: Int64) {
         let run = CrashRun(seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)

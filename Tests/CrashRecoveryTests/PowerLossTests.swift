@@ -4,9 +4,9 @@ import LedgerTesting
 import StoreLedger
 import Testing
 
-/// Power losses and I/O errors through the fault VFS. Its state is process-wide, so these run
-/// one at a time.
-@Suite(.serialized) struct PowerLossTests {
+/// Power losses and I/O errors through the fault VFS. Its state is process-wide: the suite has
+/// it to itself (`.faultInjection`) and runs its tests one at a time.
+@Suite(.serialized, .faultInjection) struct PowerLossTests {
     static let shortWorkload = (seed: UInt64(7), operations: 12)
 
     /// Every write of a short workload, and every sync, as the moment the power goes.

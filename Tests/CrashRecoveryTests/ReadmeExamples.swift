@@ -51,7 +51,7 @@ func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
 
 func readmeExample3(path: String) async throws {
 
-    // In a @Suite(.serialized): the fault state is process-wide.
+    // In a test marked @Test(.faultInjection): the fault state is process-wide.
     let configuration = FaultInjection.configuration()          // ledgers opened through the fault VFS
     FaultInjection.reset()
     FaultInjection.arm(.powerLoss, atWrite: 5)                  // or atSync:, .ioError, .diskFull
@@ -73,6 +73,17 @@ func readmeExample3(path: String) async throws {
 }
 
 func readmeExample4() async throws {
+    try await withTemporaryLedger { ledger in
+        let queue = try PaymentQueue(ledger: ledger)
+        let observer = CollectingObserver()
+        try await queue.add(observer)
+        let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
+        await queue.waitUntilNotified()
+        precondition(bought.state == .purchased && observer.updated.last?.id == bought.id)
+    }
+}
+
+func readmeExample5() async throws {
     let report = await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
     if let failure = report.failures.first {

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// `ledger bench`'s own arguments (the figures live in docs/PERFORMANCE.md, never in tests).

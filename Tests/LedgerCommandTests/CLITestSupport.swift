@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 
 /// A temporary folder with a ledger path and the sample catalog file, for one CLI test.
 struct CLIWorkspace {

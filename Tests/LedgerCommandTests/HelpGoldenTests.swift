@@ -3,6 +3,7 @@ import Foundation
 import LedgerCommand
 import LedgerLab
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// Every command's help text, as `ledger help COMMAND` (and `ledger-lab help COMMAND`) prints

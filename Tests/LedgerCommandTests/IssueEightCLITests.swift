@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// Refused commands change nothing, down to the bytes.

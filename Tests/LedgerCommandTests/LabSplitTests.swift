@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// The lab (benchmark, C baseline, crash campaigns, fault VFS) lives in `ledger-lab`; the shipped

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// Migration 0008 rebuilds `transactions` and `transaction_events` so that their checks build no

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// `LedgerError` keeps its cause: a code to match, SQLite's result code and statement, and the

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 @Suite struct OpeningTests {

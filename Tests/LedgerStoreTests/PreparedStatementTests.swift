@@ -1,6 +1,7 @@
 import Foundation
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// The ledger's numbered statements (`LedgerSQL`) belong to the connection that prepared them

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 
 /// A fixed instant, so that dates in assertions are exact.
 let testEpoch = Date(timeIntervalSince1970: 1_800_000_000)

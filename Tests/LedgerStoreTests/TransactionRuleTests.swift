@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import LedgerStore
 import LedgerTestSupport
+import LedgerTesting
 import Testing
 
 /// The database's rules (migration 0007's tables and triggers) against Swift's

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import StoreLedger
 
 /// Stands in for the app's server: signs the shop's promotional offers with the subscription

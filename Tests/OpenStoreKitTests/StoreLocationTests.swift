@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 @testable import OpenStoreKit
 @testable import OpenStoreKitTest
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import StoreLedger
 
 /// A fixed instant, so that dates in assertions are exact.

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerTestSupport
+import LedgerTesting
 import StoreLedger
 import Testing
 

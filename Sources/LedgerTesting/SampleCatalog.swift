@@ -42,7 +42,7 @@ public enum SampleCatalog {
     /// Writes the catalog as a `.storekit` file in `directory` and returns its path.
     public static func write(in directory: String, name: String = "Sample.storekit") throws -> String {
         let path = directory + "/" + name
-        try LedgerTestSupport.write(json, to: path)
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
 

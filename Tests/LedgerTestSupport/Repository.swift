@@ -1,14 +1,5 @@
 import Foundation
 
-/// A fresh directory for one test, removed when the test's closure returns.
-@discardableResult
-public func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-    let path = NSTemporaryDirectory() + "storeledger-test-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path)
-}
-
 /// The repository's folders, found from this source file.
 public enum Repository {
     public static let root: String = {

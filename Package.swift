@@ -1,6 +1,16 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// Swift 7's import rules now, in every Swift target: an import is internal unless it says
+/// `public` (no public API can expose GRDB's types), a member is visible only where its module is
+/// imported (a client with the same rule never sees GRDB's extension members), and existential
+/// types are spelled `any`.
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
 let package = Package(
     name: "StoreLedger",
     platforms: [.macOS(.v15)],
@@ -81,3 +91,14 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+for target in package.targets where !target.name.hasPrefix("C") {
+    if target.name.hasPrefix("OpenStoreKit") && target.type == .test {
+        // StoreKit client code as its authors wrote it (`Error`, not `any Error`), checked for
+        // the one rule a client may turn on that our modules must survive: it sees every member
+        // it uses with only `import OpenStoreKit`.
+        target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+    } else {
+        target.swiftSettings = (target.swiftSettings ?? []) + upcomingFeatures
+    }
+}

@@ -1,6 +1,7 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
-import StoreLedger
+package import StoreLedger
+import Synchronization
 
 /// `ledger`: inspects and drives a StoreLedger file.
 public struct LedgerRootCommand: AsyncParsableCommand {

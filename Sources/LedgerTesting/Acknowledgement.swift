@@ -1,5 +1,5 @@
-import Foundation
-import StoreLedger
+public import Foundation
+public import StoreLedger
 import Synchronization
 
 /// One change a workload was told was done (returned from the ledger, so committed). A crash

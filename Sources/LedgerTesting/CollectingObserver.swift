@@ -1,4 +1,4 @@
-import StoreLedger
+public import StoreLedger
 import Synchronization
 
 /// An observer that records every callback, and what the ledger held for each transaction at

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// Seeded crash runs against a `CrashTestSubject`: run `i` uses seed `seed + i` to pick how many
 /// operations the subject makes, the durability, the fault (a power loss; an I/O error or a full

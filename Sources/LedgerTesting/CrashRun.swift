@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// One crash run: a fresh ledger, a seeded workload cut by a fault, then the invariant check
 /// of the reopened ledger. The same parameters replay the same run.

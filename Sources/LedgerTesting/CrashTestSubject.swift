@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// Code to crash-test: your purchase code (or the built-in `CrashWorkload`) driven by a seed
 /// against a ledger, which a `CrashCampaign` cuts with faults at seeded points.

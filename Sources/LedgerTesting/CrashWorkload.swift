@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// A seeded random mix of what an app and the store do to a ledger: purchases with every
 /// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted

@@ -49,7 +49,7 @@ private actor FaultGate {
 }
 
 #if canImport(Testing)
-import Testing
+public import Testing
 
 /// `@Test(.faultInjection)` or `@Suite(.faultInjection)`: the test (or the whole suite) runs
 /// with the fault VFS to itself (`FaultInjection.exclusively`), so tests that arm faults need

@@ -1,6 +1,6 @@
 import CLedgerFaultVFS
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// Simulated power losses and injected I/O errors for ledgers opened through the fault VFS.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 import Synchronization
 
 /// One broken invariant of SPEC section 9, with what was expected.

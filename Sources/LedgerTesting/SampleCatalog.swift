@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// A small catalog with one product of each kind, for tests that need to buy things.
 public enum SampleCatalog {

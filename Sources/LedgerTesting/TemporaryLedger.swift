@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// A fresh directory for one test, removed (with everything in it) when `body` returns.
 @discardableResult

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+package import StoreLedger
 import Synchronization
 
 /// The store StoreKit calls reach: one launched ledger, as StoreKit has one store per app.

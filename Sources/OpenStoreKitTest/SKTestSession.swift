@@ -1,5 +1,5 @@
-import Foundation
-import OpenStoreKit
+public import Foundation
+public import OpenStoreKit
 import StoreLedger
 import Synchronization
 
@@ -18,8 +18,39 @@ import Synchronization
 /// app's observers and `Transaction.updates` asynchronously. `waitUntilIdle()` (not in
 /// StoreKitTest) waits for that.
 public final class SKTestSession: @unchecked Sendable {
-    /// The rate subscription time passes at (`SKTestSession.TimeRate`): Xcode's cases and raw values.
-    public typealias TimeRate = StoreLedger.TimeRate
+    /// The rate subscription time passes at (`SKTestSession.TimeRate`): Xcode's cases and raw
+    /// values. (Its own type, not the ledger's `TimeRate`, so that a test importing only this
+    /// module sees its cases.)
+    public enum TimeRate: Int, Sendable, Hashable {
+        case realTime = 0
+        case oneHourIsOneDay = 1
+        case thirtyMinutesIsOneDay = 2
+        case fiveMinutesIsOneDay = 3
+        case oneMinuteIsOneDay = 4
+        case thirtySecondsIsOneDay = 5
+        case oneSecondIsOneDay = 6
+        case monthlyRenewalEveryHour = 10
+        case monthlyRenewalEveryThirtyMinutes = 11
+        case monthlyRenewalEveryFifteenMinutes = 12
+        case monthlyRenewalEveryFiveMinutes = 13
+        case monthlyRenewalEveryThirtySeconds = 15
+        case oneRenewalEveryFifteenMinutes = 1000
+        case oneRenewalEveryFiveMinutes = 1001
+        case oneRenewalEveryMinute = 1002
+        case oneRenewalEveryThirtySeconds = 1003
+        case oneRenewalEveryTenSeconds = 1004
+        case oneRenewalEveryTwoSeconds = 1005
+
+        /// The ledger's rate with the same raw value.
+        init(_ rate: StoreLedger.TimeRate) {
+            self = TimeRate(rawValue: rate.rawValue) ?? .realTime
+        }
+
+        /// The ledger's rate with the same raw value.
+        var ledgerRate: StoreLedger.TimeRate {
+            StoreLedger.TimeRate(rawValue: rawValue) ?? .realTime
+        }
+    }
 
     /// Which StoreKit calls reach a session's store.
     public enum Scope: Sendable {
@@ -147,7 +178,7 @@ public final class SKTestSession: @unchecked Sendable {
     public var failTransactionsEnabled: Bool {
         get { settings.failTransactionsError != nil }
         set {
-            let code = failureError ?? .unknown
+            let code = (failureError ?? .unknown).storeErrorCode
             change("failTransactionsEnabled") { $0.failTransactionsError = newValue ? code : nil }
         }
     }
@@ -195,8 +226,8 @@ public final class SKTestSession: @unchecked Sendable {
     }
 
     public var timeRate: TimeRate {
-        get { settings.timeRate }
-        set { change("timeRate") { $0.timeRate = newValue } }
+        get { TimeRate(settings.timeRate) }
+        set { change("timeRate") { $0.timeRate = newValue.ledgerRate } }
     }
 
     private var settings: StoreSettings {

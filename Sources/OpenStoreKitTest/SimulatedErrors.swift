@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKit
+public import OpenStoreKit
 
 /// An error a test makes a StoreKit API fail with (StoreKitTest's `SKTestFailure`).
 public protocol SKTestFailure: Equatable, Sendable {}

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Runs the built `ledger` executable, as a user would.
 public struct LedgerProcess {

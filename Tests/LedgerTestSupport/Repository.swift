@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The repository's folders, found from this source file.
 public enum Repository {

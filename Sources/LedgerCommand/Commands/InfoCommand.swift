@@ -1,5 +1,6 @@
 import ArgumentParser
 import StoreLedger
+import Foundation
 
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
-import StoreLedger
+public import StoreLedger
 
 /// `ledger subscriptions`: auto-renewable subscriptions' test controls.
 struct SubscriptionsCommand: AsyncParsableCommand {

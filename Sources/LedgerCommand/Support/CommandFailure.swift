@@ -1,4 +1,4 @@
-import ArgumentParser
+package import ArgumentParser
 import StoreLedger
 
 /// Exit codes of `ledger`, from sysexits(3) where one fits.

@@ -1,7 +1,7 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
 import Synchronization
-import StoreLedger
+package import StoreLedger
 
 extension Durability: ExpressibleByArgument {}
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import StoreLedger
 
 /// Where a command's results go: one JSON document on stdout with `--json`, else text lines.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An error whose `description` is the message it prints, also as `localizedDescription`
 /// (`LocalizedError`), so that `"\(error)"` and `error.localizedDescription` say the same.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How strongly a committed change is kept.
 public enum Durability: String, Sendable, CaseIterable, Codable {

@@ -1,3 +1,4 @@
+import Foundation
 /// An operation the ledger refuses. Nothing was changed.
 public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case emptyProductIdentifier

@@ -1,3 +1,4 @@
+import Foundation
 /// Why the store refuses a payment's promotional offer. Nothing was recorded; `code` is the
 /// `SKError` code StoreKit fails such a payment with.
 public enum PromotionalOfferError: DescribedError, Sendable, Equatable {

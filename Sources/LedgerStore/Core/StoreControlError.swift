@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
 /// promotions). Nothing was changed.

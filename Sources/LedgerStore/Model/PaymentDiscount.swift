@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A promotional offer a payment redeems (StoreKit 1's `SKPaymentDiscount`, StoreKit 2's
 /// `Product.PurchaseOption.promotionalOffer`): the offer, and the signature the app's server

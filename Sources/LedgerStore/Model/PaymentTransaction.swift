@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One transaction of the ledger: a superset of StoreKit 1's `SKPaymentTransaction` and
 /// StoreKit 2's `Transaction`, plus the ledger's bookkeeping.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A product the simulated store sells.
 public struct Product: Sendable, Hashable, Identifiable {

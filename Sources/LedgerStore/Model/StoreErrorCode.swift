@@ -1,3 +1,4 @@
+import Foundation
 /// Why a payment failed: StoreKit's `SKError.Code`, with the same raw values.
 public enum StoreErrorCode: Int, Sendable, Codable, NamedCode {
     case unknown = 0

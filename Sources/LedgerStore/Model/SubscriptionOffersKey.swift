@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+public import Foundation
 
 /// The key promotional offers are signed with (Xcode's "Subscription Offers Key", a `.storekit`
 /// file's `subscriptionOffersKeyPair`): an ECDSA P-256 private key and its identifier. The

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A subscription period in ISO 8601 form: `P1W`, `P1M`, `P2M`, `P1Y`, `P3D`.
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How fast subscription time passes in the simulated store, as Xcode's StoreKit testing
 /// (`SKTestSession.TimeRate`, with the same raw values, which `.storekit` files store as

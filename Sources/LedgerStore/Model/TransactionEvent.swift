@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One entry of a transaction's append-only history.
 public struct TransactionEvent: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import GRDB
 
 /// What the simulated store decided for a payment when it was added. Stored with the payment,

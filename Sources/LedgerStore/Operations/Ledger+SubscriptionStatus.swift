@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GRDB
 
 /// Where an auto-renewable subscription group stands now (StoreKit 2's

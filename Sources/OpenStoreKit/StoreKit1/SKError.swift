@@ -1,5 +1,5 @@
-import Foundation
-import StoreLedger
+public import Foundation
+package import StoreLedger
 
 /// The domain of StoreKit 1's errors, as `NSError` reports it.
 public let SKErrorDomain = "SKErrorDomain"
@@ -8,8 +8,41 @@ public let SKErrorDomain = "SKErrorDomain"
 /// `SKPaymentTransaction.error` holds, so `transaction.error as? SKError` and
 /// `(error as NSError).code` work as on Apple platforms.
 public struct SKError: Error, Hashable, Sendable, LocalizedError, CustomNSError {
-    /// StoreKit's `SKError.Code`, with the same names and raw values (the ledger's own codes).
-    public typealias Code = StoreErrorCode
+    /// StoreKit's `SKError.Code`, with the same names and raw values. (Its own type, not the
+    /// ledger's `StoreErrorCode`, so that a client importing only this module sees its cases.)
+    public enum Code: Int, Sendable, Hashable {
+        case unknown = 0
+        case clientInvalid = 1
+        case paymentCancelled = 2
+        case paymentInvalid = 3
+        case paymentNotAllowed = 4
+        case storeProductNotAvailable = 5
+        case cloudServicePermissionDenied = 6
+        case cloudServiceNetworkConnectionFailed = 7
+        case cloudServiceRevoked = 8
+        case privacyAcknowledgementRequired = 9
+        case unauthorizedRequestData = 10
+        case invalidOfferIdentifier = 11
+        case invalidSignature = 12
+        case missingOfferParams = 13
+        case invalidOfferPrice = 14
+        case overlayCancelled = 15
+        case overlayInvalidConfiguration = 16
+        case overlayTimeout = 17
+        case ineligibleForOffer = 18
+        case unsupportedPlatform = 19
+        case overlayPresentedInBackgroundScene = 20
+
+        /// The ledger's code with the same raw value.
+        package init(_ code: StoreErrorCode) {
+            self = Code(rawValue: code.rawValue) ?? .unknown
+        }
+
+        /// The ledger's code with the same raw value.
+        package var storeErrorCode: StoreErrorCode {
+            StoreErrorCode(rawValue: rawValue) ?? .unknown
+        }
+    }
 
     public let code: Code
     /// The message `localizedDescription` returns.
@@ -17,11 +50,11 @@ public struct SKError: Error, Hashable, Sendable, LocalizedError, CustomNSError 
 
     public init(_ code: Code, userInfo: [String: Any] = [:]) {
         self.code = code
-        self.message = (userInfo[NSLocalizedDescriptionKey] as? String) ?? code.defaultMessage
+        self.message = (userInfo[NSLocalizedDescriptionKey] as? String) ?? code.storeErrorCode.defaultMessage
     }
 
     init(_ error: TransactionError) {
-        self.code = error.code
+        self.code = Code(error.code)
         self.message = error.message
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A request to buy a product (StoreKit 1's `SKPayment`): immutable; `SKMutablePayment` is
 /// the one to change.

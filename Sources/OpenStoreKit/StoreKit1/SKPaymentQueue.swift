@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreLedger
 import Synchronization
 
@@ -125,7 +125,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
                 refuse(payment, SKError(refusal: error))
             } catch let error as PromotionalOfferError {
                 // StoreKit fails such a payment with the offer's error; nothing is recorded.
-                refuse(payment, SKError(error.code, userInfo: [NSLocalizedDescriptionKey: error.description]))
+                refuse(payment, SKError(SKError.Code(error.code), userInfo: [NSLocalizedDescriptionKey: error.description]))
             } catch {
                 refuse(payment, SKError(ledgerFailure: error))
             }

@@ -1,5 +1,5 @@
-import Foundation
-import StoreLedger
+public import Foundation
+package import StoreLedger
 
 /// StoreKit 1's transaction states, with StoreKit's raw values.
 public enum SKPaymentTransactionState: Int, Sendable {

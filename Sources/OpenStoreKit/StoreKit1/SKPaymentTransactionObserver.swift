@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Receives the payment queue's changes (StoreKit 1's `SKPaymentTransactionObserver`).
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreLedger
 
 /// A product the store sells, as a products request returns it (StoreKit 1's `SKProduct`):

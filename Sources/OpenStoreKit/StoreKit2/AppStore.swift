@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreLedger
 
 /// The App Store as StoreKit 2 reaches it (`AppStore`): here, the store's ledger.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreLedger
 
 /// A product the store sells, as StoreKit 2 shows it (`Product`): localized for the store's

@@ -1,5 +1,5 @@
-import Foundation
-import StoreLedger
+public import Foundation
+package import StoreLedger
 
 extension Product {
     /// How a purchase ended (`Product.PurchaseResult`).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import StoreLedger
 
 /// The App Store storefront of the store (StoreKit 2's `Storefront`).

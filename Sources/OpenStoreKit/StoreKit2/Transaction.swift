@@ -1,5 +1,5 @@
-import Foundation
-import StoreLedger
+public import Foundation
+package import StoreLedger
 import Synchronization
 
 /// A purchase as StoreKit 2 shows it (`Transaction`): a snapshot of the ledger's row.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A value StoreKit 2 checked (`VerificationResult`): `.verified` when its signature holds.
 ///

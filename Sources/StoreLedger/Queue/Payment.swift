@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A request to buy a product (`SKPayment`).
 public struct Payment: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Formats prices as the App Store shows them: in the storefront's currency, with the shopper's

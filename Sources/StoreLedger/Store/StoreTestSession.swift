@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The simulated store's test controls, after Xcode's `SKTestSession`: Ask to Buy, failing,
 /// interrupted purchases, subscriptions and time, refunds, clearing. Changes are stored in

@@ -5,25 +5,40 @@ import Synchronization
 /// One change a workload was told was done (returned from the ledger, so committed). A crash
 /// campaign checks that the reopened ledger still holds every one of them.
 public struct Acknowledgement: Codable, Sendable, Hashable {
+    /// The ledger call that acknowledged the change; the raw value is what a log file stores.
     public enum Kind: String, Codable, Sendable {
+        /// `purchase`: a payment added to the queue; `approve`, `decline`: an Ask to Buy answer;
+        /// `finish`: a transaction finished; `restore`: a transaction a restore returned; `renewal`:
+        /// a renewal made at launch or by moving the store clock; `refund`: a refunded transaction;
+        /// `resolve`: a purchase that replaced an interrupted one.
         case purchase, approve, decline, finish, restore, renewal, refund, resolve
     }
 
+    /// Which call acknowledged the change.
     public var kind: Kind
+    /// The id of the transaction the ledger returned.
     public var transactionID: UInt64
     /// What the transaction is (so that a lost one whose id was reused is not taken for it).
     public var productID: String
+    /// The transaction's quantity when it was acknowledged; the ledger must still show it.
     public var quantity: Int
+    /// The transaction's purchase date when it was acknowledged; checked only when it was then
+    /// charged (neither `purchasing` nor `deferred`), since a deferred one's date changes at approval.
     public var purchaseDate: Date
     /// The transaction's state when it was acknowledged.
     public var state: TransactionState
+    /// Whether the transaction was finished: if so, the ledger must still show it finished.
     public var finished: Bool
+    /// Whether the transaction was refunded or revoked (had a `revocationDate`): if so, it must stay so.
     public var revoked: Bool
+    /// The key of the payment that created the transaction, `nil` when it had none; the ledger must show the same.
     public var idempotencyKey: String?
     /// Acknowledgements of operations that ran at the same time share a burst number: their
     /// commits may come in any order among themselves.
     public var burst: Int?
 
+    /// Records `transaction` as the ledger returned it from a `kind` call; `burst` numbers a group of
+    /// concurrent operations (`nil` for an operation that ran alone).
     public init(kind: Kind, transaction: PaymentTransaction, burst: Int? = nil) {
         self.burst = burst
         self.kind = kind
@@ -76,8 +91,11 @@ public final class AcknowledgementLog: Sendable {
         if let descriptor { close(descriptor) }
     }
 
+    /// Every acknowledgement recorded so far, in the order recorded.
     public var acknowledgements: [Acknowledgement] { entries.withLock { $0 } }
 
+    /// Appends `acknowledgement`: in memory and, for a file log, as one JSON line synced (`fsync`)
+    /// before returning. Errors writing the file are ignored.
     public func record(_ acknowledgement: Acknowledgement) {
         entries.withLock { $0.append(acknowledgement) }
         guard let descriptor else { return }
@@ -96,6 +114,7 @@ public final class AcknowledgementLog: Sendable {
         fsync(descriptor)
     }
 
+    /// Records each of `transactions`, in order, as acknowledged by a `kind` call (with no burst).
     public func record(_ kind: Acknowledgement.Kind, _ transactions: [PaymentTransaction]) {
         for transaction in transactions { record(Acknowledgement(kind: kind, transaction: transaction)) }
     }

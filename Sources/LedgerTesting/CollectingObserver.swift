@@ -4,18 +4,26 @@ import Synchronization
 /// An observer that records every callback, and what the ledger held for each transaction at
 /// the moment it was notified (to prove notifications come after the commit).
 public final class CollectingObserver: PaymentTransactionObserver {
+    /// One callback the observer received, with its arguments.
     public enum Callback: Sendable, Equatable {
+        /// `updatedTransactions`: the transactions delivered, in order.
         case updated([PaymentTransaction])
+        /// `removedTransactions`: the transactions that were finished and left the queue.
         case removed([PaymentTransaction])
+        /// `didRevokeEntitlementsForProductIdentifiers`: the products whose entitlements were revoked.
         case revoked([String])
+        /// `paymentQueueRestoreCompletedTransactionsFinished`: a restore delivered all its transactions.
         case restoreFinished
+        /// `restoreCompletedTransactionsFailedWithError`: a restore failed, with the error's description.
         case restoreFailed(String)
     }
 
     private let state = Mutex<(callbacks: [Callback], committedAtNotification: [PaymentTransaction?])>(([], []))
 
+    /// An observer with nothing recorded yet; add it to a `PaymentQueue` to start recording.
     public init() {}
 
+    /// Every callback received so far, in the order received.
     public var callbacks: [Callback] { state.withLock { $0.callbacks } }
 
     /// Every transaction of every `updated` callback, in order.

@@ -34,6 +34,9 @@ public struct CrashCampaign: Sendable {
     /// Where the progress line goes: standard error when it is a terminal, by default.
     public var progress: (@Sendable (String) -> Void)?
 
+    /// A campaign of `runs` runs from `seed`, taking turns with `faults`, each run asking its subject
+    /// for a number of operations picked in `operations`; `progress` gets the progress line (`nil`:
+    /// none). Requires `runs` of 0 or more, at least one fault and at least 1 operation.
     public init(
         seed: UInt64 = 1, runs: Int = 30, faults: [Fault] = Fault.allCases, operations: ClosedRange<Int> = 20...199,
         progress: (@Sendable (String) -> Void)? = CrashCampaign.terminalProgress
@@ -99,7 +102,9 @@ public struct CrashCampaign: Sendable {
     public struct Report: Sendable, CustomStringConvertible {
         /// A run that broke an invariant, and the line that replays it.
         public struct Failure: Sendable, CustomStringConvertible {
+            /// The run that failed: its parameters replay it.
             public var run: CrashRun
+            /// The invariants the run broke, as its checks reported them.
             public var violations: [InvariantViolation]
 
             /// `CrashRun(replay:)` takes it back.
@@ -119,6 +124,7 @@ public struct CrashCampaign: Sendable {
         /// The runs that broke an invariant.
         public private(set) var failures: [Failure] = []
 
+        /// An empty report: no runs yet.
         public init() {}
 
         mutating func add(_ run: CrashRun, _ outcome: CrashRun.Outcome) {
@@ -189,10 +195,12 @@ extension CrashRun {
 
     /// A replay line `CrashRun(replay:)` cannot read.
     public struct ReplayError: DescribedError, Sendable, Equatable {
+        /// The replay line, as given.
         public var line: String
         /// The flag that is missing, repeated, unknown or has a bad value.
         public var part: String
 
+        /// The error for `line`, naming in `part` the flag that could not be read.
         public init(line: String, part: String) {
             self.line = line
             self.part = part

@@ -4,20 +4,34 @@ public import StoreLedger
 /// One crash run: a fresh ledger, a seeded workload cut by a fault, then the invariant check
 /// of the reopened ledger. The same parameters replay the same run.
 public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
+    /// Where the fault strikes: the n-th write to, or sync of, a database, WAL or journal file
+    /// opened through the fault VFS, counted from 1 once the subject is prepared.
     public enum Trigger: Sendable, Hashable {
+        /// At the n-th write (1-based).
         case write(Int64)
+        /// At the n-th sync (1-based).
         case sync(Int64)
     }
 
+    /// The seed the subject's operations follow from (`CrashTestContext.seed`).
     public var seed: UInt64
+    /// How many operations the subject is asked for (`CrashTestContext.operations`).
     public var operations: Int
+    /// What strikes at the trigger: a power loss, an I/O error or a full disk.
     public var fault: FaultInjection.Fault
+    /// The write or sync at which the fault strikes.
     public var trigger: Trigger
+    /// What the run's power losses (the fault's, and the one that ends every run) keep of the
+    /// unsynced writes.
     public var lossMode: FaultInjection.LossMode
+    /// The ledger's durability. With `normal`, the check lets the power loss lose a suffix of the
+    /// acknowledged changes (not with loss mode `keepAll`, nor when the run is checked as `full`).
     public var durability: Durability
     /// For I/O errors: the error repeats for every later write or sync (a full disk).
     public var persistent: Bool
 
+    /// A run with these parameters: by default a power loss loses every unsynced write, the
+    /// durability is `full` and an I/O error strikes once.
     public init(
         seed: UInt64, operations: Int, fault: FaultInjection.Fault, trigger: Trigger,
         lossMode: FaultInjection.LossMode = .loseAll, durability: Durability = .full, persistent: Bool = false
@@ -52,10 +66,15 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
 
     /// What happened: whether the fault fired, and the invariants it broke.
     public struct Outcome: Sendable {
+        /// Whether the armed fault struck before the subject ended.
         public var faultFired: Bool
+        /// How many acknowledgements the subject recorded (each checked against the reopened ledger).
         public var acknowledged: Int
+        /// The broken invariants: the `InvariantChecker`'s, then the subject's own `check`'s; empty when
+        /// the run passed.
         public var violations: [InvariantViolation]
 
+        /// An outcome with these values.
         public init(faultFired: Bool, acknowledged: Int, violations: [InvariantViolation]) {
             self.faultFired = faultFired
             self.acknowledged = acknowledged

@@ -53,6 +53,8 @@ public struct CrashTestContext: Sendable {
     /// Where `run` records what the ledger acknowledged.
     public let log: AcknowledgementLog
 
+    /// A context with these values, for running a subject by hand; a `CrashRun` makes its own for
+    /// each run.
     public init(
         ledgerPath: String, directory: String, configuration: LedgerConfiguration, seed: UInt64, operations: Int,
         log: AcknowledgementLog

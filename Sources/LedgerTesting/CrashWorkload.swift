@@ -5,7 +5,10 @@ public import StoreLedger
 /// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted
 /// purchases. The same seed performs the same operations, so a failing run can be replayed.
 public struct CrashWorkload: Sendable {
+    /// The seed that picks every operation and its arguments: the same seed performs the same operations.
     public var seed: UInt64
+    /// How many operations to draw; one with nothing to act on (no deferred transaction to answer,
+    /// say) does nothing, and the first error stops the rest.
     public var operations: Int
     /// Another process runs a workload on the same ledger: an Ask to Buy answer or a refund
     /// that the other process made first (between this one's read and its write) is refused
@@ -13,6 +16,7 @@ public struct CrashWorkload: Sendable {
     /// refusal stops the run: one workload alone never loses such a race.
     public var sharesLedger: Bool
 
+    /// A workload of `operations` operations drawn from `seed`; `sharesLedger` off by default.
     public init(seed: UInt64, operations: Int, sharesLedger: Bool = false) {
         self.seed = seed
         self.operations = operations
@@ -166,6 +170,7 @@ public struct CrashWorkload: Sendable {
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator starting from `seed`: equal seeds give equal sequences.
     public init(seed: UInt64) {
         state = seed
     }

@@ -62,6 +62,7 @@ public struct FaultInjectionTrait: TestTrait, SuiteTrait, TestScoping {
     }
 }
 
+/// The `.faultInjection` trait, for `@Test` and `@Suite`.
 extension Trait where Self == FaultInjectionTrait {
     /// The fault VFS to this test (or suite) alone while it runs.
     public static var faultInjection: Self { FaultInjectionTrait() }

@@ -44,6 +44,7 @@ public enum FaultInjection {
         return configuration
     }
 
+    /// What an armed fault does when its write or sync comes.
     public enum Fault: Sendable, Hashable {
         /// The machine loses power just before that write or sync.
         case powerLoss
@@ -63,6 +64,7 @@ public enum FaultInjection {
 
     /// What a power loss keeps of the writes that were not synced.
     public enum LossMode: Sendable, Hashable {
+        /// Every unsynced write (and truncate) is lost: the files hold what was last synced. The default.
         case loseAll
         /// A random subset, decided by the seed: the same seed loses the same writes.
         case loseRandom(seed: UInt64)
@@ -72,12 +74,20 @@ public enum FaultInjection {
         case keepAll
     }
 
+    /// What the fault VFS saw since the last `reset()`. Only database, WAL and rollback journal
+    /// files count, not temporary files.
     public struct Counters: Sendable, Hashable {
+        /// Writes, including those a fault failed; none is counted while the power is off.
         public var writes: Int64
+        /// Syncs, including those a fault failed; none is counted while the power is off.
         public var syncs: Int64
+        /// Armed faults that struck, counting every repeat of a persistent one.
         public var faults: Int64
+        /// Power losses, from an armed fault or from `powerLoss()` (not while already off).
         public var powerLosses: Int64
+        /// Unsynced writes (and truncates) that power losses discarded.
         public var unsyncedWritesLost: Int64
+        /// Unsynced writes (and truncates) that power losses applied to the disk, a torn one included.
         public var unsyncedWritesKept: Int64
     }
 
@@ -98,10 +108,13 @@ public enum FaultInjection {
         lfv_arm_at_sync(fault.kind, nth, persistent ? 1 : 0)
     }
 
+    /// Removes the armed write and sync faults; the counters, loss mode and power state stay.
     public static func disarm() {
         lfv_disarm()
     }
 
+    /// Sets what later power losses keep of the unsynced writes, until set again (`reset()` keeps
+    /// it); `loseRandom` restarts from its seed.
     public static func setLossMode(_ mode: LossMode) {
         switch mode {
         case .loseAll: lfv_set_loss_mode(Int32(LFV_LOSE_ALL.rawValue), 0)
@@ -116,6 +129,7 @@ public enum FaultInjection {
         lfv_power_loss()
     }
 
+    /// Whether the power is off: from a power loss until `powerOn()` or `reset()`.
     public static var isPoweredOff: Bool { lfv_is_powered_off() != 0 }
 
     /// Powers back on, once the connections open at the power loss are closed.
@@ -123,6 +137,7 @@ public enum FaultInjection {
         lfv_power_on()
     }
 
+    /// The counters since the last `reset()`, read together.
     public static var counters: Counters {
         let c = lfv_get_counters()
         return Counters(

@@ -6,8 +6,10 @@ import Synchronization
 public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
     /// The number of the invariant in SPEC section 9 (1 to 6).
     public var invariant: Int
+    /// What was found, and what was expected, in words.
     public var message: String
 
+    /// A violation of invariant number `invariant` (1 to 6), explained by `message`.
     public init(invariant: Int, message: String) {
         self.invariant = invariant
         self.message = message
@@ -25,6 +27,10 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
 /// 5. no transaction is left purchasing after the launch;
 /// 6. `PRAGMA integrity_check` is ok and the ledger opens.
 public enum InvariantChecker {
+    /// Reopens the ledger at `path` with `configuration` and returns the invariants it breaks, in the
+    /// order found (empty when none). `acknowledged` is the run's log, in order; `lossAllowed` lets
+    /// a suffix of it be lost. Launches a `PaymentQueue` on the ledger, which changes it as a
+    /// launch does (completing purchases left `purchasing`, making due renewals).
     public static func check(
         ledgerAt path: String, configuration: LedgerConfiguration, acknowledged: [Acknowledgement], lossAllowed: Bool = false
     ) async -> [InvariantViolation] {

@@ -3,15 +3,22 @@ public import StoreLedger
 
 /// A small catalog with one product of each kind, for tests that need to buy things.
 public enum SampleCatalog {
+    /// A consumable (2.99), used up by each purchase.
     public static let consumable = "com.example.rocket_car"
+    /// A non-consumable (0.99), with English and French localizations.
     public static let nonConsumable = "com.example.level1"
+    /// A second non-consumable (1.99), without localizations.
     public static let nonConsumable2 = "com.example.level2"
     /// Group "pro": pro.monthly and pro.yearly at level 1 (the highest), basic.monthly at level 2.
     public static let subscription = "com.example.pro.monthly"
+    /// Group "pro", level 1: the yearly subscription (49.99), at the level of `subscription`.
     public static let yearlySubscription = "com.example.pro.yearly"
+    /// Group "pro", level 2 (below the pro ones): the monthly basic subscription (1.99).
     public static let basicSubscription = "com.example.basic.monthly"
+    /// A non-renewing subscription (9.99), a season pass.
     public static let nonRenewing = "com.example.season_pass"
 
+    /// The catalog as the JSON of a StoreKit configuration (`.storekit`) file: storefront USA, locale en_US.
     public static let json = """
         {
           "products": [

@@ -22,23 +22,43 @@ public final class SKTestSession: @unchecked Sendable {
     /// values. (Its own type, not the ledger's `TimeRate`, so that a test importing only this
     /// module sees its cases.)
     public enum TimeRate: Int, Sendable, Hashable {
+        /// Periods last as long as on the calendar: a monthly subscription renews in a month (the
+        /// default).
         case realTime = 0
+        /// Each day of a subscription period lasts one hour (a month of 30 days, 30 hours).
         case oneHourIsOneDay = 1
+        /// Each day of a subscription period lasts 30 minutes (a month, 15 hours).
         case thirtyMinutesIsOneDay = 2
+        /// Each day of a subscription period lasts 5 minutes (a month, 2.5 hours).
         case fiveMinutesIsOneDay = 3
+        /// Each day of a subscription period lasts one minute (a month, 30 minutes).
         case oneMinuteIsOneDay = 4
+        /// Each day of a subscription period lasts 30 seconds (a month, 15 minutes).
         case thirtySecondsIsOneDay = 5
+        /// Each day of a subscription period lasts one second (a month, 30 seconds).
         case oneSecondIsOneDay = 6
+        /// A month lasts one hour; a week a third of that, a year twelve times it.
         case monthlyRenewalEveryHour = 10
+        /// A month lasts 30 minutes (a week 10 minutes, a year 6 hours).
         case monthlyRenewalEveryThirtyMinutes = 11
+        /// A month lasts 15 minutes (a week 5 minutes, a year 3 hours).
         case monthlyRenewalEveryFifteenMinutes = 12
+        /// A month lasts 5 minutes (a week 100 seconds, a year an hour).
         case monthlyRenewalEveryFiveMinutes = 13
+        /// A month lasts 30 seconds (a week 10 seconds, a year 6 minutes); Xcode has this rate but
+        /// the sandbox does not.
         case monthlyRenewalEveryThirtySeconds = 15
+        /// Every subscription period lasts 15 minutes, whatever its length.
         case oneRenewalEveryFifteenMinutes = 1000
+        /// Every subscription period lasts 5 minutes, whatever its length.
         case oneRenewalEveryFiveMinutes = 1001
+        /// Every subscription period lasts one minute, whatever its length.
         case oneRenewalEveryMinute = 1002
+        /// Every subscription period lasts 30 seconds, whatever its length.
         case oneRenewalEveryThirtySeconds = 1003
+        /// Every subscription period lasts 10 seconds, whatever its length.
         case oneRenewalEveryTenSeconds = 1004
+        /// Every subscription period lasts 2 seconds, whatever its length: the fastest rate.
         case oneRenewalEveryTwoSeconds = 1005
 
         /// The ledger's rate with the same raw value.
@@ -164,11 +184,17 @@ public final class SKTestSession: @unchecked Sendable {
         set { state.withLock { $0 = newValue } }
     }
 
+    /// Every purchase the app makes is deferred until `approveAskToBuyTransaction(identifier:)`
+    /// or `declineAskToBuyTransaction(identifier:)`. Starts as the configuration file sets it;
+    /// `resetToDefaultState()` returns to that. Purchases by `buyProduct` are not affected.
     public var askToBuyEnabled: Bool {
         get { settings.askToBuyEnabled }
         set { change("askToBuyEnabled") { $0.askToBuyEnabled = newValue } }
     }
 
+    /// Every purchase the app makes is interrupted: it fails until
+    /// `resolveIssueForTransaction(identifier:)`, and its replacement purchase arrives once the
+    /// failed transaction is finished. Off until set; `resetToDefaultState()` turns it off.
     public var interruptedPurchasesEnabled: Bool {
         get { settings.interruptedPurchasesEnabled }
         set { change("interruptedPurchasesEnabled") { $0.interruptedPurchasesEnabled = newValue } }
@@ -207,6 +233,8 @@ public final class SKTestSession: @unchecked Sendable {
         }
     }
 
+    /// The shopper's locale: it picks the products' localized names and descriptions and the
+    /// language of prices. Starts as the configuration file's, or the storefront's default.
     public var locale: Locale {
         get { Locale(identifier: settings.locale) }
         set { change("locale") { $0.locale = newValue.identifier } }
@@ -225,6 +253,8 @@ public final class SKTestSession: @unchecked Sendable {
         set { change("billingGracePeriodIsEnabled") { $0.billingGracePeriodEnabled = newValue } }
     }
 
+    /// How fast subscription time passes in the store, so that renewals come sooner (`.realTime`
+    /// unless the configuration file's `_timeRate` says otherwise).
     public var timeRate: TimeRate {
         get { TimeRate(settings.timeRate) }
         set { change("timeRate") { $0.timeRate = newValue.ledgerRate } }
@@ -316,6 +346,9 @@ public final class SKTestSession: @unchecked Sendable {
 
     // MARK: - Subscriptions and time
 
+    /// Expires the subscription of `productIdentifier`'s group now and turns its auto-renew off
+    /// (a pending change of product is dropped). The app's observers are not told.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     public func expireSubscription(productIdentifier: String) throws {
         try ledger.expireSubscription(productIdentifier)
     }
@@ -325,10 +358,19 @@ public final class SKTestSession: @unchecked Sendable {
         deliver(try ledger.forceRenewal(of: productIdentifier))
     }
 
+    /// Turns auto-renew off for the subscription group of transaction `identifier`'s product: the
+    /// subscription expires at the end of its current period instead of renewing.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notAutoRenewable` for
+    ///   a product that is not an auto-renewable subscription.
     public func disableAutoRenewForTransaction(identifier: UInt) throws {
         try ledger.setAutoRenew(of: try productID(of: identifier), enabled: false)
     }
 
+    /// Turns auto-renew back on (subscriptions start with it on) for the subscription group of
+    /// transaction `identifier`'s product, and wakes the renewal task. Turned on after the
+    /// subscription's expiration date, it stays expired.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notAutoRenewable` for
+    ///   a product that is not an auto-renewable subscription.
     public func enableAutoRenewForTransaction(identifier: UInt) throws {
         try ledger.setAutoRenew(of: try productID(of: identifier), enabled: true)
         context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
@@ -384,17 +426,34 @@ public final class SKTestSession: @unchecked Sendable {
 
 /// A transaction as the test session sees it (StoreKitTest's `SKTestTransaction`).
 public final class SKTestTransaction: Sendable {
+    /// The transaction's identifier in the store (the ledger's id): what the session's controls
+    /// take.
     public let identifier: UInt
+    /// The identifier of the first purchase: the transaction's own for a purchase, the purchase's
+    /// for its renewals and restored copies.
     public let originalTransactionIdentifier: UInt
+    /// The identifier of the product bought.
     public let productIdentifier: String
+    /// When the transaction was made (for a subscription, when its period started), by the store's
+    /// clock.
     public let purchaseDate: Date
+    /// When the subscription period ends, or ended if it was expired early; `nil` for a product
+    /// that is not an auto-renewable subscription.
     public let expirationDate: Date?
+    /// When the transaction was refunded; `nil` when it was not.
     public let revocationDate: Date?
+    /// The transaction's state as StoreKit 1 reports it (purchasing, purchased, failed, restored
+    /// or deferred).
     public let state: SKPaymentTransactionState
+    /// Whether the product's subscription group renews at the end of its period, when
+    /// `allTransactions()` read it; always `false` for a product that is not an auto-renewable
+    /// subscription.
     public let autoRenewingEnabled: Bool
     /// An interrupted purchase whose issue is not resolved yet.
     public let hasPurchaseIssue: Bool
+    /// The transaction is deferred, waiting for its Ask to Buy approval or decline.
     public let pendingAskToBuyConfirmation: Bool
+    /// The app finished the transaction: it has left the payment queue.
     public let isFinished: Bool
 
     init(_ row: PaymentTransaction, autoRenewingEnabled: Bool, hasPurchaseIssue: Bool) {
@@ -414,7 +473,11 @@ public final class SKTestTransaction: Sendable {
 
 /// Why a test session could not do what was asked.
 public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
+    /// `init(configurationFileNamed:)` found no file `name`; `searched` lists where it looked, in
+    /// order.
     case configurationFileNotFound(name: String, searched: [String])
+    /// `buyProduct(identifier:options:)` made a transaction that is not purchased: the store did
+    /// not complete the purchase (already subscribed, say).
     case purchaseFailed(productIdentifier: String)
     /// `setSimulatedError(_:forAPI:)` was given an API type OpenStoreKitTest does not define.
     case unsupportedAPI(String)
@@ -431,6 +494,7 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
     }
 }
 
+/// StoreKitTest's purchase options, for purchases a test session makes.
 extension OpenStoreKit.Product.PurchaseOption {
     /// A promotional offer without a signature, for `SKTestSession.buyProduct(identifier:options:)`
     /// (StoreKitTest's `promotionalOffer(id:)`): the store checks the offer and the customer's

@@ -7,6 +7,7 @@ public protocol SKTestFailure: Equatable, Sendable {}
 /// A StoreKit 2 API whose calls a test can make fail (StoreKitTest's `FailableStoreKitAPI`):
 /// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`.
 public protocol FailableStoreKitAPI<Failure>: Sendable {
+    /// The errors a test can make this API's calls fail with.
     associatedtype Failure: SKTestFailure
 }
 
@@ -14,83 +15,110 @@ public protocol FailableStoreKitAPI<Failure>: Sendable {
 public enum SKTestFailures {
     /// `Product.products(for:)` throws the error.
     public enum LoadProducts: SKTestFailure, SimulatedError {
+        /// `Product.products(for:)` throws this `StoreKitError`.
         case generic(StoreKitError)
     }
 
     /// `Product.purchase(options:)` throws the error.
     public enum Purchase: SKTestFailure, SimulatedError {
+        /// The purchase throws this `StoreKitError`.
         case generic(StoreKitError)
+        /// The purchase throws this `Product.PurchaseError` (`.productUnavailable`, say).
         case purchase(Product.PurchaseError)
     }
 
     /// Every `VerificationResult` the store hands out is `.unverified` with the error.
     public enum Verification: SKTestFailure, SimulatedError {
+        /// Every verification result is `.unverified` with this error.
         case verification(VerificationResult<Any>.VerificationError)
     }
 
     /// `AppStore.sync()` throws the error.
     public enum AppStoreSync: SKTestFailure, SimulatedError {
+        /// `AppStore.sync()` throws this `StoreKitError`.
         case generic(StoreKitError)
     }
 
     /// `Product.SubscriptionInfo.status` and `status(for:)` throw the error.
     public enum SubscriptionStatus: SKTestFailure, SimulatedError {
+        /// The subscription status calls throw this `StoreKitError`.
         case generic(StoreKitError)
     }
 }
 
 /// `Product.products(for:)`.
 public struct StoreKitLoadProductsAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `Product.products(for:)` can be made to fail with: `SKTestFailures.LoadProducts`.
     public typealias Failure = SKTestFailures.LoadProducts
     static let target = SimulatedFailures.API.loadProducts
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.loadProducts`).
     public init() {}
 }
 
 /// `Product.purchase(options:)`.
 public struct StoreKitPurchaseAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `Product.purchase(options:)` can be made to fail with: `SKTestFailures.Purchase`.
     public typealias Failure = SKTestFailures.Purchase
     static let target = SimulatedFailures.API.purchase
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.purchase`).
     public init() {}
 }
 
 /// The verification of what the store hands out.
 public struct StoreKitVerificationAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors the verification of what the store hands out can be made to fail with:
+    /// `SKTestFailures.Verification`.
     public typealias Failure = SKTestFailures.Verification
     static let target = SimulatedFailures.API.verification
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.verification`).
     public init() {}
 }
 
 /// `AppStore.sync()`.
 public struct StoreKitAppStoreSyncAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `AppStore.sync()` can be made to fail with: `SKTestFailures.AppStoreSync`.
     public typealias Failure = SKTestFailures.AppStoreSync
     static let target = SimulatedFailures.API.appStoreSync
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.appStoreSync`).
     public init() {}
 }
 
 /// `Product.SubscriptionInfo.status`.
 public struct StoreKitSubscriptionStatusAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors the subscription status calls can be made to fail with:
+    /// `SKTestFailures.SubscriptionStatus`.
     public typealias Failure = SKTestFailures.SubscriptionStatus
     static let target = SimulatedFailures.API.subscriptionStatus
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.subscriptionStatus`).
     public init() {}
 }
 
 extension FailableStoreKitAPI where Self == StoreKitLoadProductsAPI {
+    /// Names `Product.products(for:)`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
     public static var loadProducts: StoreKitLoadProductsAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitPurchaseAPI {
+    /// Names `Product.purchase(options:)`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
     public static var purchase: StoreKitPurchaseAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitVerificationAPI {
+    /// Names the verification of what the store hands out, for `setSimulatedError(_:forAPI:)`
+    /// and `simulatedError(forAPI:)`.
     public static var verification: StoreKitVerificationAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitAppStoreSyncAPI {
+    /// Names `AppStore.sync()`, for `setSimulatedError(_:forAPI:)` and `simulatedError(forAPI:)`.
     public static var appStoreSync: StoreKitAppStoreSyncAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitSubscriptionStatusAPI {
+    /// Names the subscription status calls, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
     public static var subscriptionStatus: StoreKitSubscriptionStatusAPI { .init() }
 }
 

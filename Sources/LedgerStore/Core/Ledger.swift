@@ -19,13 +19,16 @@ public final class Ledger: Sendable {
 
     /// Whether the ledger may be changed through this value.
     public enum Access: Sendable {
+        /// The default: the ledger may be read and changed.
         case readWrite
         /// For inspection: nothing is written, not even SQLite's own WAL setup. (A ledger
         /// whose schema is older than this build is still migrated first.)
         case readOnly
     }
 
+    /// The ledger file's path, as given to `open(at:mode:access:configuration:)`.
     public let path: String
+    /// The configuration the ledger was opened with.
     public let configuration: LedgerConfiguration
     /// The ledger's one connection: it writes too, unless the ledger was opened read-only.
     let reader: DatabaseQueue

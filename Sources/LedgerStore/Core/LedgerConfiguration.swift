@@ -26,6 +26,7 @@ public enum Durability: String, Sendable, CaseIterable, Codable {
 
 /// Everything a ledger needs from its surroundings, injected so that tests are deterministic.
 public struct LedgerConfiguration: Sendable {
+    /// How strongly a commit is kept; `.full` by default.
     public var durability: Durability
     /// How long an operation waits for another process's lock before failing with
     /// `LedgerError.busy` (seconds; default 30).
@@ -33,7 +34,9 @@ public struct LedgerConfiguration: Sendable {
     /// Called once when an operation has waited a second for another process's lock (the
     /// `ledger` tool says so on stderr); `nil` for silence.
     public var onLockWait: (@Sendable () -> Void)?
+    /// The source of time (`.system` by default); the store's time adds the ledger's clock offset to it.
     public var clock: LedgerClock
+    /// Chooses each new transaction's id (`.sequential` by default).
     public var idGenerator: TransactionIDGenerator
     /// The SQLite VFS to open the ledger's files through, by registered name; `nil` for the
     /// default. `LedgerTesting.FaultInjection` uses this to simulate power losses and I/O errors.
@@ -47,6 +50,8 @@ public struct LedgerConfiguration: Sendable {
     /// 833 years, in one commit of about 5 MB.
     public static let defaultRenewalLimit = 10_000
 
+    /// A configuration; the defaults are the production ones (full durability, a 30-second busy
+    /// timeout, the system clock, sequential ids). A `renewalLimit` below 1 counts as 1.
     public init(
         durability: Durability = .full, busyTimeout: TimeInterval = 30,
         clock: LedgerClock = .system, idGenerator: TransactionIDGenerator = .sequential, vfs: String? = nil,
@@ -77,6 +82,7 @@ public struct LedgerConfiguration: Sendable {
 public struct LedgerClock: Sendable {
     private let read: @Sendable () -> Date
 
+    /// A clock that calls `read` each time the ledger needs the time.
     public init(_ read: @escaping @Sendable () -> Date) {
         self.read = read
     }
@@ -86,6 +92,7 @@ public struct LedgerClock: Sendable {
         Date(ledgerMilliseconds: read().ledgerMilliseconds)
     }
 
+    /// The machine's clock.
     public static let system = LedgerClock { Date() }
 
     /// A clock that always answers `date`: for deterministic tests.

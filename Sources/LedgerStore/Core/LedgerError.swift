@@ -75,6 +75,7 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
     /// With `.notALedger`: the file's `PRAGMA application_id`.
     public let applicationID: Int32?
 
+    /// An error of kind `code` about the file at `path`, with the details that apply to it.
     public init(
         _ code: Code, path: String, reason: String = "", sqliteResultCode: Int32? = nil, sql: String? = nil,
         underlyingError: (any Error & Sendable)? = nil, unknownMigrations: [String] = [], applicationID: Int32? = nil
@@ -125,37 +126,56 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
 extension LedgerError {
     // The same names as the codes, to make an error of each kind.
 
+    /// The `missingLedger` code, for `catch LedgerError.missingLedger`: no ledger at the path.
     public static let missingLedger = Code.missingLedger
+    /// The `emptyFile` code, for `catch LedgerError.emptyFile`: a zero-length file.
     public static let emptyFile = Code.emptyFile
+    /// The `notADatabase` code, for `catch LedgerError.notADatabase`: not a SQLite database.
     public static let notADatabase = Code.notADatabase
+    /// The `corrupted` code, for `catch LedgerError.corrupted`: a damaged SQLite database.
     public static let corrupted = Code.corrupted
+    /// The `notALedger` code, for `catch LedgerError.notALedger`: another application's database.
     public static let notALedger = Code.notALedger
+    /// The `newerSchema` code, for `catch LedgerError.newerSchema`: written by a newer StoreLedger.
     public static let newerSchema = Code.newerSchema
+    /// The `unusable` code, for `catch LedgerError.unusable`: the file cannot be read or written.
     public static let unusable = Code.unusable
+    /// The `busy` code, for `catch LedgerError.busy`: another process held the lock too long.
     public static let busy = Code.busy
+    /// The `destinationExists` code, for `catch LedgerError.destinationExists`: a backup's destination is taken.
     public static let destinationExists = Code.destinationExists
+    /// The `storage` code, for `catch LedgerError.storage`: SQLite failed during an operation.
     public static let storage = Code.storage
 
+    /// A `.missingLedger` error: no ledger at `path`.
     public static func missingLedger(path: String) -> LedgerError { LedgerError(.missingLedger, path: path) }
+    /// An `.emptyFile` error: `path` is a zero-length file.
     public static func emptyFile(path: String) -> LedgerError { LedgerError(.emptyFile, path: path) }
+    /// A `.notADatabase` error: `path` is not a SQLite database, for `reason`.
     public static func notADatabase(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.notADatabase, path: path, reason: reason, underlyingError: underlyingError)
     }
+    /// A `.corrupted` error: `path` is a damaged SQLite database, as `reason` says.
     public static func corrupted(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.corrupted, path: path, reason: reason, underlyingError: underlyingError)
     }
+    /// A `.notALedger` error: `path` is the database of the application `applicationID` names.
     public static func notALedger(path: String, applicationID: Int32) -> LedgerError {
         LedgerError(.notALedger, path: path, applicationID: applicationID)
     }
+    /// A `.newerSchema` error: `path` has migrations this build does not know.
     public static func newerSchema(path: String, unknownMigrations: [String]) -> LedgerError {
         LedgerError(.newerSchema, path: path, unknownMigrations: unknownMigrations)
     }
+    /// An `.unusable` error: `path` cannot be read or written, for `reason`.
     public static func unusable(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.unusable, path: path, reason: reason, underlyingError: underlyingError)
     }
+    /// A `.busy` error: another process held the lock of `path` too long; nothing was changed.
     public static func busy(path: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.busy, path: path, underlyingError: underlyingError)
     }
+    /// A `.destinationExists` error: a backup's destination `path` is taken.
     public static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
 
     /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.

@@ -1,16 +1,23 @@
 import Foundation
 /// An operation the ledger refuses. Nothing was changed.
 public enum PaymentQueueError: DescribedError, Sendable, Equatable {
+    /// The payment names no product: its product identifier is empty.
     case emptyProductIdentifier
+    /// The quantity is not between 1 and 10.
     case invalidQuantity(Int)
+    /// The idempotency key is not 1 to 256 characters long.
     case invalidIdempotencyKey(String)
     /// StoreKit 1's `applicationUsername` is any string, but not an empty one nor one over
     /// 1,024 bytes of UTF-8.
     case invalidApplicationUsername(String)
     /// The idempotency key already belongs to a payment with other details.
     case idempotencyKeyReused(key: String, existingTransactionID: UInt64)
+    /// No transaction has this id.
     case unknownTransaction(UInt64)
+    /// The transaction is still purchasing: the store has not processed it, so it cannot be
+    /// finished yet.
     case cannotFinishPurchasing(UInt64)
+    /// The transaction is deferred, waiting for approval (Ask to Buy): it cannot be finished yet.
     case cannotFinishDeferred(UInt64)
     /// Approve and decline apply to deferred (Ask to Buy) transactions only.
     case notDeferred(UInt64, state: TransactionState)

@@ -3,19 +3,29 @@ public import Foundation
 /// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
 /// promotions). Nothing was changed.
 public enum StoreControlError: DescribedError, Sendable, Equatable {
+    /// The product is not an auto-renewable subscription.
     case notAutoRenewable(String)
+    /// The identifier names neither a product of the catalog nor a subscription group.
     case unknownSubscriptionGroup(String)
     /// The subscription was never bought, or another product of its group is the current one.
     case noSubscription(String)
+    /// The transaction is in `state`: only purchased and restored transactions can be refunded.
     case cannotRefund(UInt64, state: TransactionState)
+    /// The transaction was refunded already: a transaction is refunded once.
     case alreadyRefunded(UInt64)
+    /// The transaction has no issue to resolve: it is not an interrupted purchase (nor a
+    /// subscription with a billing issue).
     case notInterrupted(UInt64)
     /// The subscription is not in billing retry (or its retries are over).
     case noBillingIssue(String)
+    /// The store clock only moves forward: `requested` is earlier than `current`, the store's time.
     case clockCannotGoBack(current: Date, requested: Date)
+    /// The move of `interval` seconds is negative, not finite, or goes past the end of year 9999
+    /// (`Ledger.latestStoreDate`).
     case clockOutOfRange(interval: TimeInterval)
     /// The clock move would make more subscription renewals due than one move may create.
     case tooManyRenewals(limit: Int)
+    /// The promotion order names this product twice.
     case duplicatePromotion(String)
 
     public var description: String {
@@ -48,13 +58,19 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
 
 /// Keys of the simulated store's settings in the ledger's `store_settings` table.
 public enum StoreSettingKey {
+    /// The storefront's ISO 3166-1 alpha-3 code (`USA`).
     public static let storefront = "storefront"
+    /// The shopper's locale identifier (`en_US`); absent: the storefront's default locale.
     public static let locale = "locale"
+    /// `false`: every payment fails with `paymentNotAllowed`; anything else allows payments.
     public static let canMakePayments = "canMakePayments"
+    /// `true`: every purchase is deferred until approved or declined (Ask to Buy).
     public static let askToBuy = "askToBuy"
+    /// `true`: every purchase is interrupted and fails until its issue is resolved.
     public static let interruptedPurchases = "interruptedPurchases"
     /// The `StoreErrorCode` raw value every purchase fails with; absent when off.
     public static let failTransactions = "failTransactions"
+    /// The `TimeRate`, by name (`realTime`) or raw value; absent: real time.
     public static let timeRate = "timeRate"
     /// Milliseconds added to the injected clock: `ledger clock advance` / `set`.
     public static let clockOffset = "clockOffsetMilliseconds"
@@ -67,5 +83,6 @@ public enum StoreSettingKey {
     /// The subscription offers key (`SubscriptionOffersKey`): its identifier, and its private
     /// key in base64 PKCS #8 DER, as a StoreKit configuration file's `subscriptionOffersKeyPair`.
     public static let subscriptionOffersKeyID = "subscriptionOffersKeyID"
+    /// The subscription offers key's private key, PKCS #8 DER in base64.
     public static let subscriptionOffersPrivateKey = "subscriptionOffersPrivateKey"
 }

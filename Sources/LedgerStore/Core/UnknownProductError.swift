@@ -5,6 +5,7 @@ public struct UnknownProductError: DescribedError, Sendable, Hashable {
     /// The identifier that matched no product.
     public let productIdentifier: String
 
+    /// An error for `productIdentifier`, which matched no product.
     public init(productIdentifier: String) {
         self.productIdentifier = productIdentifier
     }

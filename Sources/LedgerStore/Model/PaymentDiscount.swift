@@ -10,6 +10,7 @@ public struct PaymentDiscount: Sendable, Hashable {
     /// test session (and `ledger purchase --promotional-offer`). An app's payments carry one.
     public var signature: OfferSignature?
 
+    /// An offer to redeem, with the signature the app's server made (`nil` in a test session).
     public init(offerID: String, signature: OfferSignature?) {
         self.offerID = offerID
         self.signature = signature
@@ -28,6 +29,7 @@ public struct OfferSignature: Sendable, Hashable {
     /// The ECDSA P-256 SHA-256 signature, DER-encoded.
     public var signature: Data
 
+    /// A signature, with the key, nonce and timestamp the server signed with.
     public init(keyID: String, nonce: UUID, timestamp: Int64, signature: Data) {
         self.keyID = keyID
         self.nonce = nonce

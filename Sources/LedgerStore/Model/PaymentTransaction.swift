@@ -7,7 +7,10 @@ public import Foundation
 public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     /// Why a transaction exists.
     public enum Reason: String, Sendable, Codable {
+        /// Every transaction but a renewal: a payment, an interrupted purchase's replacement, a
+        /// restore's copy.
         case purchase
+        /// An automatic renewal of an auto-renewable subscription, made by the store.
         case renewal
     }
 
@@ -15,39 +18,64 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var id: UInt64
     /// Equals `id`, except for restores and renewals, which point at the first purchase.
     public var originalID: UInt64
+    /// The identifier of the product bought.
     public var productID: String
+    /// The kind of the product bought.
     public var productType: ProductType
+    /// Where the transaction stands: purchasing, purchased, failed, restored or deferred.
     public var state: TransactionState
     /// Finished transactions have left the queue for good; they stay in the history.
     public var isFinished: Bool
+    /// How many items were bought, 1 to 10.
     public var quantity: Int
+    /// When the purchase was made, by the store's time: for a subscription, the start of the
+    /// period it pays for; for a restored copy, the time of the restore.
     public var purchaseDate: Date
+    /// The purchase date of the original transaction (`originalID`); equals `purchaseDate`
+    /// except for restores and renewals.
     public var originalPurchaseDate: Date
+    /// When the subscription period this transaction pays for ends; `nil` for products that are
+    /// not auto-renewable subscriptions.
     public var expirationDate: Date?
+    /// When the transaction was refunded; `nil` unless it was.
     public var revocationDate: Date?
+    /// Why it was refunded, as StoreKit's `RevocationReason` raw value (0: other, 1: developer
+    /// issue); `nil` unless it was refunded.
     public var revocationReason: Int?
+    /// Whether this subscription period was replaced early by an upgrade (or a same-level
+    /// crossgrade) in its group.
     public var isUpgraded: Bool
+    /// StoreKit 2's app account token: the UUID the app tied the purchase to; `nil` when none
+    /// was given.
     public var appAccountToken: UUID?
     /// StoreKit 1's `applicationUsername`: the app's opaque account string, as given.
     public var applicationUsername: String?
     /// Set for failed transactions only.
     public var error: TransactionError?
+    /// Whether the transaction is a purchase or a subscription's automatic renewal.
     public var reason: Reason
+    /// The subscription group of an auto-renewable subscription; `nil` for other products.
     public var subscriptionGroupID: String?
     /// The introductory or promotional offer the subscription period was bought with.
     public var offer: TransactionOffer?
     /// ISO 3166-1 alpha-3 code of the storefront the purchase was made in.
     public var storefront: String
+    /// StoreKit's environment: always `xcode` (`Ledger.environment`), as for local testing.
     public var environment: String
     /// The key of the payment that created this transaction, when the caller gave one.
     public var idempotencyKey: String?
     /// For a restored transaction: the purchase it replays.
     public var restoredFromID: UInt64?
+    /// When the ledger recorded the transaction, by the store's time.
     public var createdAt: Date
+    /// When the row last changed (state, finish, refund, expiration, upgrade); deliveries do
+    /// not change it.
     public var updatedAt: Date
+    /// When the app finished the transaction; `nil` while it is unfinished.
     public var finishedAt: Date?
     /// How many times this transaction was delivered to observers.
     public var deliveryCount: Int
+    /// When the transaction was last delivered to observers; `nil` when it never was.
     public var lastDeliveredAt: Date?
 }
 

@@ -3,6 +3,7 @@ public import Foundation
 /// A product the simulated store sells.
 public struct Product: Sendable, Hashable, Identifiable {
     public var id: String
+    /// The kind of in-app purchase.
     public var type: ProductType
     /// The name in App Store Connect; not shown to users.
     public var referenceName: String
@@ -10,10 +11,13 @@ public struct Product: Sendable, Hashable, Identifiable {
     public var localizations: [ProductLocalization]
     /// An exact decimal in the storefront's currency (never a binary floating point number).
     public var price: Decimal
+    /// Whether Family Sharing shares a purchase with the members of the buyer's family.
     public var isFamilyShareable: Bool
     /// Set for auto-renewable subscriptions only.
     public var subscription: SubscriptionInfo?
 
+    /// A product; `referenceName` defaults to `id`, and `subscription` is for auto-renewable
+    /// subscriptions only.
     public init(
         id: String, type: ProductType, referenceName: String? = nil,
         localizations: [ProductLocalization] = [], price: Decimal, isFamilyShareable: Bool = false,
@@ -41,12 +45,16 @@ public struct Product: Sendable, Hashable, Identifiable {
     }
 }
 
+/// A product's display name and description in one locale.
 public struct ProductLocalization: Sendable, Hashable, Codable {
     /// A locale identifier such as `en_US` or `ja`.
     public var locale: String
+    /// The product's name, as shown to users.
     public var displayName: String
+    /// The product's description, as shown to users.
     public var description: String
 
+    /// The display name and description for `locale`.
     public init(locale: String, displayName: String, description: String) {
         self.locale = locale
         self.displayName = displayName
@@ -56,14 +64,20 @@ public struct ProductLocalization: Sendable, Hashable, Codable {
 
 /// What makes an auto-renewable subscription one.
 public struct SubscriptionInfo: Sendable, Hashable, Codable {
+    /// The identifier of the subscription group.
     public var groupID: String
+    /// The group's name, as the StoreKit configuration file gives it.
     public var groupName: String
     /// The level inside the group: 1 is the highest service.
     public var level: Int
+    /// How long one paid period lasts (`P1M`).
     public var period: SubscriptionPeriod
+    /// The offer a subscriber new to the group gets, once; `nil` when there is none.
     public var introductoryOffer: SubscriptionOffer?
+    /// The offers a payment can redeem (`PaymentDiscount`); empty when there are none.
     public var promotionalOffers: [SubscriptionOffer]
 
+    /// A subscription's details; no offers by default.
     public init(
         groupID: String, groupName: String, level: Int, period: SubscriptionPeriod,
         introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = []
@@ -83,11 +97,14 @@ public struct SubscriptionOffer: Sendable, Hashable, Codable {
     public var id: String?
     /// `free`, `payAsYouGo` or `payUpFront`, as in the StoreKit configuration file.
     public var paymentMode: String
+    /// The length of one period of the offer.
     public var period: SubscriptionPeriod
+    /// How many periods the offer lasts.
     public var periodCount: Int
     /// The offer's price; `nil` for a free trial.
     public var price: Decimal?
 
+    /// An offer, with the fields of a StoreKit configuration file.
     public init(id: String?, paymentMode: String, period: SubscriptionPeriod, periodCount: Int, price: Decimal?) {
         self.id = id
         self.paymentMode = paymentMode
@@ -168,6 +185,8 @@ public enum DecimalText {
         return Decimal(sign: .plus, exponent: -fractionDigits, significand: Decimal(significand))
     }
 
+    /// The decimal as plain text with a `.` separator and no grouping (`0.99`), whatever the
+    /// machine's locale.
     public static func format(_ value: Decimal) -> String {
         var value = value
         return NSDecimalString(&value, posix)

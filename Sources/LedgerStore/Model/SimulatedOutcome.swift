@@ -2,9 +2,11 @@ import Foundation
 
 /// What the simulated store does with one payment (Xcode's StoreKit testing outcomes).
 public enum SimulatedOutcome: Sendable, Hashable {
+    /// The payment goes through: purchased.
     case success
     /// The user cancelled: failed with `paymentCancelled`, a normal outcome.
     case userCancelled
+    /// The payment fails with this code, and `message` or else the code's default message.
     case failed(StoreErrorCode, message: String? = nil)
     /// Ask to Buy: waits for `approve` or `decline`.
     case deferred

@@ -4,6 +4,7 @@ import GRDB
 /// The simulated store's settings and test controls, stored in the ledger so that the `ledger`
 /// tool and the app see the same store (Xcode's `SKTestSession` properties).
 public struct StoreSettings: Sendable, Hashable {
+    /// The storefront the shopper buys from: it sets the currency and the default locale.
     public var storefront: Storefront
     /// The shopper's locale: picks product localizations and the language of prices.
     public var locale: String
@@ -15,6 +16,7 @@ public struct StoreSettings: Sendable, Hashable {
     public var interruptedPurchasesEnabled = false
     /// Every purchase fails with this error; `nil` when off.
     public var failTransactionsError: StoreErrorCode?
+    /// How fast subscription time passes; real time by default.
     public var timeRate = TimeRate.realTime
     /// Every renewal fails on a billing issue: the subscription enters billing retry until the
     /// issue is resolved (Xcode's `shouldEnterBillingRetryOnRenewal`).
@@ -25,6 +27,8 @@ public struct StoreSettings: Sendable, Hashable {
     /// The app's bundle identifier: promotional offer signatures sign it.
     public var bundleID = Ledger.defaultBundleID
 
+    /// Default settings for `storefront` (USA by default), in `locale` or else the storefront's
+    /// default locale.
     public init(storefront: Storefront = .unitedStates, locale: String? = nil) {
         self.storefront = storefront
         self.locale = locale ?? storefront.defaultLocale
@@ -85,7 +89,10 @@ public struct StoreSettings: Sendable, Hashable {
 
 /// One setting of the store, as `ledger store set KEY VALUE` names it.
 public enum StoreControl: String, Sendable, CaseIterable {
+    /// The shopper's storefront and locale, the purchase switches, the forced failure and the
+    /// time rate.
     case storefront, locale, canMakePayments, askToBuy, interruptedPurchases, failTransactions, timeRate
+    /// The subscription billing switches, and the app's bundle identifier.
     case billingRetryOnRenewal, billingGracePeriod, bundleID
 
     /// What a value of this setting looks like, for error messages and help.
@@ -170,9 +177,12 @@ public enum StoreControl: String, Sendable, CaseIterable {
 
 /// A value that does not fit its store setting.
 public struct StoreSettingError: DescribedError, Sendable, Equatable {
+    /// The setting the value was given for.
     public let control: StoreControl
+    /// The text refused, as given.
     public let value: String
 
+    /// An error for `value`, refused by `control`.
     public init(control: StoreControl, value: String) {
         self.control = control
         self.value = value

@@ -47,5 +47,6 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { countryCode }
 
+    /// The United States storefront (USA, in USD, `en_US`): the store's default.
     public static let unitedStates = Storefront(countryCode: "USA")!
 }

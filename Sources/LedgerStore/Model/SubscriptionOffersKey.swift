@@ -57,15 +57,22 @@ public struct SubscriptionOffersKey: Sendable {
 /// application username, lowercased; empty when none), the nonce (lowercased) and the timestamp
 /// in milliseconds.
 public struct OfferSignaturePayload: Sendable, Hashable {
+    /// The app's bundle identifier.
     public var bundleID: String
+    /// The identifier of the subscription offers key that signs.
     public var keyID: String
+    /// The identifier of the subscription the offer is for.
     public var productID: String
+    /// The identifier of the promotional offer.
     public var offerID: String
     /// The payment's app account token or application username; `""` when it has none.
     public var account: String
+    /// The signature's one-time value; signed in lowercase.
     public var nonce: UUID
+    /// When the server signed, in milliseconds since 1970.
     public var timestamp: Int64
 
+    /// A payload from its fields, as given (`bytes` lowercases the account and the nonce).
     public init(
         bundleID: String, keyID: String, productID: String, offerID: String, account: String, nonce: UUID, timestamp: Int64
     ) {
@@ -89,7 +96,9 @@ public struct OfferSignaturePayload: Sendable, Hashable {
 
 /// A subscription offers key that cannot be used.
 public enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
+    /// The key identifier is empty or longer than 256 bytes.
     case invalidIdentifier(String)
+    /// The private key is not a base64 PKCS #8 ECDSA P-256 private key.
     case invalidPrivateKey
 
     public var description: String {

@@ -2,13 +2,18 @@ public import Foundation
 
 /// A subscription period in ISO 8601 form: `P1W`, `P1M`, `P2M`, `P1Y`, `P3D`.
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
+    /// What a period counts; the raw value is its ISO 8601 letter.
     public enum Unit: String, Sendable, CaseIterable {
+        /// Days (`D`), weeks (`W`), months (`M`) or years (`Y`), on the calendar.
         case day = "D", week = "W", month = "M", year = "Y"
     }
 
+    /// How many units the period lasts: 3 in `P3D`.
     public var value: Int
+    /// What the period counts: days, weeks, months or years.
     public var unit: Unit
 
+    /// A period of `value` times `unit` (`P<value><unit>`).
     public init(value: Int, unit: Unit) {
         self.value = value
         self.unit = unit

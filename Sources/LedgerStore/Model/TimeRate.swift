@@ -4,23 +4,41 @@ public import Foundation
 /// (`SKTestSession.TimeRate`, with the same raw values, which `.storekit` files store as
 /// `_timeRate`).
 public enum TimeRate: Int, Sendable, Codable, NamedCode {
+    /// Periods last as long as on the calendar.
     case realTime = 0
+    /// Each day of a period lasts an hour: a month ends after 30 hours.
     case oneHourIsOneDay = 1
+    /// Each day of a period lasts 30 minutes: a month ends after 15 hours.
     case thirtyMinutesIsOneDay = 2
+    /// Each day of a period lasts 5 minutes: a month ends after 2.5 hours.
     case fiveMinutesIsOneDay = 3
+    /// Each day of a period lasts a minute: a month ends after 30 minutes.
     case oneMinuteIsOneDay = 4
+    /// Each day of a period lasts 30 seconds: a month ends after 15 minutes.
     case thirtySecondsIsOneDay = 5
+    /// Each day of a period lasts a second: a month ends after 30 seconds.
     case oneSecondIsOneDay = 6
+    /// A month lasts an hour (a week 20 minutes, a year 12 hours).
     case monthlyRenewalEveryHour = 10
+    /// A month lasts 30 minutes (a week 10 minutes, a year 6 hours).
     case monthlyRenewalEveryThirtyMinutes = 11
+    /// A month lasts 15 minutes (a week 5 minutes, a year 3 hours).
     case monthlyRenewalEveryFifteenMinutes = 12
+    /// A month lasts 5 minutes (a week 100 seconds, a year an hour).
     case monthlyRenewalEveryFiveMinutes = 13
+    /// A month lasts 30 seconds (a week 10 seconds, a year 6 minutes).
     case monthlyRenewalEveryThirtySeconds = 15
+    /// Every period lasts 15 minutes, whatever its length.
     case oneRenewalEveryFifteenMinutes = 1000
+    /// Every period lasts 5 minutes, whatever its length.
     case oneRenewalEveryFiveMinutes = 1001
+    /// Every period lasts a minute, whatever its length.
     case oneRenewalEveryMinute = 1002
+    /// Every period lasts 30 seconds, whatever its length.
     case oneRenewalEveryThirtySeconds = 1003
+    /// Every period lasts 10 seconds, whatever its length.
     case oneRenewalEveryTenSeconds = 1004
+    /// Every period lasts 2 seconds, whatever its length.
     case oneRenewalEveryTwoSeconds = 1005
 
     /// When a subscription period that starts at `start` ends under this rate.

@@ -2,11 +2,16 @@ import Foundation
 
 /// The subscription offer a transaction was bought with (StoreKit 2's `Transaction.Offer`).
 public struct TransactionOffer: Sendable, Hashable, Codable {
+    /// Which kind of offer it is.
     public enum OfferType: String, Sendable, Codable {
+        /// An introductory offer (once per subscription group) or a promotional offer (redeemed by
+        /// a payment).
         case introductory, promotional
     }
 
+    /// How the offer's price is paid.
     public enum PaymentMode: String, Sendable, Codable {
+        /// Free for the offer's periods; a reduced price each period; or one reduced price up front.
         case freeTrial, payAsYouGo, payUpFront
 
         /// The mode a StoreKit configuration file names `free`, `payAsYouGo` or `payUpFront`.
@@ -20,13 +25,16 @@ public struct TransactionOffer: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether the offer is introductory or promotional.
     public var type: OfferType
     /// The promotional offer's identifier; `nil` for an introductory offer.
     public var id: String?
+    /// How the offer is paid: free trial, pay as you go or pay up front.
     public var paymentMode: PaymentMode
     /// The length of one period of the offer.
     public var period: SubscriptionPeriod
 
+    /// An offer of `type`; `id` is for promotional offers only.
     public init(type: OfferType, id: String? = nil, paymentMode: PaymentMode, period: SubscriptionPeriod) {
         self.type = type
         self.id = id

@@ -9,9 +9,12 @@
 public enum TransactionRules {
     /// A change of state: `from` -> `to`.
     public struct Transition: Hashable, Sendable {
+        /// The state before the change.
         public let from: TransactionState
+        /// The state after the change.
         public let to: TransactionState
 
+        /// The change from `from` to `to`.
         public init(_ from: TransactionState, _ to: TransactionState) {
             self.from = from
             self.to = to

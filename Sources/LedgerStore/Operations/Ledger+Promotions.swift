@@ -3,16 +3,22 @@ import GRDB
 
 /// Whether a promoted product shows in the App Store on this device.
 public enum PromotionVisibility: String, Sendable, Codable, CaseIterable {
+    /// As App Store Connect sets it: no override.
     case appStoreConnectDefault
+    /// Shown, whatever App Store Connect says.
     case visible
+    /// Not shown, whatever App Store Connect says.
     case hidden
 }
 
 /// One promoted product's override (`Product.PromotionInfo`).
 public struct PromotionInfo: Sendable, Hashable, Codable {
+    /// The identifier of the promoted product.
     public var productID: String
+    /// Whether the product shows; `.appStoreConnectDefault` when not overridden.
     public var visibility: PromotionVisibility
 
+    /// A promoted product, with no visibility override by default.
     public init(productID: String, visibility: PromotionVisibility = .appStoreConnectDefault) {
         self.productID = productID
         self.visibility = visibility

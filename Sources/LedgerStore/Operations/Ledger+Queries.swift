@@ -4,13 +4,18 @@ import GRDB
 /// Which transactions `Ledger.transactions(matching:)` returns: oldest first (ascending id),
 /// one page at a time.
 public struct TransactionFilter: Sendable, Hashable {
+    /// Only transactions in this state; `nil` for any state.
     public var state: TransactionState?
+    /// Only transactions of this product; `nil` for any product.
     public var productID: String?
+    /// Only transactions not finished yet (the queue).
     public var unfinishedOnly: Bool
     /// Only transactions whose id is greater than this one (the last id of the previous page).
     public var afterID: UInt64?
+    /// At most this many transactions (a negative limit counts as 0); `nil` for no limit.
     public var limit: Int?
 
+    /// A filter; the defaults select every transaction, in one page.
     public init(
         state: TransactionState? = nil, productID: String? = nil, unfinishedOnly: Bool = false,
         afterID: UInt64? = nil, limit: Int? = nil
@@ -25,10 +30,15 @@ public struct TransactionFilter: Sendable, Hashable {
 
 /// How many transactions a ledger holds, for `ledger info`.
 public struct LedgerCounts: Sendable, Hashable, Codable {
+    /// Every transaction, finished or not.
     public var transactions: Int
+    /// The transactions not finished yet: the queue's length.
     public var unfinished: Int
+    /// Transactions per state, keyed by its raw value (`purchased`); a state with none is absent.
     public var byState: [String: Int]
+    /// The products in the catalog.
     public var products: Int
+    /// The entries of every transaction's history (`TransactionEvent`).
     public var events: Int
 }
 
@@ -93,6 +103,8 @@ extension Ledger {
         return try read { db in try PaymentTransaction.fetchAll(db, sql: sql, arguments: arguments) }
     }
 
+    /// How many transactions, products and history events the ledger holds, read in one
+    /// snapshot.
     public func counts() throws -> LedgerCounts {
         try read { db in
             var byState: [String: Int] = [:]

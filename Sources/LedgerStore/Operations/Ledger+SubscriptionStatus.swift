@@ -6,18 +6,26 @@ import GRDB
 public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// StoreKit's `Product.SubscriptionInfo.RenewalState`.
     public enum RenewalState: String, Sendable, Codable {
+        /// In a current period, expired, in billing retry, in billing retry's grace period, or
+        /// refunded.
         case subscribed, expired, inBillingRetryPeriod, inGracePeriod, revoked
     }
 
     /// StoreKit's `RenewalInfo.ExpirationReason`.
     public enum ExpirationReason: String, Sendable, Codable {
+        /// Why it expired: auto-renew was off, billing retries ran out, or `unknown`. The ledger
+        /// never gives `didNotConsentToPriceIncrease` or `productUnavailable`.
         case autoRenewDisabled, billingError, didNotConsentToPriceIncrease, productUnavailable, unknown
     }
 
+    /// The identifier of the subscription group.
     public var groupID: String
+    /// Where the group stands at the store's time now.
     public var state: RenewalState
     /// The group's latest period: the transaction that gives (or gave) the entitlement.
     public var transaction: PaymentTransaction
+    /// Whether the subscription renews at the end of its period: auto-renew is on and the
+    /// period is current or in billing retry.
     public var willAutoRenew: Bool
     /// The product the next renewal charges: a pending downgrade or crossgrade, else the current one.
     public var autoRenewProductID: String
@@ -25,7 +33,11 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     public var renewalDate: Date?
     /// Why it expired, once expired.
     public var expirationReason: ExpirationReason?
+    /// Whether a renewal failed on a billing issue and the store still retries it (grace period
+    /// included).
     public var isInBillingRetry: Bool
+    /// While in billing retry with a grace period: when the grace period ends (or ended); else
+    /// `nil`.
     public var gracePeriodExpirationDate: Date?
 
     enum CodingKeys: String, CodingKey {

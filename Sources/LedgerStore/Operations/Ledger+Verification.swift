@@ -5,6 +5,7 @@ import GRDB
 public struct LedgerProblem: Sendable, Hashable, CustomStringConvertible {
     /// The transaction concerned, when there is one.
     public var transactionID: UInt64?
+    /// What is wrong, in words.
     public var message: String
 
     public var description: String {

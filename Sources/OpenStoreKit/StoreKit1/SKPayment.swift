@@ -22,6 +22,7 @@ open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable
         super.init()
     }
 
+    /// The identifier of the product to buy, as the ledger's catalog knows it.
     open var productIdentifier: String { _productIdentifier }
     /// 1...10; StoreKit fails the payment outside that range.
     open var quantity: Int { _quantity }
@@ -32,6 +33,8 @@ open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable
     open var requestData: Data? { _requestData }
     /// True: the simulated store defers the purchase as Ask to Buy does.
     open var simulatesAskToBuyInSandbox: Bool { _simulatesAskToBuyInSandbox }
+    /// The signed promotional offer to apply, if any: the queue checks it against the store's
+    /// subscription offers key before storing anything.
     open var paymentDiscount: SKPaymentDiscount? { _paymentDiscount }
 
     open func copy(with zone: NSZone? = nil) -> Any {
@@ -74,6 +77,8 @@ open class SKMutablePayment: SKPayment, @unchecked Sendable {
         self.init(productIdentifier: "")
     }
 
+    /// The identifier of the product to buy; it must name a product of the ledger's catalog when
+    /// the payment is added.
     open override var productIdentifier: String {
         get { _productIdentifier }
         set { _productIdentifier = newValue }
@@ -99,6 +104,7 @@ open class SKMutablePayment: SKPayment, @unchecked Sendable {
         set { _simulatesAskToBuyInSandbox = newValue }
     }
 
+    /// The signed promotional offer to apply, or `nil` to pay the regular price.
     open override var paymentDiscount: SKPaymentDiscount? {
         get { _paymentDiscount }
         set { _paymentDiscount = newValue }
@@ -107,12 +113,19 @@ open class SKMutablePayment: SKPayment, @unchecked Sendable {
 
 /// A signed promotional offer to apply to a payment (StoreKit 1's `SKPaymentDiscount`).
 open class SKPaymentDiscount: NSObject, @unchecked Sendable {
+    /// The identifier of the subscription's promotional offer to redeem.
     public let identifier: String
+    /// The identifier of the subscription offers key the app's server signed with.
     public let keyIdentifier: String
+    /// The one-time value the server signed; the store accepts each nonce once.
     public let nonce: UUID
+    /// The signature as base64 text; text that is not base64 fails the payment with `invalidSignature`.
     public let signature: String
+    /// When the server signed, in milliseconds since 1970; the store refuses one more than 24 hours
+    /// from its clock.
     public let timestamp: NSNumber
 
+    /// A promotional offer with the server's signature and the values it signed.
     public init(identifier: String, keyIdentifier: String, nonce: UUID, signature: String, timestamp: NSNumber) {
         self.identifier = identifier
         self.keyIdentifier = keyIdentifier

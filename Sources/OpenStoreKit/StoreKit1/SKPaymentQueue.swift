@@ -74,6 +74,8 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Removes an observer (and any whose object is gone): it hears no more changes. The ledger's
+    /// queue drops it after the calls made before this one have run.
     open func remove(_ observer: any SKPaymentTransactionObserver) {
         let removed = bridges.withLock { bridges in
             let removed = bridges.filter { $0.observer == nil || $0.observer === observer }
@@ -86,6 +88,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         }
     }
 
+    /// The observers added and still alive, in the order they were added.
     open var transactionObservers: [any SKPaymentTransactionObserver] {
         bridges.withLock { $0.compactMap(\.observer) }
     }

@@ -3,10 +3,15 @@ package import StoreLedger
 
 /// StoreKit 1's transaction states, with StoreKit's raw values.
 public enum SKPaymentTransactionState: Int, Sendable {
+    /// The store took the payment and is processing it.
     case purchasing = 0
+    /// The store charged the payment: deliver the content, then finish the transaction.
     case purchased = 1
+    /// The payment failed (`error` says why); finish it to take it off the queue.
     case failed = 2
+    /// A restore replays an earlier purchase: deliver its content again, then finish it.
     case restored = 3
+    /// Waiting for an outside action such as Ask to Buy approval; a later update brings the outcome.
     case deferred = 4
 
     package init(_ state: TransactionState) {
@@ -23,6 +28,8 @@ public enum SKPaymentTransactionState: Int, Sendable {
 /// One transaction of the payment queue (StoreKit 1's `SKPaymentTransaction`): a snapshot of
 /// the ledger's row when the queue handed it over.
 open class SKPaymentTransaction: NSObject, @unchecked Sendable {
+    /// The state the ledger's row was in when the queue handed it over; a later state comes as a new
+    /// snapshot.
     open private(set) var transactionState: SKPaymentTransactionState
     /// The ledger's transaction id, as text; set only for purchased and restored transactions,
     /// as StoreKit sets it.
@@ -31,6 +38,8 @@ open class SKPaymentTransaction: NSObject, @unchecked Sendable {
     open private(set) var transactionDate: Date?
     /// For a restored transaction: the purchase it restores.
     open private(set) var original: SKPaymentTransaction?
+    /// The payment behind the transaction: rebuilt from the ledger's row (product, quantity,
+    /// application username), or a copy of a payment the queue refused.
     open private(set) var payment: SKPayment
     /// For a failed transaction: why (an `SKError`).
     open private(set) var error: (any Error)?

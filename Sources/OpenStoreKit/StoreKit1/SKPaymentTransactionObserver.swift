@@ -10,8 +10,12 @@ public protocol SKPaymentTransactionObserver: NSObjectProtocol {
     /// added receives every unfinished transaction first). A finished transaction never
     /// comes back here.
     func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction])
+    /// Transactions were finished and left the queue for good.
     func paymentQueue(_ queue: SKPaymentQueue, removedTransactions transactions: [SKPaymentTransaction])
+    /// A restore failed (the store's ledger could not be opened or read, or the store was
+    /// relaunched); no finished call follows.
     func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error)
+    /// A restore ended: every transaction it restored was delivered before this call.
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue)
     /// Purchases of these products were refunded or revoked: take their content back.
     func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String])
@@ -23,8 +27,11 @@ public protocol SKPaymentTransactionObserver: NSObjectProtocol {
 }
 
 extension SKPaymentTransactionObserver {
+    /// Does nothing by default: an observer that omits it does not hear finished transactions.
     public func paymentQueue(_ queue: SKPaymentQueue, removedTransactions transactions: [SKPaymentTransaction]) {}
+    /// Does nothing by default: an observer that omits it does not hear failed restores.
     public func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) {}
+    /// Does nothing by default: an observer that omits it does not hear the end of a restore.
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue) {}
     public func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {}
     public func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue) {}

@@ -6,29 +6,46 @@ import StoreLedger
 open class SKProduct: NSObject, @unchecked Sendable {
     /// The unit of a subscription period (`SKProduct.PeriodUnit`).
     public enum PeriodUnit: UInt, Sendable {
+        /// Periods counted in days.
         case day = 0
+        /// Periods counted in weeks.
         case week = 1
+        /// Periods counted in calendar months.
         case month = 2
+        /// Periods counted in years.
         case year = 3
     }
 
+    /// The product's identifier in the ledger's catalog (its App Store Connect product ID).
     open private(set) var productIdentifier: String
+    /// The product's name in the store's locale; the catalog's reference name when it has no
+    /// localization for that locale.
     open private(set) var localizedTitle: String
+    /// The product's description in the store's locale; empty when the catalog has no localization
+    /// for that locale.
     open private(set) var localizedDescription: String
     /// The exact decimal price (never a binary floating point number).
     open private(set) var price: NSDecimalNumber
     /// The shopper's language with the storefront's region and currency: format `price` with it.
     open private(set) var priceLocale: Locale
+    /// Whether the purchaser's family can share the product, as the catalog says.
     open private(set) var isFamilyShareable: Bool
+    /// The length of one renewal period of an auto-renewable subscription; `nil` for other products.
     open private(set) var subscriptionPeriod: SKProductSubscriptionPeriod?
+    /// The subscription's introductory offer; `nil` when it has none or is not an auto-renewable
+    /// subscription.
     open private(set) var introductoryPrice: SKProductDiscount?
+    /// The subscription group of an auto-renewable subscription; `nil` for other products.
     open private(set) var subscriptionGroupIdentifier: String?
     /// The subscription's promotional offers.
     open private(set) var discounts: [SKProductDiscount]
     /// Hosted content is not simulated: always false, with no download lengths.
     open var isDownloadable: Bool { false }
+    /// The sizes of the hosted content files: always empty, as hosted content is not simulated.
     open var downloadContentLengths: [NSNumber] { [] }
+    /// The version of the hosted content: always empty, as hosted content is not simulated.
     open var downloadContentVersion: String { "" }
+    /// The older name of `downloadContentVersion`: always empty, as hosted content is not simulated.
     open var contentVersion: String { "" }
 
     init(_ product: StoreLedger.Product, presentation: ProductPresentation) {
@@ -54,7 +71,9 @@ open class SKProduct: NSObject, @unchecked Sendable {
 
 /// A subscription period (StoreKit 1's `SKProductSubscriptionPeriod`): `numberOfUnits` × `unit`.
 open class SKProductSubscriptionPeriod: NSObject, @unchecked Sendable {
+    /// How many `unit`s the period lasts (3 for a three-month period).
     open private(set) var numberOfUnits: Int
+    /// The unit the period is counted in.
     open private(set) var unit: SKProduct.PeriodUnit
 
     init(_ period: SubscriptionPeriod) {
@@ -71,25 +90,39 @@ open class SKProductSubscriptionPeriod: NSObject, @unchecked Sendable {
 
 /// An introductory or promotional offer of a subscription (StoreKit 1's `SKProductDiscount`).
 open class SKProductDiscount: NSObject, @unchecked Sendable {
+    /// How the customer pays for the offer (`SKProductDiscount.PaymentMode`), with StoreKit's raw values.
     public enum PaymentMode: UInt, Sendable {
+        /// The discounted `price` is charged every period, for `numberOfPeriods` periods.
         case payAsYouGo = 0
+        /// The discounted `price` is charged once, for the whole offer.
         case payUpFront = 1
+        /// Nothing is charged while the offer lasts; `price` is 0.
         case freeTrial = 2
     }
 
+    /// Which kind of offer it is (`SKProductDiscount.Type`), with StoreKit's raw values.
     public enum `Type`: UInt, Sendable {
+        /// The group's introductory offer, for customers new to the group.
         case introductory = 0
+        /// A promotional offer, redeemed with a signed `SKPaymentDiscount`.
         case subscription = 1
     }
 
+    /// The offer's price in the storefront's currency (per period when paid as you go); 0 for a
+    /// free trial.
     open private(set) var price: NSDecimalNumber
+    /// The locale to format `price` with: the shopper's language with the storefront's region and
+    /// currency.
     open private(set) var priceLocale: Locale
     /// The offer's identifier; `nil` for an introductory offer.
     open private(set) var identifier: String?
     /// The length of one period of the offer.
     open private(set) var subscriptionPeriod: SKProductSubscriptionPeriod
+    /// How many `subscriptionPeriod`s the offer lasts.
     open private(set) var numberOfPeriods: Int
+    /// How the offer is paid: the catalog's `free` and `payUpFront`; any other mode is pay as you go.
     open private(set) var paymentMode: PaymentMode
+    /// Whether it is the introductory offer or a promotional one.
     open private(set) var type: `Type`
 
     init(_ offer: SubscriptionOffer, type: `Type`, priceLocale: Locale) {

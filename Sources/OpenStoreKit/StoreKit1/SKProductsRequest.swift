@@ -4,17 +4,23 @@ import Synchronization
 
 /// Called when a request ends (StoreKit 1's `SKRequestDelegate`); both methods are optional.
 public protocol SKRequestDelegate: NSObjectProtocol {
+    /// The request ended successfully; for a products request, right after its response.
     func requestDidFinish(_ request: SKRequest)
+    /// The request failed: here an `SKError` saying the store's ledger could not be opened or read.
     func request(_ request: SKRequest, didFailWithError error: any Error)
 }
 
 extension SKRequestDelegate {
+    /// Does nothing by default: a delegate that omits it does not hear the end.
     public func requestDidFinish(_ request: SKRequest) {}
+    /// Does nothing by default: a delegate that omits it does not hear the failure.
     public func request(_ request: SKRequest, didFailWithError error: any Error) {}
 }
 
 /// Receives the answer of a products request (StoreKit 1's `SKProductsRequestDelegate`).
 public protocol SKProductsRequestDelegate: SKRequestDelegate {
+    /// Receives the answer on the main actor: the catalog's products among those asked for, and the
+    /// identifiers the store does not sell.
     func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse)
 }
 
@@ -52,11 +58,13 @@ open class SKProductsRequest: SKRequest, @unchecked Sendable {
     private let productIdentifiers: Set<String>
     private weak var _delegate: (any SKProductsRequestDelegate)?
 
+    /// A request for the products with these identifiers; `start()` runs it.
     public init(productIdentifiers: Set<String>) {
         self.productIdentifiers = productIdentifiers
         super.init()
     }
 
+    /// Receives the response and the end of the request; held weakly, as in StoreKit.
     open var delegate: (any SKProductsRequestDelegate)? {
         get { _delegate }
         set { _delegate = newValue }

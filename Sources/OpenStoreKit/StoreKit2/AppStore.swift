@@ -8,8 +8,12 @@ public enum AppStore {
     public struct Environment: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The live App Store; no transaction of the ledger's store carries it.
         public static let production = Environment(rawValue: "Production")
+        /// Apple's sandbox test environment; no transaction of the ledger's store carries it.
         public static let sandbox = Environment(rawValue: "Sandbox")
+        /// Local StoreKit testing: the environment of every transaction and renewal info the ledger's
+        /// store hands out.
         public static let xcode = Environment(rawValue: "Xcode")
     }
 
@@ -37,12 +41,22 @@ public enum AppStore {
 
 /// StoreKit 2's general errors (`StoreKitError`).
 public enum StoreKitError: Error, Sendable, LocalizedError {
+    /// A failure of no known cause; a test can also simulate it.
     case unknown
+    /// The user cancelled the action; here only a test's simulated error (a cancelled purchase
+    /// returns `.userCancelled` instead).
     case userCancelled
+    /// The App Store could not be reached over the network; the ledger is local, so only a test's
+    /// simulated error raises it.
     case networkError(URLError)
+    /// A system failure, with its cause: here the ledger could not be opened, read or written, or the
+    /// store failed a purchase with a code StoreKit 2 has no error for.
     case systemError(any Error)
+    /// The product is not sold in the current storefront; only a test's simulated error raises it here.
     case notAvailableInStorefront
+    /// The app lacks the entitlement the call needs; only a test's simulated error raises it here.
     case notEntitled
+    /// The call is not supported in this configuration; only a test's simulated error raises it here.
     case unsupported
 
     public var errorDescription: String? {

@@ -7,13 +7,19 @@ public struct Product: Identifiable, Sendable, Hashable {
     public typealias ID = String
 
     public let id: String
+    /// The kind of product (consumable, non-consumable or a kind of subscription), from the catalog.
     public let type: ProductType
+    /// The product's name in the store's locale; the catalog's reference name when it has no
+    /// localization for that locale.
     public let displayName: String
+    /// The product's description in the store's locale; empty when the catalog has no localization
+    /// for that locale.
     public let description: String
     /// The exact decimal price.
     public let price: Decimal
     /// The price as the storefront shows it (`$0.99`, `1,99 €`, `¥600`).
     public let displayPrice: String
+    /// Whether the purchaser's family can share the product, as the catalog says.
     public let isFamilyShareable: Bool
     /// Set for auto-renewable subscriptions.
     public let subscription: SubscriptionInfo?
@@ -66,9 +72,13 @@ public struct Product: Identifiable, Sendable, Hashable {
     public struct ProductType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// Used up once bought and can be bought again; finished ones leave `Transaction.all`.
         public static let consumable = ProductType(rawValue: "Consumable")
+        /// Bought once and kept for good; it can be restored.
         public static let nonConsumable = ProductType(rawValue: "Non-Consumable")
+        /// A subscription of fixed length that does not renew by itself.
         public static let nonRenewable = ProductType(rawValue: "Non-Renewing Subscription")
+        /// A subscription that renews every period until cancelled; it has `subscription` info.
         public static let autoRenewable = ProductType(rawValue: "Auto-Renewable Subscription")
 
         init(_ type: StoreLedger.ProductType) {
@@ -83,11 +93,15 @@ public struct Product: Identifiable, Sendable, Hashable {
 
     /// A subscription period (`Product.SubscriptionPeriod`): `value` × `unit`.
     public struct SubscriptionPeriod: Hashable, Sendable {
+        /// The unit a subscription period is counted in (`Product.SubscriptionPeriod.Unit`).
         public enum Unit: Hashable, Sendable {
+            /// Periods counted in days, weeks, calendar months or years.
             case day, week, month, year
         }
 
+        /// The unit the period is counted in.
         public let unit: Unit
+        /// How many `unit`s the period lasts (1 for a monthly subscription).
         public let value: Int
 
         init(_ period: StoreLedger.SubscriptionPeriod) {
@@ -103,30 +117,43 @@ public struct Product: Identifiable, Sendable, Hashable {
 
     /// An introductory or promotional offer (`Product.SubscriptionOffer`).
     public struct SubscriptionOffer: Hashable, Sendable {
+        /// Which kind of subscription offer it is (`Product.SubscriptionOffer.OfferType`).
         public struct OfferType: RawRepresentable, Hashable, Sendable {
             public let rawValue: String
             public init(rawValue: String) { self.rawValue = rawValue }
+            /// The group's introductory offer, for customers who never subscribed to the group.
             public static let introductory = OfferType(rawValue: "introductory")
+            /// A promotional offer, redeemed with a signature from the app's server.
             public static let promotional = OfferType(rawValue: "promotional")
+            /// An offer to win back lapsed subscribers; not simulated, so no offer here has this type.
             public static let winBack = OfferType(rawValue: "winBack")
         }
 
+        /// How the customer pays for an offer (`Product.SubscriptionOffer.PaymentMode`).
         public struct PaymentMode: RawRepresentable, Hashable, Sendable {
             public let rawValue: String
             public init(rawValue: String) { self.rawValue = rawValue }
+            /// Nothing is charged for the offer's periods.
             public static let freeTrial = PaymentMode(rawValue: "FreeTrial")
+            /// The offer's `price` is charged every period, for `periodCount` periods.
             public static let payAsYouGo = PaymentMode(rawValue: "PayAsYouGo")
+            /// The offer's `price` is charged once, for all its periods.
             public static let payUpFront = PaymentMode(rawValue: "PayUpFront")
         }
 
         /// The offer's identifier; `nil` for an introductory offer.
         public let id: String?
+        /// Whether it is the introductory offer or a promotional one.
         public let type: OfferType
+        /// The offer's price in the storefront's currency (per period when paid as you go); 0 for a free trial.
         public let price: Decimal
+        /// `price` formatted as the storefront shows it.
         public let displayPrice: String
         /// The length of one period of the offer.
         public let period: SubscriptionPeriod
+        /// How many `period`s the offer lasts.
         public let periodCount: Int
+        /// How the offer is paid: the catalog's `free` and `payUpFront`; any other mode is pay as you go.
         public let paymentMode: PaymentMode
 
         init(_ offer: StoreLedger.SubscriptionOffer, type: OfferType, presentation: ProductPresentation) {
@@ -155,6 +182,7 @@ public struct Product: Identifiable, Sendable, Hashable {
             /// The ECDSA signature, DER-encoded.
             public var signature: Data
 
+            /// A signature made by the app's server, with the values it signed.
             public init(keyID: String, nonce: UUID, timestamp: Int, signature: Data) {
                 self.keyID = keyID
                 self.nonce = nonce

@@ -7,10 +7,14 @@ extension Product {
     public struct PromotionInfo: Hashable, Sendable {
         /// Whether the promoted product shows in the App Store on this device.
         public enum Visibility: Hashable, Sendable {
+            /// `appStoreConnectDefault`: as set in App Store Connect; `visible`: shown; `hidden`: not shown
+            /// on this device.
             case appStoreConnectDefault, visible, hidden
         }
 
+        /// The promoted product this entry is about.
         public let productID: Product.ID
+        /// Whether the product shows on this device; change it, then `update()` saves it in the ledger.
         public var visibility: Visibility
 
         init(_ info: StoreLedger.PromotionInfo) {

@@ -6,6 +6,8 @@ extension Product {
     public enum PurchaseResult: Sendable, Hashable {
         /// Purchased: deliver the content, then `finish()` the transaction.
         case success(VerificationResult<Transaction>)
+        /// The user cancelled: here a simulated cancellation, or the store's `failTransactions` switch
+        /// set to `paymentCancelled`; the failed transaction is finished already.
         case userCancelled
         /// Waiting for Ask to Buy approval or for the user to resolve an issue: the outcome
         /// arrives through `Transaction.updates`.
@@ -77,13 +79,25 @@ extension Product {
 
     /// Why a purchase was refused before it reached the store (`Product.PurchaseError`).
     public enum PurchaseError: Error, Hashable, Sendable, LocalizedError {
+        /// The `quantity` option is outside 1...10; nothing reached the ledger.
         case invalidQuantity
+        /// The store does not sell the product: it is not in the ledger's catalog, or the store failed
+        /// it with `storeProductNotAvailable`.
         case productUnavailable
+        /// The user may not make payments: the store's `canMakePayments` control is off.
         case purchaseNotAllowed
+        /// The user may not redeem the promotional offer: not a current or lapsed subscriber of the
+        /// group, or its next renewal already carries an offer.
         case ineligibleForOffer
+        /// The promotional offer's identifier is not one of the product's offers in the catalog.
         case invalidOfferIdentifier
+        /// The offer's price is not valid; the ledger does not check offer prices, so only a test's
+        /// simulated error raises it.
         case invalidOfferPrice
+        /// The promotional offer's signature does not verify: an unknown key, bytes that do not sign
+        /// the purchase, a timestamp over 24 hours off, or a reused nonce.
         case invalidOfferSignature
+        /// The promotional offer's signature lacks its key identifier or its signature bytes.
         case missingOfferParameters
 
         public var errorDescription: String? {

@@ -4,14 +4,20 @@ import StoreLedger
 extension Product {
     /// What makes an auto-renewable subscription one (`Product.SubscriptionInfo`).
     public struct SubscriptionInfo: Hashable, Sendable {
+        /// The identifier of the subscription group the product belongs to.
         public let subscriptionGroupID: String
+        /// The length of one regular renewal period.
         public let subscriptionPeriod: Product.SubscriptionPeriod
+        /// The introductory offer, if the catalog has one; `isEligibleForIntroOffer` says whether the
+        /// user may still get it.
         public let introductoryOffer: Product.SubscriptionOffer?
+        /// The promotional offers, redeemed with a signed `promotionalOffer` purchase option.
         public let promotionalOffers: [Product.SubscriptionOffer]
         /// Win-back offers are not simulated: always empty.
         public let winBackOffers: [Product.SubscriptionOffer] = []
         /// The level in the group: 1 is the highest service.
         public let groupLevel: Int
+        /// The subscription group's name, as the catalog gives it.
         public let groupDisplayName: String
 
         init(_ info: StoreLedger.SubscriptionInfo, presentation: ProductPresentation) {
@@ -29,6 +35,8 @@ extension Product {
             get async { await Self.isEligibleForIntroOffer(for: subscriptionGroupID) }
         }
 
+        /// Whether the user may still get the introductory offer of `groupID`: only while nothing of the
+        /// group was ever bought; false when the ledger cannot be read.
         public static func isEligibleForIntroOffer(for groupID: String) async -> Bool {
             guard let context = try? StoreContext.current() else { return false }
             return (try? context.ledger.isEligibleForIntroductoryOffer(group: groupID)) ?? false
@@ -56,10 +64,16 @@ extension Product {
         public struct RenewalState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
             public let rawValue: Int
             public init(rawValue: Int) { self.rawValue = rawValue }
+            /// The subscription is active and entitles the user.
             public static let subscribed = RenewalState(rawValue: 1)
+            /// The subscription ended; `RenewalInfo.expirationReason` says why.
             public static let expired = RenewalState(rawValue: 2)
+            /// A renewal failed on a billing issue and the store keeps retrying; no entitlement meanwhile.
             public static let inBillingRetryPeriod = RenewalState(rawValue: 3)
+            /// A renewal failed on a billing issue, but the user keeps access for a grace period while the
+            /// store retries.
             public static let inGracePeriod = RenewalState(rawValue: 4)
+            /// The purchase was refunded or revoked; no entitlement.
             public static let revoked = RenewalState(rawValue: 5)
 
             init(_ state: SubscriptionStatus.RenewalState) {
@@ -86,9 +100,11 @@ extension Product {
 
         /// A subscription group's status (`Product.SubscriptionInfo.Status`).
         public struct Status: Hashable, Sendable {
+            /// The group's renewal state now.
             public let state: RenewalState
             /// The latest transaction of the group.
             public let transaction: VerificationResult<Transaction>
+            /// How the subscription renews, verified like the transaction.
             public let renewalInfo: VerificationResult<RenewalInfo>
 
             init(_ status: SubscriptionStatus, origin: Transaction.Origin) {
@@ -100,26 +116,42 @@ extension Product {
 
         /// How the subscription renews (`Product.SubscriptionInfo.RenewalInfo`).
         public struct RenewalInfo: Hashable, Sendable {
+            /// Why a subscription expired (`RenewalInfo.ExpirationReason`), with StoreKit's raw values.
             public struct ExpirationReason: RawRepresentable, Hashable, Sendable {
                 public let rawValue: Int
                 public init(rawValue: Int) { self.rawValue = rawValue }
+                /// The user turned auto-renewal off.
                 public static let autoRenewDisabled = ExpirationReason(rawValue: 1)
+                /// A renewal could not be charged and billing retry did not succeed.
                 public static let billingError = ExpirationReason(rawValue: 2)
+                /// The user did not accept a price increase.
                 public static let didNotConsentToPriceIncrease = ExpirationReason(rawValue: 3)
+                /// The product was no longer for sale when it was due to renew.
                 public static let productUnavailable = ExpirationReason(rawValue: 4)
+                /// Any other reason.
                 public static let unknown = ExpirationReason(rawValue: 5)
             }
 
+            /// The id of the first purchase of the subscription's chain.
             public let originalTransactionID: UInt64
+            /// The product of the group's latest transaction: the subscription the user has now.
             public let currentProductID: String
+            /// Whether the subscription renews at the end of its period.
             public let willAutoRenew: Bool
             /// The product the next renewal charges.
             public let autoRenewPreference: String?
+            /// Why the subscription expired; `nil` while it has not.
             public let expirationReason: ExpirationReason?
+            /// Whether the store is retrying a renewal that failed on a billing issue.
             public let isInBillingRetry: Bool
+            /// When the billing grace period ends; `nil` outside one.
             public let gracePeriodExpirationDate: Date?
+            /// When the subscription renews next; `nil` when it will not.
             public let renewalDate: Date?
+            /// Where the subscription lives: always `.xcode` (local testing) for the ledger's store.
             public let environment: AppStore.Environment
+            /// When the store signed this information: here, when it last changed the group's latest
+            /// transaction in the ledger.
             public let signedDate: Date
 
             init(_ status: SubscriptionStatus) {

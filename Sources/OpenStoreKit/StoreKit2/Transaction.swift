@@ -10,25 +10,45 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let id: UInt64
     /// The first purchase of a subscription's chain, or the purchase a restore replays.
     public let originalID: UInt64
+    /// The identifier of the product bought.
     public let productID: String
+    /// The kind of the product bought.
     public let productType: Product.ProductType
+    /// The subscription group of an auto-renewable subscription; `nil` for other products.
     public let subscriptionGroupID: String?
     /// The app's bundle identifier, else its process name (Linux has no bundle identifiers).
     public let appBundleID: String
+    /// When the store charged this transaction (for a renewal, when it renewed).
     public let purchaseDate: Date
+    /// When the original purchase (`originalID`) was made.
     public let originalPurchaseDate: Date
+    /// When the subscription period this transaction pays for ends; `nil` for products without one.
     public let expirationDate: Date?
+    /// How many units were bought (1...10).
     public let purchasedQuantity: Int
+    /// Whether the user moved up to a higher level of the subscription group, which replaced this
+    /// transaction.
     public let isUpgraded: Bool
+    /// Whether the user bought the product or has it through Family Sharing: always `.purchased`,
+    /// as Family Sharing is not simulated.
     public let ownershipType: OwnershipType
     /// When the store last changed the transaction.
     public let signedDate: Date
+    /// When the App Store refunded or revoked the transaction; `nil` while it stands.
     public let revocationDate: Date?
+    /// Why it was refunded or revoked (the reason the ledger's refund stored); `nil` while it stands.
     public let revocationReason: RevocationReason?
+    /// The app's account token given with the purchase: the `appAccountToken` option, or a StoreKit 1
+    /// `applicationUsername` that is a UUID.
     public let appAccountToken: UUID?
+    /// Where the transaction was made: always `.xcode` (local testing) for the ledger's store.
     public let environment: AppStore.Environment
+    /// Why the transaction exists: a purchase by the user, or an automatic renewal.
     public let reason: Reason
+    /// The storefront the purchase was made in (the ledger row's country code; the United States if
+    /// the code is unknown).
     public let storefront: Storefront
+    /// The ISO 3166-1 alpha-3 country code of `storefront`.
     public var storefrontCountryCode: String { storefront.countryCode }
     /// The subscription's web order line item; not simulated: always `nil`.
     public let webOrderLineItemID: String?
@@ -36,7 +56,10 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let offer: Offer?
     /// The launch the transaction came from: `finish()` goes there.
     let origin: Origin
+    /// The kind of subscription offer the transaction was bought with; `nil` for none.
     public var offerType: OfferType? { offer?.type }
+    /// The identifier of the promotional offer the transaction was bought with; `nil` for an
+    /// introductory offer or none.
     public var offerID: String? { offer?.id }
 
     package init(_ row: PaymentTransaction, origin: Origin) {
@@ -91,6 +114,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// The latest transaction of each product the user is entitled to now.
     public static var currentEntitlements: Transactions { Transactions(.currentEntitlements(nil)) }
 
+    /// The transactions that entitle the user to `productID` now: at most one here, the latest.
     public static func currentEntitlements(for productID: String) -> Transactions {
         Transactions(.currentEntitlements(productID))
     }
@@ -125,14 +149,19 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         public struct PaymentMode: RawRepresentable, Hashable, Sendable {
             public let rawValue: String
             public init(rawValue: String) { self.rawValue = rawValue }
+            /// Nothing was charged for the offer's periods.
             public static let freeTrial = PaymentMode(rawValue: "FREE_TRIAL")
+            /// The offer's price was charged every period.
             public static let payAsYouGo = PaymentMode(rawValue: "PAY_AS_YOU_GO")
+            /// The offer's price was charged once, for all its periods.
             public static let payUpFront = PaymentMode(rawValue: "PAY_UP_FRONT")
         }
 
+        /// The kind of offer: introductory or promotional, the only kinds the ledger records.
         public let type: OfferType
         /// The promotional offer's identifier; `nil` for an introductory offer.
         public let id: String?
+        /// How the offer was paid.
         public let paymentMode: PaymentMode?
         /// The length of one period of the offer.
         public let period: Product.SubscriptionPeriod?
@@ -153,30 +182,44 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public struct OfferType: RawRepresentable, Hashable, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// The subscription group's introductory offer.
         public static let introductory = OfferType(rawValue: 1)
+        /// A promotional offer redeemed with a signature from the app's server.
         public static let promotional = OfferType(rawValue: 2)
+        /// An offer code; offer codes are not simulated, so no transaction here has it.
         public static let code = OfferType(rawValue: 3)
+        /// A win-back offer; not simulated, so no transaction here has it.
         public static let winBack = OfferType(rawValue: 4)
     }
 
+    /// How the user owns the product (`Transaction.OwnershipType`), with StoreKit's raw values.
     public struct OwnershipType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The user bought it: every transaction of the ledger's store.
         public static let purchased = OwnershipType(rawValue: "PURCHASED")
+        /// A family member bought it and shares it; Family Sharing is not simulated, so never set here.
         public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
     }
 
+    /// Why the App Store refunded a transaction (`Transaction.RevocationReason`), with StoreKit's raw
+    /// values, as the ledger's refund stores them.
     public struct RevocationReason: RawRepresentable, Hashable, Sendable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Refunded because of a problem in the app (raw value 1).
         public static let developerIssue = RevocationReason(rawValue: 1)
+        /// Refunded for any other reason (raw value 0).
         public static let other = RevocationReason(rawValue: 0)
     }
 
+    /// Why a transaction exists (`Transaction.Reason`).
     public struct Reason: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The user bought the product.
         public static let purchase = Reason(rawValue: "PURCHASE")
+        /// The store renewed an auto-renewable subscription by itself.
         public static let renewal = Reason(rawValue: "RENEWAL")
     }
 }
@@ -216,6 +259,7 @@ extension Transaction {
         }
 
         public struct AsyncIterator: AsyncIteratorProtocol {
+            /// What the iterator yields: a transaction with its verification result.
             public typealias Element = VerificationResult<Transaction>
             public typealias Failure = Never
 

@@ -7,16 +7,26 @@ public import Foundation
 /// (`SKTestSession.setSimulatedError(.verification(...), forAPI: .verification)`): values are
 /// then `.unverified` with that error.
 public enum VerificationResult<SignedType> {
+    /// The value failed verification, with why; here only when a test simulates a verification
+    /// failure.
     case unverified(SignedType, VerificationResult<SignedType>.VerificationError)
+    /// The value passed verification: every value the ledger's store hands out, unless a test
+    /// simulates a failure.
     case verified(SignedType)
 
     /// Why a value failed verification (StoreKit's `VerificationResult.VerificationError`).
     public enum VerificationError: String, Error, Sendable, Hashable, LocalizedError {
+        /// A certificate of the signing chain was revoked; only simulated here.
         case revokedCertificate
+        /// The signing certificate chain does not check; only simulated here.
         case invalidCertificateChain
+        /// The value was made for another device; only simulated here.
         case invalidDeviceVerification
+        /// The value is not a well-formed JWS; only simulated here.
         case invalidEncoding
+        /// The signature does not match the value's content; only simulated here.
         case invalidSignature
+        /// The value lacks properties StoreKit needs; only simulated here.
         case missingRequiredProperties
 
         public var errorDescription: String? {

@@ -2,11 +2,17 @@ import Foundation
 /// Why a product file was refused. Every case names the file; value errors name the key path
 /// (`subscriptionGroups[0].subscriptions[1].recurringSubscriptionPeriod`) and what was expected.
 public enum CatalogError: DescribedError, Sendable, Equatable {
+    /// No file exists at `path`.
     case missingFile(path: String)
+    /// The file at `path` exists but cannot be read: a directory, not a regular file, larger than
+    /// 64 MiB, or a read error (`reason` says which).
     case unreadableFile(path: String, reason: String)
     /// Not JSON or a property list, or cut short.
     case malformedFile(path: String, reason: String)
+    /// A required key is absent or null at `keyPath`; `expected` says what it should hold.
     case missingKey(path: String, keyPath: String, expected: String)
+    /// The value at `keyPath` has the wrong type or is out of range: `expected` says what was
+    /// wanted, `found` what the file holds.
     case invalidValue(path: String, keyPath: String, expected: String, found: String)
     /// A product identifier list was given where product definitions were expected.
     case identifierListNotDefinitions(path: String)

@@ -10,6 +10,8 @@ public struct ProductsResponse: Sendable, Hashable {
 
 /// What `ProductCatalog.importConfigurations(at:)` stored.
 public struct CatalogImport: Sendable, Hashable {
+    /// The identifiers of every product the import stored (added or replaced), file by file in
+    /// the order the files were given.
     public var productIDs: [String]
     /// The settings of the last file that had any, as they were in the file.
     public var settings: StoreKitSettings
@@ -22,7 +24,10 @@ public struct CatalogImport: Sendable, Hashable {
 /// StoreKit configuration files read and checked for one import (`readConfigurations(at:)`):
 /// each parsed, no product defined twice.
 public struct CheckedConfigurations: Sendable {
+    /// The files' paths, as given and in the order given: `configurations[i]` was read from
+    /// `paths[i]`.
     public let paths: [String]
+    /// The parsed content of each file, in the order of `paths`.
     public let configurations: [StoreKitConfiguration]
 }
 
@@ -31,8 +36,10 @@ public struct CheckedConfigurations: Sendable {
 /// There is no "every product of the app" request, as in StoreKit: an app asks for the
 /// identifiers it knows (`products(for:)`). `allProducts()` is for tools and tests.
 public struct ProductCatalog: Sendable {
+    /// The ledger the products are read from and stored in.
     public let ledger: Ledger
 
+    /// A catalog of the products stored in `ledger`; nothing is read until asked for.
     public init(ledger: Ledger) {
         self.ledger = ledger
     }

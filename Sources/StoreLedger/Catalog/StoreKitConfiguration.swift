@@ -6,7 +6,10 @@ import Foundation
 /// Unknown keys are ignored. A missing required key or a value of the wrong type is a
 /// `CatalogError` naming the file, the key path and what was expected.
 public struct StoreKitConfiguration: Sendable {
+    /// Every product the file defines: consumables and non-consumables, then non-renewing
+    /// subscriptions, then each group's auto-renewable subscriptions, in file order.
     public var products: [Product]
+    /// The file's `settings`: the test store's switches; nothing set when the file has none.
     public var settings: StoreKitSettings
     /// `subscriptionOffersKeyPair`: the key the test store checks promotional offer signatures
     /// with (Xcode's "Subscription Offers Key").
@@ -182,17 +185,23 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
     public var locale: String?
     /// `_timeRate`: Xcode's subscription time rate setting (0 is real time).
     public var timeRate: Int?
+    /// `_askToBuyEnabled`: every purchase waits for Ask to Buy approval; `nil` when the file does
+    /// not set it.
     public var askToBuyEnabled: Bool?
     /// `_renewalBillingIssuesEnabled`: renewals fail on a billing issue (billing retry).
     public var billingRetryOnRenewal: Bool?
     /// `_billingGracePeriodEnabled`.
     public var billingGracePeriodEnabled: Bool?
+    /// `_failTransactionsEnabled`: every purchase fails with `storeKitError` (`unknown` when that
+    /// is missing or not a known code); `nil` when the file does not set it.
     public var failTransactionsEnabled: Bool?
     /// `_storeKitError`: the error Xcode fails transactions with, when failing is enabled.
     public var storeKitError: Int?
     /// The names of the entries of `_storeKitErrors` that are enabled.
     public var enabledStoreKitErrors: [String]
 
+    /// Settings that set nothing: every switch `nil` and no enabled errors, as for a file without
+    /// `settings`.
     public init() {
         enabledStoreKitErrors = []
     }

@@ -2,6 +2,8 @@ public import Foundation
 
 /// A request to buy a product (`SKPayment`).
 public struct Payment: Sendable, Hashable {
+    /// The identifier of the product to buy; adding a payment for a product the catalog does not
+    /// have fails with `PaymentQueueError`.
     public var productID: String
     /// 1...10.
     public var quantity: Int
@@ -18,6 +20,9 @@ public struct Payment: Sendable, Hashable {
     /// the payment is added and refuses the payment with `PromotionalOfferError` otherwise.
     public var discount: PaymentDiscount?
 
+    /// StoreKit 2's form: a payment tied, when `appAccountToken` is given, to one of the app's
+    /// accounts, with no `applicationUsername`. The product and `quantity` are checked when the
+    /// payment is added to the queue.
     public init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, idempotencyKey: String? = nil,
         simulatedOutcome: SimulatedOutcome? = nil

@@ -2,16 +2,22 @@ import Foundation
 
 /// What a restore did: the caller can tell "finished, nothing to restore" from a failure.
 public struct RestoreResult: Sendable {
+    /// How a restore ended.
     public enum Outcome: Sendable {
+        /// The restore was committed and delivered; also when there was nothing to restore.
         case finished
+        /// The restore failed with this error and restored nothing.
         case failed(any Error)
     }
 
     /// The new `restored` transactions, committed together; empty when nothing was restorable
     /// or the restore failed.
     public var restored: RestoredTransactions
+    /// Whether the restore finished or failed, as observers are told too
+    /// (`restoreCompletedTransactionsFinished` or `...FailedWithError`).
     public var outcome: Outcome
 
+    /// `true` when `outcome` is `.finished`, also when nothing was restored.
     public var isFinished: Bool {
         if case .finished = outcome { return true }
         return false
@@ -26,6 +32,7 @@ public struct RestoredTransactions: Sendable {
     let ledger: Ledger?
     let batch: RestoreBatch
 
+    /// `true` when the restore created no transaction (nothing restorable, or it failed).
     public var isEmpty: Bool { count == 0 }
 
     /// Calls `body` with the transactions as stored now, in the order of the purchases they

@@ -19,7 +19,9 @@ import Foundation
 /// try await queue.finish(transaction.id) // after delivering the content
 /// ```
 public actor PaymentQueue {
+    /// The ledger this queue was launched on: its transactions, products and store settings.
     public nonisolated let ledger: Ledger
+    /// The products of `ledger`, for products requests.
     public nonisolated let catalog: ProductCatalog
     /// The transactions this launch found `purchasing` and completed, oldest first.
     public nonisolated let completedAtLaunch: [PaymentTransaction]
@@ -73,6 +75,8 @@ public actor PaymentQueue {
         await notify(.updated(unfinished), to: Audience(observers: [WeakObserver(value: observer)]))
     }
 
+    /// Unregisters an observer. Removing one that is not registered does nothing; observers
+    /// already deallocated are dropped too.
     public func remove(_ observer: any PaymentTransactionObserver) {
         observers.removeAll { $0.value == nil || $0.value === observer }
     }

@@ -33,11 +33,15 @@ extension PaymentTransactionObserver {
 
 /// One change of the queue, as the `AsyncSequence` from `PaymentQueue.updates()` carries it.
 public enum PaymentQueueUpdate: Sendable {
+    /// Transactions changed state, or unfinished ones are delivered again (`updatedTransactions`).
     case updated([PaymentTransaction])
+    /// Transactions were finished and left the queue (`removedTransactions`).
     case removed([PaymentTransaction])
     /// Refunded or revoked transactions, as stored after the revocation (finished ones
     /// included: this is not a redelivery).
     case revoked([PaymentTransaction])
+    /// A restore delivered all its transactions; also when there was nothing to restore.
     case restoreFinished
+    /// A restore failed with this error; it restored nothing.
     case restoreFailed(any Error)
 }

@@ -1,5 +1,6 @@
 import Foundation
 
+/// Seeding the store's settings from the `settings` of a StoreKit configuration file.
 extension StoreSettings {
     /// These settings with the test switches of a StoreKit configuration file applied.
     public func applying(_ file: StoreKitSettings) -> StoreSettings {

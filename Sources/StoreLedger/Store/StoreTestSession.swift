@@ -12,6 +12,7 @@ public import Foundation
 /// try await session.advanceClock(by: 31 * 86_400)   // renewals fall due and are delivered
 /// ```
 public struct StoreTestSession: Sendable {
+    /// The ledger holding the store this session controls.
     public let ledger: Ledger
     /// The app's queue in this process, whose observers hear about the transactions the
     /// controls create or change; `nil` for a session that drives the store from outside the
@@ -32,6 +33,8 @@ public struct StoreTestSession: Sendable {
 
     // MARK: - Settings
 
+    /// The store's settings as stored now, with defaults for those never set.
+    /// - Throws: `LedgerError` when the ledger cannot be read.
     public func settings() throws -> StoreSettings {
         try StoreSettings(ledger: ledger)
     }
@@ -121,22 +124,35 @@ public struct StoreTestSession: Sendable {
         try ledger.clearTransactions()
     }
 
+    /// Deletes one transaction and its history, without telling observers. As in Xcode, its
+    /// renewals and restored copies (which point at it by `originalID`) stay as they are.
+    /// - Throws: `PaymentQueueError.unknownTransaction`.
     public func deleteTransaction(_ id: UInt64) throws {
         try ledger.deleteTransaction(id)
     }
 
     // MARK: - Subscriptions and time
 
+    /// Renews the subscription of `productID`'s group now: its current period ends and the next
+    /// begins, with the product the group renews to. The renewal is delivered and returned.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
     public func forceRenewalOfSubscription(_ productID: String) async throws -> PaymentTransaction {
         try await deliver([try ledger.forceRenewal(of: productID)])[0]
     }
 
+    /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a pending
+    /// change of product is dropped). Returns its latest period's transaction as stored after;
+    /// observers are not told.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
     public func expireSubscription(_ productID: String) throws -> PaymentTransaction {
         try ledger.expireSubscription(productID)
     }
 
+    /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
+    /// expires at its expiration date. Turned on after that date, it stays expired.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     public func setAutoRenew(_ enabled: Bool, for productID: String) throws {
         try ledger.setAutoRenew(of: productID, enabled: enabled)
     }
@@ -159,6 +175,8 @@ public struct StoreTestSession: Sendable {
 
 /// Why a transaction was refunded (StoreKit's `Transaction.RevocationReason` raw values).
 public enum RevocationReason: Int, Sendable, NamedCode {
+    /// Refunded for any other reason (raw value 0); the default of `refundTransaction`.
     case other = 0
+    /// Refunded because of an actual or perceived issue in the app (raw value 1).
     case developerIssue = 1
 }

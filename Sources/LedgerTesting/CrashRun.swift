@@ -98,26 +98,19 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
 
     private func unscopedRun(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool) async -> Outcome {
         let context = self.context(in: directory, file: "ledger.sqlite", log: AcknowledgementLog())
-        FaultInjection.reset()
         do {
-            try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
-            try await subject.prepare(context)
+            try await Self.prepare(subject, context)
         } catch {
             return Outcome(faultFired: false, acknowledged: 0, violations: [
                 InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)"),
             ])
         }
-        FaultInjection.reset()
         FaultInjection.setLossMode(lossMode)
         switch trigger {
         case .write(let n): FaultInjection.arm(fault, atWrite: n, persistent: persistent)
         case .sync(let n): FaultInjection.arm(fault, atSync: n, persistent: persistent)
         }
-        // Every run ends with the power going (again), so that whatever was not synced is lost
-        // whatever the fault was: an acknowledged change must have been durable, not merely in
-        // the page cache. (The built-in workload loses it before its ledger closes.)
-        try? await subject.run(context)
-        if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
+        await Self.runUntilThePowerGoes(subject, context)
         let fired = FaultInjection.counters.faults > 0
         FaultInjection.powerOn()
         FaultInjection.disarm()
@@ -150,20 +143,33 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     ) async -> (writes: Int64, syncs: Int64) {
         let run = CrashRun(seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)
         let context = run.context(in: directory, file: "measure.sqlite", log: AcknowledgementLog())
-        FaultInjection.reset()
         do {
-            try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
-            try await subject.prepare(context)
+            try await prepare(subject, context)
         } catch {
             return (0, 0)
         }
-        FaultInjection.reset()
         // As a run ends: the power goes before the close, whose writes then do not count.
-        try? await subject.run(context)
-        if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
+        await runUntilThePowerGoes(subject, context)
         let counters = FaultInjection.counters
         FaultInjection.powerOn()
         return (counters.writes, counters.syncs)
+    }
+
+    /// Creates the run's ledger and lets the subject prepare it, with no fault armed; the
+    /// fault VFS's counters start afterwards.
+    private static func prepare(_ subject: some CrashTestSubject, _ context: CrashTestContext) async throws {
+        FaultInjection.reset()
+        try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
+        try await subject.prepare(context)
+        FaultInjection.reset()
+    }
+
+    /// Runs the subject, then the power goes (again): whatever was not synced is lost whatever
+    /// the fault was, so an acknowledged change must have been durable, not merely in the page
+    /// cache. (The built-in workload loses it itself, before its ledger closes.)
+    private static func runUntilThePowerGoes(_ subject: some CrashTestSubject, _ context: CrashTestContext) async {
+        try? await subject.run(context)
+        if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
     }
 
     private func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {

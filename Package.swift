@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // ECDSA P-256 for promotional offer signatures (never hand-rolled crypto).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // X.509 certificates for the ledger's signing identity (never hand-rolled ASN.1).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -40,6 +43,8 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CLedgerSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // The SQLite calls Swift cannot make (variadic ones).
@@ -76,7 +81,12 @@ let package = Package(
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
-        .testTarget(name: "LedgerStoreTests", dependencies: ["LedgerStore", "LedgerTestSupport", "LedgerTesting"]),
+        .testTarget(
+            name: "LedgerStoreTests",
+            dependencies: [
+                "LedgerStore", "LedgerTestSupport", "LedgerTesting", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
             name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],

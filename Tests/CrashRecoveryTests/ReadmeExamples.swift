@@ -5,7 +5,7 @@ import Foundation
 import LedgerTesting
 import StoreLedger
 
-// README.md:214
+// README.md
 func readmeExample1() async throws {
 
     final class StoreObserver: PaymentTransactionObserver {
@@ -35,7 +35,7 @@ func readmeExample1() async throws {
     try await queue.add(Payment(productID: "com.example.level1", idempotencyKey: "tap-42"))
 }
 
-// README.md:252
+// README.md
 func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
     let result = await queue.restoreCompletedTransactions()      // or (applicationUsername: uuid.uuidString)
     if result.isFinished && result.restored.isEmpty { /* finished, nothing to restore */ }
@@ -51,7 +51,7 @@ func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
     try queue.catalog.updatePromotionOrder(byIDs: ["com.example.level2", "com.example.level1"])
 }
 
-// README.md:591
+// README.md
 func readmeExample3(path: String) async throws {
 
     // In a test marked @Test(.faultInjection): the fault state is process-wide.
@@ -75,7 +75,7 @@ func readmeExample3(path: String) async throws {
     precondition(problems.isEmpty)
 }
 
-// README.md:628
+// README.md
 func readmeExample4() async throws {
     try await withTemporaryLedger { ledger in
         let queue = try PaymentQueue(ledger: ledger)
@@ -87,7 +87,7 @@ func readmeExample4() async throws {
     }
 }
 
-// README.md:732
+// README.md
 func readmeExample5() async throws {
     let report = await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
@@ -97,7 +97,7 @@ func readmeExample5() async throws {
     }
 }
 
-// Sources/LedgerStore/LedgerStore.docc/LedgerStore.md:14
+// Sources/LedgerStore/LedgerStore.docc/LedgerStore.md
 func readmeExample6() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
@@ -107,7 +107,7 @@ func readmeExample6() async throws {
     try ledger.close()
 }
 
-// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md:17
+// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
 func readmeExample7() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
@@ -136,13 +136,13 @@ func readmeExample7() async throws {
     print(report)  // "20 passed, 0 failed (...)", or each failing run with the line that replays it
 }
 
-// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md:59
+// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
 func readmeExample8(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
-// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md:23
+// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
 func readmeExample9() async throws {
 
     final class Shop: PaymentTransactionObserver {
@@ -167,7 +167,7 @@ func readmeExample9() async throws {
     try await queue.add(Payment(productID: "com.example.level1", idempotencyKey: "tap-42"))
 }
 
-// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md:63
+// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
 func readmeExample10(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }

@@ -133,7 +133,7 @@ import Testing
             ]
             let (opcodes, triggers) = try ledger.read { db in
                 (try statements.map { sql in try Row.fetchAll(db, sql: "EXPLAIN " + sql).map { $0["opcode"] as String } },
-                 try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger'"))
+                 try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('transactions', 'transaction_events')"))
             }
             for (sql, program) in zip(statements, opcodes) {
                 #expect(!program.isEmpty)

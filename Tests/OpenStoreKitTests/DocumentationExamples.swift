@@ -5,7 +5,7 @@ import Foundation
 import OpenStoreKit
 import OpenStoreKitTest
 
-// Sources/OpenStoreKitTest/OpenStoreKitTest.docc/TestingPurchaseCode.md:20
+// Sources/OpenStoreKitTest/OpenStoreKitTest.docc/TestingPurchaseCode.md
 func documentationExample1(configuration: URL) async throws {
     let session = try SKTestSession(contentsOf: configuration, scope: .taskLocal)
     try await session.withTaskLocalStore {

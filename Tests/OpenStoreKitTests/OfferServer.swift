@@ -28,18 +28,9 @@ enum OfferServer {
             signature: try key.signature(for: payload).base64EncodedString())
     }
 
-    /// The Python that has Apple's App Store Server Library (`app-store-server-library`):
-    /// `STORELEDGER_PYTHON` (which `.ci/run` sets, so that the test must run there), else
-    /// `.build/python/bin/python3` when it exists; `nil` with the reason when there is none.
+    /// The Python that has Apple's App Store Server Library (`ApplePython.locate()`).
     static func applePython() -> (path: String?, reason: String, required: Bool) {
-        let configured = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
-        let path = configured ?? Repository.root + "/.build/python/bin/python3"
-        guard FileManager.default.isExecutableFile(atPath: path),
-              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0
-        else {
-            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)", configured != nil)
-        }
-        return (path, "", configured != nil)
+        ApplePython.locate()
     }
 
     /// Signs with Apple's `PromotionalOfferSignatureCreator`, given the key in PEM.
@@ -68,18 +59,4 @@ enum OfferServer {
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Runs a program; returns its exit status and standard output.
-func runProcess(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
 }

@@ -249,6 +249,9 @@ public final class Ledger: Sendable {
         for migration in Migration.embedded {
             migrator.registerMigration(migration.identifier) { db in
                 try db.execute(sql: migration.sql)
+                // The table of the signing identity comes with the identity, in one transaction:
+                // a ledger at schema 9 always has one.
+                if migration.identifier == "0009_signing_identity" { try SigningIdentity.create(db, at: Date()) }
             }
         }
         return migrator

@@ -1,3 +1,4 @@
+import CLedgerSQLite
 import Foundation
 
 /// Looks at a ledger file's bytes before SQLite does, so that a damaged or foreign file is
@@ -10,15 +11,15 @@ enum LedgerFile {
 
     /// Whether a file exists at `path`; throws when it exists but is not a usable ledger.
     static func exists(at path: String) throws -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
+        var size: Int64 = 0
+        switch ledger_file_status(path, &size) {
+        case 0: break
+        case 1: throw LedgerError.unusable(path: path, reason: "not a regular file")
+        default:
             if errno == ENOENT { return false }
             throw LedgerError.system(errno, path: path)
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw LedgerError.unusable(path: path, reason: "not a regular file")
-        }
-        try checkHeader(path: path, size: Int64(info.st_size))
+        try checkHeader(path: path, size: size)
         return true
     }
 

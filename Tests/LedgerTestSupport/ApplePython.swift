@@ -1,0 +1,34 @@
+import Foundation
+
+/// The Python that has Apple's App Store Server Library (`app-store-server-library`), an
+/// outside verifier for the tests: `STORELEDGER_PYTHON` (which `.ci/run` sets, so that tests
+/// using it must run there), else `.build/python/bin/python3` when it exists.
+public enum ApplePython {
+    /// The interpreter's path, or `nil` with the reason; `required` when `STORELEDGER_PYTHON`
+    /// is set (a test must then fail rather than skip).
+    public static func locate() -> (path: String?, reason: String, required: Bool) {
+        let configured = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+        let path = configured ?? Repository.root + "/.build/python/bin/python3"
+        guard FileManager.default.isExecutableFile(atPath: path),
+              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0
+        else {
+            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)", configured != nil)
+        }
+        return (path, "", configured != nil)
+    }
+}
+
+/// Runs `path` with `arguments`; returns its exit status and standard output (standard error is
+/// dropped).
+public func runProcess(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+}

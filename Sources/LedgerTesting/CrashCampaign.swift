@@ -8,7 +8,7 @@ public import StoreLedger
 /// (`CrashRun(replay:)`).
 ///
 /// ```swift
-/// let report = await CrashCampaign(seed: 1, runs: 40).run(MyPurchaseCode())
+/// let report = try await CrashCampaign(seed: 1, runs: 40).run(MyPurchaseCode())
 /// #expect(report.failures.isEmpty, "\(report)")
 /// ```
 ///
@@ -41,7 +41,6 @@ public struct CrashCampaign: Sendable {
         seed: UInt64 = 1, runs: Int = 30, faults: [Fault] = Fault.allCases, operations: ClosedRange<Int> = 20...199,
         progress: (@Sendable (String) -> Void)? = CrashCampaign.terminalProgress
     ) {
-        precondition(runs >= 0 && !faults.isEmpty && operations.lowerBound >= 1, "a campaign needs faults and operations")
         self.seed = seed
         self.runs = runs
         self.faults = faults
@@ -51,8 +50,33 @@ public struct CrashCampaign: Sendable {
 
     /// Runs the campaign: each run in a fresh temporary folder, removed afterwards; the fault
     /// VFS to itself meanwhile (`FaultInjection.exclusively`).
-    public func run(_ subject: some CrashTestSubject) async -> Report {
-        await FaultInjection.exclusively { await unscopedRun(subject) }
+    /// - Throws: `CrashCampaign.InvalidCampaign` (before any run) when `runs` is negative,
+    ///   `faults` is empty, or `operations` is not within `1...operationLimit`.
+    public func run(_ subject: some CrashTestSubject) async throws -> Report {
+        if runs < 0 { throw InvalidCampaign(reason: "runs is \(runs): it cannot be negative") }
+        if faults.isEmpty { throw InvalidCampaign(reason: "faults is empty: give at least one") }
+        guard operations.lowerBound >= 1, operations.upperBound <= Self.operationLimit else {
+            throw InvalidCampaign(reason: "operations \(operations) is not within 1...\(Self.operationLimit)")
+        }
+        return await FaultInjection.exclusively { await unscopedRun(subject) }
+    }
+
+    /// The most operations one run may ask for: a run's work, and the time to measure where its
+    /// fault goes, stay bounded.
+    public static let operationLimit = 100_000
+
+    /// A campaign `run` refuses; nothing ran.
+    public struct InvalidCampaign: DescribedError, Sendable, Equatable {
+        /// What is wrong with the campaign's settings.
+        public var reason: String
+
+        /// An error saying `reason`.
+        public init(reason: String) {
+            self.reason = reason
+        }
+
+        /// "invalid crash campaign: " and the reason.
+        public var description: String { "invalid crash campaign: \(reason)" }
     }
 
     private func unscopedRun(_ subject: some CrashTestSubject) async -> Report {
@@ -76,7 +100,9 @@ public struct CrashCampaign: Sendable {
     /// concurrent payments share commits as timing allows: their count of syncs varies).
     public func plannedRun(_ fault: Fault, seed: UInt64, subject: some CrashTestSubject) async -> CrashRun {
         var random = SplitMix64(seed: seed)
-        let operations = operations.lowerBound + Int(random.next() % UInt64(operations.count))
+        // The range's size in UInt64 (0 standing for all 2^64 values), so that no range traps.
+        let span = UInt64(bitPattern: Int64(operations.upperBound &- operations.lowerBound)) &+ 1
+        let operations = operations.lowerBound &+ Int(truncatingIfNeeded: span == 0 ? random.next() : random.next() % span)
         let durability: Durability = fault == .power && random.next() % 4 == 0 ? .normal : .full
         let (writes, syncs) = await CrashRun.withTemporaryFolder {
             await CrashRun.measure(subject, seed: seed, operations: operations, durability: durability, in: $0)

@@ -8,7 +8,7 @@ import Testing
 /// runs one test at a time: the fault VFS is the process's.
 extension PowerLossTests {
     @Test func anAppsOwnPurchaseCodeRunsACampaignAndPasses() async throws {
-        let report = await CrashCampaign(seed: 1, runs: 12, operations: 10...40, progress: nil).run(TipJarSubject())
+        let report = try await CrashCampaign(seed: 1, runs: 12, operations: 10...40, progress: nil).run(TipJarSubject())
         #expect(report.runs == 12 && report.faultsFired >= 8 && report.acknowledgedChecked > 0, "\(report)")
         #expect(report.failures.isEmpty, "\(report)")
     }
@@ -16,7 +16,7 @@ extension PowerLossTests {
     /// A subject whose promise does not hold (every tip finished, with no launch to finish the
     /// leftovers) fails in some runs, and each failure replays to the same violations.
     @Test func aBrokenPromiseFailsWithALineThatReplaysIt() async throws {
-        let report = await CrashCampaign(seed: 5, runs: 8, faults: [.power], operations: 10...30, progress: nil)
+        let report = try await CrashCampaign(seed: 5, runs: 8, faults: [.power], operations: 10...30, progress: nil)
             .run(ForgetfulTipJar())
         #expect(!report.failures.isEmpty, "\(report)")
         #expect(report.description.hasPrefix("\(8 - report.failures.count) passed, \(report.failures.count) failed"))
@@ -26,6 +26,24 @@ extension PowerLossTests {
             #expect(replayed == failure.run)
             let outcome = await replayed.runInTemporaryFolder(ForgetfulTipJar())
             #expect(outcome.violations.map(\.invariant) == failure.violations.map(\.invariant), "\(failure.replay)")
+        }
+    }
+
+    /// A campaign that cannot run is refused before any run, with what is wrong.
+    @Test func aCampaignThatCannotRunIsRefused() async throws {
+        var campaign = CrashCampaign(runs: -1, progress: nil)
+        await #expect(throws: CrashCampaign.InvalidCampaign(reason: "runs is -1: it cannot be negative")) {
+            try await campaign.run(TipJarSubject())
+        }
+        campaign = CrashCampaign(faults: [], progress: nil)
+        await #expect(throws: CrashCampaign.InvalidCampaign(reason: "faults is empty: give at least one")) {
+            try await campaign.run(TipJarSubject())
+        }
+        for operations in [0...5, 1...100_001, 0...Int.max] {
+            campaign = CrashCampaign(operations: operations, progress: nil)
+            await #expect(throws: CrashCampaign.InvalidCampaign(reason: "operations \(operations) is not within 1...100000")) {
+                try await campaign.run(TipJarSubject())
+            }
         }
     }
 

@@ -89,7 +89,7 @@ func readmeExample4() async throws {
 
 // README.md
 func readmeExample5() async throws {
-    let report = await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
+    let report = try await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
     if let failure = report.failures.first {
         let again = try await CrashRun(replay: failure.replay).runInTemporaryFolder(TipJarSubject())
@@ -132,7 +132,7 @@ func readmeExample7() async throws {
         }
     }
 
-    let report = await CrashCampaign(seed: 1, runs: 20).run(Tips())
+    let report = try await CrashCampaign(seed: 1, runs: 20).run(Tips())
     print(report)  // "20 passed, 0 failed (...)", or each failing run with the line that replays it
 }
 

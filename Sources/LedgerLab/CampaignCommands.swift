@@ -129,7 +129,7 @@ enum CampaignRun {
             return try await kill(seed: seed, operations: 5_000, afterMilliseconds: 30 + Int(random.next() % 470))
         case .power, .io:
             let campaign = CrashCampaign(progress: nil)
-            return await execute(await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject))
+            return await execute(try await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject))
         }
     }
 

@@ -53,12 +53,16 @@ public struct CrashCampaign: Sendable {
     /// - Throws: `CrashCampaign.InvalidCampaign` (before any run) when `runs` is negative,
     ///   `faults` is empty, or `operations` is not within `1...operationLimit`.
     public func run(_ subject: some CrashTestSubject) async throws -> Report {
+        try validate()
+        return try await FaultInjection.exclusively { try await unscopedRun(subject) }
+    }
+
+    private func validate() throws {
         if runs < 0 { throw InvalidCampaign(reason: "runs is \(runs): it cannot be negative") }
         if faults.isEmpty { throw InvalidCampaign(reason: "faults is empty: give at least one") }
         guard operations.lowerBound >= 1, operations.upperBound <= Self.operationLimit else {
             throw InvalidCampaign(reason: "operations \(operations) is not within 1...\(Self.operationLimit)")
         }
-        return await FaultInjection.exclusively { await unscopedRun(subject) }
     }
 
     /// The most operations one run may ask for: a run's work, and the time to measure where its
@@ -79,13 +83,13 @@ public struct CrashCampaign: Sendable {
         public var description: String { "invalid crash campaign: \(reason)" }
     }
 
-    private func unscopedRun(_ subject: some CrashTestSubject) async -> Report {
+    private func unscopedRun(_ subject: some CrashTestSubject) async throws -> Report {
         var report = Report()
         let started = ContinuousClock.now
         for index in 0..<runs {
             let fault = faults[index % faults.count]
             let runSeed = seed &+ UInt64(index)
-            let run = await plannedRun(fault, seed: runSeed, subject: subject)
+            let run = try await plannedRun(fault, seed: runSeed, subject: subject)
             let outcome = await run.runInTemporaryFolder(subject)
             report.add(run, outcome)
             progress?("\r[\(Int((ContinuousClock.now - started).components.seconds))s] run \(index + 1)/\(runs): \(report.summary)")
@@ -98,7 +102,9 @@ public struct CrashCampaign: Sendable {
     /// syncs the subject makes in a run without faults, so the run is the same at every call
     /// when the subject's writes follow from the seed alone (the built-in workload's bursts of
     /// concurrent payments share commits as timing allows: their count of syncs varies).
-    public func plannedRun(_ fault: Fault, seed: UInt64, subject: some CrashTestSubject) async -> CrashRun {
+    /// - Throws: `CrashCampaign.InvalidCampaign` as `run` does.
+    public func plannedRun(_ fault: Fault, seed: UInt64, subject: some CrashTestSubject) async throws -> CrashRun {
+        try validate()
         var random = SplitMix64(seed: seed)
         // The range's size in UInt64 (0 standing for all 2^64 values), so that no range traps.
         let span = UInt64(bitPattern: Int64(operations.upperBound &- operations.lowerBound)) &+ 1
@@ -201,6 +207,7 @@ extension CrashRun {
             case "io": (.ioError, false)
             case "io-persistent": (.ioError, true)
             case "disk-full": (.diskFull, true)
+            case "disk-full-once": (.diskFull, false)
             default: nil
             }
         }

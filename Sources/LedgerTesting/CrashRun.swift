@@ -27,7 +27,8 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     /// The ledger's durability. With `normal`, the check lets the power loss lose a suffix of the
     /// acknowledged changes (not with loss mode `keepAll`, nor when the run is checked as `full`).
     public var durability: Durability
-    /// For I/O errors: the error repeats for every later write or sync (a full disk).
+    /// For I/O errors and a full disk: the error repeats for every later write or sync. Always
+    /// `false` for a power loss.
     public var persistent: Bool
 
     /// A run with these parameters: by default a power loss loses every unsynced write, the
@@ -42,7 +43,7 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
         self.trigger = trigger
         self.lossMode = lossMode
         self.durability = durability
-        self.persistent = persistent
+        self.persistent = fault != .powerLoss && persistent  // a power loss has no repeat
     }
 
     public var description: String {
@@ -59,7 +60,7 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
         let kind = switch fault {
         case .powerLoss: "power"
         case .ioError: persistent ? "io-persistent" : "io"
-        case .diskFull: "disk-full"
+        case .diskFull: persistent ? "disk-full" : "disk-full-once"
         }
         return "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
     }

@@ -2,15 +2,21 @@ import Foundation
 
 extension FaultInjection {
     /// Runs `body` with the fault VFS to itself: any other caller of `exclusively` in the process
-    /// (another test, a campaign) waits until it returns, without holding a thread. Within
-    /// `body`, calling `exclusively` again does not wait. The faults start reset and end with the
-    /// power on and nothing armed.
+    /// (another test, a campaign) waits until it returns, without holding a thread. The faults
+    /// start reset (nothing armed, the power on, counters at zero, loss mode `.loseAll`) and end
+    /// with the power on and nothing armed.
+    ///
+    /// Within `body`, and in child tasks and `Task { }`s started there, calling `exclusively`
+    /// again does not wait: they share the holder's turn, so they must end before `body` does.
+    /// A detached task started in `body` is another caller: if `body` waits for it while it
+    /// calls `exclusively`, neither ever ends.
     public static func exclusively<T>(_ body: () async throws -> T) async rethrows -> T {
         if holdsGate { return try await body() }
         await FaultGate.shared.acquire()
         do {
             let value = try await $holdsGate.withValue(true) {
                 reset()
+                setLossMode(.loseAll)
                 defer {
                     powerOn()
                     disarm()
@@ -51,10 +57,21 @@ private actor FaultGate {
 #if canImport(Testing)
 public import Testing
 
-/// `@Test(.faultInjection)` or `@Suite(.faultInjection)`: the test (or the whole suite) runs
-/// with the fault VFS to itself (`FaultInjection.exclusively`), so tests that arm faults need
-/// not be serialized by hand, whatever suite or target they are in.
+/// `@Test(.faultInjection)`, or `@Suite(.faultInjection)` for each test of a suite: every such
+/// test runs with the fault VFS to itself (`FaultInjection.exclusively`) and starts with the
+/// faults reset, so tests that arm faults need not be serialized by hand, whatever suite or
+/// target they are in.
 public struct FaultInjectionTrait: TestTrait, SuiteTrait, TestScoping {
+    /// On a suite, the trait applies to each of its tests.
+    public var isRecursive: Bool { true }
+
+    /// A scope for each test (each case of a parameterized one), never one around a whole
+    /// suite: the tests of a suite take turns.
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> FaultInjectionTrait? {
+        testCase == nil ? nil : self
+    }
+
+    /// Runs the test with the fault VFS to itself.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
@@ -64,7 +81,7 @@ public struct FaultInjectionTrait: TestTrait, SuiteTrait, TestScoping {
 
 /// The `.faultInjection` trait, for `@Test` and `@Suite`.
 extension Trait where Self == FaultInjectionTrait {
-    /// The fault VFS to this test (or suite) alone while it runs.
+    /// The fault VFS to this test (or to each test of this suite) alone while it runs.
     public static var faultInjection: Self { FaultInjectionTrait() }
 }
 #endif

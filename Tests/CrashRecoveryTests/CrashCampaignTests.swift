@@ -44,6 +44,9 @@ extension PowerLossTests {
             await #expect(throws: CrashCampaign.InvalidCampaign(reason: "operations \(operations) is not within 1...100000")) {
                 try await campaign.run(TipJarSubject())
             }
+            await #expect(throws: CrashCampaign.InvalidCampaign.self) {
+                try await campaign.plannedRun(.power, seed: 1, subject: TipJarSubject())
+            }
         }
     }
 
@@ -51,11 +54,11 @@ extension PowerLossTests {
     /// and the fault.
     @Test func aPlannedRunDependsOnlyOnTheSeedAndTheFault() async throws {
         let campaign = CrashCampaign(progress: nil)
-        let first = await campaign.plannedRun(.io, seed: 42, subject: TipJarSubject())
-        let second = await campaign.plannedRun(.io, seed: 42, subject: TipJarSubject())
+        let first = try await campaign.plannedRun(.io, seed: 42, subject: TipJarSubject())
+        let second = try await campaign.plannedRun(.io, seed: 42, subject: TipJarSubject())
         #expect(first == second)
         #expect((20...199).contains(first.operations) && first.durability == .full && first.fault != .powerLoss)
-        let other = await campaign.plannedRun(.power, seed: 43, subject: TipJarSubject())
+        let other = try await campaign.plannedRun(.power, seed: 43, subject: TipJarSubject())
         #expect(other != first && other.fault == .powerLoss && !other.persistent)
     }
 }
@@ -84,8 +87,8 @@ struct ForgetfulTipJar: CrashTestSubject {
     func everyRunReadsBackFromItsReplayLine(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         for _ in 0..<200 {
-            let faults: [(FaultInjection.Fault, Bool)] = [(.powerLoss, false), (.ioError, false), (.ioError, true), (.diskFull, true)]
-            let (fault, persistent) = faults[Int(random.next() % 4)]
+            let faults: [FaultInjection.Fault] = [.powerLoss, .ioError, .diskFull]
+            let (fault, persistent) = (faults[Int(random.next() % 3)], random.next() % 2 == 0)
             let point = 1 + Int64(random.next() % 1_000_000)
             let losses: [FaultInjection.LossMode] = [.loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll]
             let run = CrashRun(

@@ -28,7 +28,7 @@ import Testing
         }
     }
 
-    @Test func aHolderMayEnterAgainAndLeavesThePowerOnAndNothingArmed() async throws {
+    @Test func aHolderMayEnterAgainAndTheNextStartsWithThePowerOnAndNothingArmed() async throws {
         struct Stop: Error {}
         await #expect(throws: Stop.self) {
             try await FaultInjection.exclusively {
@@ -40,13 +40,34 @@ import Testing
                 }
             }
         }
-        #expect(!FaultInjection.isPoweredOff)
-        // Nothing armed: a ledger opened through the fault VFS writes.
+        // (Between two holders another test may hold the faults: look from the next turn.)
         try await FaultInjection.exclusively {
+            #expect(!FaultInjection.isPoweredOff)
+            // Nothing armed: a ledger opened through the fault VFS writes.
             let products = try await withTemporaryLedger(configuration: FaultInjection.configuration()) { ledger in
                 try ledger.counts().products
             }
             #expect(products == 7)
         }
+    }
+}
+
+/// A suite marked `.faultInjection` without `.serialized`: its cases would run at once, but each
+/// has the fault VFS to itself, so none ever sees another holding it.
+@Suite(.faultInjection) struct FaultTraitTests {
+    static let holder = Mutex<Int?>(nil)
+
+    @Test(arguments: 1...4)
+    func eachTestHasTheFaultsToItself(_ number: Int) async throws {
+        let before = Self.holder.withLock { holder in
+            defer { holder = number }
+            return holder
+        }
+        #expect(before == nil, "test \(number) started while test \(before ?? 0) held the faults")
+        #expect(!FaultInjection.isPoweredOff && FaultInjection.counters.faults == 0)
+        FaultInjection.powerLoss()  // the next test must start with the power on
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(Self.holder.withLock { $0 } == number)
+        Self.holder.withLock { $0 = nil }
     }
 }

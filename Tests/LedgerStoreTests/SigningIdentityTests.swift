@@ -41,6 +41,22 @@ import X509
         }
     }
 
+    /// An identity edited behind the ledger's back (its trigger dropped) is reported as a
+    /// damaged ledger, not trapped on.
+    @Test func aDamagedIdentityIsReportedAsCorrupted() async throws {
+        try await withLedger { (ledger, _) throws in
+            try ledger.write { db in
+                try db.execute(sql: "DROP TRIGGER signing_identity_is_kept")
+                try db.execute(sql: "UPDATE signing_identity SET leaf_certificate = 'not a certificate'")
+            }
+            #expect {
+                try ledger.signingCertificates()
+            } throws: { error in
+                (error as? LedgerError)?.code == .corrupted && (error as? LedgerError)?.path == ledger.path
+            }
+        }
+    }
+
     /// A ledger written by the previous schema gets its identity when it is migrated, in the
     /// migration's own commit, and keeps it afterwards.
     @Test func aLedgerOfSchema8GetsItsIdentityWhenItIsMigrated() async throws {

@@ -20,8 +20,9 @@ struct CertificateCommand: AsyncParsableCommand {
                 StoreKit testing signs with. Give the root to the server that verifies the ledger's signatures \
                 (Apple's App Store Server Library takes it as its root certificate). It is a test identity: its \
                 private key is in the ledger file. PEM goes to stdout unless --output is given; DER needs \
-                --output (it is binary). --output never replaces a file. --chain exports the whole chain, leaf \
-                first (PEM only), to inspect it with openssl.
+                --output (it is binary). --output never replaces a file (exit 1) and writes it whole or not at \
+                all (a path it cannot write is exit 65). --chain exports the whole chain, leaf first (PEM only), \
+                to inspect it with openssl.
                 """)
 
         enum Format: String, ExpressibleByArgument, CaseIterable { case pem, der }
@@ -57,20 +58,31 @@ struct CertificateCommand: AsyncParsableCommand {
             }
             try write(bytes, to: output)
             try options.output.emit(Exported(format: format.rawValue, certificate: nil, output: output, sha256: fingerprint)) {
-                "wrote the root certificate of \(ledger.path) to \(output) (\(format.rawValue), SHA-256 \(fingerprint))"
+                "wrote the \(chain ? "certificate chain" : "root certificate") of \(ledger.path) to \(output) "
+                    + "(\(format.rawValue); the root's SHA-256 \(fingerprint))"
             }
         }
 
-        /// Writes `bytes` to a new file at `path`; refuses one that exists.
+        /// Writes `bytes` to a new file at `path`, whole or not at all: under a temporary name
+        /// beside it, synced, then linked into place (a file already at `path` is refused, and
+        /// nothing half-written is ever left).
         private func write(_ bytes: [UInt8], to path: String) throws {
-            let descriptor = Foundation.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else {
-                if errno == EEXIST { throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file") }
-                throw InputError(description: "cannot create \(path): \(String(cString: strerror(errno)))")
-            }
+            let url = URL(fileURLWithPath: path)
+            let temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).export-\(getpid())"
+            let descriptor = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+            defer { unlink(temporary) }
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-            try handle.write(contentsOf: Data(bytes))
-            try handle.synchronize()
+            do {
+                try handle.write(contentsOf: Data(bytes))
+                try handle.synchronize()
+            } catch {
+                throw InputError(description: "cannot write \(path): \(error.localizedDescription)")
+            }
+            guard link(temporary, path) == 0 else {
+                if errno == EEXIST { throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file") }
+                throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
         }
 
         struct Exported: Encodable {

@@ -11,7 +11,8 @@ public import StoreLedger
 /// would see when the power came back. A SIGKILL cannot test this: the page cache survives a
 /// killed process.
 ///
-/// The state is process-wide: run tests that use it one at a time (`@Suite(.serialized)`).
+/// The state is process-wide: a test that uses it takes it for itself with the `.faultInjection`
+/// trait (or `FaultInjection.exclusively`), which makes such tests wait for each other.
 /// Ledgers opt in through their configuration, so other ledgers of the process are unaffected:
 ///
 /// ```swift

@@ -142,7 +142,7 @@ enum CampaignRun {
 
     /// The workload in a child `ledger-lab torture` process, killed with SIGKILL after a delay.
     static func kill(seed: UInt64, operations: Int, afterMilliseconds delay: Int) async throws -> Result {
-        try await inTemporaryFolder { folder in
+        try await withTemporaryDirectory { folder in
             let database = folder + "/ledger.sqlite", ackLog = folder + "/acks.jsonl"
             let child = Process()
             child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
@@ -163,13 +163,6 @@ enum CampaignRun {
                 violations: violations, faultFired: killed, faults: killed ? 1 : 0, acknowledged: acknowledged.count,
                 replay: "--fault kill --seed \(seed) --operations \(operations) --kill-after-ms \(delay)")
         }
-    }
-
-    static func inTemporaryFolder<T>(_ body: (String) async throws -> T) async throws -> T {
-        let folder = NSTemporaryDirectory() + "storeledger-campaign-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        return try await body(folder)
     }
 }
 

@@ -24,6 +24,8 @@ struct StoreCommand: AsyncParsableCommand {
         let billingRetryOnRenewal: Bool
         let billingGracePeriod: Bool
         let bundleID: String
+        let environment: String
+        let invalidSignatures: Bool
         /// The identifier of the key promotional offers must be signed with; `nil` without one.
         let subscriptionOffersKeyID: String?
         let now: Date
@@ -40,6 +42,8 @@ struct StoreCommand: AsyncParsableCommand {
             billingRetryOnRenewal = settings.billingRetryOnRenewal
             billingGracePeriod = settings.billingGracePeriodEnabled
             bundleID = settings.bundleID
+            environment = settings.environment.rawValue
+            invalidSignatures = settings.invalidSignaturesEnabled
             subscriptionOffersKeyID = offersKeyID
             self.now = now
         }
@@ -56,6 +60,8 @@ struct StoreCommand: AsyncParsableCommand {
             billingRetryOnRenewal: \(billingRetryOnRenewal)
             billingGracePeriod:    \(billingGracePeriod)
             bundleID:              \(bundleID)
+            environment:           \(environment)
+            invalidSignatures:     \(invalidSignatures)
             offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
             clock:                 \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             """
@@ -86,7 +92,8 @@ struct StoreCommand: AsyncParsableCommand {
                 interruptedPurchases true|false | failTransactions off|CODE (paymentNotAllowed, 4, ...) |
                 timeRate NAME (realTime, oneSecondIsOneDay, monthlyRenewalEveryThirtySeconds, oneRenewalEveryTwoSeconds, ...) |
                 billingRetryOnRenewal true|false | billingGracePeriod true|false |
-                bundleID com.example.app (what promotional offer signatures sign)
+                bundleID com.example.app (what signed transactions and promotional offer signatures name) |
+                environment Xcode|Sandbox (what signed transactions name) | invalidSignatures true|false
                 """)
 
         @OptionGroup var options: GlobalOptions

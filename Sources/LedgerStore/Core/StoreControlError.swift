@@ -27,6 +27,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case tooManyRenewals(limit: Int)
     /// The promotion order names this product twice.
     case duplicatePromotion(String)
+    /// The App Store signs only purchased and restored transactions.
+    case notSigned(UInt64, state: TransactionState)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "no subscription to \"\(id)\": it was never bought, or another product of its group replaced it"
         case .cannotRefund(let id, let state):
             "cannot refund transaction \(id): it is \(state.rawValue); only purchased and restored transactions can be refunded"
+        case .notSigned(let id, let state):
+            "transaction \(id) is \(state.rawValue): only purchased and restored transactions are signed"
         case .alreadyRefunded(let id):
             "transaction \(id) is already refunded"
         case .noBillingIssue(let id):
@@ -80,6 +84,12 @@ public enum StoreSettingKey {
     public static let billingGracePeriod = "billingGracePeriod"
     /// The app's bundle identifier, which promotional offer signatures sign.
     public static let bundleID = "bundleID"
+    /// The environment signed transactions name (`SigningEnvironment`): `Xcode` or `Sandbox`;
+    /// absent: `Xcode`.
+    public static let environment = "environment"
+    /// `true`: the store hands out signed transactions and renewal info whose signature does
+    /// not match them (a test of an app's handling of unverified values).
+    public static let invalidSignatures = "invalidSignatures"
     /// The subscription offers key (`SubscriptionOffersKey`): its identifier, and its private
     /// key in base64 PKCS #8 DER, as a StoreKit configuration file's `subscriptionOffersKeyPair`.
     public static let subscriptionOffersKeyID = "subscriptionOffersKeyID"

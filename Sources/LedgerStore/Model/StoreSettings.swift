@@ -26,6 +26,12 @@ public struct StoreSettings: Sendable, Hashable {
     public var billingGracePeriodEnabled = false
     /// The app's bundle identifier: promotional offer signatures sign it.
     public var bundleID = Ledger.defaultBundleID
+    /// The environment the store's signed transactions and renewal info name: `.xcode` by
+    /// default, as Xcode's StoreKit testing signs.
+    public var environment = SigningEnvironment.xcode
+    /// The store signs what it hands out with a signature that does not match it: verification
+    /// fails with `invalidSignature` (a test of an app's handling of unverified transactions).
+    public var invalidSignaturesEnabled = false
 
     /// Default settings for `storefront` (USA by default), in `locale` or else the storefront's
     /// default locale.
@@ -56,6 +62,8 @@ public struct StoreSettings: Sendable, Hashable {
         billingRetryOnRenewal = stored[StoreSettingKey.billingRetryOnRenewal] == "true"
         billingGracePeriodEnabled = stored[StoreSettingKey.billingGracePeriod] == "true"
         bundleID = stored[StoreSettingKey.bundleID] ?? Ledger.defaultBundleID
+        environment = stored[StoreSettingKey.environment].flatMap(SigningEnvironment.init(rawValue:)) ?? .xcode
+        invalidSignaturesEnabled = stored[StoreSettingKey.invalidSignatures] == "true"
     }
 
     /// The settings as the ledger stores them.
@@ -71,6 +79,8 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.billingRetryOnRenewal: String(billingRetryOnRenewal),
             StoreSettingKey.billingGracePeriod: String(billingGracePeriodEnabled),
             StoreSettingKey.bundleID: bundleID,
+            StoreSettingKey.environment: environment.rawValue,
+            StoreSettingKey.invalidSignatures: String(invalidSignaturesEnabled),
         ]
     }
 
@@ -87,6 +97,15 @@ public struct StoreSettings: Sendable, Hashable {
     }
 }
 
+/// The environment the store's signed values name (the App Store's `environment` field).
+public enum SigningEnvironment: String, Sendable, Hashable, CaseIterable {
+    /// Xcode's StoreKit testing: Apple's server libraries skip the signature check for it.
+    case xcode = "Xcode"
+    /// The App Store's sandbox: a server verifies the signature and its chain, so a test
+    /// trusting the ledger's root runs a server's real verification path end to end.
+    case sandbox = "Sandbox"
+}
+
 /// One setting of the store, as `ledger store set KEY VALUE` names it.
 public enum StoreControl: String, Sendable, CaseIterable {
     /// The shopper's storefront and locale, the purchase switches, the forced failure and the
@@ -94,16 +113,20 @@ public enum StoreControl: String, Sendable, CaseIterable {
     case storefront, locale, canMakePayments, askToBuy, interruptedPurchases, failTransactions, timeRate
     /// The subscription billing switches, and the app's bundle identifier.
     case billingRetryOnRenewal, billingGracePeriod, bundleID
+    /// What signed transactions say and whether their signatures hold.
+    case environment, invalidSignatures
 
     /// What a value of this setting looks like, for error messages and help.
     public var expected: String {
         switch self {
         case .storefront: "an ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN"
         case .locale: "a locale identifier with a known language (and region) such as en_US or fr_FR"
-        case .canMakePayments, .askToBuy, .interruptedPurchases, .billingRetryOnRenewal, .billingGracePeriod: "true or false"
+        case .canMakePayments, .askToBuy, .interruptedPurchases, .billingRetryOnRenewal, .billingGracePeriod,
+             .invalidSignatures: "true or false"
         case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
         case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
         case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
+        case .environment: "Xcode or Sandbox"
         }
     }
 
@@ -124,6 +147,10 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .interruptedPurchases: settings.interruptedPurchasesEnabled = try Self.bool(text, invalid)
         case .billingRetryOnRenewal: settings.billingRetryOnRenewal = try Self.bool(text, invalid)
         case .billingGracePeriod: settings.billingGracePeriodEnabled = try Self.bool(text, invalid)
+        case .invalidSignatures: settings.invalidSignaturesEnabled = try Self.bool(text, invalid)
+        case .environment:
+            guard let environment = SigningEnvironment(rawValue: text) else { throw invalid }
+            settings.environment = environment
         case .failTransactions:
             if ["off", "false", "none"].contains(text.lowercased()) {
                 settings.failTransactionsError = nil

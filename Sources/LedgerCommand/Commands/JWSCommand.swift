@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import StoreLedger
+
+/// `ledger jws`: a transaction, or a subscription's renewal info, signed as the App Store signs
+/// them.
+struct JWSCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jws",
+        abstract: "Print a transaction (or a subscription's renewal info) signed as the App Store signs it.",
+        discussion: """
+            Prints the JWS (compact serialization) StoreKit 2 hands the app as jwsRepresentation: ES256, signed by \
+            the ledger's test identity, its chain in the x5c header, the payload with the fields of Apple's \
+            JWSTransactionDecodedPayload (or, with --renewal, JWSRenewalInfoDecodedPayload). bundleId and \
+            environment come from `ledger store set bundleID|environment`; a server trusting \
+            `ledger certificate export` verifies it, in the Sandbox environment with its signature and chain \
+            checked. --json prints {"jws", "header", "payload"}, header and payload decoded. Only purchased and \
+            restored transactions are signed (exit 1 for others).
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The transaction id.")
+    var id: UInt64?
+
+    @Option(help: ArgumentHelp(
+        "The renewal info of this auto-renewable subscription's group instead.", valueName: "product-id"))
+    var renewal: String?
+
+    func validate() throws {
+        if (id == nil) == (renewal == nil) { throw ValidationError("give a transaction id, or --renewal PRODUCT_ID") }
+    }
+
+    func run() async throws {
+        let ledger = try options.openLedgerForReading()
+        let jws: JWS
+        if let renewal {
+            guard let signed = try ledger.signedRenewalInfo(forProduct: renewal) else {
+                throw CommandRefusal(description: "no renewal info for \(quoted(renewal)): its subscription group was never bought")
+            }
+            jws = signed
+        } else {
+            jws = try ledger.signedTransaction(id!)
+        }
+        try options.output.emit(
+            Signed(jws: jws.compactSerialization, header: try JSONValue(jws.header), payload: try JSONValue(jws.payload))
+        ) { jws.compactSerialization }
+    }
+
+    struct Signed: Encodable {
+        let jws: String
+        let header: JSONValue
+        let payload: JSONValue
+    }
+}

@@ -1,0 +1,156 @@
+public import Foundation
+import Crypto
+import SwiftASN1
+import X509
+
+/// A JSON Web Signature in compact serialization (RFC 7515), as the App Store signs its
+/// transactions and renewal info: `BASE64URL(header).BASE64URL(payload).BASE64URL(signature)`,
+/// the header `{"alg":"ES256","x5c":[leaf, intermediate, root]}` (each certificate in standard
+/// base64 DER), the signature ECDSA P-256 with SHA-256 over the first two parts, as the 64 bytes
+/// of `r` and `s`.
+public struct JWS: Sendable, Hashable, CustomStringConvertible {
+    /// The three parts joined by periods: what `jwsRepresentation` is and a server receives.
+    public let compactSerialization: String
+    /// The header's JSON.
+    public let header: Data
+    /// The payload's JSON: the signed transaction or renewal info.
+    public let payload: Data
+    /// The signature's bytes.
+    public let signature: Data
+
+    public var description: String { compactSerialization }
+
+    /// Reads a compact serialization, without checking its signature (`verify(trustingRoot:)` does).
+    /// - Throws: `JWSVerificationError` `.invalidEncoding` when it is not three base64url parts
+    ///   with a JSON header and payload.
+    public init(compactSerialization text: String) throws(JWSVerificationError) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else {
+            throw JWSVerificationError(.invalidEncoding, "a compact JWS has 3 parts separated by periods, not \(parts.count)")
+        }
+        let names = ["header", "payload", "signature"]
+        var decoded: [Data] = []
+        for (part, name) in zip(parts, names) {
+            guard let data = Self.base64URLDecoded(part) else {
+                throw JWSVerificationError(.invalidEncoding, "the \(name) is not base64url")
+            }
+            decoded.append(data)
+        }
+        for (data, name) in zip(decoded.prefix(2), names) {
+            guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+                throw JWSVerificationError(.invalidEncoding, "the \(name) is not a JSON object")
+            }
+        }
+        compactSerialization = text
+        (header, payload, signature) = (decoded[0], decoded[1], decoded[2])
+    }
+
+    /// Signs `payload` with `identity`'s key, listing its chain in the header. Not `matching`:
+    /// a real signature of other bytes, which fails verification as a tampered value does.
+    static func sign(payload: Data, with identity: SigningIdentity, matching: Bool = true) throws -> JWS {
+        let header = try JSONSerialization.data(
+            withJSONObject: ["alg": "ES256", "x5c": identity.certificates.chain.map { Data($0).base64EncodedString() }],
+            options: [.sortedKeys, .withoutEscapingSlashes])
+        let signingInput = base64URL(header) + "." + base64URL(payload)
+        let signed = matching ? signingInput : signingInput + ".not-this"
+        let signature = try identity.privateKey.signature(for: Data(signed.utf8)).rawRepresentation
+        return try JWS(compactSerialization: signingInput + "." + base64URL(signature))
+    }
+
+    /// Checks the signature and its chain as a server trusting `root` (a DER certificate, as
+    /// `ledger certificate export --format der` writes it) does: the header names ES256 and
+    /// lists three certificates, the last of which is `root` itself; each is signed by the next
+    /// and valid at the payload's `signedDate` (or now, without one); the intermediate is a
+    /// certificate authority; the leaf's key made the signature.
+    /// - Throws: `JWSVerificationError`: `.invalidEncoding` for a header that is not as
+    ///   described, `.invalidCertificateChain`, `.invalidSignature`.
+    public func verify(trustingRoot root: [UInt8]) throws(JWSVerificationError) {
+        let fields = (try? JSONSerialization.jsonObject(with: header)) as? [String: Any] ?? [:]
+        guard fields["alg"] as? String == "ES256" else {
+            throw JWSVerificationError(.invalidEncoding, "the header's alg is not ES256")
+        }
+        guard let x5c = fields["x5c"] as? [String], x5c.count == 3 else {
+            throw JWSVerificationError(.invalidEncoding, "the header's x5c does not list 3 certificates")
+        }
+        var chain: [Certificate] = []
+        for (text, name) in zip(x5c, ["leaf", "intermediate", "root"]) {
+            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
+                throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate cannot be read")
+            }
+            chain.append(certificate)
+        }
+        guard Data(base64Encoded: x5c[2]) == Data(root) else {
+            throw JWSVerificationError(.invalidCertificateChain, "the chain does not end with the trusted root")
+        }
+        let (leaf, intermediate, trusted) = (chain[0], chain[1], chain[2])
+        let date = signedDate ?? Date()
+        for (certificate, issuer, name) in [(leaf, intermediate, "leaf"), (intermediate, trusted, "intermediate"), (trusted, trusted, "root")] {
+            guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
+                throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not signed by its issuer")
+            }
+            guard certificate.notValidBefore <= date, date <= certificate.notValidAfter else {
+                throw JWSVerificationError(
+                    .invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
+            }
+        }
+        guard (try? intermediate.extensions.basicConstraints) == .isCertificateAuthority(maxPathLength: 0) else {
+            throw JWSVerificationError(.invalidCertificateChain, "the intermediate certificate is not a certificate authority")
+        }
+        guard let key = P256.Signing.PublicKey(leaf.publicKey),
+              let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+              key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
+        else {
+            throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
+        }
+    }
+
+    /// What the signature signs: the header and payload parts with the period between them.
+    private var signingInput: Substring {
+        compactSerialization[..<compactSerialization.lastIndex(of: ".")!]  // there are three parts
+    }
+
+    /// The payload's `signedDate` (milliseconds since 1970), when it has one.
+    public var signedDate: Date? {
+        let fields = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+        return (fields?["signedDate"] as? NSNumber).map { Date(ledgerMilliseconds: $0.int64Value) }
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    private static func base64URLDecoded(_ part: Substring) -> Data? {
+        guard part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
+        var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        return Data(base64Encoded: text)
+    }
+}
+
+/// Why a JWS failed verification, in StoreKit's terms (`VerificationResult.VerificationError`),
+/// with what exactly was wrong.
+public struct JWSVerificationError: DescribedError, Sendable, Hashable {
+    /// The kinds of failure.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// Not a compact JWS, or its header is not ES256 with a three-certificate `x5c`.
+        case invalidEncoding
+        /// The chain does not lead to the trusted root, or a certificate is unreadable, badly
+        /// signed or not valid at the signing date.
+        case invalidCertificateChain
+        /// The signature does not match the header and payload.
+        case invalidSignature
+    }
+
+    /// The kind of failure.
+    public let kind: Kind
+    /// What was wrong.
+    public let reason: String
+
+    init(_ kind: Kind, _ reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    public var description: String { "the JWS does not verify (\(kind.rawValue)): \(reason)" }
+}

@@ -40,10 +40,10 @@ package final class SimulatedFailures: Sendable {
         if let error = error(for: api) { throw error }
     }
 
-    /// `value` as the store hands it out: `.verified`, or `.unverified` with the simulated
-    /// verification error.
-    func verify<Value>(_ value: Value) -> VerificationResult<Value> {
-        guard let error = error(for: .verification) as? VerificationResult<Any>.VerificationError else { return .verified(value) }
+    /// `value` as the store hands it out: `.unverified` with the simulated verification error
+    /// when there is one, else what `check` finds.
+    func verify<Value>(_ value: Value, check: (Value) -> VerificationResult<Value>) -> VerificationResult<Value> {
+        guard let error = error(for: .verification) as? VerificationResult<Any>.VerificationError else { return check(value) }
         return .unverified(value, VerificationResult<Value>.VerificationError(error))
     }
 }

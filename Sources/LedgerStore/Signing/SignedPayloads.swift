@@ -84,9 +84,11 @@ struct RenewalInfoPayload: Encodable {
     var currency: String?
     var renewalPrice: Int64?
 
-    /// `status` as the store signs it at `now`; the renewal price is the catalog's price of the
-    /// product the next renewal charges.
-    init(_ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings, now: Date) {
+    /// `status` as the store signs it; the renewal price is the catalog's price of the product
+    /// the next renewal charges. Its `signedDate` is when the store last changed the group's
+    /// latest transaction, as for the transaction itself (so that signing again gives the same
+    /// payload).
+    init(_ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings) {
         let latest = status.transaction
         originalTransactionId = String(latest.originalID)
         autoRenewProductId = status.autoRenewProductID
@@ -103,7 +105,7 @@ struct RenewalInfoPayload: Encodable {
             case .unknown: 5
             }
         }
-        signedDate = now.ledgerMilliseconds
+        signedDate = latest.updatedAt.ledgerMilliseconds
         environment = settings.environment.rawValue
         renewalDate = latest.expirationDate?.ledgerMilliseconds
         appAccountToken = latest.appAccountToken?.uuidString.lowercased()
@@ -142,7 +144,7 @@ extension Ledger {
     }
 
     /// The renewal info of the subscription group of `productID` (an auto-renewable
-    /// subscription), signed at the store's time now as the App Store signs it (a JWS whose
+    /// subscription) as it stands now, signed as the App Store signs it (a JWS whose
     /// payload has the fields of `JWSRenewalInfoDecodedPayload`); `nil` when the group was never
     /// bought.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
@@ -151,11 +153,11 @@ extension Ledger {
         return try signedRenewalInfo(status)
     }
 
-    /// `status` signed as its group's renewal info, at the store's time now.
+    /// `status` signed as its group's renewal info.
     public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
         let signer = try signer()
         let product = try catalog([status.autoRenewProductID])[status.autoRenewProductID]
-        return try signer.sign(RenewalInfoPayload(status, renewalProduct: product, settings: signer.settings, now: try storeDate()))
+        return try signer.sign(RenewalInfoPayload(status, renewalProduct: product, settings: signer.settings))
     }
 
     private func signer() throws -> PayloadSigner {
@@ -216,7 +218,7 @@ extension Product {
 
 extension Decimal {
     /// The amount in thousandths, rounded to the nearest (the App Store's milliunits).
-    var milliunits: Int64 {
+    package var milliunits: Int64 {
         var scaled = self * 1000
         var rounded = Decimal()
         NSDecimalRound(&rounded, &scaled, 0, .plain)

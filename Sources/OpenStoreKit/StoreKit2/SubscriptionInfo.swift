@@ -110,7 +110,7 @@ extension Product {
             init(_ status: SubscriptionStatus, origin: Transaction.Origin) {
                 state = RenewalState(status.state)
                 transaction = origin.result(status.transaction)
-                renewalInfo = origin.failures.verify(RenewalInfo(status))
+                renewalInfo = origin.result(status)
             }
         }
 
@@ -148,13 +148,20 @@ extension Product {
             public let gracePeriodExpirationDate: Date?
             /// When the subscription renews next; `nil` when it will not.
             public let renewalDate: Date?
-            /// Where the subscription lives: always `.xcode` (local testing) for the ledger's store.
+            /// Where the subscription lives: the store's `environment` setting, `.xcode` (local
+            /// testing) by default.
             public let environment: AppStore.Environment
             /// When the store signed this information: here, when it last changed the group's latest
             /// transaction in the ledger.
             public let signedDate: Date
+            /// The JWS the store signed this information in.
+            let signed: SignedForm
+            /// The signed payload's JSON: the renewal info as the App Store signs it (the fields of
+            /// `JWSRenewalInfoDecodedPayload`); empty when the store could not sign it.
+            public var jsonRepresentation: Data { signed.payload }
 
-            init(_ status: SubscriptionStatus) {
+            init(_ status: SubscriptionStatus, signed: JWS?) {
+                self.signed = SignedForm(jws: signed)
                 originalTransactionID = status.transaction.originalID
                 currentProductID = status.transaction.productID
                 willAutoRenew = status.willAutoRenew
@@ -171,7 +178,7 @@ extension Product {
                 isInBillingRetry = status.isInBillingRetry
                 gracePeriodExpirationDate = status.gracePeriodExpirationDate
                 renewalDate = status.renewalDate
-                environment = .xcode
+                environment = self.signed.environment
                 signedDate = status.transaction.updatedAt
             }
         }

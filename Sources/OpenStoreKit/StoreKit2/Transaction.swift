@@ -41,7 +41,8 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// The app's account token given with the purchase: the `appAccountToken` option, or a StoreKit 1
     /// `applicationUsername` that is a UUID.
     public let appAccountToken: UUID?
-    /// Where the transaction was made: always `.xcode` (local testing) for the ledger's store.
+    /// Where the transaction was made: the store's `environment` setting, `.xcode` (local
+    /// testing) by default, `.sandbox` when the store signs as the sandbox does.
     public let environment: AppStore.Environment
     /// Why the transaction exists: a purchase by the user, or an automatic renewal.
     public let reason: Reason
@@ -56,14 +57,20 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let offer: Offer?
     /// The launch the transaction came from: `finish()` goes there.
     let origin: Origin
+    /// The JWS the store signed the transaction in.
+    let signed: SignedForm
+    /// The signed payload's JSON: the transaction as the App Store signs it (the fields of
+    /// `JWSTransactionDecodedPayload`); empty when the store could not sign it.
+    public var jsonRepresentation: Data { signed.payload }
     /// The kind of subscription offer the transaction was bought with; `nil` for none.
     public var offerType: OfferType? { offer?.type }
     /// The identifier of the promotional offer the transaction was bought with; `nil` for an
     /// introductory offer or none.
     public var offerID: String? { offer?.id }
 
-    package init(_ row: PaymentTransaction, origin: Origin) {
+    package init(_ row: PaymentTransaction, origin: Origin, signed: JWS? = nil) {
         self.origin = origin
+        self.signed = SignedForm(jws: signed)
         id = row.id
         originalID = row.originalID
         productID = row.productID
@@ -80,7 +87,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         revocationDate = row.revocationDate
         revocationReason = row.revocationReason.map(RevocationReason.init(rawValue:))
         appAccountToken = row.appAccountToken
-        environment = .xcode
+        environment = self.signed.environment
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
         webOrderLineItemID = nil
@@ -340,7 +347,7 @@ extension Transaction {
     /// The launch (payment queue) transactions come from. Two transactions are equal only when
     /// they come from the same launch.
     package final class Origin: Hashable, Sendable {
-        private let current = Mutex<PaymentQueue?>(nil)
+        private let current = Mutex<(queue: PaymentQueue, signer: StoreSigner)?>(nil)
         /// The store's simulated failures: a simulated verification failure applies to what it hands out.
         let failures: SimulatedFailures
 
@@ -348,15 +355,26 @@ extension Transaction {
             self.failures = failures
         }
 
-        /// `row` as this store hands it out to StoreKit 2 code.
+        /// `row` as this store hands it out to StoreKit 2 code: signed, and verified as StoreKit
+        /// verifies it (a simulated verification error wins).
         func result(_ row: PaymentTransaction) -> VerificationResult<Transaction> {
-            failures.verify(Transaction(row, origin: self))
+            let signer = signer
+            let jws = signer.sign(row)
+            return failures.verify(Transaction(row, origin: self, signed: jws)) { signer.verify($0, signedAs: jws) }
         }
 
-        var queue: PaymentQueue? { current.withLock { $0 } }
+        /// `status`'s renewal info as this store hands it out, signed and verified.
+        func result(_ status: SubscriptionStatus) -> VerificationResult<Product.SubscriptionInfo.RenewalInfo> {
+            let signer = signer
+            let jws = signer.sign(status)
+            return failures.verify(Product.SubscriptionInfo.RenewalInfo(status, signed: jws)) { signer.verify($0, signedAs: jws) }
+        }
+
+        var queue: PaymentQueue? { current.withLock { $0?.queue } }
+        private var signer: StoreSigner { current.withLock { $0?.signer } ?? StoreSigner(ledger: nil) }
 
         func attach(_ queue: PaymentQueue) {
-            current.withLock { $0 = queue }
+            current.withLock { $0 = (queue, StoreSigner(ledger: queue.ledger)) }
         }
 
         package static func == (lhs: Origin, rhs: Origin) -> Bool { lhs === rhs }

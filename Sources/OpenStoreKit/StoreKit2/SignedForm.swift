@@ -1,0 +1,71 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// The JWS a transaction or renewal info came in: what `VerificationResult.jwsRepresentation`
+/// and its parts give. Two values of the same row are equal whatever their signatures (ECDSA
+/// signs with a random nonce, so signing the same payload twice gives two signatures).
+struct SignedForm: Hashable, Sendable {
+    /// `nil` when the store could not sign (its ledger could not be read).
+    let jws: JWS?
+
+    static func == (lhs: SignedForm, rhs: SignedForm) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+
+    var compactSerialization: String { jws?.compactSerialization ?? "" }
+    var header: Data { jws?.header ?? Data() }
+    var payload: Data { jws?.payload ?? Data() }
+    var signature: Data { jws?.signature ?? Data() }
+    /// The bytes the signature signs: the first two parts of the compact serialization.
+    var signedData: Data {
+        Data(compactSerialization.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".").utf8)
+    }
+
+    /// The environment the payload names (`.xcode` when it names none).
+    var environment: AppStore.Environment {
+        let fields = jws.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] }
+        return (fields?["environment"] as? String).map(AppStore.Environment.init(rawValue:)) ?? .xcode
+    }
+}
+
+/// Signs what a store hands out and checks it as StoreKit does, against the ledger's own root.
+final class StoreSigner: Sendable {
+    private let ledger: Ledger?
+    /// The ledger's root certificate, read once: a ledger's identity never changes.
+    private let root = Mutex<[UInt8]?>(nil)
+
+    init(ledger: Ledger?) {
+        self.ledger = ledger
+    }
+
+    private func trustedRoot() -> [UInt8]? {
+        root.withLock { root in
+            if root == nil { root = try? ledger?.signingCertificates().root }
+            return root
+        }
+    }
+
+    /// `row` signed, or `nil` when it cannot be (the ledger failed to read).
+    func sign(_ row: PaymentTransaction) -> JWS? {
+        try? ledger?.signedTransactions([row]).first
+    }
+
+    /// `status`'s renewal info signed, or `nil` when it cannot be.
+    func sign(_ status: SubscriptionStatus) -> JWS? {
+        try? ledger?.signedRenewalInfo(status)
+    }
+
+    /// `value` with StoreKit's verdict on `jws`: verified when its signature and chain check
+    /// against the ledger's root certificate.
+    func verify<Value>(_ value: Value, signedAs jws: JWS?) -> VerificationResult<Value> {
+        guard let jws, let root = trustedRoot() else {
+            return .unverified(value, .invalidEncoding)
+        }
+        do {
+            try jws.verify(trustingRoot: root)
+            return .verified(value)
+        } catch {
+            return .unverified(value, VerificationResult<Value>.VerificationError(rawValue: error.kind.rawValue)!)
+        }
+    }
+}

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The Python that has Apple's App Store Server Library (`app-store-server-library`), an
-/// outside verifier for the tests: `STORELEDGER_PYTHON` (which `.ci/run` sets, so that tests
+/// The Python that has Apple's App Store Server Library (`app-store-server-library`) and
+/// `jwcrypto` (a generic JOSE library), outside verifiers for the tests: `STORELEDGER_PYTHON` (which `.ci/run` sets, so that tests
 /// using it must run there), else `.build/python/bin/python3` when it exists.
 public enum ApplePython {
     /// The interpreter's path, or `nil` with the reason; `required` when `STORELEDGER_PYTHON`
@@ -10,9 +10,9 @@ public enum ApplePython {
         let configured = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
         let path = configured ?? Repository.root + "/.build/python/bin/python3"
         guard FileManager.default.isExecutableFile(atPath: path),
-              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer"]).status) == 0
+              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer, jwcrypto"]).status) == 0
         else {
-            return (nil, "no Python with app-store-server-library at \(path) (`.ci/run` installs it)", configured != nil)
+            return (nil, "no Python with app-store-server-library and jwcrypto at \(path) (`.ci/run` installs them)", configured != nil)
         }
         return (path, "", configured != nil)
     }

@@ -124,7 +124,10 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         guard part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
         var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text)
+        // Only the canonical spelling: Foundation ignores the unused low bits of the last
+        // character, so that two different texts would read as the same signature.
+        guard let data = Data(base64Encoded: text), base64URL(data) == part else { return nil }
+        return data
     }
 }
 

@@ -332,7 +332,7 @@ public final class SKTestSession: @unchecked Sendable {
         let bought = try buy(payment)
         await waitUntilIdle()
         guard bought.state == .purchased else { throw SKTestSessionError.purchaseFailed(productIdentifier: identifier) }
-        return OpenStoreKit.Transaction(bought, origin: context.origin)
+        return context.origin.result(bought).unsafePayloadValue  // signed, as every transaction handed out
     }
 
     private func buy(_ payment: NewPayment) throws -> PaymentTransaction {

@@ -52,6 +52,9 @@ import Testing
                 Issue.record("expected unverified renewal info")
                 return
             }
+            // A purchase made outside the app by the test session is signed too.
+            let outside = try await session.buyProduct(identifier: Shop.greenhouse)
+            #expect(outside.environment == .sandbox && !outside.jsonRepresentation.isEmpty)
             try controls.set(.invalidSignatures, to: "false")
             guard case .verified = try #require(await Transaction.latest(for: Shop.monthly)) else {
                 Issue.record("expected the latest transaction verified once the store signs well again")

@@ -121,6 +121,28 @@ import Testing
             let tampered = try JWS(compactSerialization: [parts[0], base64URL(Data(cheaper.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try tampered.verify(trustingRoot: root) } == .invalidSignature)
 
+            // Tampered into a date outside the chain's validity: still a bad signature, as the
+            // dates of an unverified payload are not trusted.
+            let future = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(
+                of: "\"signedDate\":\(bought.updatedAt.ms)", with: "\"signedDate\":7258118400000")
+            #expect(future != String(decoding: jws.payload, as: UTF8.self))
+            let postdated = try JWS(compactSerialization: [parts[0], base64URL(Data(future.utf8)), parts[2]].joined(separator: "."))
+            #expect(kind { try postdated.verify(trustingRoot: root) } == .invalidSignature)
+
+            // A chain of the root three times: signed all along, but its "intermediate" is not a
+            // signing authority of path length 0.
+            let certificates = try store.ledger.signingCertificates()
+            let rootOnly = try JSONSerialization.data(withJSONObject: [
+                "alg": "ES256", "x5c": Array(repeating: Data(certificates.root).base64EncodedString(), count: 3),
+            ])
+            let rootChain = try JWS(compactSerialization: [base64URL(rootOnly), parts[1], parts[2]].joined(separator: "."))
+            #expect(kind { try rootChain.verify(trustingRoot: root) } == .invalidCertificateChain)
+            let twoCertificates = try JSONSerialization.data(withJSONObject: [
+                "alg": "ES256", "x5c": certificates.chain.prefix(2).map { Data($0).base64EncodedString() },
+            ])
+            let short = try JWS(compactSerialization: [base64URL(twoCertificates), parts[1], parts[2]].joined(separator: "."))
+            #expect(kind { try short.verify(trustingRoot: root) } == .invalidEncoding)
+
             // The store's test control signs badly.
             try store.session.set(.invalidSignatures, to: "true")
             let bad = try store.ledger.signedTransaction(bought.id)

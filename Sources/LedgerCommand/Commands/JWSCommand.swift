@@ -14,7 +14,7 @@ struct JWSCommand: AsyncParsableCommand {
             JWSTransactionDecodedPayload (or, with --renewal, JWSRenewalInfoDecodedPayload). bundleId and \
             environment come from `ledger store set bundleID|environment`; a server trusting \
             `ledger certificate export` verifies it, in the Sandbox environment with its signature and chain \
-            checked. --json prints {"jws", "header", "payload"}, header and payload decoded. Only purchased and \
+            checked (unless `ledger store set invalidSignatures true`, which signs badly on purpose). --json prints {"jws", "header", "payload"}, header and payload decoded. Only purchased and \
             restored transactions are signed (exit 1 for others).
             """)
 

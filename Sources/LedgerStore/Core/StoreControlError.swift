@@ -82,7 +82,8 @@ public enum StoreSettingKey {
     public static let billingRetryOnRenewal = "billingRetryOnRenewal"
     /// `true`: a group in billing retry keeps its entitlement for a grace period.
     public static let billingGracePeriod = "billingGracePeriod"
-    /// The app's bundle identifier, which promotional offer signatures sign.
+    /// The app's bundle identifier, which promotional offer signatures sign and signed
+    /// transactions name.
     public static let bundleID = "bundleID"
     /// The environment signed transactions name (`SigningEnvironment`): `Xcode` or `Sandbox`;
     /// absent: `Xcode`.

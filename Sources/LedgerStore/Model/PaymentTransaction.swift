@@ -60,7 +60,9 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var offer: TransactionOffer?
     /// ISO 3166-1 alpha-3 code of the storefront the purchase was made in.
     public var storefront: String
-    /// StoreKit's environment: always `xcode` (`Ledger.environment`), as for local testing.
+    /// The environment recorded with the row: always `xcode` (`Ledger.environment`), as for
+    /// local testing. What a signed transaction names is the store's `environment` setting
+    /// when it is signed (`StoreSettings.environment`).
     public var environment: String
     /// The key of the payment that created this transaction, when the caller gave one.
     public var idempotencyKey: String?

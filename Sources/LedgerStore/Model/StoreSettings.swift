@@ -24,7 +24,8 @@ public struct StoreSettings: Sendable, Hashable {
     /// A subscription in billing retry keeps its entitlement for a grace period (Xcode's
     /// `billingGracePeriodIsEnabled`; no effect without billing retry).
     public var billingGracePeriodEnabled = false
-    /// The app's bundle identifier: promotional offer signatures sign it.
+    /// The app's bundle identifier: promotional offer signatures sign it, and signed
+    /// transactions name it (`bundleId`).
     public var bundleID = Ledger.defaultBundleID
     /// The environment the store's signed transactions and renewal info name: `.xcode` by
     /// default, as Xcode's StoreKit testing signs.

@@ -57,11 +57,18 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         return try JWS(compactSerialization: signingInput + "." + base64URL(signature))
     }
 
-    /// Checks the signature and its chain as a server trusting `root` (a DER certificate, as
-    /// `ledger certificate export --format der` writes it) does: the header names ES256 and
-    /// lists three certificates, the last of which is `root` itself; each is signed by the next
-    /// and valid at the payload's `signedDate` (or now, without one); the intermediate is a
-    /// certificate authority; the leaf's key made the signature.
+    /// Checks the signature and its chain against `root` (a DER certificate, as `ledger
+    /// certificate export --format der` writes it), in this order: the header names ES256 and
+    /// lists three certificates, the last of which is `root` itself; each is signed by the next;
+    /// the intermediate is a certificate authority of path length 0 carrying Apple's
+    /// intermediate marker (1.2.840.113635.100.6.2.1), the leaf is not a certificate authority
+    /// and carries Apple's leaf marker (1.2.840.113635.100.6.11.1); the leaf's key made the
+    /// signature; then the three certificates are valid at the payload's `signedDate` (or now,
+    /// without one), which only a verified payload is trusted to give. Revocation (OCSP) is not
+    /// checked, as Apple's libraries do not check it with online checks off.
+    ///
+    /// ECDSA signatures are malleable: another signature of the same bytes (`s` replaced by
+    /// `n - s`) verifies too, here as in every JOSE library. Compare payloads, never signatures.
     /// - Throws: `JWSVerificationError`: `.invalidEncoding` for a header that is not as
     ///   described, `.invalidCertificateChain`, `.invalidSignature`.
     public func verify(trustingRoot root: [UInt8]) throws(JWSVerificationError) {
@@ -83,24 +90,31 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
             throw JWSVerificationError(.invalidCertificateChain, "the chain does not end with the trusted root")
         }
         let (leaf, intermediate, trusted) = (chain[0], chain[1], chain[2])
-        let date = signedDate ?? Date()
-        for (certificate, issuer, name) in [(leaf, intermediate, "leaf"), (intermediate, trusted, "intermediate"), (trusted, trusted, "root")] {
+        let links = [(leaf, intermediate, "leaf"), (intermediate, trusted, "intermediate"), (trusted, trusted, "root")]
+        for (certificate, issuer, name) in links {
             guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
                 throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not signed by its issuer")
             }
-            guard certificate.notValidBefore <= date, date <= certificate.notValidAfter else {
-                throw JWSVerificationError(
-                    .invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
-            }
         }
-        guard (try? intermediate.extensions.basicConstraints) == .isCertificateAuthority(maxPathLength: 0) else {
-            throw JWSVerificationError(.invalidCertificateChain, "the intermediate certificate is not a certificate authority")
+        guard (try? intermediate.extensions.basicConstraints) == .isCertificateAuthority(maxPathLength: 0),
+              intermediate.extensions[oid: SigningIdentity.intermediateMarker] != nil
+        else {
+            throw JWSVerificationError(
+                .invalidCertificateChain, "the intermediate certificate is not a signing certificate authority")
+        }
+        let leafIsAuthority = if case .isCertificateAuthority? = try? leaf.extensions.basicConstraints { true } else { false }
+        guard !leafIsAuthority, leaf.extensions[oid: SigningIdentity.leafMarker] != nil else {
+            throw JWSVerificationError(.invalidCertificateChain, "the leaf certificate is not a transaction signer")
         }
         guard let key = P256.Signing.PublicKey(leaf.publicKey),
               let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
               key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
         else {
             throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
+        }
+        let date = signedDate ?? Date()
+        for (certificate, _, name) in links where !(certificate.notValidBefore <= date && date <= certificate.notValidAfter) {
+            throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
         }
     }
 

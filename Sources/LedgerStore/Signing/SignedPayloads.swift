@@ -3,7 +3,8 @@ import GRDB
 
 /// A transaction as the App Store signs it: the fields and names of Apple's
 /// `JWSTransactionDecodedPayload`, dates in milliseconds since 1970, the price in milliunits.
-/// Absent values are left out, as the App Store leaves them out.
+/// Values that do not apply are left out; the ledger has no `storefrontId`,
+/// `webOrderLineItemId` or `appTransactionId`, so those are always absent.
 struct TransactionPayload: Encodable {
     var transactionId: String
     var originalTransactionId: String
@@ -60,8 +61,8 @@ struct TransactionPayload: Encodable {
         let storefront = Storefront(countryCode: transaction.storefront)
         self.storefront = transaction.storefront
         transactionReason = transaction.reason == .renewal ? "RENEWAL" : "PURCHASE"
-        if let product, let price = product.price(paidWith: transaction.offer) {
-            currency = storefront?.currencyCode
+        if let product, let price = product.price(paidWith: transaction.offer), let storefront {
+            currency = storefront.currencyCode
             self.price = price.milliunits
         }
     }
@@ -85,9 +86,10 @@ struct RenewalInfoPayload: Encodable {
     var renewalPrice: Int64?
 
     /// `status` as the store signs it; the renewal price is the catalog's price of the product
-    /// the next renewal charges. Its `signedDate` is when the store last changed the group's
-    /// latest transaction, as for the transaction itself (so that signing again gives the same
-    /// payload).
+    /// the next renewal charges (an introductory offer still running is not taken into
+    /// account). Its `signedDate` is when the store last changed the group's latest
+    /// transaction, as for the transaction itself: a change of auto-renew or billing state alone
+    /// does not move it.
     init(_ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings) {
         let latest = status.transaction
         originalTransactionId = String(latest.originalID)
@@ -109,8 +111,8 @@ struct RenewalInfoPayload: Encodable {
         environment = settings.environment.rawValue
         renewalDate = latest.expirationDate?.ledgerMilliseconds
         appAccountToken = latest.appAccountToken?.uuidString.lowercased()
-        if let renewalProduct {
-            currency = Storefront(countryCode: latest.storefront)?.currencyCode
+        if let renewalProduct, let storefront = Storefront(countryCode: latest.storefront) {
+            currency = storefront.currencyCode
             renewalPrice = renewalProduct.price.milliunits
         }
     }

@@ -10,10 +10,11 @@ public enum AppStore {
         public init(rawValue: String) { self.rawValue = rawValue }
         /// The live App Store; no transaction of the ledger's store carries it.
         public static let production = Environment(rawValue: "Production")
-        /// Apple's sandbox test environment; no transaction of the ledger's store carries it.
+        /// Apple's sandbox test environment: what the ledger's store signs when its
+        /// `environment` setting is `Sandbox`.
         public static let sandbox = Environment(rawValue: "Sandbox")
-        /// Local StoreKit testing: the environment of every transaction and renewal info the ledger's
-        /// store hands out.
+        /// Local StoreKit testing: what the ledger's store signs by default (its `environment`
+        /// setting is `Xcode`).
         public static let xcode = Environment(rawValue: "Xcode")
     }
 

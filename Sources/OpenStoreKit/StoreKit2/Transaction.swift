@@ -68,7 +68,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// introductory offer or none.
     public var offerID: String? { offer?.id }
 
-    package init(_ row: PaymentTransaction, origin: Origin, signed: JWS? = nil) {
+    package init(_ row: PaymentTransaction, origin: Origin, signed: JWS?) {
         self.origin = origin
         self.signed = SignedForm(jws: signed)
         id = row.id
@@ -357,7 +357,7 @@ extension Transaction {
 
         /// `row` as this store hands it out to StoreKit 2 code: signed, and verified as StoreKit
         /// verifies it (a simulated verification error wins).
-        func result(_ row: PaymentTransaction) -> VerificationResult<Transaction> {
+        package func result(_ row: PaymentTransaction) -> VerificationResult<Transaction> {
             let signer = signer
             let jws = signer.sign(row)
             return failures.verify(Transaction(row, origin: self, signed: jws)) { signer.verify($0, signedAs: jws) }

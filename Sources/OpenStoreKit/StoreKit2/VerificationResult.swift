@@ -82,7 +82,7 @@ extension VerificationResult where SignedType == Transaction {
     public var signatureData: Data { unsafePayloadValue.signed.signature }
     /// The bytes the signature signs: the header and payload parts of the JWS.
     public var signedData: Data { unsafePayloadValue.signed.signedData }
-    /// When the store signed the transaction.
+    /// The payload's `signedDate`: when the store last changed the transaction.
     public var signedDate: Date { unsafePayloadValue.signedDate }
 }
 
@@ -98,7 +98,7 @@ extension VerificationResult where SignedType == Product.SubscriptionInfo.Renewa
     public var signatureData: Data { unsafePayloadValue.signed.signature }
     /// The bytes the signature signs: the header and payload parts of the JWS.
     public var signedData: Data { unsafePayloadValue.signed.signedData }
-    /// When the store signed the renewal info.
+    /// The payload's `signedDate`: when the store last changed the group's latest transaction.
     public var signedDate: Date { unsafePayloadValue.signedDate }
 }
 

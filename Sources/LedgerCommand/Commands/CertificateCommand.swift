@@ -64,8 +64,8 @@ struct CertificateCommand: AsyncParsableCommand {
         }
 
         /// Writes `bytes` to a new file at `path`, whole or not at all: under a temporary name
-        /// beside it, synced, then linked into place (a file already at `path` is refused, and
-        /// nothing half-written is ever left).
+        /// beside it, synced, then linked into place and the directory synced (a file already
+        /// at `path` is refused, and nothing half-written is ever left).
         private func write(_ bytes: [UInt8], to path: String) throws {
             let url = URL(fileURLWithPath: path)
             let temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).export-\(getpid())"
@@ -82,6 +82,12 @@ struct CertificateCommand: AsyncParsableCommand {
             guard link(temporary, path) == 0 else {
                 if errno == EEXIST { throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file") }
                 throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            // The new name is durable only once its directory is synced.
+            let directory = Foundation.open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+            if directory >= 0 {
+                fsync(directory)
+                Foundation.close(directory)
             }
         }
 

@@ -118,7 +118,7 @@ import Testing
             // The payload changed after signing: the price halved.
             let parts = jws.compactSerialization.split(separator: ".").map(String.init)
             let cheaper = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(of: "\"price\":990", with: "\"price\":495")
-            let tampered = try JWS(compactSerialization: [parts[0], base64URL(Data(cheaper.utf8)), parts[2]].joined(separator: "."))
+            let tampered = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(cheaper.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try tampered.verify(trustingRoot: root) } == .invalidSignature)
 
             // Tampered into a date outside the chain's validity: still a bad signature, as the
@@ -126,7 +126,7 @@ import Testing
             let future = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(
                 of: "\"signedDate\":\(bought.updatedAt.ms)", with: "\"signedDate\":7258118400000")
             #expect(future != String(decoding: jws.payload, as: UTF8.self))
-            let postdated = try JWS(compactSerialization: [parts[0], base64URL(Data(future.utf8)), parts[2]].joined(separator: "."))
+            let postdated = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(future.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try postdated.verify(trustingRoot: root) } == .invalidSignature)
 
             // A chain of the root three times: signed all along, but its "intermediate" is not a
@@ -135,12 +135,12 @@ import Testing
             let rootOnly = try JSONSerialization.data(withJSONObject: [
                 "alg": "ES256", "x5c": Array(repeating: Data(certificates.root).base64EncodedString(), count: 3),
             ])
-            let rootChain = try JWS(compactSerialization: [base64URL(rootOnly), parts[1], parts[2]].joined(separator: "."))
+            let rootChain = try JWS(compactSerialization: [JWS.base64URL(rootOnly), parts[1], parts[2]].joined(separator: "."))
             #expect(kind { try rootChain.verify(trustingRoot: root) } == .invalidCertificateChain)
             let twoCertificates = try JSONSerialization.data(withJSONObject: [
                 "alg": "ES256", "x5c": certificates.chain.prefix(2).map { Data($0).base64EncodedString() },
             ])
-            let short = try JWS(compactSerialization: [base64URL(twoCertificates), parts[1], parts[2]].joined(separator: "."))
+            let short = try JWS(compactSerialization: [JWS.base64URL(twoCertificates), parts[1], parts[2]].joined(separator: "."))
             #expect(kind { try short.verify(trustingRoot: root) } == .invalidEncoding)
 
             // The store's test control signs badly.
@@ -211,11 +211,6 @@ import Testing
             Issue.record("unexpected \(error)")
             return nil
         }
-    }
-
-    private func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }
 

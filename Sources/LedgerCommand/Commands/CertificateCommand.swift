@@ -83,12 +83,7 @@ struct CertificateCommand: AsyncParsableCommand {
                 if errno == EEXIST { throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file") }
                 throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
             }
-            // The new name is durable only once its directory is synced.
-            let directory = Foundation.open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
-            if directory >= 0 {
-                fsync(directory)
-                Foundation.close(directory)
-            }
+            Ledger.syncDirectory(url.deletingLastPathComponent().path)  // the new name is durable only then
         }
 
         struct Exported: Encodable {

@@ -221,7 +221,7 @@ public final class Ledger: Sendable {
     }
 
     /// Makes the new directory entry durable (a power loss would otherwise forget the file).
-    static func syncDirectory(_ directory: String) {
+    package static func syncDirectory(_ directory: String) {
         let fd = Foundation.open(directory, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)

@@ -119,7 +119,7 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What the signature signs: the header and payload parts with the period between them.
-    private var signingInput: Substring {
+    package var signingInput: Substring {
         compactSerialization[..<compactSerialization.lastIndex(of: ".")!]  // there are three parts
     }
 
@@ -129,7 +129,8 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         return (fields?["signedDate"] as? NSNumber).map { Date(ledgerMilliseconds: $0.int64Value) }
     }
 
-    static func base64URL(_ data: Data) -> String {
+    /// `data` in base64url without padding, as each part of a compact JWS is spelled.
+    package static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }

@@ -17,9 +17,7 @@ struct SignedForm: Hashable, Sendable {
     var payload: Data { jws?.payload ?? Data() }
     var signature: Data { jws?.signature ?? Data() }
     /// The bytes the signature signs: the first two parts of the compact serialization.
-    var signedData: Data {
-        Data(compactSerialization.split(separator: ".", omittingEmptySubsequences: false).prefix(2).joined(separator: ".").utf8)
-    }
+    var signedData: Data { Data((jws?.signingInput ?? "").utf8) }
 
     /// The environment the payload names (`.xcode` when it names none).
     var environment: AppStore.Environment {

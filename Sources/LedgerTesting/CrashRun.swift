@@ -176,7 +176,7 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     private func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {
         CrashTestContext(
             ledgerPath: directory + "/" + file, directory: directory,
-            configuration: FaultInjection.configuration(LedgerConfiguration(durability: durability)),
+            configuration: FaultInjection.configuration(LedgerConfiguration(durability: durability, headSigningInterval: .zero)),
             seed: seed, operations: operations, log: log)
     }
 }

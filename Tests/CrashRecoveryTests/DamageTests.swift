@@ -71,7 +71,10 @@ import Testing
 
     @Test func anIllegalHistoryIsFound() async throws {
         try await damaged(
-            "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at) VALUES (1, 'stateChanged', 'purchased', 'deferred', 0)",
+            """
+            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, row_digest, hash)
+            VALUES (1, 'stateChanged', 'purchased', 'deferred', 0, zeroblob(32), zeroblob(32))
+            """,
             expecting: "illegal change purchased -> deferred")
     }
 

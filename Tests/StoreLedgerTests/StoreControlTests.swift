@@ -74,10 +74,14 @@ import Testing
             let a = try await store.buy(SampleCatalog.nonConsumable)
             let b = try await store.buy(SampleCatalog.consumable)
             try store.session.deleteTransaction(a.id)
-            #expect(try store.ledger.transaction(a.id) == nil && store.ledger.events(of: a.id).isEmpty)
+            // The row goes; the history stays, closed by a `deleted` event (the hash chain keeps every event).
+            #expect(try store.ledger.transaction(a.id) == nil)
+            let history = try store.ledger.events(of: a.id).map(\.kind)
+            #expect(history.first == .created && history.last == .deleted && history.filter { $0 == .deleted }.count == 1)
             #expect(throws: PaymentQueueError.unknownTransaction(a.id)) { try store.session.deleteTransaction(a.id) }
             #expect(try store.session.clearTransactions() == 1)
-            #expect(try store.queue.transactions.isEmpty && store.ledger.counts().events == 0)
+            #expect(try store.queue.transactions.isEmpty && store.ledger.events(of: b.id).last?.kind == .deleted)
+            #expect(try store.ledger.verify() == [])
             #expect(try await store.buy(SampleCatalog.consumable).id == b.id + 1)
         }
     }

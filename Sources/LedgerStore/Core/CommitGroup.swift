@@ -23,9 +23,12 @@ final class CommitGroup: Sendable {
     private let commits = DispatchQueue(label: "StoreLedger.commits")
     private let writer: DatabaseQueue
     private let mapError: @Sendable (any Error) -> any Error
+    /// Signs the ledger's hash chain head in the commits that are due (`HeadSigner`).
+    private let headSigner: HeadSigner?
 
-    init(writer: DatabaseQueue, mapError: @escaping @Sendable (any Error) -> any Error) {
+    init(writer: DatabaseQueue, headSigner: HeadSigner?, mapError: @escaping @Sendable (any Error) -> any Error) {
         self.writer = writer
+        self.headSigner = headSigner
         self.mapError = mapError
     }
 
@@ -71,7 +74,7 @@ final class CommitGroup: Sendable {
     /// One change in its own commit, on the calling thread (GRDB's synchronous write).
     private func commitAlone<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction { try body(db) } }
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
         } catch {
             throw mapError(error)
         }
@@ -128,7 +131,7 @@ final class CommitGroup: Sendable {
     /// the commit fails, nobody in the batch is acknowledged.
     private func commit(_ batch: [Job]) -> [Result<any Sendable, any Error>] {
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction {
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) {
                 if batch.count == 1 { return [.success(try batch[0].body(db))] }
                 var outcomes: [Result<any Sendable, any Error>] = []
                 for job in batch {

@@ -41,13 +41,21 @@ public final class Ledger: Sendable {
     let commitGroup: CommitGroup?
     /// The writing connection's numbered statements (`LedgerSQL`).
     private let statements = PreparedStatements()
+    /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
+    /// does not chain, for `ledger bench`).
+    let headSigner: HeadSigner?
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
         self.configuration = configuration
         self.reader = reader
         self.writer = writer
-        self.commitGroup = writer.map { CommitGroup(writer: $0, mapError: { Ledger.mapError($0, path: path) }) }
+        let headSigner = writer != nil && configuration.keepsHashChain
+            ? HeadSigner(interval: configuration.headSigningInterval, clock: configuration.clock) : nil
+        self.headSigner = headSigner
+        self.commitGroup = writer.map {
+            CommitGroup(writer: $0, headSigner: headSigner, mapError: { Ledger.mapError($0, path: path) })
+        }
     }
 
     deinit {
@@ -151,14 +159,26 @@ public final class Ledger: Sendable {
         try LedgerFile.exists(at: path)
     }
 
-    /// Closes the ledger's connections. Further use throws.
+    /// Signs the hash chain's head if events were added since it was last signed (see
+    /// `LedgerConfiguration.headSigningInterval`), then closes the ledger's connections.
+    /// Further use throws.
+    /// - Throws: `LedgerError` when the head could not be signed; the connections are closed all the same.
     public func close() throws {
+        var signing: (any Error)?
+        if let headSigner, headSigner.mayHaveUnsignedEvents, let writer {
+            do {
+                try writer.writeWithoutTransaction { db in try db.immediateTransaction { try headSigner.sign(db) } }
+            } catch {
+                signing = Self.mapError(error, path: path)
+            }
+        }
         do {
             writer?.writeWithoutTransaction { _ in statements.detach() }
             try reader.close()
         } catch {
             throw Self.mapError(error, path: path)
         }
+        if let signing { throw signing }
     }
 
     /// The identifiers of the migrations applied to this ledger, in order.
@@ -252,6 +272,12 @@ public final class Ledger: Sendable {
                 // The table of the signing identity comes with the identity, in one transaction:
                 // a ledger at schema 9 always has one.
                 if migration.identifier == "0009_signing_identity" { try SigningIdentity.create(db, at: Date()) }
+                // The history written before the chain is chained (and its head signed) with the
+                // new table, in the same transaction.
+                if migration.identifier == "0010_hash_chain" {
+                    try HashChain.adopt(db)
+                    try HeadSigner(interval: .zero, clock: .system).sign(db)
+                }
             }
         }
         return migrator
@@ -263,7 +289,7 @@ public final class Ledger: Sendable {
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction { try body(db) } }
+            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
         } catch {
             throw Self.mapError(error, path: path)
         }

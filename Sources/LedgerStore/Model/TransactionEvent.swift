@@ -18,6 +18,9 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
         case expirationChanged
         /// A subscription was replaced by a higher (or same-level) one of its group.
         case upgraded
+        /// The transaction was deleted (the store's "clear" or "delete" control): its row is
+        /// gone, its history stays; the state stays. Always its last event.
+        case deleted
     }
 
     /// Position in the ledger's whole history; strictly increasing in commit order.

@@ -53,7 +53,7 @@ public enum TransactionRules {
         case .stateChanged: return from.map { transitions.contains(Transition($0, to)) } ?? false
         case .finished: return from == to && finishable.contains(to)
         case .revoked: return from == to && revocable.contains(to)
-        case .delivered, .expirationChanged, .upgraded: return from == to
+        case .delivered, .expirationChanged, .upgraded, .deleted: return from == to
         }
     }
 }

@@ -29,14 +29,20 @@ extension Database {
     /// Runs `body` in one IMMEDIATE transaction: committed when it returns, rolled back when it
     /// (or the commit) throws. GRDB's `inTransaction` does the same but prepares its BEGIN and
     /// COMMIT again at every transaction; these are prepared once.
-    func immediateTransaction<T>(_ body: () throws -> T) throws -> T {
+    ///
+    /// With a `signer`, the hash chain's head is signed after `body`, in the same commit, when
+    /// it is due (`HeadSigner.signIfDue`).
+    func immediateTransaction<T>(signing signer: HeadSigner? = nil, _ body: () throws -> T) throws -> T {
         try run(TransactionSQL.begin)
         do {
             let value = try body()
+            try signer?.signIfDue(self)
             try run(TransactionSQL.commit)
             return value
         } catch {
             if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
+            // A head signed in this transaction is gone with it: the next commit signs again.
+            signer?.rolledBack()
             throw error
         }
     }

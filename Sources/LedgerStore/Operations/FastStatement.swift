@@ -56,6 +56,10 @@ struct FastStatement {
         _ = value.withCString { sqlite3_bind_text(handle, index, $0, -1, Self.transient) }
     }
 
+    func bind(_ index: Int32, _ value: [UInt8]) {
+        _ = value.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+    }
+
     /// GRDB's `StatementArguments`, for the statements whose parameters are built at run time.
     func bind(_ arguments: StatementArguments) throws {
         try statement.setArguments(arguments)
@@ -142,6 +146,12 @@ struct FastStatement {
 
         func optionalString(_ index: Int32) -> String? {
             isNull(index) ? nil : string(index)
+        }
+
+        func blob(_ index: Int32) -> [UInt8] {
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard let bytes = sqlite3_column_blob(handle, index), count > 0 else { return [] }
+            return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))
         }
     }
 }

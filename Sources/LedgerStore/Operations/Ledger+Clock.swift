@@ -23,7 +23,7 @@ extension Ledger {
             guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
                 throw StoreControlError.clockOutOfRange(interval: interval)
             }
-            return try setClockOffset(db, try clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
+            return try setClockOffset(db, try Self.clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
         }
     }
 
@@ -42,13 +42,18 @@ extension Ledger {
             guard date <= Self.latestStoreDate else {
                 throw StoreControlError.clockOutOfRange(interval: date.timeIntervalSince(Date(ledgerMilliseconds: now)))
             }
-            return try setClockOffset(db, try clockOffset(db) + (target - now))
+            return try setClockOffset(db, try Self.clockOffset(db) + (target - now))
         }
     }
 
     /// The store's time inside a transaction, in milliseconds.
     func storeNow(_ db: Database) throws -> Int64 {
-        configuration.clock.now().ledgerMilliseconds + (try clockOffset(db))
+        try Self.storeNow(db, clock: configuration.clock)
+    }
+
+    /// The store's time by `clock` and the stored clock offset, in milliseconds.
+    static func storeNow(_ db: Database, clock: LedgerClock) throws -> Int64 {
+        clock.now().ledgerMilliseconds + (try clockOffset(db))
     }
 
     /// The store's time from the stored value of the clock offset (read with other settings).
@@ -56,8 +61,8 @@ extension Ledger {
         configuration.clock.now().ledgerMilliseconds + (stored.flatMap { Int64($0) } ?? 0)
     }
 
-    private func clockOffset(_ db: Database) throws -> Int64 {
-        try FastStatement(db, Self.clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
+    private static func clockOffset(_ db: Database) throws -> Int64 {
+        try FastStatement(db, clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
     }
 
     private static let clockOffsetQuery = LedgerSQL("SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'")

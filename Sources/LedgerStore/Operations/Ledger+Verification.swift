@@ -17,7 +17,8 @@ extension Ledger {
     /// Checks the ledger's own invariants on one consistent snapshot: SQLite's integrity check;
     /// for every transaction, that its history is a legal path through the state machine that
     /// ends in its current row, and that it is not finished in a state that cannot be; that no
-    /// idempotency key names two transactions; that no id is above the last one issued.
+    /// idempotency key names two transactions; that no id is above the last one issued; and the
+    /// hash chain (`chainProblems`): every link, every row against its last event, the signed head.
     /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
         // A damaged file cannot be trusted for the checks that follow: its problems are the
@@ -33,7 +34,7 @@ extension Ledger {
         }
         guard integrity.isEmpty else { return integrity }
         return try read { db in
-            var problems: [LedgerProblem] = []
+            var problems = try Self.chainProblems(db)
             var events: [UInt64: [TransactionEvent]] = [:]
             let eventRows = try Row.fetchCursor(
                 db, sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events ORDER BY seq")
@@ -47,8 +48,15 @@ extension Ledger {
                 problems += Self.historyProblems(transaction, history)
                 problems += periods.problems(transaction, history)
             }
-            for id in events.keys.sorted() {
-                problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
+            // A deleted transaction's history stays, ending with its `deleted` event.
+            for (id, history) in events.sorted(by: { $0.key < $1.key }) {
+                if let deletion = history.firstIndex(where: { $0.kind == .deleted }) {
+                    if deletion != history.count - 1 {
+                        problems.append(LedgerProblem(transactionID: id, message: "events after its deletion"))
+                    }
+                } else {
+                    problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
+                }
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
@@ -122,6 +130,8 @@ extension Ledger {
                     problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
                 }
                 revoked = true
+            case .deleted:
+                problems.append("deleted in its history (event \(event.sequence)), but its row is there")
             case .expirationChanged, .upgraded:
                 if !TransactionRules.allowsEvent(event.kind, from: state, to: event.toState, productType: transaction.productType) {
                     problems.append(transaction.productType == .autoRenewable

@@ -20,6 +20,8 @@ struct TransactionWriter {
     let now: Int64
     let delivery: DeliveryRecording
     let idGenerator: TransactionIDGenerator
+    /// Whether events are chained (always, but in `ledger bench`'s comparison).
+    var chained = true
 
     // MARK: - Ids
 
@@ -139,10 +141,10 @@ struct TransactionWriter {
                 offer_type, offer_id, offer_payment_mode, offer_period
             FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
             """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
-        try db.execute(sql: """
-            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at)
-            SELECT id, 'created', NULL, 'restored', ? FROM transactions WHERE id BETWEEN ? AND ? ORDER BY id
-            """, arguments: [now, Int64(firstID), Int64(firstID) + Int64(count) - 1])
+        // Each event is chained after the one before, so they are appended one by one.
+        for id in firstID..<(firstID + UInt64(count)) {
+            try appendEvent(id: id, kind: .created, from: nil, to: .restored, at: now)
+        }
     }
 
     // MARK: - Changes
@@ -204,14 +206,21 @@ struct TransactionWriter {
         transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
     }
 
-    /// Records one delivery (count, date, event) of every transaction `condition` selects, in
-    /// set form: three statements whatever their number (a launch, a restore's copies).
+    /// Records one delivery (count, date, event) of every transaction `condition` selects (a
+    /// launch, a restore's copies): the rows in one statement, then their events in id order.
     func recordDelivery(where condition: String, arguments: StatementArguments = []) throws {
-        try db.execute(sql: """
-            UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition);
-            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at)
-            SELECT id, 'delivered', state, state, ? FROM transactions WHERE \(condition) ORDER BY id;
-            """, arguments: [now] + arguments + [now] + arguments)
+        let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
+        try selected.bind(arguments)
+        let delivered = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
+        try db.execute(
+            sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
+            arguments: [now] + arguments)
+        for (id, stateName) in delivered {
+            guard let state = TransactionState(rawValue: stateName) else {
+                throw DamagedRow(reason: "transaction \(id) has an unknown state \(stateName)")
+            }
+            try appendEvent(id: id, kind: .delivered, from: state, to: state, at: now)
+        }
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
@@ -252,32 +261,36 @@ struct TransactionWriter {
         try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
     }
 
-    /// Deletes transactions with their history (the store's "clear" and "delete" controls):
-    /// the history triggers allow it only for transactions listed for deletion first.
+    /// Deletes transactions (the store's "clear" and "delete" controls), with their
+    /// interrupted purchases. Their history stays, closed by a `deleted` event each: the hash
+    /// chain has no holes.
     func delete(where condition: String, arguments: StatementArguments = []) throws {
-        // The interrupted purchases of deleted transactions go with them.
-        try db.execute(sql: """
-            INSERT INTO transaction_deletions (transaction_id) SELECT id FROM transactions WHERE \(condition);
-            DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT transaction_id FROM transaction_deletions);
-            DELETE FROM transaction_events WHERE transaction_id IN (SELECT transaction_id FROM transaction_deletions);
-            DELETE FROM transactions WHERE id IN (SELECT transaction_id FROM transaction_deletions);
-            DELETE FROM transaction_deletions;
-            """, arguments: arguments)
+        let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
+        try selected.bind(arguments)
+        let deleted = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
+        for (id, stateName) in deleted {
+            guard let state = TransactionState(rawValue: stateName) else {
+                throw DamagedRow(reason: "transaction \(id) has an unknown state \(stateName)")
+            }
+            try db.run(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
+            try db.run(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
+            try appendEvent(id: id, kind: .deleted, from: state, to: state, at: now)
+        }
     }
 
     // MARK: - History
 
+    /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
+    /// is now, after the change the event records (every change of a row is followed by its
+    /// event, so a row always matches its last event's digest).
     func appendEvent(
         id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64, detail: String? = nil
     ) throws {
-        let insert = try FastStatement(db, Self.insertEvent)
-        insert.bind(1, Int64(id))
-        insert.bind(2, kind.rawValue)
-        insert.bind(3, from?.rawValue)
-        insert.bind(4, to.rawValue)
-        insert.bind(5, at)
-        insert.bind(6, detail)
-        try insert.execute()
+        let event = ChainedEvent.Content(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail)
+        guard chained else { return try HashChain.appendUnchained(db, event) }
+        let digest = kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
+        guard let digest else { throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event") }
+        try HashChain.append(db, event, rowDigest: digest)
     }
 
     // MARK: - Statements
@@ -297,8 +310,6 @@ struct TransactionWriter {
         "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
     private static let updateDelivered = LedgerSQL(
         "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
-    private static let insertEvent = LedgerSQL(
-        "INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?, ?)")
 }
 
 extension Ledger {
@@ -309,6 +320,7 @@ extension Ledger {
 
     /// A writer for the current write transaction, at a time the caller already read.
     func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter {
-        TransactionWriter(db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator)
+        TransactionWriter(
+            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator, chained: configuration.keepsHashChain)
     }
 }

@@ -89,8 +89,26 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         guard Data(base64Encoded: x5c[2]) == Data(root) else {
             throw JWSVerificationError(.invalidCertificateChain, "the chain does not end with the trusted root")
         }
-        let (leaf, intermediate, trusted) = (chain[0], chain[1], chain[2])
-        let links = [(leaf, intermediate, "leaf"), (intermediate, trusted, "intermediate"), (trusted, trusted, "root")]
+        let key = try Self.signingKey(leaf: chain[0], intermediate: chain[1], root: chain[2])
+        guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+              key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
+        else {
+            throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
+        }
+        let date = signedDate ?? Date()
+        for (certificate, name) in zip(chain, ["leaf", "intermediate", "root"]) where !(certificate.notValidBefore <= date && date <= certificate.notValidAfter) {
+            throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
+        }
+    }
+
+    /// The leaf's key, once the chain is checked: each certificate is signed by the next (the
+    /// root by itself), the intermediate is a certificate authority of path length 0 with
+    /// Apple's intermediate marker, the leaf is not an authority and has Apple's leaf marker.
+    /// Dates are not checked here.
+    static func signingKey(
+        leaf: Certificate, intermediate: Certificate, root: Certificate
+    ) throws(JWSVerificationError) -> P256.Signing.PublicKey {
+        let links = [(leaf, intermediate, "leaf"), (intermediate, root, "intermediate"), (root, root, "root")]
         for (certificate, issuer, name) in links {
             guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
                 throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not signed by its issuer")
@@ -106,16 +124,10 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         guard !leafIsAuthority, leaf.extensions[oid: SigningIdentity.leafMarker] != nil else {
             throw JWSVerificationError(.invalidCertificateChain, "the leaf certificate is not a transaction signer")
         }
-        guard let key = P256.Signing.PublicKey(leaf.publicKey),
-              let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
-        else {
-            throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
+        guard let key = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw JWSVerificationError(.invalidCertificateChain, "the leaf certificate's key is not a P-256 key")
         }
-        let date = signedDate ?? Date()
-        for (certificate, _, name) in links where !(certificate.notValidBefore <= date && date <= certificate.notValidAfter) {
-            throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
-        }
+        return key
     }
 
     /// What the signature signs: the header and payload parts with the period between them.

@@ -1,0 +1,249 @@
+import Crypto
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// The byte format the hash chain hashes and signs (docs/HASH-CHAIN.md): each value is a tag
+/// byte and its content, so that no two sequences of values encode alike.
+///
+/// | value | bytes |
+/// |---|---|
+/// | NULL | `00` |
+/// | integer | `01`, then 8 bytes, big-endian two's complement |
+/// | text | `02`, then the UTF-8 length in 4 bytes big-endian, then the UTF-8 bytes |
+/// | blob | `03`, then the length in 4 bytes big-endian, then the bytes |
+/// | real | `04`, then the IEEE 754 double in 8 bytes big-endian (the ledger stores none) |
+struct ChainEncoding {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(512) }
+
+    mutating func null() { bytes.append(0) }
+
+    /// Bytes as they are, without a tag: only for the previous link, which is always 32 bytes.
+    mutating func append(raw: [UInt8]) { bytes.append(contentsOf: raw) }
+
+    mutating func integer(_ value: Int64) {
+        bytes.append(1)
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func integer(_ value: Int64?) {
+        if let value { integer(value) } else { null() }
+    }
+
+    mutating func text(_ value: String?) {
+        guard var value else { return null() }
+        value.withUTF8 { appendCounted(tag: 2, UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func blob(_ value: [UInt8]) {
+        value.withUnsafeBytes { appendCounted(tag: 3, $0) }
+    }
+
+    /// Column `index` of the current row, by the storage class SQLite holds it in: a value
+    /// edited into another type encodes differently, so its hash changes too.
+    mutating func column(_ columns: FastStatement.Columns, _ index: Int32) {
+        let handle = columns.handle
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER:
+            integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT:
+            bytes.append(4)
+            withUnsafeBytes(of: sqlite3_column_double(handle, index).bitPattern.bigEndian) { bytes.append(contentsOf: $0) }
+        case SQLITE_TEXT:
+            let text = sqlite3_column_text(handle, index)
+            appendCounted(tag: 2, UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
+        case SQLITE_BLOB:
+            let blob = sqlite3_column_blob(handle, index)
+            appendCounted(tag: 3, UnsafeRawBufferPointer(start: blob, count: Int(sqlite3_column_bytes(handle, index))))
+        default:
+            null()
+        }
+    }
+
+    private mutating func appendCounted(tag: UInt8, _ content: UnsafeRawBufferPointer) {
+        bytes.append(tag)
+        withUnsafeBytes(of: UInt32(content.count).bigEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: content)
+    }
+
+    var sha256: [UInt8] { Array(SHA256.hash(data: bytes)) }
+}
+
+/// The ledger's history as a hash chain (docs/HASH-CHAIN.md). Each event row stores the digest
+/// of its transaction's row right after the event (`rowDigest`) and its link, the SHA-256 of
+/// the previous link and of the event's encoding (`link`); the first event follows `genesis`,
+/// which the ledger's root certificate determines. Whoever edits, deletes, inserts or reorders
+/// an event, or changes a transaction row without an event, breaks a link `Ledger.verify`
+/// recomputes; the signed head (`ChainHead`) makes a rewrite of the links themselves, or a
+/// truncation, show too, unless it is signed again with the ledger's key.
+enum HashChain {
+    /// The columns of `transactions` a row digest covers, in order: all of them, as the table
+    /// declares them (`HashChainTests` compares this list with the schema).
+    static let rowColumns = [
+        "id", "original_id", "product_id", "product_type", "state", "is_finished", "quantity", "purchase_date",
+        "original_purchase_date", "expiration_date", "revocation_date", "revocation_reason", "is_upgraded",
+        "app_account_token", "error_code", "error_message", "reason", "subscription_group_id", "storefront",
+        "environment", "idempotency_key", "planned_state", "planned_error_code", "planned_error_message", "created_at",
+        "updated_at", "finished_at", "delivery_count", "last_delivered_at", "restored_from", "application_username",
+        "offer_type", "offer_id", "offer_payment_mode", "offer_period", "offer_nonce",
+    ]
+
+    /// The row digest of a `deleted` event, whose transaction has no row any more.
+    static let noRow = [UInt8](repeating: 0, count: 32)
+
+    /// What the first event's link follows: SHA-256 of the text `StoreLedger hash chain 1` and
+    /// the root certificate (DER), encoded. A chain copied under another identity breaks at once.
+    static func genesis(root: [UInt8]) -> [UInt8] {
+        var encoding = ChainEncoding()
+        encoding.text("StoreLedger hash chain 1")
+        encoding.blob(root)
+        return encoding.sha256
+    }
+
+    /// An event's link: SHA-256 of the previous link (32 bytes, as they are) followed by the
+    /// encoding of the event's number, transaction id, kind, states, date, detail and row digest.
+    static func link(previous: [UInt8], _ event: ChainedEvent) -> [UInt8] {
+        var encoding = ChainEncoding()
+        encoding.append(raw: previous)
+        event.encode(into: &encoding)
+        return encoding.sha256
+    }
+
+    /// The SHA-256 of the encoding of transaction `id`'s row, column by column (`rowColumns`);
+    /// `nil` when there is no such row.
+    static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
+        let select = try FastStatement(db, selectRow)
+        select.bind(1, Int64(id))
+        return try select.first { columns in
+            var encoding = ChainEncoding()
+            for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
+            return encoding.sha256
+        }
+    }
+
+    /// The last event's number and link; `(0, genesis)` while the history is empty.
+    static func end(_ db: Database) throws -> (seq: Int64, hash: [UInt8]) {
+        if let last = try FastStatement(db, selectEnd).first({ ($0.int64(0), $0.blob(1)) }) { return last }
+        return (0, try genesis(db))
+    }
+
+    /// The number the next event takes (after every number ever used, as AUTOINCREMENT counts
+    /// them) and the link it follows.
+    static func next(_ db: Database) throws -> (seq: Int64, previous: [UInt8]) {
+        let (counter, hash) = try FastStatement(db, selectNext).first { ($0.int64(0), $0.isNull(1) ? nil : $0.blob(1)) } ?? (0, nil)
+        return (counter + 1, try hash ?? genesis(db))
+    }
+
+    /// The ledger's genesis value (`genesis(root:)`).
+    static func genesis(_ db: Database) throws -> [UInt8] {
+        guard let root = try FastStatement(db, selectRoot).first({ $0.blob(0) }) else {
+            throw DamagedRow(reason: "the ledger has no signing identity")
+        }
+        return genesis(root: root)
+    }
+
+    /// Appends `event` (numbered after the last one) with its link. Returns its number.
+    @discardableResult
+    static func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws -> Int64 {
+        let next = try next(db)
+        let chained = ChainedEvent(seq: next.seq, content: event, rowDigest: rowDigest)
+        try insert(db, chained, hash: link(previous: next.previous, chained))
+        return chained.seq
+    }
+
+    /// Appends `event` with zeros for its digest and link: for `ledger bench`'s comparison of a
+    /// purchase cycle with and without the chain only (`LedgerConfiguration.keepsHashChain`).
+    static func appendUnchained(_ db: Database, _ event: ChainedEvent.Content) throws {
+        try insert(db, ChainedEvent(seq: try next(db).seq, content: event, rowDigest: noRow), hash: noRow)
+    }
+
+    private static func insert(_ db: Database, _ event: ChainedEvent, hash: [UInt8]) throws {
+        let insert = try FastStatement(db, insertEvent)
+        insert.bind(1, event.seq)
+        insert.bind(2, Int64(event.content.transactionID))
+        insert.bind(3, event.content.kind.rawValue)
+        insert.bind(4, event.content.from?.rawValue)
+        insert.bind(5, event.content.to.rawValue)
+        insert.bind(6, event.content.at)
+        insert.bind(7, event.content.detail)
+        insert.bind(8, event.rowDigest)
+        insert.bind(9, hash)
+        try insert.execute()
+    }
+
+    // MARK: - The history written before the chain
+
+    /// Migration 0010's step in Swift: copies every event of `transaction_events_before_chain`
+    /// into the new table in order, keeping its number, with its row digest (the row as it is
+    /// now: the rows of the past are not kept) and its link; then drops the old table.
+    static func adopt(_ db: Database) throws {
+        var end = try end(db)
+        let events = try Row.fetchCursor(db, sql: """
+            SELECT seq, transaction_id, kind, from_state, to_state, at, detail
+            FROM transaction_events_before_chain ORDER BY seq
+            """)
+        var digests: (id: UInt64, digest: [UInt8])?
+        while let row = try events.next() {
+            let old = try TransactionEvent(row: row)
+            if digests?.id != old.transactionID {
+                // The old table's foreign key kept every event's transaction.
+                digests = (old.transactionID, try rowDigest(db, id: old.transactionID) ?? noRow)
+            }
+            let event = ChainedEvent(
+                seq: old.sequence,
+                content: .init(
+                    transactionID: old.transactionID, kind: old.kind, from: old.fromState, to: old.toState,
+                    at: old.date.ledgerMilliseconds, detail: old.detail),
+                rowDigest: digests!.digest)
+            end = (event.seq, link(previous: end.hash, event))
+            try insert(db, event, hash: end.hash)
+        }
+        try db.execute(sql: "DROP TABLE transaction_events_before_chain")
+    }
+
+    // MARK: - Statements
+
+    private static let selectRow = LedgerSQL(
+        "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
+    private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
+    private static let selectNext = LedgerSQL("""
+        SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'), 0),
+               (SELECT hash FROM transaction_events ORDER BY seq DESC LIMIT 1)
+        """)
+    private static let selectRoot = LedgerSQL("SELECT root_certificate FROM signing_identity WHERE id = 1")
+    private static let insertEvent = LedgerSQL("""
+        INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+}
+
+/// One event as the chain hashes it.
+struct ChainedEvent {
+    /// What the writer says happened.
+    struct Content {
+        var transactionID: UInt64
+        var kind: TransactionEvent.Kind
+        var from: TransactionState?
+        var to: TransactionState
+        /// Store time, in milliseconds.
+        var at: Int64
+        var detail: String?
+    }
+
+    var seq: Int64
+    var content: Content
+    var rowDigest: [UInt8]
+
+    func encode(into encoding: inout ChainEncoding) {
+        encoding.integer(seq)
+        encoding.integer(Int64(bitPattern: content.transactionID))
+        encoding.text(content.kind.rawValue)
+        encoding.text(content.from?.rawValue)
+        encoding.text(content.to.rawValue)
+        encoding.integer(content.at)
+        encoding.text(content.detail)
+        encoding.blob(rowDigest)
+    }
+}

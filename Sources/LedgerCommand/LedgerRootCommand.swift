@@ -21,7 +21,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self,
-            CertificateCommand.self, JWSCommand.self,
+            CertificateCommand.self, JWSCommand.self, AuditCommand.self,
             DemoCommand.self,
             HoldPurchasesCommand.self, BenchMemoryProbeCommand.self,
         ])

@@ -67,23 +67,13 @@ struct CertificateCommand: AsyncParsableCommand {
         /// beside it, synced, then linked into place and the directory synced (a file already
         /// at `path` is refused, and nothing half-written is ever left).
         private func write(_ bytes: [UInt8], to path: String) throws {
-            let url = URL(fileURLWithPath: path)
-            let temporary = url.deletingLastPathComponent().path + "/.\(url.lastPathComponent).export-\(getpid())"
-            let descriptor = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
-            defer { unlink(temporary) }
-            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             do {
-                try handle.write(contentsOf: Data(bytes))
-                try handle.synchronize()
-            } catch {
-                throw InputError(description: "cannot write \(path): \(error.localizedDescription)")
+                try NewFile.write(to: path) { try $0.write(contentsOf: Data(bytes)) }
+            } catch LedgerError.destinationExists {
+                throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file")
+            } catch let error as LedgerError {
+                throw InputError(description: "cannot write \(path): \(error.reason)")
             }
-            guard link(temporary, path) == 0 else {
-                if errno == EEXIST { throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file") }
-                throw InputError(description: "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            Ledger.syncDirectory(url.deletingLastPathComponent().path)  // the new name is durable only then
         }
 
         struct Exported: Encodable {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import StoreLedger
 
 struct VerifyCommand: AsyncParsableCommand {
@@ -10,7 +11,13 @@ struct VerifyCommand: AsyncParsableCommand {
             transaction finished in a state that cannot be finished; no idempotency key naming two transactions; \
             no id above the last one issued; every subscription expiration after its purchase date, and every \
             renewal starting where its chain's previous period ended and lasting one period of its product. \
-            Exit 0 when all hold, 2 with one line (or JSON object) per problem.
+            The hash chain (docs/HASH-CHAIN.md) is recomputed: the first event whose link does not follow from the \
+            history before it (an event edited, deleted, inserted or reordered), every transaction row that differs \
+            from what its last event recorded, and a signed head that is missing, names an event that is not there \
+            or is not signed by the ledger's key are reported. \
+            Exit 0 when all hold, 2 with one line (or JSON object) per problem. The summary gives the chain's \
+            length, the event its signed head names, and the root certificate's SHA-256 fingerprint (compare it \
+            with one kept elsewhere: the chain cannot tell a whole ledger replaced by another).
             Nothing is written to a ledger of this version; a ledger from an older version is first migrated \
             to this version's schema (its only write), as every command does.
             """)
@@ -21,11 +28,13 @@ struct VerifyCommand: AsyncParsableCommand {
         let ledger = try options.openLedgerForReading()
         let problems = try ledger.verify()
         let migrations = try ledger.appliedMigrations()
+        let chain = try Chain(ledger.chainStatus(), root: ledger.signingCertificates().root)
         let report = Report(
             path: ledger.path, schemaVersion: migrations.last ?? "", ok: problems.isEmpty,
-            problems: problems.map { Problem(transactionID: $0.transactionID, message: $0.message) })
+            problems: problems.map { Problem(transactionID: $0.transactionID, message: $0.message) }, chain: chain)
         try options.output.emit(report) {
-            problems.isEmpty ? "ok: \(ledger.path) (schema \(report.schemaVersion)) holds every invariant"
+            problems.isEmpty
+                ? "ok: \(ledger.path) (schema \(report.schemaVersion)) holds every invariant\n\(chain.summary)"
                 : problems.map(\.description).joined(separator: "\n")
         }
         if !problems.isEmpty { throw ExitCode(LedgerExitCode.problemsFound) }
@@ -36,6 +45,37 @@ struct VerifyCommand: AsyncParsableCommand {
         let schemaVersion: String
         let ok: Bool
         let problems: [Problem]
+        let chain: Chain
+    }
+
+    /// The hash chain as stored (checked above): hashes in lowercase hexadecimal.
+    struct Chain: Encodable {
+        let events: Int
+        let lastSequence: Int64?
+        let lastHash: String?
+        let signedSequence: Int64?
+        let signedHash: String?
+        let signedAt: Date?
+        let unsignedEvents: Int
+        let rootFingerprint: String
+
+        init(_ status: ChainStatus, root: [UInt8]) {
+            events = status.eventCount
+            lastSequence = status.lastSequence
+            lastHash = status.lastHash.map(Hex.string)
+            signedSequence = status.head?.sequence
+            signedHash = status.head.map { Hex.string($0.hash) }
+            signedAt = status.head?.signedAt
+            unsignedEvents = status.unsignedEventCount
+            rootFingerprint = SigningCertificates.fingerprint(root)
+        }
+
+        var summary: String {
+            let head = signedSequence.map { sequence in
+                "signed through event \(sequence)" + (unsignedEvents > 0 ? " (\(unsignedEvents) later events chained, not yet signed)" : "")
+            } ?? "nothing to sign"
+            return "hash chain: \(events) events, \(head); root certificate SHA-256 \(rootFingerprint)"
+        }
     }
 
     struct Problem: Encodable {

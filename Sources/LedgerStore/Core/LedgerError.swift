@@ -116,7 +116,7 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         case .busy:
             "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
         case .destinationExists:
-            "\(path) exists: a backup never replaces a file"
+            "\(path) exists: the ledger never writes over a file"
         default:
             "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
         }
@@ -175,7 +175,7 @@ extension LedgerError {
     public static func busy(path: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.busy, path: path, underlyingError: underlyingError)
     }
-    /// A `.destinationExists` error: a backup's destination `path` is taken.
+    /// A `.destinationExists` error: the destination `path` of a backup or an export is taken.
     public static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
 
     /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.

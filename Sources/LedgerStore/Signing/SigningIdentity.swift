@@ -32,7 +32,7 @@ public struct SigningCertificates: Sendable, Hashable {
 
     /// The SHA-256 of `der`, in lowercase hexadecimal: how people compare certificates.
     public static func fingerprint(_ der: [UInt8]) -> String {
-        SHA256.hash(data: der).map { String(format: "%02x", $0) }.joined()
+        Hex.string(Array(SHA256.hash(data: der)))
     }
 
     /// `der` as a PEM `CERTIFICATE` block: base64 in lines of 64 characters, ending with a newline.
@@ -183,5 +183,19 @@ extension Ledger {
     /// - Throws: `LedgerError` when the ledger cannot be read.
     public func signingCertificates() throws -> SigningCertificates {
         try read { db in try SigningIdentity.load(db).certificates }
+    }
+}
+
+/// Bytes in lowercase hexadecimal, as hashes and fingerprints are shown.
+package enum Hex {
+    package static func string(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

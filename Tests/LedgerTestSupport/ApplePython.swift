@@ -32,3 +32,17 @@ public func runProcess(_ path: String, _ arguments: [String]) throws -> (status:
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: output, as: UTF8.self))
 }
+
+/// The `sqlite3` shell, for the tests that tamper with a ledger as a person would.
+public enum SQLiteShell {
+    /// Its path, or `nil` with the reason; `required` when `STORELEDGER_SQLITE3` is set (`.ci/run`
+    /// sets it: a test must then fail rather than skip).
+    public static func locate() -> (path: String?, reason: String, required: Bool) {
+        let configured = ProcessInfo.processInfo.environment["STORELEDGER_SQLITE3"].flatMap { $0.isEmpty ? nil : $0 }
+        let candidates = configured.map { [$0] } ?? ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
+        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return (nil, "no sqlite3 shell at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)", configured != nil)
+        }
+        return (path, "", configured != nil)
+    }
+}

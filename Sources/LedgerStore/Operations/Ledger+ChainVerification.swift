@@ -63,7 +63,8 @@ extension Ledger {
             let stored = columns.blob(8)
             if brokenAt == nil, encoding.sha256 != stored {
                 brokenAt = seq
-                let gap = previousSeq + 1 < seq ? " (events \(previousSeq + 1) to \(seq - 1) are not there)" : ""
+                let gap = previousSeq + 1 == seq ? "" : previousSeq + 2 == seq ? " (event \(seq - 1) is not there)"
+                    : " (events \(previousSeq + 1) to \(seq - 1) are not there)"
                 problems.append(LedgerProblem(transactionID: UInt64(exactly: columns.int64(1)), message: """
                     hash chain broken at event \(seq): its link does not follow from the history before it\(gap): \
                     an event at or before it was edited, deleted, inserted or reordered

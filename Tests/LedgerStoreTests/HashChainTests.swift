@@ -1,0 +1,163 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import LedgerStore
+import LedgerTestSupport
+import LedgerTesting
+import Testing
+
+/// The hash chain's byte format (docs/HASH-CHAIN.md), when heads are signed, and the chain a
+/// migration gives an old history.
+@Suite struct HashChainTests {
+    /// Known answers, computed from the format's description with Python's hashlib
+    /// (`tools/verify-audit` implements the same): a change of the format breaks them.
+    @Test func theEncodingGenesisLinkAndHeadMessageAreTheDocumentedOnes() {
+        let genesis = HashChain.genesis(root: [1, 2, 3])
+        #expect(Hex.string(genesis) == "22edc57e7a1832bd6918a7bd8cf01442956d47454310289e80fa288790db5ed5")
+        let event = ChainedEvent(
+            seq: 1,
+            content: .init(transactionID: 7, kind: .created, from: nil, to: .purchasing, at: 1_800_000_000_000, detail: nil),
+            rowDigest: HashChain.noRow)
+        let link = HashChain.link(previous: genesis, event)
+        #expect(Hex.string(link) == "47ba1f101d3bcbf212fc1248ba89fefb119bb898635b4bbb9df4006f740a1ad0")
+        #expect(Hex.string(ChainHead.message(sequence: 1, hash: link)) == """
+            020000001853746f72654c656467657220636861696e20686561642031010000000000000001\
+            030000002047ba1f101d3bcbf212fc1248ba89fefb119bb898635b4bbb9df4006f740a1ad0
+            """)
+        var row = ChainEncoding()
+        row.integer(1)
+        row.text("x")
+        row.null()
+        row.integer(-2)
+        #expect(Hex.string(row.sha256) == "731f913c4960b0ec7b73f066c0d890f888ea7de2697fe9b44b98115e66803563")
+    }
+
+    /// A row digest covers every column of `transactions`: a column added by a later migration
+    /// and forgotten here would be editable without breaking the chain.
+    @Test func aRowDigestCoversEveryColumnOfTheTable() async throws {
+        try await withLedger { ledger, _ in
+            let columns = try ledger.read { db in try db.columns(in: "transactions").map(\.name) }
+            #expect(columns == HashChain.rowColumns)
+        }
+    }
+
+    /// With an interval of zero, every commit that adds events signs the head; the head's
+    /// signature is the leaf key's over the documented message, and a head changed in any byte
+    /// no longer verifies.
+    @Test func everyCommitSignsWithAZeroInterval() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Self.ledger(in: directory, interval: .zero)
+            defer { try? ledger.close() }
+            for _ in 0..<3 {
+                let added = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+                let status = try ledger.chainStatus()
+                #expect(status.head?.sequence == status.lastSequence && status.unsignedEventCount == 0)
+                _ = try ledger.applyPlannedOutcome(of: added.id)
+                #expect(try ledger.chainStatus().head?.sequence == ledger.chainStatus().lastSequence)
+            }
+            let head = try #require(try ledger.chainStatus().head)
+            let certificates = try ledger.signingCertificates()
+            let lastHash = try ledger.chainStatus().lastHash
+            #expect(head.isSigned(by: certificates) && head.hash == lastHash)
+            var forged = head
+            forged.sequence += 1
+            #expect(!forged.isSigned(by: certificates))
+            forged = head
+            forged.hash[0] ^= 1
+            #expect(!forged.isSigned(by: certificates))
+            // Another ledger's chain does not certify this head.
+            let other = try Ledger.open(at: directory + "/other.sqlite", mode: .createIfMissing)
+            #expect(!head.isSigned(by: try other.signingCertificates()))
+            try other.close()
+            #expect(try ledger.verify() == [])
+        }
+    }
+
+    /// With a long interval, only the first commit signs; the events after it are chained but
+    /// not signed (verify accepts that: it is what a crash leaves), and `close()` signs them.
+    @Test func aLongIntervalSignsTheFirstCommitAndCloseSignsTheRest() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Self.ledger(in: directory, interval: .seconds(3_600))
+            let first = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+            let signedFirst = try #require(try ledger.chainStatus().head)
+            _ = try ledger.applyPlannedOutcome(of: first.id)
+            _ = try ledger.finish([first.id])
+            let before = try ledger.chainStatus()
+            #expect(before.head == signedFirst && before.unsignedEventCount == 2 && before.lastSequence == 3)
+            #expect(try ledger.verify() == [])
+            try ledger.close()
+            let reopened = try Ledger.open(at: directory + "/ledger.sqlite", access: .readOnly)
+            defer { try? reopened.close() }
+            let after = try reopened.chainStatus()
+            #expect(after.head?.sequence == 3 && after.unsignedEventCount == 0)
+            #expect(try reopened.verify() == [])
+        }
+    }
+
+    /// A commit that fails after the head was signed in it rolls the head back with it; the
+    /// signer then signs again at the next commit, even inside its interval.
+    @Test func aRolledBackSignatureIsMadeAgainAtTheNextCommit() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Self.ledger(in: directory, interval: .seconds(3_600))
+            defer { try? ledger.close() }
+            let first = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+            struct Refused: Error {}
+            #expect(throws: Refused.self) {
+                try ledger.write { db in
+                    var delivered = try #require(try PaymentTransaction.fetchOne(db, id: first.id))
+                    try ledger.writer(db).recordDelivery(of: &delivered)
+                    try ledger.headSigner?.sign(db)
+                    throw Refused()
+                }
+            }
+            #expect(try ledger.chainStatus().head?.sequence == 1)
+            _ = try ledger.applyPlannedOutcome(of: first.id)
+            #expect(try ledger.chainStatus().head?.sequence == 2)
+        }
+    }
+
+    /// A ledger of schema 9 with history (deliveries, a refund, a restore, and a transaction
+    /// deleted with its events, as schema 9 did) gets its chain when opened: links from the
+    /// genesis, row digests of the rows as they are, a signed head; the numbers continue after
+    /// the deleted events'.
+    @Test func aLedgerOfSchema9GetsItsChainWhenItIsMigrated() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0010" })
+            try old.write { db in
+                try db.execute(sql: CheapChecksMigrationTests.history)
+                try SigningIdentity.create(db, at: Date(timeIntervalSince1970: 1_800_000_000))
+            }
+            let eventsBefore = try old.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM transaction_events") }
+            try old.close()
+
+            let ledger = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
+            defer { try? ledger.close() }
+            #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
+            let status = try ledger.chainStatus()
+            #expect(status.eventCount == eventsBefore && status.lastSequence == 13)
+            #expect(status.head?.sequence == 13 && status.unsignedEventCount == 0)
+            #expect(try ledger.verify() == [])
+            let genesis = HashChain.genesis(root: try ledger.signingCertificates().root)
+            let firstLink = try ledger.read { db in try Data.fetchOne(db, sql: "SELECT hash FROM transaction_events WHERE seq = 1") }
+            let firstRow = try ledger.read { db in try Row.fetchOne(db, sql: "SELECT * FROM transaction_events WHERE seq = 1") }!
+            let recomputed = HashChain.link(
+                previous: genesis,
+                ChainedEvent(
+                    seq: 1, content: .init(transactionID: 1, kind: .created, from: nil, to: .purchasing, at: 10, detail: nil),
+                    rowDigest: [UInt8](firstRow["row_digest"] as Data)))
+            #expect(firstLink.map([UInt8].init) == recomputed)
+            _ = try ledger.finish([4])
+            #expect(try ledger.chainStatus().lastSequence == 15)  // 14 was the deleted transaction's
+            #expect(try ledger.verify() == [])
+        }
+    }
+
+    static func ledger(in directory: String, interval: Duration) throws -> Ledger {
+        let ledger = try Ledger.open(
+            at: directory + "/ledger.sqlite", mode: .createIfMissing,
+            configuration: LedgerConfiguration(clock: .fixed(testEpoch), headSigningInterval: interval))
+        try ledger.saveProducts([Product(id: "consumable", type: .consumable, price: 0.99)])
+        return ledger
+    }
+}

@@ -161,3 +161,98 @@ import Testing
         return ledger
     }
 }
+
+/// Seeded: one random edit of a history made by every kind of write (payments of each type,
+/// deliveries, finishes, a refund, renewals, a forced renewal and expiry, a restore, a
+/// deletion) is always found by `verify`, whatever the row and the column.
+@Suite struct HashChainTamperingPropertyTests {
+    @Test(arguments: [UInt64(1), 2, 3])
+    func noSingleEditGoesUnnoticed(seed: UInt64) async throws {
+        try await withLedger { ledger, directory in
+            try Self.writeHistory(ledger)
+            #expect(try ledger.verify() == [])
+            try ledger.close()
+            let original = directory + "/ledger.sqlite"
+            var random = SplitMix64(seed: seed)
+            for trial in 0..<60 {
+                let copy = directory + "/trial-\(trial).sqlite"
+                try FileManager.default.copyItem(atPath: original, toPath: copy)
+                let edit = try Self.editAtRandom(copy, &random)
+                let tampered = try Ledger.open(at: copy, access: .readOnly)
+                let problems = (try? tampered.verify()).map { $0.map(\.message) } ?? ["verify refused a damaged value"]
+                try tampered.close()
+                #expect(problems.contains { $0.hasPrefix("hash chain") || $0 == "verify refused a damaged value" },
+                        "seed \(seed) trial \(trial): \(edit) -> \(problems)")
+                Ledger.removeDatabaseFiles(copy)
+            }
+        }
+    }
+
+    static func writeHistory(_ ledger: Ledger) throws {
+        for product in ["consumable", "nonconsumable", "monthly"] {
+            let added = try ledger.addPayment(NewPayment(productID: product)).transaction
+            _ = try ledger.applyPlannedOutcome(of: added.id, delivery: .recorded)
+        }
+        _ = try ledger.finish([1, 2])
+        _ = try ledger.refund(2, reason: 0)
+        _ = try ledger.advanceClock(by: 65 * 86_400)
+        _ = try ledger.renewDueSubscriptions()
+        _ = try ledger.forceRenewal(of: "monthly")
+        _ = try ledger.expireSubscription("monthly")
+        _ = try ledger.restorePurchases()
+        let consumable = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+        try ledger.deleteTransaction(consumable.id)
+        _ = try ledger.recordDeliveryOfUnfinishedTransactions()
+    }
+
+    /// Changes one value of one event or transaction row (or deletes or swaps events), past the
+    /// triggers and checks, to a value different from the one there. Returns what it did.
+    static func editAtRandom(_ path: String, _ random: inout SplitMix64) throws -> String {
+        let database = try DatabaseQueue(path: path)
+        defer { try? database.close() }
+        return try database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+            for trigger in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                try db.execute(sql: "DROP TRIGGER \(trigger)")
+            }
+            let eventCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM transaction_events")!
+            let seq = Int64(random.next() % UInt64(eventCount)) + 1
+            switch random.next() % 4 {
+            case 0:
+                try db.execute(sql: "DELETE FROM transaction_events WHERE seq = ?", arguments: [seq])
+                return "deleted event \(seq)"
+            case 1:
+                let other = seq == Int64(eventCount) ? seq - 1 : seq + 1
+                try db.execute(sql: """
+                    UPDATE transaction_events SET seq = -seq WHERE seq IN (?, ?);
+                    UPDATE transaction_events SET seq = CASE seq WHEN -? THEN ? ELSE ? END WHERE seq < 0;
+                    """, arguments: [seq, other, seq, other, seq])
+                return "swapped events \(seq) and \(other)"
+            case 2:
+                let columns = ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"]
+                let column = columns[Int(random.next() % UInt64(columns.count))]
+                try change(db, table: "transaction_events", key: "seq", id: seq, column: column, &random)
+                return "event \(seq).\(column)"
+            default:
+                let ids = try Int64.fetchAll(db, sql: "SELECT id FROM transactions ORDER BY id")
+                let id = ids[Int(random.next() % UInt64(ids.count))]
+                let column = HashChain.rowColumns[Int(random.next() % UInt64(HashChain.rowColumns.count))]
+                try change(db, table: "transactions", key: "id", id: id, column: column, &random)
+                return "transaction \(id).\(column)"
+            }
+        }
+    }
+
+    /// Sets `column` of one row to another value of the same storage class (NULL becomes a number).
+    static func change(_ db: Database, table: String, key: String, id: Int64, column: String, _ random: inout SplitMix64) throws {
+        let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(column) FROM \(table) WHERE \(key) = ?", arguments: [id])!
+        let replacement: DatabaseValue = switch value.storage {
+        case .int64(let number): (number + Int64(random.next() % 1_000) + 1).databaseValue
+        case .string(let text): (text + "x").databaseValue
+        case .blob(let bytes): Data(bytes.map { $0 ^ UInt8(truncatingIfNeeded: random.next() | 1) }).databaseValue
+        case .double(let number): (number + 1).databaseValue
+        case .null: Int64(random.next() % 1_000).databaseValue
+        }
+        try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?", arguments: [replacement, id])
+    }
+}

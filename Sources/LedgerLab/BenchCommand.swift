@@ -36,7 +36,7 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, launch, restore, show, catalog
+        case purchase, payers, chain, launch, restore, show, catalog
     }
 
     func run() async throws {
@@ -170,6 +170,10 @@ private struct Bench {
         if run.contains(.payers) {
             say("\(plan.concurrentPayers) concurrent payers, durability full...")
             results.append(try await concurrentPayers(oneWriter: results[0].ledger))
+        }
+        if run.contains(.chain) {
+            say("purchase cycles with and without the hash chain, durability normal...")
+            results += try await chainCost()
         }
         if run.contains(.launch) {
             say("launches and lists...")
@@ -417,11 +421,55 @@ private struct Bench {
 
     // MARK: - Helpers
 
+    /// What the hash chain costs a one-writer purchase cycle at `normal` (the budget:
+    /// 10 %): the same cycles on three ledgers, in interleaved rounds of the same run, without
+    /// the chain (the baseline column), with it as shipped (head signed at most every 10 ms), and
+    /// with the head signed at every commit.
+    mutating func chainCost() async throws -> [BenchCommand.Result] {
+        var unchained = LedgerConfiguration(durability: .normal)
+        unchained.keepsHashChain = false
+        let shipped = LedgerConfiguration(durability: .normal)
+        let everyCommit = LedgerConfiguration(durability: .normal, headSigningInterval: .zero)
+        var queues: [PaymentQueue] = []
+        for (index, configuration) in [unchained, shipped, everyCommit].enumerated() {
+            queues.append(try await benchQueue(at: path("chain-\(index)"), configuration: configuration))
+        }
+        let perRound = max(1, plan.cycles / plan.rounds)
+        var times = [0.0, 0.0, 0.0]
+        for _ in 0..<plan.rounds {
+            for (index, queue) in queues.enumerated() {
+                times[index] += try await time {
+                    for _ in 0..<perRound {
+                        let transaction = try await queue.add(Payment(productID: Self.product))
+                        try await queue.finish(transaction)
+                    }
+                }
+            }
+        }
+        for queue in queues { try queue.ledger.close() }
+        let total = Double(perRound * plan.rounds)
+        let note = "(raw SQLite column: the same ledger without the chain)"
+        return [
+            chainResult("purchase cycle, 1 writer, normal, hash chain, head signed every 10 ms", total / times[1], total / times[0], note),
+            chainResult("purchase cycle, 1 writer, normal, hash chain, head signed at every commit", total / times[2], total / times[0], note),
+        ]
+    }
+
+    private func chainResult(_ name: String, _ chained: Double, _ unchained: Double, _ note: String) -> BenchCommand.Result {
+        BenchCommand.Result(
+            workload: name, unit: "cycles/s", ledger: chained, baseline: unchained, ratio: chained / unchained,
+            target: ">= 0.9", peakMemoryMB: Memory.peakMB, note: note)
+    }
+
     static let product = "bench.consumable"
     static let restorableProduct = "bench.nonconsumable"
 
     func benchQueue(at path: String, durability: Durability) async throws -> PaymentQueue {
-        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
+        try await benchQueue(at: path, configuration: LedgerConfiguration(durability: durability))
+    }
+
+    func benchQueue(at path: String, configuration: LedgerConfiguration) async throws -> PaymentQueue {
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
         try ledger.saveProducts([
             Product(id: Self.product, type: .consumable, price: 1),
             Product(id: Self.restorableProduct, type: .nonConsumable, price: 1),

@@ -22,7 +22,8 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
 /// 1. every acknowledged change is present (when `lossAllowed`, a power loss with durability
 ///    `normal` may lose a suffix of them, never anything before something that survived);
 /// 2. nothing is duplicated (an idempotency key names one transaction);
-/// 3. every history is a legal path that ends in its row (`Ledger.verify()`);
+/// 3. every history is a legal path that ends in its row, and the hash chain verifies: every
+///    link, every row against its last event, the signed head (`Ledger.verify()`);
 /// 4. the launch delivers every unfinished transaction, oldest first, and no finished one;
 /// 5. no transaction is left purchasing after the launch;
 /// 6. `PRAGMA integrity_check` is ok and the ledger opens.

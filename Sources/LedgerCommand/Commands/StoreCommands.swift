@@ -132,7 +132,7 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every transaction and its history, unfinished ones included. Ids are not reused.")
+            abstract: "Delete every transaction, unfinished ones included; histories stay, closed by a deleted event. Ids are not reused.")
 
         @OptionGroup var options: GlobalOptions
 
@@ -143,7 +143,7 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete one transaction and its history.")
+        static let configuration = CommandConfiguration(abstract: "Delete one transaction; its history stays, closed by a deleted event.")
 
         @OptionGroup var options: GlobalOptions
 

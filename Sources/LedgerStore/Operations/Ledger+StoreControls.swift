@@ -103,8 +103,9 @@ extension Ledger {
         return try applyPlannedOutcome(writer, id: replacementID)
     }
 
-    /// Deletes every transaction and its history, unfinished ones included (unlike Xcode's
-    /// reset). Ids are not reused afterwards. Returns how many were deleted.
+    /// Deletes every transaction, unfinished ones included (unlike Xcode's reset): their rows
+    /// go, their histories stay, each closed by a `deleted` event. Ids are not reused
+    /// afterwards. Returns how many were deleted.
     @discardableResult
     package func clearTransactions() throws -> Int {
         try write { db in
@@ -114,7 +115,8 @@ extension Ledger {
         }
     }
 
-    /// Deletes one transaction and its history. Like Xcode's `deleteTransaction`, it leaves the
+    /// Deletes one transaction: its row goes, its history stays, closed by a `deleted` event.
+    /// Like Xcode's `deleteTransaction`, it leaves the
     /// renewals and restored copies that point at it (their `originalID`) as they are.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
     package func deleteTransaction(_ id: UInt64) throws {

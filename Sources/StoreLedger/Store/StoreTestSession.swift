@@ -124,7 +124,8 @@ public struct StoreTestSession: Sendable {
         try ledger.clearTransactions()
     }
 
-    /// Deletes one transaction and its history, without telling observers. As in Xcode, its
+    /// Deletes one transaction, without telling observers: its row goes, its history stays,
+    /// closed by a `deleted` event (the hash chain keeps every event). As in Xcode, its
     /// renewals and restored copies (which point at it by `originalID`) stay as they are.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
     public func deleteTransaction(_ id: UInt64) throws {

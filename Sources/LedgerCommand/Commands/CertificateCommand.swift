@@ -72,7 +72,8 @@ struct CertificateCommand: AsyncParsableCommand {
             } catch LedgerError.destinationExists {
                 throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file")
             } catch let error as LedgerError {
-                throw InputError(description: "cannot write \(path): \(error.reason)")
+                let reason = (error.underlyingError as? POSIXError).map { String(cString: strerror($0.code.rawValue)) }
+                throw InputError(description: "cannot write \(path): \(reason ?? error.reason)")
             }
         }
 

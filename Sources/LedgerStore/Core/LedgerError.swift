@@ -116,7 +116,7 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         case .busy:
             "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
         case .destinationExists:
-            "\(path) exists: the ledger never writes over a file"
+            "\(path) exists: a backup or an export never replaces a file"
         default:
             "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
         }

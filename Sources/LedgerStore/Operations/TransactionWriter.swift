@@ -141,10 +141,7 @@ struct TransactionWriter {
                 offer_type, offer_id, offer_payment_mode, offer_period
             FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
             """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
-        // Each event is chained after the one before, so they are appended one by one.
-        for id in firstID..<(firstID + UInt64(count)) {
-            try appendEvent(id: id, kind: .created, from: nil, to: .restored, at: now)
-        }
+        try appendEvents(.created, toRowsWhere: "id BETWEEN ? AND ?", arguments: [Int64(firstID), Int64(firstID) + Int64(count) - 1])
     }
 
     // MARK: - Changes
@@ -208,19 +205,12 @@ struct TransactionWriter {
 
     /// Records one delivery (count, date, event) of every transaction `condition` selects (a
     /// launch, a restore's copies): the rows in one statement, then their events in id order.
+    /// `condition` must select the same rows after the update (it must not test the delivery).
     func recordDelivery(where condition: String, arguments: StatementArguments = []) throws {
-        let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
-        try selected.bind(arguments)
-        let delivered = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
         try db.execute(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
-        for (id, stateName) in delivered {
-            guard let state = TransactionState(rawValue: stateName) else {
-                throw DamagedRow(reason: "transaction \(id) has an unknown state \(stateName)")
-            }
-            try appendEvent(id: id, kind: .delivered, from: state, to: state, at: now)
-        }
+        try appendEvents(.delivered, toRowsWhere: condition, arguments: arguments)
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
@@ -268,17 +258,40 @@ struct TransactionWriter {
         let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
         try selected.bind(arguments)
         let deleted = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
+        try db.execute(sql: """
+            DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+            DELETE FROM transactions WHERE \(condition);
+            """, arguments: arguments + arguments)
+        var appender = try HashChain.Appender(db, chained: chained)
         for (id, stateName) in deleted {
-            guard let state = TransactionState(rawValue: stateName) else {
-                throw DamagedRow(reason: "transaction \(id) has an unknown state \(stateName)")
-            }
-            try db.run(sql: "DELETE FROM interrupted_purchases WHERE transaction_id = ?", arguments: [Int64(id)])
-            try db.run(sql: "DELETE FROM transactions WHERE id = ?", arguments: [Int64(id)])
-            try appendEvent(id: id, kind: .deleted, from: state, to: state, at: now)
+            let state = try Self.state(stateName, of: id)
+            try appender.append(db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now), rowDigest: HashChain.noRow)
         }
     }
 
     // MARK: - History
+
+    /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
+    /// digest read in the same scan: `created` enters the row's state, the others keep it.
+    private func appendEvents(_ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments) throws {
+        let rows = try FastStatement(db, HashChain.selectRows(where: condition))
+        try rows.bind(arguments)
+        var appender = try HashChain.Appender(db, chained: chained)
+        try rows.forEachRow { columns in
+            let id = UInt64(bitPattern: columns.int64(0))
+            let state = try Self.state(columns.string(4), of: id)  // rowColumns[4] is `state`
+            try appender.append(
+                db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
+                rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)
+        }
+    }
+
+    private static func state(_ name: String, of id: UInt64) throws -> TransactionState {
+        guard let state = TransactionState(rawValue: name) else {
+            throw DamagedRow(reason: "transaction \(id) has an unknown state \(name)")
+        }
+        return state
+    }
 
     /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
     /// is now, after the change the event records (every change of a row is followed by its

@@ -116,10 +116,40 @@ enum HashChain {
     static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
         let select = try FastStatement(db, selectRow)
         select.bind(1, Int64(id))
-        return try select.first { columns in
-            var encoding = ChainEncoding()
-            for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
-            return encoding.sha256
+        return try select.first(rowDigest(of:))
+    }
+
+    /// The row digest of the current row of a statement that selects `rowColumns`, in order.
+    static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
+        var encoding = ChainEncoding()
+        for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
+        return encoding.sha256
+    }
+
+    /// The statement that selects `rowColumns` of the rows `condition` selects, in id order.
+    static func selectRows(where condition: String) -> String {
+        "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions WHERE \(condition) ORDER BY id"
+    }
+
+    /// Appends many events in one write transaction (a launch's deliveries, a restore's copies,
+    /// a clear): the next number and link are read once, then kept here. Nothing else may
+    /// append events while it is used.
+    struct Appender {
+        private var next: Int64
+        private var previous: [UInt8]
+        private let chained: Bool
+
+        init(_ db: Database, chained: Bool) throws {
+            (next, previous) = try HashChain.next(db)
+            self.chained = chained
+        }
+
+        mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
+            let chainedEvent = ChainedEvent(seq: next, content: event, rowDigest: chained ? rowDigest : noRow)
+            let hash = chained ? link(previous: previous, chainedEvent) : noRow
+            try insert(db, chainedEvent, hash: hash)
+            next += 1
+            previous = hash
         }
     }
 

@@ -7,6 +7,10 @@
 //     ledger-cycles ledger|baseline COUNT [full|normal]
 //     ledger-cycles launch COUNT [FINISHED]     (COUNT launches on 1,000 unfinished among FINISHED)
 //     ledger-cycles payers COUNT [PAYERS]       (COUNT cycles shared by PAYERS concurrent tasks)
+//
+// LEDGER_CYCLES_CHAIN=off runs the ledger without its hash chain, =unsigned with the chain but
+// no head signed until close, =every-commit with the head signed at every commit (default: as
+// shipped, which under valgrind's slowdown signs far more often than at full speed).
 import CLedgerBaseline
 import Dispatch
 import Foundation
@@ -27,6 +31,18 @@ let folder = NSTemporaryDirectory() + "ledger-cycles-\(UUID().uuidString)"
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
 let product = "cycles.consumable"
+
+/// The configuration `LEDGER_CYCLES_CHAIN` asks for (see above).
+@Sendable func configuration(_ durability: Durability) -> LedgerConfiguration {
+    var configuration = LedgerConfiguration(durability: durability)
+    switch ProcessInfo.processInfo.environment["LEDGER_CYCLES_CHAIN"] {
+    case "off": configuration.keepsHashChain = false
+    case "unsigned": configuration.headSigningInterval = .seconds(86_400)
+    case "every-commit": configuration.headSigningInterval = .zero
+    default: break
+    }
+    return configuration
+}
 
 /// Runs `body` in a task and waits for it (see above: no async `main`).
 func runAndWait(_ body: @escaping @Sendable () async throws -> Void) {
@@ -52,7 +68,7 @@ if arguments.first == "launch" {
     let path = folder + "/launch.sqlite"
     let finished = third.flatMap { Int($0) } ?? 100_000
     runAndWait {
-        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: .normal))
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration(.normal))
         try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
         try ledger.appendSyntheticPurchases(productID: product, finished: finished, unfinished: 1_000)
         try ledger.close()
@@ -61,7 +77,7 @@ if arguments.first == "launch" {
         for _ in 0..<count {
             var start = clock.now
             func lap(_ index: Int) { let now = clock.now; phases[index] += now - start; start = now }
-            let ledger = try Ledger.open(at: path)
+            let ledger = try Ledger.open(at: path, configuration: configuration(.full))
             lap(0)
             let queue = try PaymentQueue(ledger: ledger)
             lap(1)
@@ -103,7 +119,7 @@ if arguments.first == "launch" {
     runAndWait {
         // LEDGER_CYCLES_DATABASE: a ledger prepared beforehand (for experiments on its schema).
         let path = ProcessInfo.processInfo.environment["LEDGER_CYCLES_DATABASE"] ?? folder + "/ledger.sqlite"
-        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(durability: durability))
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration(durability))
         try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
         let queue = try PaymentQueue(ledger: ledger)
         for _ in 0..<count {

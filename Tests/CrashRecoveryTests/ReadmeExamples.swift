@@ -52,7 +52,17 @@ func readmeExample2(queue: PaymentQueue, id: UInt64) async throws {
 }
 
 // README.md
-func readmeExample3(path: String) async throws {
+func readmeExample3() async throws {
+    let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
+    let problems = try ledger.verify()     // the chain's problems among the others
+    let chain = try ledger.chainStatus()   // events, last link, signed head, events not yet signed
+    print(problems, chain.eventCount, chain.head?.sequence ?? 0)
+    try ledger.exportAudit(to: "audit.jsonl")
+    try ledger.close()
+}
+
+// README.md
+func readmeExample4(path: String) async throws {
 
     // In a test marked @Test(.faultInjection): the fault state is process-wide.
     let configuration = FaultInjection.configuration()          // ledgers opened through the fault VFS
@@ -76,7 +86,7 @@ func readmeExample3(path: String) async throws {
 }
 
 // README.md
-func readmeExample4() async throws {
+func readmeExample5() async throws {
     try await withTemporaryLedger { ledger in
         let queue = try PaymentQueue(ledger: ledger)
         let observer = CollectingObserver()
@@ -88,7 +98,7 @@ func readmeExample4() async throws {
 }
 
 // README.md
-func readmeExample5() async throws {
+func readmeExample6() async throws {
     let report = try await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
     if let failure = report.failures.first {
@@ -98,7 +108,7 @@ func readmeExample5() async throws {
 }
 
 // Sources/LedgerStore/LedgerStore.docc/LedgerStore.md
-func readmeExample6() async throws {
+func readmeExample7() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let unfinished = try ledger.unfinishedTransactions()
@@ -108,7 +118,7 @@ func readmeExample6() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample7() async throws {
+func readmeExample8() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
             let file = context.directory + "/tips.storekit"
@@ -137,13 +147,13 @@ func readmeExample7() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample8(line: String, subject: some CrashTestSubject) async throws {
+func readmeExample9(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample9() async throws {
+func readmeExample10() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -168,7 +178,7 @@ func readmeExample9() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample10(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample11(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)

@@ -159,9 +159,9 @@ public final class Ledger: Sendable {
         try LedgerFile.exists(at: path)
     }
 
-    /// Signs the hash chain's head if events were added since it was last signed (see
-    /// `LedgerConfiguration.headSigningInterval`), then closes the ledger's connections.
-    /// Further use throws.
+    /// Signs the hash chain's head if commits went unsigned since it was last signed (see
+    /// `LedgerConfiguration.headSigningInterval`; a write, which waits for another process's
+    /// lock as any write does), then closes the ledger's connections. Further use throws.
     /// - Throws: `LedgerError` when the head could not be signed; the connections are closed all the same.
     public func close() throws {
         var signing: (any Error)?

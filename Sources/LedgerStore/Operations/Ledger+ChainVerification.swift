@@ -76,15 +76,16 @@ extension Ledger {
             previous = stored
             previousSeq = seq
         }
-        let rows = try FastStatement(db, "SELECT id FROM transactions ORDER BY id").all { UInt64(bitPattern: $0.int64(0)) }
-        for id in rows {
+        // One scan of the rows, each digested as it is read.
+        try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
+            let id = UInt64(bitPattern: columns.int64(0))
             guard let last = lastEvent.removeValue(forKey: id) else {
                 problems.append(LedgerProblem(transactionID: id, message: "hash chain: the row has no history"))
-                continue
+                return
             }
             if last.deleted {
                 problems.append(LedgerProblem(transactionID: id, message: "hash chain: the row exists, its history says it was deleted"))
-            } else if try HashChain.rowDigest(db, id: id) != last.digest {
+            } else if HashChain.rowDigest(of: columns) != last.digest {
                 problems.append(LedgerProblem(
                     transactionID: id, message: "hash chain: the row differs from what its last event recorded (edited without an event)"))
             }

@@ -21,11 +21,11 @@ struct ChainEncoding {
     mutating func null() { bytes.append(0) }
 
     /// Bytes as they are, without a tag: only for the previous link, which is always 32 bytes.
-    mutating func append(raw: [UInt8]) { bytes.append(contentsOf: raw) }
+    mutating func append(raw: [UInt8]) { bytes += raw }
 
     mutating func integer(_ value: Int64) {
         bytes.append(1)
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        appendBigEndian(UInt64(bitPattern: value))
     }
 
     mutating func integer(_ value: Int64?) {
@@ -50,7 +50,7 @@ struct ChainEncoding {
             integer(sqlite3_column_int64(handle, index))
         case SQLITE_FLOAT:
             bytes.append(4)
-            withUnsafeBytes(of: sqlite3_column_double(handle, index).bitPattern.bigEndian) { bytes.append(contentsOf: $0) }
+            appendBigEndian(sqlite3_column_double(handle, index).bitPattern)
         case SQLITE_TEXT:
             let text = sqlite3_column_text(handle, index)
             appendCounted(tag: 2, UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index))))
@@ -64,11 +64,17 @@ struct ChainEncoding {
 
     private mutating func appendCounted(tag: UInt8, _ content: UnsafeRawBufferPointer) {
         bytes.append(tag)
-        withUnsafeBytes(of: UInt32(content.count).bigEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: content)
+        let count = UInt32(content.count)
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
+        // As typed bytes: Array's bulk append copies those in one go.
+        bytes.append(contentsOf: content.assumingMemoryBound(to: UInt8.self))
     }
 
-    var sha256: [UInt8] { Array(SHA256.hash(data: bytes)) }
+    private mutating func appendBigEndian(_ value: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }
 }
 
 /// The ledger's history as a hash chain (docs/HASH-CHAIN.md). Each event row stores the digest

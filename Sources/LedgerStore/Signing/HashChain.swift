@@ -64,14 +64,17 @@ struct ChainEncoding {
 
     private mutating func appendCounted(tag: UInt8, _ content: UnsafeRawBufferPointer) {
         bytes.append(tag)
-        let count = UInt32(content.count)
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
-        // As typed bytes: Array's bulk append copies those in one go.
-        bytes.append(contentsOf: content.assumingMemoryBound(to: UInt8.self))
+        withUnsafeBytes(of: UInt32(content.count).bigEndian) { append($0) }
+        append(content)
     }
 
     private mutating func appendBigEndian(_ value: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { append($0) }
+    }
+
+    /// As typed bytes: Array's bulk append copies those in one go (raw bytes go one at a time).
+    private mutating func append(_ raw: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
     }
 
     var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }

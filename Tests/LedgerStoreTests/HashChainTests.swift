@@ -153,6 +153,29 @@ import Testing
         }
     }
 
+    /// The bulk paths insert 64 events per statement and the rest one by one: a restore of 150,
+    /// a launch's deliveries and a clear of every transaction chain every event, in order.
+    @Test func bulkPathsChainEveryEventAcrossTheirBatches() async throws {
+        try await withLedger { ledger, _ in
+            for _ in 0..<150 {
+                let added = try ledger.addPayment(NewPayment(productID: "nonconsumable")).transaction
+                _ = try ledger.applyPlannedOutcome(of: added.id)
+            }
+            let restored = try ledger.restorePurchases(delivery: .recorded)
+            #expect(restored.count == 150)
+            _ = try ledger.recordDeliveryOfUnfinishedTransactions()
+            let beforeClear = try ledger.chainStatus().eventCount
+            #expect(try ledger.clearTransactions() == 300)
+            let status = try ledger.chainStatus()
+            #expect(status.eventCount == beforeClear + 300 && status.lastSequence == Int64(status.eventCount))
+            #expect(try ledger.verify() == [])
+            let kinds = try ledger.read { db in
+                try String.fetchAll(db, sql: "SELECT kind FROM transaction_events WHERE seq > ? ORDER BY seq", arguments: [beforeClear])
+            }
+            #expect(kinds == Array(repeating: "deleted", count: 300))
+        }
+    }
+
     static func ledger(in directory: String, interval: Duration) throws -> Ledger {
         let ledger = try Ledger.open(
             at: directory + "/ledger.sqlite", mode: .createIfMissing,

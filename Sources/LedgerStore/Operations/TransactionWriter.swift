@@ -267,6 +267,7 @@ struct TransactionWriter {
             let state = try Self.state(stateName, of: id)
             try appender.append(db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now), rowDigest: HashChain.noRow)
         }
+        try appender.finish(db)
     }
 
     // MARK: - History
@@ -284,6 +285,7 @@ struct TransactionWriter {
                 db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
                 rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)
         }
+        try appender.finish(db)
     }
 
     private static func state(_ name: String, of id: UInt64) throws -> TransactionState {

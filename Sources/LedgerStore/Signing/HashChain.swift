@@ -141,25 +141,46 @@ enum HashChain {
     }
 
     /// Appends many events in one write transaction (a launch's deliveries, a restore's copies,
-    /// a clear): the next number and link are read once, then kept here. Nothing else may
-    /// append events while it is used.
+    /// a clear): the next number and link are read once, then kept here, and the events are
+    /// inserted `batchSize` rows per statement (a statement's own cost, with its trigger
+    /// frames and AUTOINCREMENT bookkeeping, was most of an event's). Nothing else may append
+    /// events while it is used; `finish` inserts the last ones.
     struct Appender {
         private var next: Int64
         private var previous: [UInt8]
         private let chained: Bool
+        private var pending: [(event: ChainedEvent, hash: [UInt8])] = []
+
+        static let batchSize = 64
 
         init(_ db: Database, chained: Bool) throws {
             (next, previous) = try HashChain.next(db)
             self.chained = chained
+            pending.reserveCapacity(Self.batchSize)
         }
 
         mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
             let chainedEvent = ChainedEvent(seq: next, content: event, rowDigest: chained ? rowDigest : noRow)
             let hash = chained ? link(previous: previous, chainedEvent) : noRow
-            try insert(db, chainedEvent, hash: hash)
+            pending.append((chainedEvent, hash))
             next += 1
             previous = hash
+            if pending.count == Self.batchSize {
+                let insert = try FastStatement(db, Self.insertBatch)
+                for (index, event) in pending.enumerated() { bind(insert, event.event, hash: event.hash, at: Int32(index * 9)) }
+                try insert.execute()
+                pending.removeAll(keepingCapacity: true)
+            }
         }
+
+        /// Inserts the events still pending.
+        mutating func finish(_ db: Database) throws {
+            for event in pending { try insert(db, event.event, hash: event.hash) }
+            pending.removeAll()
+        }
+
+        private static let insertBatch = LedgerSQL(
+            insertEventPrefix + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batchSize).joined(separator: ", "))
     }
 
     /// The last event's number and link; `(0, genesis)` while the history is empty.
@@ -200,16 +221,21 @@ enum HashChain {
 
     private static func insert(_ db: Database, _ event: ChainedEvent, hash: [UInt8]) throws {
         let insert = try FastStatement(db, insertEvent)
-        insert.bind(1, event.seq)
-        insert.bind(2, Int64(event.content.transactionID))
-        insert.bind(3, event.content.kind.rawValue)
-        insert.bind(4, event.content.from?.rawValue)
-        insert.bind(5, event.content.to.rawValue)
-        insert.bind(6, event.content.at)
-        insert.bind(7, event.content.detail)
-        insert.bind(8, event.rowDigest)
-        insert.bind(9, hash)
+        bind(insert, event, hash: hash, at: 0)
         try insert.execute()
+    }
+
+    /// Binds one event's nine values after the first `offset` parameters.
+    private static func bind(_ insert: FastStatement, _ event: ChainedEvent, hash: [UInt8], at offset: Int32) {
+        insert.bind(offset + 1, event.seq)
+        insert.bind(offset + 2, Int64(event.content.transactionID))
+        insert.bind(offset + 3, event.content.kind.rawValue)
+        insert.bind(offset + 4, event.content.from?.rawValue)
+        insert.bind(offset + 5, event.content.to.rawValue)
+        insert.bind(offset + 6, event.content.at)
+        insert.bind(offset + 7, event.content.detail)
+        insert.bind(offset + 8, event.rowDigest)
+        insert.bind(offset + 9, hash)
     }
 
     // MARK: - The history written before the chain
@@ -252,10 +278,9 @@ enum HashChain {
                (SELECT hash FROM transaction_events ORDER BY seq DESC LIMIT 1)
         """)
     private static let selectRoot = LedgerSQL("SELECT root_certificate FROM signing_identity WHERE id = 1")
-    private static let insertEvent = LedgerSQL("""
-        INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
+    private static let insertEventPrefix =
+        "INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash) VALUES "
+    private static let insertEvent = LedgerSQL(insertEventPrefix + "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 }
 
 /// One event as the chain hashes it.

@@ -7,6 +7,8 @@
 //     ledger-cycles ledger|baseline COUNT [full|normal]
 //     ledger-cycles launch COUNT [FINISHED]     (COUNT launches on 1,000 unfinished among FINISHED)
 //     ledger-cycles payers COUNT [PAYERS]       (COUNT cycles shared by PAYERS concurrent tasks)
+//     ledger-cycles jws COUNT [each|cached]     (one transaction signed and verified COUNT times, its
+//                                               chain checked each time or once, as OpenStoreKit does)
 //
 // LEDGER_CYCLES_CHAIN=off runs the ledger without its hash chain, =unsigned with the chain but
 // no head signed until close, =every-commit with the head signed at every commit (default: as
@@ -18,7 +20,7 @@ import StoreLedger
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
-guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers"].contains(arguments.first!),
+guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers", "jws"].contains(arguments.first!),
       let count = Int(arguments.dropFirst().first!), count > 0
 else {
     FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch|payers COUNT [N]\n".utf8))
@@ -107,6 +109,19 @@ if arguments.first == "launch" {
                 }
             }
             try await group.waitForAll()
+        }
+        try ledger.close()
+    }
+} else if arguments.first == "jws" {
+    runAndWait {
+        let ledger = try Ledger.open(at: folder + "/jws.sqlite", mode: .createIfMissing)
+        try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
+        let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: product))
+        let root = try ledger.signingCertificates().root
+        let chains = VerifiedChains(root: root)
+        for _ in 0..<count {
+            let jws = try ledger.signedTransactions([bought])[0]
+            if third == "each" { try jws.verify(trustingRoot: root) } else { try jws.verify(with: chains) }
         }
         try ledger.close()
     }

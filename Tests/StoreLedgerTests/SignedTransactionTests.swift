@@ -158,6 +158,45 @@ import Testing
         }
     }
 
+    /// A store verifies many values signed by one chain: `VerifiedChains` checks the chain once,
+    /// and still checks every value's signature and dates; another root's chain is refused and
+    /// not kept.
+    @Test func aChainIsCheckedOnceAndEverySignatureAndDateStill() async throws {
+        try await StoreFixture.with { store in
+            let root = try store.ledger.signingCertificates().root
+            let chains = VerifiedChains(root: root)
+            var bought: [PaymentTransaction] = []
+            for product in [SampleCatalog.nonConsumable, SampleCatalog.nonConsumable2, SampleCatalog.consumable] {
+                bought.append(try await store.buy(product))
+            }
+            for jws in try store.ledger.signedTransactions(bought) {
+                #expect(kind { try jws.verify(with: chains) } == nil)
+            }
+            #expect(chains.count == 1)
+            let other = try await withTemporaryLedger { other in
+                _ = try other.saveProducts([Product(id: "p", type: .consumable, price: 1)])
+                return try other.signingCertificates().root
+            }
+            #expect(kind { try store.ledger.signedTransaction(bought[0].id).verify(with: VerifiedChains(root: other)) }
+                == .invalidCertificateChain)
+
+            // With the chain known, a changed payload and the store's bad signatures still fail.
+            let jws = try store.ledger.signedTransaction(bought[0].id)
+            let parts = jws.compactSerialization.split(separator: ".").map(String.init)
+            let changed = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":2")
+            let tampered = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(changed.utf8)), parts[2]].joined(separator: "."))
+            #expect(kind { try tampered.verify(with: chains) } == .invalidSignature)
+            try store.session.set(.invalidSignatures, to: "true")
+            #expect(kind { try store.ledger.signedTransaction(bought[0].id).verify(with: chains) } == .invalidSignature)
+            try store.session.set(.invalidSignatures, to: "false")
+            // And the dates: signed after the leaf expired.
+            _ = try await store.session.advanceClock(by: 21 * 365.25 * day)
+            let late = try await store.buy(SampleCatalog.nonConsumable2)
+            #expect(kind { try store.ledger.signedTransaction(late.id).verify(with: chains) } == .invalidCertificateChain)
+            #expect(chains.count == 1)
+        }
+    }
+
     /// Seeded: a JWS with any of its characters changed, cut or extended never verifies, and
     /// is refused with a reason, never a crash. (Seed 3 changes the last character of the
     /// signature into one that differs only in bits base64 leaves unused: it verified until

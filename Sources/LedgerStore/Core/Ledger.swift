@@ -2,6 +2,7 @@ import CLedgerSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
@@ -44,6 +45,8 @@ public final class Ledger: Sendable {
     /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
     /// does not chain, for `ledger bench`).
     let headSigner: HeadSigner?
+    /// The signing identity, read once (`signingIdentity(_:)`): a trigger refuses any change.
+    private let identity = Mutex<SigningIdentity?>(nil)
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
@@ -284,6 +287,15 @@ public final class Ledger: Sendable {
     }()
 
     // MARK: - Access
+
+    /// The ledger's signing identity, read at its first use (its key is parsed then: as costly
+    /// as a signature), then kept.
+    func signingIdentity(_ db: Database) throws -> SigningIdentity {
+        if let known = identity.withLock({ $0 }) { return known }
+        let loaded = try SigningIdentity.load(db)
+        identity.withLock { $0 = loaded }
+        return loaded
+    }
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {

@@ -1,6 +1,7 @@
 public import Foundation
 import Crypto
 import SwiftASN1
+import Synchronization
 import X509
 
 /// A JSON Web Signature in compact serialization (RFC 7515), as the App Store signs its
@@ -72,6 +73,13 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `JWSVerificationError`: `.invalidEncoding` for a header that is not as
     ///   described, `.invalidCertificateChain`, `.invalidSignature`.
     public func verify(trustingRoot root: [UInt8]) throws(JWSVerificationError) {
+        try verify(with: VerifiedChains(root: root))
+    }
+
+    /// `verify(trustingRoot:)` with `chains`' root, whose chains it remembers: a chain already
+    /// checked there (the same three certificates) is not checked again, only the signature
+    /// and the dates are. A store hands out many values signed by one chain.
+    package func verify(with chains: VerifiedChains) throws(JWSVerificationError) {
         let fields = (try? JSONSerialization.jsonObject(with: header)) as? [String: Any] ?? [:]
         guard fields["alg"] as? String == "ES256" else {
             throw JWSVerificationError(.invalidEncoding, "the header's alg is not ES256")
@@ -79,24 +87,14 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         guard let x5c = fields["x5c"] as? [String], x5c.count == 3 else {
             throw JWSVerificationError(.invalidEncoding, "the header's x5c does not list 3 certificates")
         }
-        var chain: [Certificate] = []
-        for (text, name) in zip(x5c, ["leaf", "intermediate", "root"]) {
-            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
-                throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate cannot be read")
-            }
-            chain.append(certificate)
-        }
-        guard Data(base64Encoded: x5c[2]) == Data(root) else {
-            throw JWSVerificationError(.invalidCertificateChain, "the chain does not end with the trusted root")
-        }
-        let key = try Self.signingKey(leaf: chain[0], intermediate: chain[1], root: chain[2])
+        let checked = try chains.checked(x5c)
         guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
+              checked.key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
         else {
             throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
         }
         let date = signedDate ?? Date()
-        for (certificate, name) in zip(chain, ["leaf", "intermediate", "root"]) where !(certificate.notValidBefore <= date && date <= certificate.notValidAfter) {
+        for (validity, name) in zip(checked.validity, ["leaf", "intermediate", "root"]) where !validity.contains(date) {
             throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
         }
     }
@@ -143,17 +141,33 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
 
     /// `data` in base64url without padding, as each part of a compact JWS is spelled.
     package static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // Byte by byte: Foundation's replacingOccurrences searched the text three times through
+        // NSString, most of the cost of a signed value (its header holds three certificates).
+        var bytes = Array(data.base64EncodedString().utf8)
+        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        for index in bytes.indices {
+            if bytes[index] == UInt8(ascii: "+") { bytes[index] = UInt8(ascii: "-") }
+            else if bytes[index] == UInt8(ascii: "/") { bytes[index] = UInt8(ascii: "_") }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func base64URLDecoded(_ part: Substring) -> Data? {
-        guard part.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else { return nil }
-        var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(part.utf8.count + 3)
+        for byte in part.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                bytes.append(byte)
+            case UInt8(ascii: "-"): bytes.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): bytes.append(UInt8(ascii: "/"))
+            default: return nil
+            }
+        }
+        bytes += Array(repeating: UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4)
         // Only the canonical spelling: Foundation ignores the unused low bits of the last
         // character, so that two different texts would read as the same signature.
-        guard let data = Data(base64Encoded: text), base64URL(data) == part else { return nil }
+        guard let data = Data(base64Encoded: Data(bytes)), base64URL(data).utf8.elementsEqual(part.utf8) else { return nil }
         return data
     }
 }
@@ -183,4 +197,45 @@ public struct JWSVerificationError: DescribedError, Sendable, Hashable {
     }
 
     public var description: String { "the JWS does not verify (\(kind.rawValue)): \(reason)" }
+}
+
+/// The certificate chains checked against one trusted root (`JWS.verify(with:)`): for each, the
+/// leaf's key and the three certificates' validity. At most `limit` are kept (a ledger has one).
+package final class VerifiedChains: Sendable {
+    package struct Checked: Sendable {
+        let key: P256.Signing.PublicKey
+        let validity: [ClosedRange<Date>]
+    }
+
+    let root: [UInt8]
+    private let chains = Mutex<[[String]: Checked]>([:])
+    static let limit = 8
+
+    package init(root: [UInt8]) {
+        self.root = root
+    }
+
+    /// How many chains were checked and kept.
+    package var count: Int { chains.withLock { $0.count } }
+
+    /// `x5c` checked as `JWS.verify(trustingRoot:)` says, or as it was the first time.
+    func checked(_ x5c: [String]) throws(JWSVerificationError) -> Checked {
+        if let known = chains.withLock({ $0[x5c] }) { return known }
+        var chain: [Certificate] = []
+        for (text, name) in zip(x5c, ["leaf", "intermediate", "root"]) {
+            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
+                throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate cannot be read")
+            }
+            chain.append(certificate)
+        }
+        guard Data(base64Encoded: x5c[2]) == Data(root) else {
+            throw JWSVerificationError(.invalidCertificateChain, "the chain does not end with the trusted root")
+        }
+        let key = try JWS.signingKey(leaf: chain[0], intermediate: chain[1], root: chain[2])
+        let checked = Checked(key: key, validity: chain.map { $0.notValidBefore...$0.notValidAfter })
+        chains.withLock { chains in
+            if chains.count < Self.limit { chains[x5c] = checked }
+        }
+        return checked
+    }
 }

@@ -51,7 +51,7 @@ public struct SigningCertificates: Sendable, Hashable {
 }
 
 /// A ledger's signing key and its certificate chain (`SigningCertificates`), made once.
-struct SigningIdentity {
+struct SigningIdentity: Sendable {
     let privateKey: P256.Signing.PrivateKey
     let certificates: SigningCertificates
     let createdAt: Date
@@ -182,7 +182,7 @@ extension Ledger {
     /// ledger's signatures trusts (`ledger certificate export`).
     /// - Throws: `LedgerError` when the ledger cannot be read.
     public func signingCertificates() throws -> SigningCertificates {
-        try read { db in try SigningIdentity.load(db).certificates }
+        try read { db in try signingIdentity(db).certificates }
     }
 }
 

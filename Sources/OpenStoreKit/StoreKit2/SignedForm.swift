@@ -29,17 +29,18 @@ struct SignedForm: Hashable, Sendable {
 /// Signs what a store hands out and checks it as StoreKit does, against the ledger's own root.
 final class StoreSigner: Sendable {
     private let ledger: Ledger?
-    /// The ledger's root certificate, read once: a ledger's identity never changes.
-    private let root = Mutex<[UInt8]?>(nil)
+    /// The chains checked against the ledger's root certificate, read once: a ledger's
+    /// identity never changes, so each value's verification checks its signature and dates only.
+    private let chains = Mutex<VerifiedChains?>(nil)
 
     init(ledger: Ledger?) {
         self.ledger = ledger
     }
 
-    private func trustedRoot() -> [UInt8]? {
-        root.withLock { root in
-            if root == nil { root = try? ledger?.signingCertificates().root }
-            return root
+    private func verifiedChains() -> VerifiedChains? {
+        chains.withLock { chains in
+            if chains == nil, let root = try? ledger?.signingCertificates().root { chains = VerifiedChains(root: root) }
+            return chains
         }
     }
 
@@ -56,11 +57,11 @@ final class StoreSigner: Sendable {
     /// `value` with StoreKit's verdict on `jws`: verified when its signature and chain check
     /// against the ledger's root certificate.
     func verify<Value>(_ value: Value, signedAs jws: JWS?) -> VerificationResult<Value> {
-        guard let jws, let root = trustedRoot() else {
+        guard let jws, let chains = verifiedChains() else {
             return .unverified(value, .invalidEncoding)
         }
         do {
-            try jws.verify(trustingRoot: root)
+            try jws.verify(with: chains)
             return .verified(value)
         } catch {
             return .unverified(value, VerificationResult<Value>.VerificationError(rawValue: error.kind.rawValue)!)

@@ -54,9 +54,10 @@ public struct LedgerConfiguration: Sendable {
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.
     package var keepsHashChain = true
 
-    /// 10 milliseconds: one signature (about 30 microseconds) per 10 milliseconds of writing
-    /// costs at most 0.3 % of the time; a crash leaves at most the last 10 milliseconds of
-    /// events chained but not yet signed.
+    /// 10 milliseconds: one signature (about 70 microseconds on our machine: signing at every
+    /// commit adds 212 microseconds to a three-commit purchase cycle, docs/PERFORMANCE.md) per
+    /// 10 milliseconds of writing costs at most 0.7 % of the time; a crash leaves at most the
+    /// last 10 milliseconds of events chained but not yet signed.
     public static let defaultHeadSigningInterval = Duration.milliseconds(10)
 
     /// 10,000 renewals: a 2-second subscription catches up 5.5 hours in one move, a monthly one

@@ -67,8 +67,8 @@ public struct ChainHead: Sendable, Hashable {
 }
 
 /// Signs the chain's head inside the write transactions of one `Ledger`, so that the head and
-/// the events it covers commit together. A signature costs about as much as a third of a
-/// purchase's commit (one ECDSA signature, docs/PERFORMANCE.md), so a commit signs only when
+/// the events it covers commit together. A signature costs about half a purchase cycle's
+/// instructions (docs/PERFORMANCE.md), and a cycle commits three times, so a commit signs only when
 /// `interval` has passed since this ledger value last signed (the first commit always does),
 /// and `close()` signs what is left: the events between are chained, not yet signed.
 final class HeadSigner: Sendable {

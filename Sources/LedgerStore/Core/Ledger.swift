@@ -2,7 +2,6 @@ import CLedgerSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
-import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
@@ -45,8 +44,8 @@ public final class Ledger: Sendable {
     /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
     /// does not chain, for `ledger bench`).
     let headSigner: HeadSigner?
-    /// The signing identity, read once (`signingIdentity(_:)`): a trigger refuses any change.
-    private let identity = Mutex<SigningIdentity?>(nil)
+    /// The signing identity, read once.
+    let identities = IdentityCache()
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
@@ -54,7 +53,7 @@ public final class Ledger: Sendable {
         self.reader = reader
         self.writer = writer
         let headSigner = writer != nil && configuration.keepsHashChain
-            ? HeadSigner(interval: configuration.headSigningInterval, clock: configuration.clock) : nil
+            ? HeadSigner(interval: configuration.headSigningInterval, clock: configuration.clock, identities: identities) : nil
         self.headSigner = headSigner
         self.commitGroup = writer.map {
             CommitGroup(writer: $0, headSigner: headSigner, mapError: { Ledger.mapError($0, path: path) })
@@ -279,7 +278,7 @@ public final class Ledger: Sendable {
                 // new table, in the same transaction.
                 if migration.identifier == "0010_hash_chain" {
                     try HashChain.adopt(db)
-                    try HeadSigner(interval: .zero, clock: .system).sign(db)
+                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db)
                 }
             }
         }
@@ -288,14 +287,6 @@ public final class Ledger: Sendable {
 
     // MARK: - Access
 
-    /// The ledger's signing identity, read at its first use (its key is parsed then: as costly
-    /// as a signature), then kept.
-    func signingIdentity(_ db: Database) throws -> SigningIdentity {
-        if let known = identity.withLock({ $0 }) { return known }
-        let loaded = try SigningIdentity.load(db)
-        identity.withLock { $0 = loaded }
-        return loaded
-    }
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {

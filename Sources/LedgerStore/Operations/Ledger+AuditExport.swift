@@ -41,10 +41,7 @@ extension Ledger {
                     "root":"\(Data(certificates.root).base64EncodedString())"},\
                     "genesis":"\(Hex.string(HashChain.genesis(root: certificates.root)))"}
                     """)
-                let events = try FastStatement(db, """
-                    SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash
-                    FROM transaction_events ORDER BY seq
-                    """)
+                let events = try FastStatement(db, HashChain.selectEvents)
                 let names = ["seq", "transactionId", "kind", "fromState", "toState", "at", "detail", "rowDigest", "hash"]
                 try events.forEachRow { columns in
                     export.eventCount += 1

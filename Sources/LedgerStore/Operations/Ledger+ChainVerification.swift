@@ -21,8 +21,7 @@ extension Ledger {
     /// `verify()` checks them).
     public func chainStatus() throws -> ChainStatus {
         try read { db in
-            let end = try FastStatement(db, "SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
-                .first { ($0.int64(0), $0.blob(1)) }
+            let end = try HashChain.last(db)
             let head = try ChainHead.load(db)
             return ChainStatus(
                 eventCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transaction_events") ?? 0,
@@ -40,21 +39,16 @@ extension Ledger {
     /// signature is not the ledger's.
     static func chainProblems(_ db: Database) throws -> [LedgerProblem] {
         var problems: [LedgerProblem] = []
-        guard let root = try Data.fetchOne(db, sql: "SELECT root_certificate FROM signing_identity WHERE id = 1") else {
+        guard var previous = try? HashChain.genesis(db) else {
             return [LedgerProblem(transactionID: nil, message: "hash chain: the ledger has no signing identity")]
         }
         let head = try ChainHead.load(db)
-        var previous = HashChain.genesis(root: [UInt8](root))
         var previousSeq: Int64 = 0
         var brokenAt: Int64?
         var headLink: [UInt8]?
         var lastEvent: [UInt64: (digest: [UInt8], deleted: Bool)] = [:]
         var count = 0
-        let events = try FastStatement(db, """
-            SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash
-            FROM transaction_events ORDER BY seq
-            """)
-        try events.forEachRow { columns in
+        try FastStatement(db, HashChain.selectEvents).forEachRow { columns in
             count += 1
             let seq = columns.int64(0)
             var encoding = ChainEncoding()

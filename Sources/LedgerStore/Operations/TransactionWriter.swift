@@ -301,11 +301,11 @@ struct TransactionWriter {
     func appendEvent(
         id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64, detail: String? = nil
     ) throws {
-        let event = ChainedEvent.Content(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail)
-        guard chained else { return try HashChain.appendUnchained(db, event) }
-        let digest = kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
+        let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
         guard let digest else { throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event") }
-        try HashChain.append(db, event, rowDigest: digest)
+        var appender = try HashChain.Appender(db, chained: chained)
+        try appender.append(db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
+        try appender.finish(db)
     }
 
     // MARK: - Statements

@@ -75,19 +75,19 @@ final class HeadSigner: Sendable {
     let interval: Duration
     /// The heads are dated by the store's time at this clock (`Ledger.storeNow`).
     private let clock: LedgerClock
+    private let identities: IdentityCache
     private let state = Mutex<State>(State())
 
     private struct State {
         var lastSigned: ContinuousClock.Instant?
         /// Whether a commit went without signing since the last signature: `close()` signs then.
         var mayHaveUnsigned = false
-        /// The identity never changes (a trigger refuses it): read once.
-        var key: P256.Signing.PrivateKey?
     }
 
-    init(interval: Duration, clock: LedgerClock) {
+    init(interval: Duration, clock: LedgerClock, identities: IdentityCache) {
         self.interval = interval
         self.clock = clock
+        self.identities = identities
     }
 
     /// Signs the head when the interval has passed; cheap otherwise (a clock read).
@@ -118,12 +118,7 @@ final class HeadSigner: Sendable {
             state.withLock { $0.mayHaveUnsigned = false }
             return
         }
-        let key = try state.withLock { state in
-            if let key = state.key { return key }
-            let key = try SigningIdentity.load(db).privateKey
-            state.key = key
-            return key
-        }
+        let key = try identities.identity(db).privateKey
         try ChainHead.signing(sequence: end.seq, hash: end.hash, at: Date(ledgerMilliseconds: try Ledger.storeNow(db, clock: clock)), with: key).save(db)
         state.withLock { state in
             state.lastSigned = now

@@ -140,11 +140,12 @@ enum HashChain {
         "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions WHERE \(condition) ORDER BY id"
     }
 
-    /// Appends many events in one write transaction (a launch's deliveries, a restore's copies,
-    /// a clear): the next number and link are read once, then kept here, and the events are
-    /// inserted `batchSize` rows per statement (a statement's own cost, with its trigger
-    /// frames and AUTOINCREMENT bookkeeping, was most of an event's). Nothing else may append
-    /// events while it is used; `finish` inserts the last ones.
+    /// Appends events in one write transaction, one (a payment's) or many (a launch's
+    /// deliveries, a restore's copies, a clear): the next number and link are read once, then
+    /// kept here, and many events are inserted `batchSize` rows per statement (a statement's
+    /// own cost, with its trigger frames and AUTOINCREMENT bookkeeping, was most of an
+    /// event's). Nothing else may append events while it is used; `finish` inserts the last ones.
+    /// Unchained (`ledger bench`'s comparison only), digests and links are zeros.
     struct Appender {
         private var next: Int64
         private var previous: [UInt8]
@@ -156,7 +157,6 @@ enum HashChain {
         init(_ db: Database, chained: Bool) throws {
             (next, previous) = try HashChain.next(db)
             self.chained = chained
-            pending.reserveCapacity(Self.batchSize)
         }
 
         mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
@@ -183,11 +183,22 @@ enum HashChain {
             insertEventPrefix + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batchSize).joined(separator: ", "))
     }
 
+    /// The last event's number and link; `nil` while the history is empty.
+    static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
+        try FastStatement(db, selectEnd).first { ($0.int64(0), $0.blob(1)) }
+    }
+
     /// The last event's number and link; `(0, genesis)` while the history is empty.
     static func end(_ db: Database) throws -> (seq: Int64, hash: [UInt8]) {
-        if let last = try FastStatement(db, selectEnd).first({ ($0.int64(0), $0.blob(1)) }) { return last }
-        return (0, try genesis(db))
+        try last(db) ?? (0, try genesis(db))
     }
+
+    /// Every event with its digest and link, in order: the columns a link covers (0 to 7), then
+    /// the link (8). What `verify` recomputes and `exportAudit` writes.
+    static let selectEvents = LedgerSQL("""
+        SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash
+        FROM transaction_events ORDER BY seq
+        """)
 
     /// The number the next event takes (after every number ever used, as AUTOINCREMENT counts
     /// them) and the link it follows.
@@ -202,21 +213,6 @@ enum HashChain {
             throw DamagedRow(reason: "the ledger has no signing identity")
         }
         return genesis(root: root)
-    }
-
-    /// Appends `event` (numbered after the last one) with its link. Returns its number.
-    @discardableResult
-    static func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws -> Int64 {
-        let next = try next(db)
-        let chained = ChainedEvent(seq: next.seq, content: event, rowDigest: rowDigest)
-        try insert(db, chained, hash: link(previous: next.previous, chained))
-        return chained.seq
-    }
-
-    /// Appends `event` with zeros for its digest and link: for `ledger bench`'s comparison of a
-    /// purchase cycle with and without the chain only (`LedgerConfiguration.keepsHashChain`).
-    static func appendUnchained(_ db: Database, _ event: ChainedEvent.Content) throws {
-        try insert(db, ChainedEvent(seq: try next(db).seq, content: event, rowDigest: noRow), hash: noRow)
     }
 
     private static func insert(_ db: Database, _ event: ChainedEvent, hash: [UInt8]) throws {

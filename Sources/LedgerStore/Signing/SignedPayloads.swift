@@ -163,7 +163,7 @@ extension Ledger {
     }
 
     private func signer() throws -> PayloadSigner {
-        try read { db in PayloadSigner(identity: try signingIdentity(db), settings: try StoreSettings(db)) }
+        try read { db in PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db)) }
     }
 
     private func catalog(_ ids: Set<String>) throws -> [String: Product] {

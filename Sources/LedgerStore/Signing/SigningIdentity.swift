@@ -2,6 +2,7 @@ import Foundation
 import Crypto
 import GRDB
 import SwiftASN1
+import Synchronization
 import X509
 
 /// The certificates a ledger signs with, in DER: a chain from `leaf`, whose key signs, through
@@ -177,12 +178,26 @@ struct SigningIdentity: Sendable {
     }
 }
 
+/// A ledger's signing identity, read at its first use (parsing the key costs as much as a
+/// signature), then kept: a trigger refuses any change to it. One per `Ledger`, shared by what
+/// signs for it (payloads, the hash chain's head).
+final class IdentityCache: Sendable {
+    private let identity = Mutex<SigningIdentity?>(nil)
+
+    func identity(_ db: Database) throws -> SigningIdentity {
+        if let known = identity.withLock({ $0 }) { return known }
+        let loaded = try SigningIdentity.load(db)
+        identity.withLock { $0 = loaded }
+        return loaded
+    }
+}
+
 extension Ledger {
     /// The certificate chain this ledger signs with: its root is what a server verifying the
     /// ledger's signatures trusts (`ledger certificate export`).
     /// - Throws: `LedgerError` when the ledger cannot be read.
     public func signingCertificates() throws -> SigningCertificates {
-        try read { db in try signingIdentity(db).certificates }
+        try read { db in try identities.identity(db).certificates }
     }
 }
 

@@ -41,6 +41,30 @@ import Testing
         }
     }
 
+    /// The chain reads rows in the decoder's order (one scan both digests and decodes a row),
+    /// but hashes them in the table's: the digest of a row is the SHA-256 of its columns
+    /// encoded in `rowColumns` order, whatever order they were selected in.
+    @Test func aRowIsDigestedInTheTablesOrderWhateverItsSelectionOrder() async throws {
+        #expect(HashChain.selectedColumns.sorted() == HashChain.rowColumns.sorted())
+        #expect(Array(HashChain.selectedColumns.prefix(PaymentTransaction.columnNames.count)) == PaymentTransaction.columnNames)
+        try await withLedger { ledger, _ in
+            let bought = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+            let (digest, inTableOrder) = try ledger.read { db in
+                let digest = try HashChain.rowDigest(db, id: bought.id)
+                let select = try FastStatement(db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
+                select.bind(1, Int64(bought.id))
+                let inTableOrder = try select.first { columns in
+                    var encoding = ChainEncoding()
+                    for index in 0..<Int32(HashChain.rowColumns.count) { encoding.column(columns, index) }
+                    return encoding.sha256
+                }
+                return (digest, inTableOrder)
+            }
+            #expect(digest != nil)
+            #expect(digest == inTableOrder)
+        }
+    }
+
     /// With an interval of zero, every commit that adds events signs the head; the head's
     /// signature is the leaf key's over the documented message, and a head changed in any byte
     /// no longer verifies.

@@ -213,8 +213,9 @@ extension Ledger {
     /// transaction, in one commit, and returns them as stored, oldest first.
     package func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
         try write { db in
-            try writer(db).recordDelivery(where: "is_finished = 0")
-            return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            var delivered: [PaymentTransaction] = []
+            try writer(db).recordDelivery(where: "is_finished = 0") { delivered.append($0) }
+            return delivered
         }
     }
 

@@ -3,13 +3,15 @@ import GRDB
 
 extension PaymentTransaction {
     /// The columns `init(_:)` decodes, in its order.
-    static let columns = """
-        id, original_id, product_id, product_type, state, is_finished, quantity, purchase_date,
-        original_purchase_date, expiration_date, revocation_date, revocation_reason, is_upgraded,
-        app_account_token, error_code, error_message, reason, subscription_group_id, storefront,
-        environment, idempotency_key, restored_from, created_at, updated_at, finished_at, delivery_count,
-        last_delivered_at, application_username, offer_type, offer_id, offer_payment_mode, offer_period
-        """
+    static let columnNames = [
+        "id", "original_id", "product_id", "product_type", "state", "is_finished", "quantity", "purchase_date",
+        "original_purchase_date", "expiration_date", "revocation_date", "revocation_reason", "is_upgraded",
+        "app_account_token", "error_code", "error_message", "reason", "subscription_group_id", "storefront",
+        "environment", "idempotency_key", "restored_from", "created_at", "updated_at", "finished_at", "delivery_count",
+        "last_delivered_at", "application_username", "offer_type", "offer_id", "offer_payment_mode", "offer_period",
+    ]
+
+    static let columns = columnNames.joined(separator: ", ")
 
     static let selection = "SELECT " + columns + " FROM transactions"
 

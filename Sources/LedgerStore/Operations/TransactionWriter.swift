@@ -206,11 +206,17 @@ struct TransactionWriter {
     /// Records one delivery (count, date, event) of every transaction `condition` selects (a
     /// launch, a restore's copies): the rows in one statement, then their events in id order.
     /// `condition` must select the same rows after the update (it must not test the delivery).
-    func recordDelivery(where condition: String, arguments: StatementArguments = []) throws {
+    /// `delivered`, when given, receives each row as the update left it, in id order, from the
+    /// same read that digests it for its event.
+    func recordDelivery(
+        where condition: String, arguments: StatementArguments = [], delivered: ((PaymentTransaction) throws -> Void)? = nil
+    ) throws {
         try db.execute(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
-        try appendEvents(.delivered, toRowsWhere: condition, arguments: arguments)
+        try appendEvents(.delivered, toRowsWhere: condition, arguments: arguments) { columns in
+            try delivered?(PaymentTransaction(columns))
+        }
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
@@ -274,16 +280,21 @@ struct TransactionWriter {
 
     /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
     /// digest read in the same scan: `created` enters the row's state, the others keep it.
-    private func appendEvents(_ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments) throws {
+    /// `each` sees every row of that scan (`HashChain.selectedColumns`) after its event.
+    private func appendEvents(
+        _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments,
+        each: (FastStatement.Columns) throws -> Void = { _ in }
+    ) throws {
         let rows = try FastStatement(db, HashChain.selectRows(where: condition))
         try rows.bind(arguments)
         var appender = try HashChain.Appender(db, chained: chained)
         try rows.forEachRow { columns in
             let id = UInt64(bitPattern: columns.int64(0))
-            let state = try Self.state(columns.string(4), of: id)  // rowColumns[4] is `state`
+            let state = try Self.state(columns.string(4), of: id)  // selectedColumns[4] is `state`
             try appender.append(
                 db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
                 rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)
+            try each(columns)
         }
         try appender.finish(db)
     }

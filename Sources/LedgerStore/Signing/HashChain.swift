@@ -120,6 +120,18 @@ enum HashChain {
         return encoding.sha256
     }
 
+    /// The order the chain's reads select a row's columns in (`selectRows`): first those
+    /// `PaymentTransaction(_:)` decodes, in its order, so that one scan both digests a row and
+    /// decodes it; then the others. `HashChainTests` checks it holds every one of `rowColumns`.
+    static let selectedColumns = PaymentTransaction.columnNames + [
+        "planned_state", "planned_error_code", "planned_error_message", "offer_nonce",
+    ]
+
+    /// For each of `rowColumns`, in order, its position in `selectedColumns`.
+    static let digestOrder: [Int32] = rowColumns.map { name in
+        Int32(selectedColumns.firstIndex(of: name) ?? -1)
+    }
+
     /// The SHA-256 of the encoding of transaction `id`'s row, column by column (`rowColumns`);
     /// `nil` when there is no such row.
     static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
@@ -128,16 +140,17 @@ enum HashChain {
         return try select.first(rowDigest(of:))
     }
 
-    /// The row digest of the current row of a statement that selects `rowColumns`, in order.
+    /// The row digest of the current row of a statement that selects `selectedColumns`, in
+    /// order (`selectRows`).
     static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
         var encoding = ChainEncoding()
-        for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
+        for index in digestOrder { encoding.column(columns, index) }
         return encoding.sha256
     }
 
-    /// The statement that selects `rowColumns` of the rows `condition` selects, in id order.
+    /// The statement that selects `selectedColumns` of the rows `condition` selects, in id order.
     static func selectRows(where condition: String) -> String {
-        "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions WHERE \(condition) ORDER BY id"
+        selection + " WHERE \(condition) ORDER BY id"
     }
 
     /// Appends events in one write transaction, one (a payment's) or many (a launch's
@@ -266,8 +279,8 @@ enum HashChain {
 
     // MARK: - Statements
 
-    private static let selectRow = LedgerSQL(
-        "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
+    private static let selection = "SELECT " + selectedColumns.joined(separator: ", ") + " FROM transactions"
+    private static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL("""
         SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'), 0),

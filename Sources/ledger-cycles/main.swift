@@ -97,7 +97,7 @@ if arguments.first == "launch" {
 } else if arguments.first == "payers" {
     let payers = third.flatMap { Int($0) } ?? 64
     runAndWait {
-        let ledger = try Ledger.open(at: folder + "/payers.sqlite", mode: .createIfMissing)
+        let ledger = try Ledger.open(at: folder + "/payers.sqlite", mode: .createIfMissing, configuration: configuration(.full))
         try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
         let queue = try PaymentQueue(ledger: ledger)
         try await withThrowingTaskGroup(of: Void.self) { group in

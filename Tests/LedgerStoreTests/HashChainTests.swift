@@ -118,6 +118,39 @@ import Testing
         }
     }
 
+    /// When `close()` cannot sign (another process holds the write lock too long), it throws
+    /// that error and closes the connections all the same; the events it could not sign stay
+    /// chained and unsigned, which verify accepts, and the next writer signs them.
+    @Test func closeThatCannotSignThrowsClosesAndLosesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let ledger = try Ledger.open(
+                at: path, mode: .createIfMissing,
+                configuration: LedgerConfiguration(busyTimeout: 0.05, clock: .fixed(testEpoch), headSigningInterval: .seconds(3_600)))
+            try ledger.saveProducts([Product(id: "consumable", type: .consumable, price: 0.99)])
+            let added = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
+            _ = try ledger.applyPlannedOutcome(of: added.id)
+            let before = try ledger.chainStatus()
+            #expect(before.unsignedEventCount == 1)
+            let holder = try DatabaseQueue(path: path)
+            try holder.inTransaction(.immediate) { _ in
+                #expect { try ledger.close() } throws: { ($0 as? LedgerError)?.code == .busy }
+                return .rollback
+            }
+            try holder.close()
+            #expect { try ledger.chainStatus() } throws: { ($0 as? LedgerError)?.code == .unusable }
+
+            let reopened = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
+            defer { try? reopened.close() }
+            #expect(try reopened.chainStatus() == before)
+            #expect(try reopened.verify() == [])
+            #expect(try reopened.transaction(added.id)?.state == .purchased)
+            _ = try reopened.addPayment(NewPayment(productID: "consumable"))  // its first commit signs
+            #expect(try reopened.chainStatus().unsignedEventCount == 0)
+            #expect(try reopened.verify() == [])
+        }
+    }
+
     /// A commit that fails after the head was signed in it rolls the head back with it; the
     /// signer then signs again at the next commit, even inside its interval.
     @Test func aRolledBackSignatureIsMadeAgainAtTheNextCommit() async throws {

@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    /// Every use of a closed ledger throws `.unusable` ("it was closed"), where GRDB would crash
+    /// on the closed connection; closing again does nothing.
+    @Test func aClosedLedgerRefusesEveryUseAndClosesOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let ledger = try Ledger.open(at: path, mode: .createIfMissing)
+            try ledger.saveProducts([Product(id: "consumable", type: .consumable, price: 1)])
+            try ledger.close()
+            try ledger.close()
+            func isClosedError(_ error: any Error) -> Bool {
+                guard let error = error as? LedgerError else { return false }
+                return error.code == .unusable && error.path == path && error.description.contains("it was closed")
+            }
+            #expect(performing: { try ledger.allTransactions() }, throws: isClosedError)
+            #expect(performing: { try ledger.addPayment(NewPayment(productID: "consumable")) }, throws: isClosedError)
+            #expect(performing: { try ledger.verify() }, throws: isClosedError)
+            #expect(performing: { try ledger.chainStatus() }, throws: isClosedError)
+            #expect(performing: { try ledger.backup(to: directory + "/copy.sqlite") }, throws: isClosedError)
+            await #expect(performing: { try await ledger.grouped { _ in } }, throws: isClosedError)
+            #expect(!FileManager.default.fileExists(atPath: directory + "/copy.sqlite"))
+        }
+    }
+
     @Test func aFailedStatementIsQuotedWithoutTheValuesBoundToIt() async throws {
         try await withLedger { (ledger, _) throws in
             _ = try ledger.addPayment(NewPayment(productID: "consumable"))

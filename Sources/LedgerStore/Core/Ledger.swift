@@ -2,6 +2,7 @@ import CLedgerSQLite
 import Foundation
 import GRDB
 import GRDBSQLite
+import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
@@ -46,6 +47,9 @@ public final class Ledger: Sendable {
     let headSigner: HeadSigner?
     /// The signing identity, read once.
     let identities = IdentityCache()
+    /// Set by `close()`. GRDB treats any use of a closed connection as a programming error (the
+    /// process crashes), so every way in checks this first and throws instead.
+    private let isClosed = Atomic<Bool>(false)
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
@@ -163,9 +167,12 @@ public final class Ledger: Sendable {
 
     /// Signs the hash chain's head if commits went unsigned since it was last signed (see
     /// `LedgerConfiguration.headSigningInterval`; a write, which waits for another process's
-    /// lock as any write does), then closes the ledger's connections. Further use throws.
+    /// lock as any write does), then closes the ledger's connections. Any use after it throws
+    /// `LedgerError` `.unusable`; closing again does nothing. Close a ledger once the calls that
+    /// use it have returned: one still running on another task may fail.
     /// - Throws: `LedgerError` when the head could not be signed; the connections are closed all the same.
     public func close() throws {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var signing: (any Error)?
         if let headSigner, headSigner.mayHaveUnsignedEvents, let writer {
             do {
@@ -290,6 +297,7 @@ public final class Ledger: Sendable {
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try ensureOpen()
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do {
             return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
@@ -300,13 +308,20 @@ public final class Ledger: Sendable {
 
     /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.
     func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try ensureOpen()
         guard let commitGroup else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         return try await commitGroup.perform(body)
     }
 
     /// Runs `body` on a consistent snapshot of committed data.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try ensureOpen()
         do { return try reader.read(body) } catch { throw Self.mapError(error, path: path) }
+    }
+
+    /// Throws once the ledger was closed (see `isClosed`).
+    func ensureOpen() throws {
+        if isClosed.load(ordering: .acquiring) { throw LedgerError.unusable(path: path, reason: "it was closed") }
     }
 
     static func mapError(_ error: any Error, path: String) -> any Error {

@@ -21,6 +21,7 @@ extension Ledger {
     /// hash chain (`chainProblems`): every link, every row against its last event, the signed head.
     /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
+        try ensureOpen()
         // A damaged file cannot be trusted for the checks that follow: its problems are the
         // answer. (Outside a transaction: SQLite aborts a transaction on a corruption error.)
         let integrity: [LedgerProblem]

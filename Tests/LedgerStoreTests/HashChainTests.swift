@@ -210,8 +210,9 @@ import Testing
         }
     }
 
-    /// The bulk paths insert 64 events per statement and the rest one by one: a restore of 150,
-    /// a launch's deliveries and a clear of every transaction chain every event, in order.
+    /// The bulk paths insert `HashChain.Appender.batchSize` (32) events per statement and the
+    /// rest one by one: a restore of 150, a launch's deliveries and a clear of every
+    /// transaction chain every event, in order.
     @Test func bulkPathsChainEveryEventAcrossTheirBatches() async throws {
         try await withLedger { ledger, _ in
             for _ in 0..<150 {
@@ -220,7 +221,11 @@ import Testing
             }
             let restored = try ledger.restorePurchases(delivery: .recorded)
             #expect(restored.count == 150)
-            _ = try ledger.recordDeliveryOfUnfinishedTransactions()
+            // The launch hands out the rows its events' scan read: as stored after the delivery.
+            let delivered = try ledger.recordDeliveryOfUnfinishedTransactions()
+            let stored = try ledger.read { db in try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id") }
+            #expect(delivered.count == 300 && delivered == stored)
+            #expect(delivered.allSatisfy { $0.deliveryCount >= 1 && $0.lastDeliveredAt != nil })
             let beforeClear = try ledger.chainStatus().eventCount
             #expect(try ledger.clearTransactions() == 300)
             let status = try ledger.chainStatus()

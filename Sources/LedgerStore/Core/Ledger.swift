@@ -47,8 +47,8 @@ public final class Ledger: Sendable {
     let headSigner: HeadSigner?
     /// The signing identity, read once.
     let identities = IdentityCache()
-    /// Set by `close()`. GRDB treats any use of a closed connection as a programming error (the
-    /// process crashes), so every way in checks this first and throws instead.
+    /// Set by `close()`: every way in checks it first (`ensureOpen`), and again on the
+    /// connection's queue (`Database.ensureConnected`) for a call that races `close()`.
     private let isClosed = Atomic<Bool>(false)
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
@@ -168,13 +168,13 @@ public final class Ledger: Sendable {
     /// Signs the hash chain's head if commits went unsigned since it was last signed (see
     /// `LedgerConfiguration.headSigningInterval`; a write, which waits for another process's
     /// lock as any write does), then closes the ledger's connections. Any use after it throws
-    /// `LedgerError` `.unusable`; closing again does nothing. Close a ledger once the calls that
-    /// use it have returned: one still running on another task may fail.
+    /// `LedgerError` `.unusable` ("it was closed"), a call still running on another task
+    /// included; closing again only retries closing the connections, when they did not close.
     /// - Throws: `LedgerError` when the head could not be signed; the connections are closed all the same.
     public func close() throws {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let wasClosed = isClosed.exchange(true, ordering: .acquiringAndReleasing)
         var signing: (any Error)?
-        if let headSigner, headSigner.mayHaveUnsignedEvents, let writer {
+        if !wasClosed, let headSigner, headSigner.mayHaveUnsignedEvents, let writer {
             do {
                 try writer.writeWithoutTransaction { db in try db.immediateTransaction { try headSigner.sign(db) } }
             } catch {
@@ -182,12 +182,18 @@ public final class Ledger: Sendable {
             }
         }
         do {
-            writer?.writeWithoutTransaction { _ in statements.detach() }
-            try reader.close()
+            try closeConnection()
         } catch {
             throw Self.mapError(error, path: path)
         }
         if let signing { throw signing }
+    }
+
+    /// Finalizes the numbered statements, then closes the connection (SQLite refuses to close
+    /// one with statements left). Again after it, nothing happens.
+    func closeConnection() throws {
+        writer?.writeWithoutTransaction { _ in statements.detach() }
+        try reader.close()
     }
 
     /// The identifiers of the migrations applied to this ledger, in order.
@@ -314,17 +320,33 @@ public final class Ledger: Sendable {
     }
 
     /// Runs `body` on a consistent snapshot of committed data.
+    /// Runs `body` in a read-only transaction (one snapshot), as GRDB's `read` does; GRDB's
+    /// would touch a connection closed by a racing `close()` before `body` could check it.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try ensureOpen()
-        do { return try reader.read(body) } catch { throw Self.mapError(error, path: path) }
+        do {
+            return try reader.unsafeRead { db in
+                try db.ensureConnected()
+                var value: T?
+                try db.readOnly { try db.inTransaction(.deferred) { value = try body(db); return .commit } }
+                return value!
+            }
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
     }
 
     /// Throws once the ledger was closed (see `isClosed`).
     func ensureOpen() throws {
-        if isClosed.load(ordering: .acquiring) { throw LedgerError.unusable(path: path, reason: "it was closed") }
+        if isClosed.load(ordering: .acquiring) { throw Self.closedError(path: path) }
+    }
+
+    private static func closedError(path: String) -> LedgerError {
+        LedgerError.unusable(path: path, reason: "it was closed")
     }
 
     static func mapError(_ error: any Error, path: String) -> any Error {
+        if error is LedgerClosed { return closedError(path: path) }
         if let mismatch = error as? ConnectionSettings.Mismatch {
             return LedgerError.unusable(path: path, reason: mismatch.description)
         }

@@ -33,6 +33,7 @@ extension Database {
     /// With a `signer`, the hash chain's head is signed after `body`, in the same commit, when
     /// it is due (`HeadSigner.signIfDue`).
     func immediateTransaction<T>(signing signer: HeadSigner? = nil, _ body: () throws -> T) throws -> T {
+        try ensureConnected()
         try run(TransactionSQL.begin)
         do {
             let value = try body()
@@ -47,6 +48,19 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// Throws `LedgerClosed` once the connection was closed (`Ledger.close()`). GRDB treats any
+    /// use of a closed connection as a programming error (the process crashes); checked on the
+    /// connection's own queue, where the connection is closed, so a call racing `close()` gets
+    /// the error too.
+    func ensureConnected() throws {
+        if sqliteConnection == nil { throw LedgerClosed() }
+    }
+}
+
+/// The ledger was closed (`Ledger.mapError` makes it `LedgerError.unusable`).
+struct LedgerClosed: Error {}
 
 extension Database {
     /// Runs `body` in a savepoint of the current transaction: released when it returns, rolled

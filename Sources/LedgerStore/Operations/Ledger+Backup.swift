@@ -16,12 +16,15 @@ extension Ledger {
         defer { Self.removeDatabaseFiles(temporary) }
         do {
             // VACUUM INTO reads one snapshot of the committed data, -wal included.
-            try reader.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [temporary]) }
+            try reader.inDatabase { db in
+                try db.ensureConnected()
+                try db.execute(sql: "VACUUM INTO ?", arguments: [temporary])
+            }
             let copy = try DatabaseQueue(path: temporary)
             try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try copy.close()
         } catch {
-            throw Self.mapError(error, path: destination)
+            throw Self.mapError(error, path: error is LedgerClosed ? path : destination)
         }
         let checked = try Ledger.open(at: temporary, access: .readOnly, configuration: configuration)
         let problems = try checked.verify()

@@ -26,7 +26,10 @@ extension Ledger {
         // answer. (Outside a transaction: SQLite aborts a transaction on a corruption error.)
         let integrity: [LedgerProblem]
         do {
-            integrity = try reader.unsafeRead { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            integrity = try reader.unsafeRead { db in
+                try db.ensureConnected()
+                return try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            }
                 .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
             return [LedgerProblem(transactionID: nil, message: "integrity check: \(error.message ?? "the file is damaged")")]

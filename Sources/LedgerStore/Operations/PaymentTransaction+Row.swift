@@ -11,9 +11,9 @@ extension PaymentTransaction {
         "last_delivered_at", "application_username", "offer_type", "offer_id", "offer_payment_mode", "offer_period",
     ]
 
-    static let columns = columnNames.joined(separator: ", ")
+    static let columnList = columnNames.joined(separator: ", ")
 
-    static let selection = "SELECT " + columns + " FROM transactions"
+    static let selection = "SELECT " + columnList + " FROM transactions"
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
@@ -75,7 +75,7 @@ extension PaymentTransaction {
 
     private static let byID = LedgerSQL(selection + " WHERE id = ?")
     private static let byIDWithPlan = LedgerSQL(
-        "SELECT " + columns + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
+        "SELECT " + columnList + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
 
     /// A transaction with the outcome the store planned for it when it was added (for one still
     /// purchasing; `.failed` when none is stored), in one read.

@@ -280,7 +280,8 @@ struct TransactionWriter {
 
     /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
     /// digest read in the same scan: `created` enters the row's state, the others keep it.
-    /// `each` sees every row of that scan (`HashChain.selectedColumns`) after its event.
+    /// `each` sees every row of that scan (`HashChain.selectedColumns`) once its event is
+    /// appended (it may still wait in the batch, inserted before this returns).
     private func appendEvents(
         _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments,
         each: (FastStatement.Columns) throws -> Void = { _ in }

@@ -129,7 +129,12 @@ enum HashChain {
 
     /// For each of `rowColumns`, in order, its position in `selectedColumns`.
     static let digestOrder: [Int32] = rowColumns.map { name in
-        Int32(selectedColumns.firstIndex(of: name) ?? -1)
+        guard let index = selectedColumns.firstIndex(of: name) else {
+            // A column left out would silently drop out of every digest: a build that lists
+            // the columns wrong must not run (HashChainTests checks both lists).
+            preconditionFailure("HashChain.selectedColumns lacks \(name)")
+        }
+        return Int32(index)
     }
 
     /// The SHA-256 of the encoding of transaction `id`'s row, column by column (`rowColumns`);

@@ -31,7 +31,14 @@ let durability = third.flatMap(Durability.init(rawValue:)) ?? .full
 
 let folder = NSTemporaryDirectory() + "ledger-cycles-\(UUID().uuidString)"
 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(atPath: folder) }
+// LEDGER_CYCLES_KEEP=1 keeps the folder and its ledgers (to measure other commands on them).
+defer {
+    if ProcessInfo.processInfo.environment["LEDGER_CYCLES_KEEP"] == nil {
+        try? FileManager.default.removeItem(atPath: folder)
+    } else {
+        print("kept", folder)
+    }
+}
 let product = "cycles.consumable"
 
 /// The configuration `LEDGER_CYCLES_CHAIN` asks for (see above).

@@ -31,13 +31,13 @@ extension Ledger {
         }
     }
 
-    /// The hash chain's problems (docs/HASH-CHAIN.md): the first event whose link does not
-    /// follow from the one before it (an event edited, deleted, inserted or reordered); every
-    /// transaction row that differs from what its last event recorded (a row edited without an
-    /// event), or has no history, or exists though its history says it was deleted; a signed
-    /// head that is missing, names an event that is not there or whose link differs, or whose
-    /// signature is not the ledger's.
-    static func chainProblems(_ db: Database) throws -> [LedgerProblem] {
+    /// The hash chain's problems in its links (docs/HASH-CHAIN.md): the first event whose link
+    /// does not follow from the one before it (an event edited, deleted, inserted or
+    /// reordered); a signed head that is missing, names an event that is not there or whose
+    /// link differs, or whose signature is not the ledger's. One pass over the events in
+    /// order, keeping only the previous link. The rows are checked against their last events
+    /// by `chainRowProblems`, in `verify`'s pass over each transaction.
+    static func chainLinkProblems(_ db: Database) throws -> [LedgerProblem] {
         var problems: [LedgerProblem] = []
         guard var previous = try? HashChain.genesis(db) else {
             return [LedgerProblem(transactionID: nil, message: "hash chain: the ledger has no signing identity")]
@@ -46,7 +46,6 @@ extension Ledger {
         var previousSeq: Int64 = 0
         var brokenAt: Int64?
         var headLink: [UInt8]?
-        var lastEvent: [UInt64: (digest: [UInt8], deleted: Bool)] = [:]
         var count = 0
         try FastStatement(db, HashChain.selectEvents).forEachRow { columns in
             count += 1
@@ -65,29 +64,37 @@ extension Ledger {
                     """))
             }
             if seq == head?.sequence { headLink = stored }
-            lastEvent[UInt64(bitPattern: columns.int64(1))] = (columns.blob(7), columns.optionalString(2) == "deleted")
             // The links that follow are checked from the stored one: the first break is the one reported.
             previous = stored
             previousSeq = seq
         }
-        // One scan of the rows, each digested as it is read.
-        try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
-            let id = UInt64(bitPattern: columns.int64(0))
-            guard let last = lastEvent.removeValue(forKey: id) else {
-                problems.append(LedgerProblem(transactionID: id, message: "hash chain: the row has no history"))
-                return
-            }
-            if last.deleted {
-                problems.append(LedgerProblem(transactionID: id, message: "hash chain: the row exists, its history says it was deleted"))
-            } else if HashChain.rowDigest(of: columns) != last.digest {
-                problems.append(LedgerProblem(
-                    transactionID: id, message: "hash chain: the row differs from what its last event recorded (edited without an event)"))
-            }
-        }
-        for (id, last) in lastEvent.sorted(by: { $0.key < $1.key }) where !last.deleted {
-            problems.append(LedgerProblem(transactionID: id, message: "hash chain: the history goes on, the row is gone (deleted without an event)"))
-        }
         return problems + (try headProblems(db, head: head, eventCount: count, headLink: headLink))
+    }
+
+    /// The hash chain's problems of one transaction id, from its row's digest (`nil`: no row)
+    /// and its history: a row that differs from what its last event recorded (edited without
+    /// an event), has no history, or exists though its history says it was deleted; a history
+    /// that goes on while its row is gone.
+    static func chainRowProblems(id: UInt64, rowDigest: [UInt8]?, history: TransactionHistory?) -> [LedgerProblem] {
+        let message: String
+        switch (rowDigest, history?.events.last) {
+        case (nil, nil):
+            return []
+        case (nil, let last?):
+            guard last.kind != .deleted else { return [] }
+            message = "hash chain: the history goes on, the row is gone (deleted without an event)"
+        case (_?, nil):
+            message = "hash chain: the row has no history"
+        case (let digest?, let last?):
+            if last.kind == .deleted {
+                message = "hash chain: the row exists, its history says it was deleted"
+            } else if digest != history?.lastRowDigest {
+                message = "hash chain: the row differs from what its last event recorded (edited without an event)"
+            } else {
+                return []
+            }
+        }
+        return [LedgerProblem(transactionID: id, message: message)]
     }
 
     private static func headProblems(_ db: Database, head: ChainHead?, eventCount: Int, headLink: [UInt8]?) throws -> [LedgerProblem] {

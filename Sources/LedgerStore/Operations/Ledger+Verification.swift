@@ -18,7 +18,8 @@ extension Ledger {
     /// for every transaction, that its history is a legal path through the state machine that
     /// ends in its current row, and that it is not finished in a state that cannot be; that no
     /// idempotency key names two transactions; that no id is above the last one issued; and the
-    /// hash chain (`chainProblems`): every link, every row against its last event, the signed head.
+    /// hash chain (`chainLinkProblems`, `chainRowProblems`): every link, every row against its
+    /// last event, the signed head.
     /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
         try ensureOpen()
@@ -38,30 +39,26 @@ extension Ledger {
         }
         guard integrity.isEmpty else { return integrity }
         return try read { db in
-            var problems = try Self.chainProblems(db)
-            var events: [UInt64: [TransactionEvent]] = [:]
-            let eventRows = try Row.fetchCursor(
-                db, sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events ORDER BY seq")
-            while let row = try eventRows.next() {
-                let event = try TransactionEvent(row: row)
-                events[event.transactionID, default: []].append(event)
-            }
+            var problems = try Self.chainLinkProblems(db)
             var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
-            try PaymentTransaction.forEach(db, sql: "ORDER BY id") { transaction in
-                let history = events.removeValue(forKey: transaction.id) ?? []
-                problems += Self.historyProblems(transaction, history)
-                problems += periods.problems(transaction, history)
+            // The rows and the histories, both in transaction order, merged: one transaction's
+            // events in memory at a time, whatever the size of the history.
+            var histories = try TransactionHistories(db)
+            func noRow(_ history: TransactionHistory) {
+                problems += Self.chainRowProblems(id: history.transactionID, rowDigest: nil, history: history)
+                problems += Self.deletedHistoryProblems(history)
             }
-            // A deleted transaction's history stays, ending with its `deleted` event.
-            for (id, history) in events.sorted(by: { $0.key < $1.key }) {
-                if let deletion = history.firstIndex(where: { $0.kind == .deleted }) {
-                    if deletion != history.count - 1 {
-                        problems.append(LedgerProblem(transactionID: id, message: "events after its deletion"))
-                    }
-                } else {
-                    problems.append(LedgerProblem(transactionID: id, message: "events without a transaction"))
+            try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
+                let transaction = try PaymentTransaction(columns)
+                var own: TransactionHistory?
+                while let history = try histories.next(upTo: transaction.id) {
+                    if history.transactionID == transaction.id { own = history } else { noRow(history) }
                 }
+                problems += Self.chainRowProblems(id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
+                problems += Self.historyProblems(transaction, own?.events ?? [])
+                problems += periods.problems(transaction, own?.events ?? [])
             }
+            while let history = try histories.next(upTo: .max) { noRow(history) }
             for row in try Row.fetchAll(db, sql: """
                 SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
                 WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
@@ -96,6 +93,16 @@ extension Ledger {
             }
         }
         return counts
+    }
+
+    /// A deleted transaction's history stays, ending with its `deleted` event.
+    static func deletedHistoryProblems(_ history: TransactionHistory) -> [LedgerProblem] {
+        let events = history.events
+        if let deletion = events.firstIndex(where: { $0.kind == .deleted }) {
+            return deletion == events.count - 1
+                ? [] : [LedgerProblem(transactionID: history.transactionID, message: "events after its deletion")]
+        }
+        return [LedgerProblem(transactionID: history.transactionID, message: "events without a transaction")]
     }
 
     /// The problems of one transaction's history against its row.
@@ -229,5 +236,49 @@ struct SubscriptionPeriodCheck {
             for _ in 0..<count { date = rate.end(of: period, startingAt: date) }
             return date.ledgerMilliseconds == endMilliseconds
         }
+    }
+}
+
+/// One transaction's events, in order, and the row digest its last one recorded.
+struct TransactionHistory {
+    let transactionID: UInt64
+    var events: [TransactionEvent]
+    var lastRowDigest: [UInt8]
+}
+
+/// Every event, one transaction's history at a time, in transaction order (the events' index
+/// by transaction): what `verify` merges with the rows.
+struct TransactionHistories {
+    private let cursor: RowCursor
+    /// The first event of the next history, read ahead.
+    private var next: (event: TransactionEvent, rowDigest: [UInt8])?
+
+    init(_ db: Database) throws {
+        cursor = try Row.fetchCursor(db, sql: """
+            SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest
+            FROM transaction_events ORDER BY transaction_id, seq
+            """)
+        next = try Self.read(cursor)
+    }
+
+    /// The next history, if its transaction's id is at most `id`.
+    mutating func next(upTo id: UInt64) throws -> TransactionHistory? {
+        guard let first = next, first.event.transactionID <= id else { return nil }
+        var history = TransactionHistory(transactionID: first.event.transactionID, events: [first.event], lastRowDigest: first.rowDigest)
+        while let event = try Self.read(cursor) {
+            guard event.event.transactionID == history.transactionID else {
+                next = event
+                return history
+            }
+            history.events.append(event.event)
+            history.lastRowDigest = event.rowDigest
+        }
+        next = nil
+        return history
+    }
+
+    private static func read(_ cursor: RowCursor) throws -> (event: TransactionEvent, rowDigest: [UInt8])? {
+        guard let row = try cursor.next() else { return nil }
+        return (try TransactionEvent(row: row), [UInt8](row["row_digest"] as Data))
     }
 }

@@ -151,6 +151,35 @@ import Testing
         }
     }
 
+    /// An event whose value was edited into another type (its CHECKs and triggers switched
+    /// off) makes `verify` report it or refuse the ledger as damaged; it never stops the process.
+    @Test(arguments: ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"], ["X'00ff'", "7", "'x'"])
+    func anEventEditedIntoAnotherTypeIsFoundNotACrash(column: String, value: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let written = try Self.ledger(in: directory, interval: .zero)
+            let added = try written.addPayment(NewPayment(productID: "consumable")).transaction
+            _ = try written.applyPlannedOutcome(of: added.id)
+            try written.close()
+            let database = try DatabaseQueue(path: path)
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA ignore_check_constraints = ON")
+                for trigger in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                    try db.execute(sql: "DROP TRIGGER \(trigger)")
+                }
+                try db.execute(sql: "UPDATE transaction_events SET \(column) = \(value) WHERE seq = 2")
+            }
+            try database.close()
+            let ledger = try Ledger.open(at: path, access: .readOnly)
+            defer { try? ledger.close() }
+            do {
+                #expect(try !ledger.verify().isEmpty)
+            } catch let error as LedgerError {
+                #expect(error.code == .corrupted)
+            }
+        }
+    }
+
     /// A commit that fails after the head was signed in it rolls the head back with it; the
     /// signer then signs again at the next commit, even inside its interval.
     @Test func aRolledBackSignatureIsMadeAgainAtTheNextCommit() async throws {

@@ -319,9 +319,9 @@ public final class Ledger: Sendable {
         return try await commitGroup.perform(body)
     }
 
-    /// Runs `body` on a consistent snapshot of committed data.
-    /// Runs `body` in a read-only transaction (one snapshot), as GRDB's `read` does; GRDB's
-    /// would touch a connection closed by a racing `close()` before `body` could check it.
+    /// Runs `body` on a consistent snapshot of committed data: a read-only transaction, as
+    /// GRDB's `read` makes, which would touch a connection closed by a racing `close()` before
+    /// anything could check it.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         try ensureOpen()
         do {

@@ -47,8 +47,9 @@ public final class Ledger: Sendable {
     let headSigner: HeadSigner?
     /// The signing identity, read once.
     let identities = IdentityCache()
-    /// Set by `close()`: every way in checks it first (`ensureOpen`), and again on the
-    /// connection's queue (`Database.ensureConnected`) for a call that races `close()`.
+    /// Set by `close()`, so that closing again does not sign again. Every use after it is
+    /// refused on the connection's own queue (`Database.ensureConnected`), where the connection
+    /// closes, so a call racing `close()` is refused too.
     private let isClosed = Atomic<Bool>(false)
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
@@ -303,7 +304,6 @@ public final class Ledger: Sendable {
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
-        try ensureOpen()
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do {
             return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
@@ -314,7 +314,6 @@ public final class Ledger: Sendable {
 
     /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.
     func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try ensureOpen()
         guard let commitGroup else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         return try await commitGroup.perform(body)
     }
@@ -323,7 +322,6 @@ public final class Ledger: Sendable {
     /// GRDB's `read` makes, which would touch a connection closed by a racing `close()` before
     /// anything could check it.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try ensureOpen()
         do {
             return try reader.unsafeRead { db in
                 try db.ensureConnected()
@@ -336,17 +334,8 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// Throws once the ledger was closed (see `isClosed`).
-    func ensureOpen() throws {
-        if isClosed.load(ordering: .acquiring) { throw Self.closedError(path: path) }
-    }
-
-    private static func closedError(path: String) -> LedgerError {
-        LedgerError.unusable(path: path, reason: "it was closed")
-    }
-
     static func mapError(_ error: any Error, path: String) -> any Error {
-        if error is LedgerClosed { return closedError(path: path) }
+        if error is LedgerClosed { return LedgerError.unusable(path: path, reason: "it was closed") }
         if let mismatch = error as? ConnectionSettings.Mismatch {
             return LedgerError.unusable(path: path, reason: mismatch.description)
         }

@@ -10,7 +10,6 @@ extension Ledger {
     /// - Throws: `LedgerError.destinationExists`; `.unusable` when `destination` cannot be written, or
     ///   when the copy does not verify (the copy is then removed).
     public func backup(to destination: String) throws {
-        try ensureOpen()
         guard !FileManager.default.fileExists(atPath: destination) else { throw LedgerError.destinationExists(path: destination) }
         let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: "backup")
         defer { Self.removeDatabaseFiles(temporary) }

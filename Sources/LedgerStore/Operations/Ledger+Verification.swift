@@ -22,7 +22,6 @@ extension Ledger {
     /// last event, the signed head.
     /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
-        try ensureOpen()
         // A damaged file cannot be trusted for the checks that follow: its problems are the
         // answer. (Outside a transaction: SQLite aborts a transaction on a corruption error.)
         let integrity: [LedgerProblem]

@@ -11,9 +11,7 @@ extension PaymentTransaction {
         "last_delivered_at", "application_username", "offer_type", "offer_id", "offer_payment_mode", "offer_period",
     ]
 
-    static let columnList = columnNames.joined(separator: ", ")
-
-    static let selection = "SELECT " + columnList + " FROM transactions"
+    static let selection = "SELECT " + columnNames.joined(separator: ", ") + " FROM transactions"
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
@@ -74,8 +72,6 @@ extension PaymentTransaction {
     }
 
     private static let byID = LedgerSQL(selection + " WHERE id = ?")
-    private static let byIDWithPlan = LedgerSQL(
-        "SELECT " + columnList + ", planned_state, planned_error_code, planned_error_message FROM transactions WHERE id = ?")
 
     /// A transaction with the outcome the store planned for it when it was added (for one still
     /// purchasing; `.failed` when none is stored), in one read.
@@ -83,7 +79,8 @@ extension PaymentTransaction {
         _ db: Database, id: UInt64
     ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
         guard id <= UInt64(Int64.max) else { return nil }
-        let statement = try FastStatement(db, byIDWithPlan)
+        // The chain's row read: the decoded columns, then the plan (32 to 34).
+        let statement = try FastStatement(db, HashChain.selectRow)
         statement.bind(1, Int64(id))
         return try statement.first { row in
             let state = row.optionalString(32).flatMap(TransactionState.init(rawValue:)) ?? .failed

@@ -120,9 +120,9 @@ enum HashChain {
         return encoding.sha256
     }
 
-    /// The order the chain's reads select a row's columns in (`selectRows`): first those
-    /// `PaymentTransaction(_:)` decodes, in its order, so that one scan both digests a row and
-    /// decodes it; then the others. `HashChainTests` checks it holds every one of `rowColumns`.
+    /// The order the chain's reads select a row's columns in (`selectRows`, `selectRow`): first
+    /// those `PaymentTransaction(_:)` decodes, in its order, so that one scan both digests a row
+    /// and decodes it; then the others, the stored plan first (`fetchWithPlan` reads it there). `HashChainTests` checks it holds every one of `rowColumns`.
     static let selectedColumns = PaymentTransaction.columnNames + [
         "planned_state", "planned_error_code", "planned_error_message", "offer_nonce",
     ]
@@ -288,7 +288,8 @@ enum HashChain {
     // MARK: - Statements
 
     private static let selection = "SELECT " + selectedColumns.joined(separator: ", ") + " FROM transactions"
-    private static let selectRow = LedgerSQL(selection + " WHERE id = ?")
+    /// One row by id (`selectedColumns`).
+    static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL("""
         SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'), 0),

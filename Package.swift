@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+// StoreLedger 0.1.0, licensed under the Apache License, Version 2.0 (see LICENSE).
 import PackageDescription
 
 /// Swift 7's import rules now, in every Swift target: an import is internal unless it says

@@ -10,12 +10,14 @@ public struct LedgerRootCommand: AsyncParsableCommand {
         abstract: "Inspect and drive a StoreLedger in-app purchase ledger.",
         discussion: """
             Every command takes --database PATH (default: $LEDGER_DATABASE, else ./ledger.sqlite) \
-            and --json (stdout then holds exactly one JSON document; messages go to stderr).
+            and --json (stdout then holds exactly one JSON document; messages go to stderr, and an \
+            error is one JSON document there), before or after the command's name.
             Exit codes: 0 ok, 1 refused operation, 2 problems found by verify, 64 usage, 65 bad input data, \
             66 missing input file or ledger, 74 unusable ledger, 75 busy (another process held the ledger \
             longer than --wait; try again).
             Start with `ledger demo`.
             """,
+        version: LedgerRootCommand.version,
         subcommands: [
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
@@ -27,6 +29,9 @@ public struct LedgerRootCommand: AsyncParsableCommand {
         ])
 
     public init() {}
+
+    /// StoreLedger's version, as `ledger --version` prints it (CHANGELOG.md's latest release).
+    package static let version = "0.1.0"
 }
 
 /// The `ledger` executable's entry point.
@@ -41,11 +46,20 @@ public enum LedgerCLI {
         arguments: [String], configure: @escaping @Sendable (LedgerConfiguration) throws -> LedgerConfiguration = { $0 }
     ) async {
         GlobalOptions.configure.withLock { $0 = configure }
+        let words = CommandWords(words: arguments)
         if arguments.first == "help", let unknown = unknownHelpTopic(Array(arguments.dropFirst())) {
-            FileHandle.standardError.write(Data("error: no command \"\(unknown)\": see `ledger help`\n".utf8))
-            exit(LedgerExitCode.usage)
+            exitWithUsageError("no command \(quoted(unknown)): see `ledger help`", json: words.wantsJSON)
         }
-        await runAsRoot(LedgerRootCommand.self, arguments: arguments)
+        if let unknown = words.unknownCommand(root: LedgerRootCommand.self) {
+            let hint = unknown.suggestion.map { "did you mean \(quoted($0))? " } ?? ""
+            exitWithUsageError("unknown command \(quoted(unknown.word)) (\(hint)see `ledger help`)", json: words.wantsJSON)
+        }
+        await runAsRoot(LedgerRootCommand.self, arguments: words.globalOptionsAfterCommand(root: LedgerRootCommand.self))
+    }
+
+    private static func exitWithUsageError(_ message: String, json: Bool) -> Never {
+        ErrorReport(message: message, exitCode: LedgerExitCode.usage).print(json: json)
+        exit(LedgerExitCode.usage)
     }
 
     /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's

@@ -6,9 +6,12 @@ import Synchronization
 ///
 /// Which one: the store of the innermost `SKTestSession.withTaskLocalStore` around the call,
 /// else the store a test session bound to the process, else the process's default ledger:
-/// the file named by the `OPENSTOREKIT_LEDGER` environment variable, else
-/// `$XDG_DATA_HOME/OpenStoreKit/<process name>.ledger` (`~/.local/share/...` without
-/// `XDG_DATA_HOME`), created when missing. Opening it is the app's launch.
+/// the file named by the `OPENSTOREKIT_LEDGER` environment variable, else, in a test process
+/// (one that made an `SKTestSession`, or a test bundle), a temporary store of its own removed
+/// at exit (a call that escaped its test's store, from a detached task say, must not reach a
+/// file shared across test runs), else `$XDG_DATA_HOME/OpenStoreKit/<process name>.ledger`
+/// (`~/.local/share/...` without `XDG_DATA_HOME`), created when missing. Opening it is the
+/// app's launch.
 package final class StoreContext: Sendable {
     package let queue: PaymentQueue
     package var ledger: Ledger { queue.ledger }
@@ -103,13 +106,56 @@ package final class StoreContext: Sendable {
         if let taskLocal { return taskLocal.context }
         return try processStore.withLock { bound in
             if let bound { return bound.context }
-            let binding = StoreBinding(try StoreContext(ledger: Ledger.open(at: defaultLedgerPath(), mode: .createIfMissing)))
+            let binding = StoreBinding(try openDefaultStore())
             bound = binding
             return binding.context
         }
     }
 
-    /// Where the process's ledger is when no test session bound one (see the type's comment).
+    /// Where a process's default store is.
+    package enum DefaultStore: Equatable {
+        /// A ledger file, created when missing.
+        case file(String)
+        /// A new ledger in a temporary directory, removed when the process exits.
+        case temporary
+    }
+
+    /// Where the process's store is when no test session bound one (see the type's comment).
+    package static func defaultStore(
+        environment: [String: String] = ProcessInfo.processInfo.environment, inTestProcess: Bool = isTestProcess
+    ) throws -> DefaultStore {
+        if let path = environment["OPENSTOREKIT_LEDGER"], !path.isEmpty { return .file(path) }
+        return inTestProcess ? .temporary : .file(try defaultLedgerPath(environment: environment))
+    }
+
+    /// Whether this process runs tests: it made an `SKTestSession`, or it is a test bundle
+    /// (`swift test` runs `<package>PackageTests.xctest`).
+    package static var isTestProcess: Bool {
+        testSessionMade.load(ordering: .relaxed) || ProcessInfo.processInfo.processName.hasSuffix(".xctest")
+    }
+
+    private static let testSessionMade = Atomic<Bool>(false)
+
+    /// Records that the process made a test session: it is a test process from now on.
+    package static func noteTestSession() {
+        testSessionMade.store(true, ordering: .relaxed)
+    }
+
+    private static func openDefaultStore() throws -> StoreContext {
+        switch try defaultStore() {
+        case .file(let path):
+            return try StoreContext(ledger: Ledger.open(at: path, mode: .createIfMissing))
+        case .temporary:
+            let directory = try TemporaryDirectory.make(prefix: "OpenStoreKit-process-", removedAtExit: true)
+            FileHandle.standardError.write(Data((
+                "OpenStoreKit: a StoreKit call was made outside any test session's store (a detached task does not "
+                + "inherit withTaskLocalStore); it reaches a temporary store of this process at \(directory.path), "
+                + "not a ledger shared across runs\n").utf8))
+            return try StoreContext(ledger: Ledger.open(at: directory.path + "/ledger.sqlite", mode: .createIfMissing), resources: directory)
+        }
+    }
+
+    /// The ledger file of a process that is not a test process (see the type's comment).
     package static func defaultLedgerPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         if let path = environment["OPENSTOREKIT_LEDGER"], !path.isEmpty { return path }
         let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
@@ -150,8 +196,35 @@ package final class TemporaryDirectory: Sendable {
         self.path = path
     }
 
+    /// A new owner-only directory under the system's temporary directory; with
+    /// `removedAtExit`, also removed when the process exits (a process-wide store is never
+    /// released before).
+    package static func make(prefix: String, removedAtExit: Bool = false) throws -> TemporaryDirectory {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(prefix + UUID().uuidString).path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if removedAtExit { ExitCleanup.remove(path) }
+        return TemporaryDirectory(path: path)
+    }
+
     deinit {
         try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Directories removed when the process exits normally.
+private enum ExitCleanup {
+    private static let paths = Mutex<[String]>([])
+    private static let registered = Atomic<Bool>(false)
+
+    static func remove(_ path: String) {
+        paths.withLock { $0.append(path) }
+        if !registered.exchange(true, ordering: .relaxed) {
+            atexit { ExitCleanup.removeAll() }
+        }
+    }
+
+    private static func removeAll() {
+        for path in paths.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
     }
 }
 

@@ -108,11 +108,10 @@ public final class SKTestSession: @unchecked Sendable {
     public init(contentsOf fileURL: URL, scope: Scope) throws {
         let checked = try ProductCatalog.readConfigurations(at: [fileURL.path])
         configuration = checked.configurations[0]
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("OpenStoreKitTest-" + UUID().uuidString).path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        StoreContext.noteTestSession()
         // Removed (also on failure below) when the session and every launch of its store are gone.
-        directory = TemporaryDirectory(path: path)
-        ledgerPath = path + "/ledger.sqlite"
+        directory = try TemporaryDirectory.make(prefix: "OpenStoreKitTest-")
+        ledgerPath = directory.path + "/ledger.sqlite"
         let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
         try ProductCatalog(ledger: ledger).importConfigurations(checked)
         try StoreTestSession(ledger: ledger).applySettings(of: configuration)

@@ -97,11 +97,9 @@ import Testing
     }
 
     /// The real-world corpus (files of other projects, present only beside CI), in one import.
-    @Test func theRealWorldCorpusImportsFromTheCLIWhenPresent() async throws {
-        guard let files = Repository.realWorldCorpus(withExtension: "storekit") else {
-            Repository.reportRealWorldCorpusAbsent()
-            return
-        }
+    @Test(.enabled(if: Repository.realWorldCorpusIsPresent, "../shared/fixtures/real-world is absent (it exists only beside CI)"))
+    func theRealWorldCorpusImportsFromTheCLIWhenPresent() async throws {
+        let files = try #require(Repository.realWorldCorpus(withExtension: "storekit"))
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let result = try workspace.ledger(["products", "import"] + files)
             #expect(result.status == 0, "\(result.stderr)")

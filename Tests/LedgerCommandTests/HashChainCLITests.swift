@@ -100,11 +100,11 @@ import Testing
         }
     }
 
-    @Test(arguments: tamperings)
+    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
+          arguments: tamperings)
     func verifyFindsTheTampering(_ tampering: Tampering) async throws {
-        let (shell, reason, required) = SQLiteShell.locate()
-        guard let shell else {
-            if required { Issue.record("STORELEDGER_SQLITE3 is set, but: \(reason)") } else { print("skipped: \(reason)") }
+        guard let shell = SQLiteShell.path else {
+            Issue.record("STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
             return
         }
         try await Self.withHistory { workspace in
@@ -121,8 +121,7 @@ import Testing
             #expect(messages.contains { $0.contains(tampering.expected) }, "\(messages)")
 
             // The export of the edited ledger carries the same evidence to a checker without Swift.
-            let (python, _, _) = ApplePython.locate()
-            guard let python else { return }
+            guard let python = ApplePython.path else { return }
             let export = workspace.directory + "/audit.jsonl"
             #expect(try workspace.ledger("audit", "export", export).status == 0)
             let audit = try runProcess(python, [Repository.root + "/tools/verify-audit", export])
@@ -133,10 +132,10 @@ import Testing
 
     /// An untouched ledger's export checks, against the exported root too; an edited export, a
     /// truncated one, and another ledger's root are found; a file that is not an export is refused.
-    @Test func verifyAuditChecksAnExportIndependently() async throws {
-        let (python, reason, required) = ApplePython.locate()
-        guard let python else {
-            if required { Issue.record("STORELEDGER_PYTHON is set, but: \(reason)") } else { print("skipped: \(reason)") }
+    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    func verifyAuditChecksAnExportIndependently() async throws {
+        guard let python = ApplePython.path else {
+            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
             return
         }
         try await Self.withHistory { workspace in

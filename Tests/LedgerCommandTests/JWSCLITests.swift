@@ -55,10 +55,10 @@ import Testing
     /// off, the chain's dates checked at `signedDate`), and rejects a tampered payload, another
     /// ledger's root, an expired leaf, the store's invalid signatures, and another app's bundle
     /// identifier. jwcrypto, a generic JOSE library, checks the signature with the leaf's key.
-    @Test func applesServerLibraryAndAGenericJOSELibraryVerifyTheSignedTransactions() async throws {
-        let (python, reason, required) = ApplePython.locate()
-        guard let python else {
-            if required { Issue.record("STORELEDGER_PYTHON is set, but: \(reason)") } else { print("skipped: \(reason)") }
+    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    func applesServerLibraryAndAGenericJOSELibraryVerifyTheSignedTransactions() async throws {
+        guard let python = ApplePython.path else {
+            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
             return
         }
         try await CLIWorkspace.withCatalog { workspace in

@@ -1,13 +1,14 @@
 // The README's example test, word for word (tools/readme-examples checks it): StoreKit 2
 // code tested with SKTestSession on a ledger, under `swift test` on Linux.
 import Foundation
-import LedgerTestSupport  // Repository.fixture: this repository's test files
 import OpenStoreKit
 import OpenStoreKitTest
 import Testing
 
 @Suite struct GettingStartedTests {
-    let configuration = URL(fileURLWithPath: Repository.fixture("v3.0-garden-shop.storekit"))
+    // Your Xcode StoreKit configuration file, found from this source file.
+    let configuration = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().appendingPathComponent("../Fixtures/v3.0-garden-shop.storekit")
 
     @Test func askToBuyThenApprovalUnlocksTheGreenhouse() async throws {
         // A store only this test's StoreKit calls reach: tests run in parallel.

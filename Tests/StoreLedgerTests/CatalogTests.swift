@@ -44,13 +44,10 @@ import Testing
 
     /// The real-world corpus (files of other projects, present only beside CI): every
     /// configuration file imports, every property list is a product identifier list.
-    @Test func theRealWorldCorpusImportsWhenPresent() async throws {
-        guard let configurations = Repository.realWorldCorpus(withExtension: "storekit"),
-              let lists = Repository.realWorldCorpus(withExtension: "plist")
-        else {
-            Repository.reportRealWorldCorpusAbsent()
-            return
-        }
+    @Test(.enabled(if: Repository.realWorldCorpusIsPresent, "../shared/fixtures/real-world is absent (it exists only beside CI)"))
+    func theRealWorldCorpusImportsWhenPresent() async throws {
+        let configurations = try #require(Repository.realWorldCorpus(withExtension: "storekit"))
+        let lists = try #require(Repository.realWorldCorpus(withExtension: "plist"))
         #expect(!configurations.isEmpty && !lists.isEmpty)
         try await withTemporaryDirectory { directory in
             for (index, path) in configurations.enumerated() {

@@ -68,6 +68,11 @@ struct DemoCommand: AsyncParsableCommand {
         }
         say("  invalid identifiers: \(response.invalidProductIdentifiers.joined(separator: ", "))")
         try ledger.close()
+        say("")
+        say("The app in this tour is a transaction observer, registered with the payment queue at every launch:")
+        for line in Self.observerSketch { say("  " + line) }
+        say("Each transaction line below ends with how often it was delivered to observers (`delivered 2x`):")
+        say("the ledger counts every hand-over, so a transaction delivered many times and never finished shows.")
 
         step("2. The app buys two products, then is killed before it finishes them")
         let acknowledged = try runAndKillChild(buying: ["com.example.level1", "com.example.rocket_car"])
@@ -93,13 +98,18 @@ struct DemoCommand: AsyncParsableCommand {
 
         step("5. A failed purchase and an Ask to Buy purchase")
         let failed = try await queue.add(Payment(productID: "com.example.level2", simulatedOutcome: .failed(.paymentNotAllowed)))
-        say("  " + describe(failed))
-        say("  A failed transaction is finished too (the app's observer did); a cancelled one needs no alert.")
+        await queue.waitUntilNotified()
+        say("  " + describe(try stored(failed.id, in: queue)))
+        say("  Delivered 2x: the observer was told when it was purchasing and again when it failed. It finished")
+        say("  the failed transaction (an app shows the error, unless the user cancelled), so it left the queue.")
         let deferred = try await queue.add(Payment(productID: "com.example.level2", simulatedOutcome: .deferred))
-        say("  " + describe(deferred))
-        say("  Deferred (Ask to Buy): it cannot be finished; it waits for approval.")
-        let approved = try await queue.approve(deferred.id)
-        say("  approved: #\(approved.id) is purchased; the observer delivered and finished it.")
+        await queue.waitUntilNotified()
+        say("  " + describe(try stored(deferred.id, in: queue)))
+        say("  Deferred (Ask to Buy): it cannot be finished; it waits for a parent's approval.")
+        _ = try await queue.approve(deferred.id)
+        await queue.waitUntilNotified()
+        say("  " + describe(try stored(deferred.id, in: queue)))
+        say("  Approved: the observer got it a third time, now purchased, and finished it.")
 
         step("6. A subscription under a fast clock")
         let session = StoreTestSession(queue: queue)
@@ -149,6 +159,24 @@ struct DemoCommand: AsyncParsableCommand {
             renewals: renewals.map(\.id), restored: restored.map(\.id), refunded: refunded.id,
             entitlements: entitlements.map(\.productID))
     }
+
+    /// The transaction as the ledger holds it now (after the observer acted on it).
+    private func stored(_ id: UInt64, in queue: PaymentQueue) throws -> PaymentTransaction {
+        guard let transaction = try queue.ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+        return transaction
+    }
+
+    /// The observer the tour registers (`RecordingObserver`), as an app would write it.
+    static let observerSketch = [
+        "final class StoreObserver: PaymentTransactionObserver {",
+        "    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {",
+        "        for transaction in transactions where transaction.state.canBeFinished {",
+        "            // deliver the content (idempotently, keyed on transaction.id), then:",
+        "            _ = try? await queue.finish(transaction)",
+        "        }",
+        "    }",
+        "}",
+    ]
 
     private func format(_ date: Date?) -> String {
         date?.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) ?? "never"

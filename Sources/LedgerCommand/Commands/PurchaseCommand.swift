@@ -72,8 +72,25 @@ struct PurchaseCommand: AsyncParsableCommand {
             productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
             idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
         payment.discount = try discount()
-        let transaction = try await options.openQueue().add(payment)
-        try options.output.emit(transaction) { describe(transaction) }
+        let added = try await options.openQueue().addReportingReplay(payment)
+        try options.output.emit(Purchased(transaction: added.transaction, replayed: added.replayed)) {
+            describe(added.transaction) + (added.replayed
+                ? "\nreplayed: the idempotency key names this earlier transaction; nothing was bought again" : "")
+        }
+    }
+
+    /// The transaction's fields, and whether the idempotency key replayed an earlier purchase.
+    struct Purchased: Encodable {
+        let transaction: PaymentTransaction
+        let replayed: Bool
+
+        private enum Key: String, CodingKey { case replayed }
+
+        func encode(to encoder: any Encoder) throws {
+            try transaction.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(replayed, forKey: .replayed)
+        }
     }
 
     /// The promotional offer of `--promotional-offer` and its signature, if any.

@@ -6,6 +6,11 @@ extension RevocationReason: ExpressibleByArgument {
     public init?(argument: String) {
         self.init(nameOrRawValue: argument)
     }
+
+    /// Every reason by name, for the help and for the error a wrong one gets.
+    public static var allValueStrings: [String] { allCases.map(\.name) }
+
+    public var defaultValueDescription: String { name }
 }
 
 struct RefundCommand: AsyncParsableCommand {
@@ -18,7 +23,8 @@ struct RefundCommand: AsyncParsableCommand {
     @Argument(help: "The transaction id.")
     var id: UInt64
 
-    @Option(help: "other (0, the default) or developerIssue (1).")
+    @Option(help: ArgumentHelp(
+        "Why: " + RevocationReason.allCases.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ") + "."))
     var reason: RevocationReason = .other
 
     func run() async throws {

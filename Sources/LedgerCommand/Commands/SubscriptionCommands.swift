@@ -21,12 +21,12 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "An auto-renewable subscription's product identifier, or a subscription group's identifier.")
+        @Argument(help: "An auto-renewable subscription's product identifier, or a subscription group's identifier or name.")
         var groupOrProduct: String
 
         func run() async throws {
             let ledger = try options.openQueue().ledger
-            let status = try ledger.subscriptionStatus(forProductOrGroup: groupOrProduct)
+            let status = try ledger.subscriptionStatus(forGroup: try SubscriptionChoice(groupOrProduct, in: ledger).groupID)
             try options.output.emit(StatusOutput(status: status)) {
                 guard let status else { return "\(groupOrProduct): never bought" }
                 return summary(status)
@@ -71,11 +71,13 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The subscription's product identifier.")
-        var productID: String
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
 
         func run() async throws {
-            let renewal = try await StoreTestSession(ledger: try options.openLedger()).forceRenewalOfSubscription(productID)
+            let ledger = try options.openLedger()
+            let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
+            let renewal = try await StoreTestSession(ledger: ledger).forceRenewalOfSubscription(productID)
             try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
         }
     }
@@ -86,11 +88,13 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The subscription's product identifier.")
-        var productID: String
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
 
         func run() async throws {
-            let expired = try StoreTestSession(ledger: try options.openLedger()).expireSubscription(productID)
+            let ledger = try options.openLedger()
+            let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
+            let expired = try StoreTestSession(ledger: ledger).expireSubscription(productID)
             try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
         }
     }
@@ -104,15 +108,16 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The subscription's product identifier.")
-        var productID: String
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
 
         @Argument(help: "on or off.")
         var state: Switch
 
         func run() async throws {
-            let session = StoreTestSession(ledger: try options.openLedger())
-            try session.setAutoRenew(state == .on, for: productID)
+            let ledger = try options.openLedger()
+            let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
+            try StoreTestSession(ledger: ledger).setAutoRenew(state == .on, for: productID)
             try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
                 "auto-renew \(state.rawValue) for \(productID)"
             }
@@ -122,5 +127,47 @@ struct SubscriptionsCommand: AsyncParsableCommand {
             let productID: String
             let autoRenew: Bool
         }
+    }
+}
+
+/// The subscription a `ledger subscriptions` argument names: an auto-renewable subscription's
+/// product identifier, a subscription group's identifier, or a group's name as `products list`
+/// shows it (in that order of precedence).
+struct SubscriptionChoice {
+    /// The product the argument named, when it named one.
+    let named: String?
+    let groupID: String
+
+    init(_ argument: String, in ledger: Ledger) throws {
+        let subscriptions = try ledger.allProducts().filter { $0.type == .autoRenewable }
+        if let product = subscriptions.first(where: { $0.id == argument }), let subscription = product.subscription {
+            (named, groupID) = (product.id, subscription.groupID)
+            return
+        }
+        let groups = subscriptions.compactMap(\.subscription)
+        if groups.contains(where: { $0.groupID == argument }) {
+            (named, groupID) = (nil, argument)
+            return
+        }
+        let byName = Set(groups.filter { $0.groupName == argument }.map(\.groupID))
+        guard byName.count <= 1 else {
+            throw CommandRefusal(description: "\(quoted(argument)) names \(byName.count) subscription groups: "
+                + "give one's identifier (\(byName.sorted().joined(separator: ", ")))")
+        }
+        guard let group = byName.first else {
+            let names = subscriptions.map(\.id) + groups.map(\.groupID) + groups.map(\.groupName)
+            let hint = Suggestion.nearest(to: argument, among: Array(Set(names)).sorted()).map { " (did you mean \(quoted($0))?)" }
+            throw CommandRefusal(description: "no auto-renewable subscription or subscription group \(quoted(argument))"
+                + (hint ?? ": `ledger products list` shows them"))
+        }
+        (named, groupID) = (nil, group)
+    }
+
+    /// The product to act on: the one named, else the group's latest subscription (what a
+    /// control of the group acts on), else its first product.
+    func productID(in ledger: Ledger) throws -> String {
+        if let named { return named }
+        if let latest = try ledger.subscriptionStatus(forGroup: groupID)?.transaction.productID { return latest }
+        return try ledger.allProducts().first { $0.subscription?.groupID == groupID }?.id ?? groupID
     }
 }

@@ -1,4 +1,5 @@
 public import ArgumentParser
+import Foundation
 import StoreLedger
 
 struct ApproveCommand: AsyncParsableCommand {
@@ -65,7 +66,17 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "List transactions, oldest first (ascending id), one page at a time.",
-        discussion: "For the next page, pass the last id printed as --after.")
+        discussion: """
+            At most \(defaultLimit) transactions unless --limit says otherwise; the output says how many more \
+            match. For the next page, pass the last id printed as --after.
+            """)
+
+    /// How many transactions `ledger list` shows without `--limit`.
+    static let defaultLimit = 100
+
+    /// How many transactions are read (and written out) at once: memory does not grow with
+    /// `--limit`.
+    static let pageSize = 1_000
 
     @OptionGroup var options: GlobalOptions
 
@@ -78,7 +89,7 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(help: "Only unfinished transactions (the queue).")
     var unfinished = false
 
-    @Option(help: "At most this many transactions.")
+    @Option(help: "At most this many transactions (default \(defaultLimit)).")
     var limit: Int?
 
     @Option(help: "Only transactions with a larger id than this one.")
@@ -89,12 +100,67 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let filter = TransactionFilter(
-            state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit)
-        let transactions = try options.openLedgerForReading().transactions(matching: filter)
-        try options.output.emit(["transactions": transactions]) {
-            transactions.isEmpty ? "no transactions" : transactions.map(describe).joined(separator: "\n")
+        let ledger = try options.openLedgerForReading()
+        var filter = TransactionFilter(state: state, productID: productID, unfinishedOnly: unfinished, afterID: after)
+        let shown = limit ?? Self.defaultLimit
+        var list = TransactionListWriter(json: options.json, more: max(0, try ledger.transactionCount(matching: filter) - shown))
+        var remaining = shown
+        while remaining > 0 {
+            filter.limit = min(remaining, Self.pageSize)
+            let page = try ledger.transactions(matching: filter)
+            list.write(page)
+            remaining -= page.count
+            guard page.count == filter.limit, let last = page.last else { break }
+            filter.afterID = last.id
         }
+        list.finish()
+    }
+}
+
+/// `ledger list`'s output written a page at a time: one line per transaction, or the JSON
+/// document `{"more": N, "transactions": [...], "version": 1}` in the same bytes as
+/// `Output.emit` would write it whole.
+struct TransactionListWriter {
+    let json: Bool
+    /// How many transactions match after the last one written.
+    let more: Int
+    private var lastID: UInt64?
+
+    init(json: Bool, more: Int) {
+        self.json = json
+        self.more = more
+        if json { Self.write("{\n  \"more\" : \(more),\n  \"transactions\" : [") }
+    }
+
+    mutating func write(_ page: [PaymentTransaction]) {
+        guard !page.isEmpty else { return }
+        var text = ""
+        for transaction in page {
+            if json {
+                text += lastID == nil ? "\n    " : ",\n    "
+                TransactionJSON.append(transaction, depth: 2, to: &text)
+            } else {
+                text += describe(transaction) + "\n"
+            }
+            lastID = transaction.id
+        }
+        Self.write(text)
+    }
+
+    func finish() {
+        if json {
+            Self.write((lastID == nil ? "\n\n  ]" : "\n  ]") + ",\n  \"version\" : \(Output.jsonVersion)\n}\n")
+        } else if lastID == nil {
+            Self.write(more > 0 ? "" : "no transactions\n")
+        }
+        if !json, more > 0 {
+            let next = lastID.map { " --after \($0)" } ?? ""
+            Self.write("... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n")
+        }
+    }
+
+    private static func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }
 

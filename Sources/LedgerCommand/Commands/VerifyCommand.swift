@@ -5,7 +5,7 @@ import StoreLedger
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check the ledger: SQLite's integrity check, the schema version and the ledger's own invariants.",
+        abstract: "Check the ledger: SQLite's integrity check, the schema version, the ledger's own invariants and its hash chain.",
         discussion: """
             Every history must be a legal path through the state machine and end in its transaction's row; no \
             transaction finished in a state that cannot be finished; no idempotency key naming two transactions; \

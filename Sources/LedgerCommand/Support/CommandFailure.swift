@@ -1,4 +1,5 @@
 package import ArgumentParser
+import Foundation
 import StoreLedger
 
 /// Exit codes of `ledger`, from sysexits(3) where one fits.
@@ -32,11 +33,12 @@ struct CommandRefusal: Error, CustomStringConvertible {
 /// where `ledger` (and the lab) turn an error into a message on stderr and an exit code. The
 /// ledgers a command opened are closed before the process exits, whatever happened.
 package func runAsRoot(_ root: any ParsableCommand.Type, arguments: [String]) async -> Never {
+    let json = CommandWords(words: arguments).wantsJSON
     let parsed: any ParsableCommand
     do {
         parsed = try root.parseAsRoot(arguments)
     } catch {
-        root.exit(withError: error)  // usage errors, help and --version, as argument-parser prints them
+        exitReporting(error, root: root, json: json)  // usage errors, help and --version
     }
     do {
         if var command = parsed as? any AsyncParsableCommand {
@@ -47,22 +49,68 @@ package func runAsRoot(_ root: any ParsableCommand.Type, arguments: [String]) as
         }
         if let failure = OpenLedgers.closeAll() { throw failure }
     } catch {
+        let report = reported(error)  // before closing: a hint may read the ledger
         _ = OpenLedgers.closeAll()
-        root.exit(withError: reported(error))
+        exitReporting(report, root: root, json: json)
     }
     root.exit()
 }
 
+/// Exits for `error`: argument-parser prints its own errors, help and version, except a usage
+/// error under `--json`, which is reported as the JSON error document like any other.
+private func exitReporting(_ error: any Error, root: any ParsableCommand.Type, json: Bool) -> Never {
+    switch error {
+    case let report as ErrorReport:
+        report.print(json: json)
+        Foundation.exit(report.exitCode)
+    case is ExitCode:
+        root.exit(withError: error)  // a command's own exit code (verify's 2), already explained
+    default:
+        let code = root.exitCode(for: error).rawValue
+        guard json, code != 0 else { root.exit(withError: error) }
+        ErrorReport(message: root.message(for: error), exitCode: code).print(json: true)
+        Foundation.exit(code)
+    }
+}
+
+/// An error as `ledger` reports it: a message, and the exit code that classifies it.
+struct ErrorReport: Error {
+    let message: String
+    let exitCode: Int32
+
+    /// The stable name of each exit code, the `code` of the JSON error document.
+    static let codeNames: [Int32: String] = [
+        LedgerExitCode.refused: "refused", LedgerExitCode.usage: "usage", LedgerExitCode.dataError: "badInput",
+        LedgerExitCode.noInput: "missingInput", LedgerExitCode.unusableLedger: "unusableLedger",
+        LedgerExitCode.busy: "busy",
+    ]
+
+    /// Prints the report on stderr: `error: MESSAGE`, or with `--json` one line holding
+    /// `{"error": {"code", "exitCode", "message"}}` (stdout stays empty).
+    func print(json: Bool) {
+        guard json else { return Output.message("error: " + message) }
+        let document = ["error": Body(code: Self.codeNames[exitCode] ?? "failed", exitCode: exitCode, message: message)]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let text = (try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"error":{}}"#
+        Output.message(text)
+    }
+
+    private struct Body: Encodable {
+        let code: String
+        let exitCode: Int32
+        let message: String
+    }
+}
+
 /// What the process exits with for `error`: argument-parser's own errors as they are; any
-/// other error is printed on stderr (with a hint of `ledger`'s where one helps) and becomes its
-/// exit code.
+/// other error becomes an `ErrorReport` (with a hint of `ledger`'s where one helps).
 private func reported(_ error: any Error) -> any Error {
     // Argument-parser's own errors (ExitCode, ValidationError, CleanExit, and the one its
     // `help` subcommand throws to print the help) are its to print and to map.
     if String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") { return error }
     let (code, hint) = failure(error)
-    Output.message("error: " + cut("\(error)", after: 1_000) + (hint.map { " (\($0))" } ?? ""))
-    return ExitCode(code)
+    return ErrorReport(message: cut("\(error)", after: 1_000) + (hint.map { " (\($0))" } ?? ""), exitCode: code)
 }
 
 /// Every error a command can end with: its exit code, and a hint about the `ledger` command
@@ -77,8 +125,9 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.refused, nil)
     case is LedgerError:
         (LedgerExitCode.unusableLedger, nil)
-    case is UnknownProductError:
-        (LedgerExitCode.refused, "import it with `ledger products import`")
+    case let unknown as UnknownProductError:
+        (LedgerExitCode.refused, OpenLedgers.nearestProduct(to: unknown.productIdentifier).map { "did you mean \(quoted($0))?" }
+            ?? "import it with `ledger products import`")
     case CatalogError.identifierListNotDefinitions:
         (LedgerExitCode.dataError, "to buy these identifiers, request them with `ledger products request --ids-file`")
     case CatalogError.missingFile, CatalogError.unreadableFile:

@@ -75,6 +75,13 @@ enum OpenLedgers {
         return ledger
     }
 
+    /// The product identifier of the first open ledger's catalog nearest to `identifier`, for a
+    /// "did you mean" after a typo.
+    static func nearestProduct(to identifier: String) -> String? {
+        guard let ledger = open.withLock({ $0.first }), let products = try? ledger.allProducts() else { return nil }
+        return Suggestion.nearest(to: identifier, among: products.map(\.id))
+    }
+
     /// Closes every ledger opened so far; the first failure is returned.
     static func closeAll() -> (any Error)? {
         let ledgers = open.withLock { ledgers in

@@ -6,20 +6,25 @@ import StoreLedger
 package struct Output {
     let json: Bool
 
+    /// The version of the JSON documents' shapes, in every document as `"version"`; it grows
+    /// when a field is removed or changes meaning (fields may be added without it).
+    package static let jsonVersion = 1
+
     package static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            try container.encode(InternetDate.string(from: date))
         }
         return encoder
     }()
 
-    /// Prints `document` as JSON (with `--json`), or `text()` otherwise.
+    /// Prints `document` as JSON (with `--json`), with the `version` field, or `text()`
+    /// otherwise. The document must be a JSON object.
     package func emit(_ document: some Encodable, text: () -> String) throws {
         if json {
-            let data = try Self.encoder.encode(document)
+            let data = try Self.encoder.encode(Versioned(document: document))
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         } else {
             let lines = text()
@@ -29,6 +34,68 @@ package struct Output {
 
     package static func message(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// A document with the `version` field added to its own (a JSON object's keys).
+private struct Versioned<Document: Encodable>: Encodable {
+    let document: Document
+
+    private enum Key: String, CodingKey { case version }
+
+    func encode(to encoder: any Encoder) throws {
+        try document.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)  // the same object as the document's
+        try container.encode(Output.jsonVersion, forKey: .version)
+    }
+}
+
+/// Dates as the JSON documents write them: ISO 8601 in UTC with milliseconds
+/// (`2026-11-22T10:06:33.459Z`), the ledger's own precision. Written by hand: Foundation's
+/// formatter was most of the cost of a large `ledger list --json`.
+package enum InternetDate {
+    package static func string(from date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+        let (day, ms) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
+        let (year, month, dayOfMonth) = civilDate(daysSince1970: day)
+        var text = ""
+        text.reserveCapacity(24)
+        append(year, width: 4, to: &text)
+        text += "-"
+        append(month, width: 2, to: &text)
+        text += "-"
+        append(dayOfMonth, width: 2, to: &text)
+        text += "T"
+        append(ms / 3_600_000, width: 2, to: &text)
+        text += ":"
+        append(ms / 60_000 % 60, width: 2, to: &text)
+        text += ":"
+        append(ms / 1_000 % 60, width: 2, to: &text)
+        text += "."
+        append(ms % 1_000, width: 3, to: &text)
+        text += "Z"
+        return text
+    }
+
+    /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
+    /// `civil_from_days`).
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func append(_ value: Int64, width: Int, to text: inout String) {
+        let digits = String(value)
+        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
+        text += digits
     }
 }
 

@@ -79,6 +79,27 @@ extension Ledger {
 
     /// One page of transactions, oldest first.
     public func transactions(matching filter: TransactionFilter = .init()) throws -> [PaymentTransaction] {
+        try read { db in try Self.transactions(db, matching: filter) }
+    }
+
+    /// How many transactions match the filter, its limit aside (`ledger list`'s "more").
+    public func transactionCount(matching filter: TransactionFilter) throws -> Int {
+        let (condition, arguments) = Self.condition(of: filter)
+        return try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions" + condition, arguments: arguments) ?? 0 }
+    }
+
+    private static func transactions(_ db: Database, matching filter: TransactionFilter) throws -> [PaymentTransaction] {
+        var (sql, arguments) = condition(of: filter)
+        sql += " ORDER BY id"
+        if let limit = filter.limit {
+            sql += " LIMIT ?"
+            arguments += [max(0, limit)]
+        }
+        return try PaymentTransaction.fetchAll(db, sql: sql, arguments: arguments)
+    }
+
+    /// The filter's `WHERE` clause (empty when it selects everything), without its limit.
+    private static func condition(of filter: TransactionFilter) -> (sql: String, arguments: StatementArguments) {
         var clauses: [String] = []
         var arguments: StatementArguments = []
         if let state = filter.state {
@@ -94,13 +115,7 @@ extension Ledger {
             clauses.append("id > ?")
             arguments += [Int64(clamping: after)]
         }
-        var sql = clauses.isEmpty ? "" : "WHERE " + clauses.joined(separator: " AND ")
-        sql += " ORDER BY id"
-        if let limit = filter.limit {
-            sql += " LIMIT ?"
-            arguments += [max(0, limit)]
-        }
-        return try read { db in try PaymentTransaction.fetchAll(db, sql: sql, arguments: arguments) }
+        return (clauses.isEmpty ? "" : " WHERE " + clauses.joined(separator: " AND "), arguments)
     }
 
     /// How many transactions, products and history events the ledger holds, read in one

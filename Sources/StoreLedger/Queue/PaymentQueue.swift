@@ -203,6 +203,12 @@ public actor PaymentQueue {
     ///   the ledger cannot commit.
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
+        try await addReportingReplay(payment).transaction
+    }
+
+    /// `add(_:)`, also telling whether the payment's idempotency key named a transaction the
+    /// ledger already held (`replayed`: nothing was created or charged again).
+    public func addReportingReplay(_ payment: Payment) async throws -> PaymentAddition {
         let (created, isNew) = try await ledger.addPayment(
             NewPayment(
                 productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
@@ -212,15 +218,15 @@ public actor PaymentQueue {
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.
         guard isNew else {
-            guard created.state == .purchasing else { return created }
+            guard created.state == .purchasing else { return PaymentAddition(transaction: created, replayed: true) }
             let processed = try await ledger.applyPlannedOutcome(of: created.id, delivery: deliveryRecording)
             await notify(.updated([processed]))
-            return processed
+            return PaymentAddition(transaction: processed, replayed: true)
         }
         await notify(.updated([created]))
         let processed = try await ledger.applyPlannedOutcome(of: created.id, delivery: deliveryRecording)
         await notify(.updated([processed]))
-        return processed
+        return PaymentAddition(transaction: processed, replayed: false)
     }
 
     /// Ask to Buy approved: a deferred transaction becomes purchased.
@@ -340,4 +346,13 @@ public actor PaymentQueue {
     public nonisolated var transactions: [PaymentTransaction] {
         get throws { try ledger.unfinishedTransactions() }
     }
+}
+
+/// What `PaymentQueue.addReportingReplay(_:)` did with a payment.
+public struct PaymentAddition: Sendable, Hashable {
+    /// The payment's transaction, processed by the store.
+    public let transaction: PaymentTransaction
+    /// Whether the payment's idempotency key named a transaction the ledger already held: this
+    /// is that transaction, and nothing was created.
+    public let replayed: Bool
 }

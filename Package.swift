@@ -57,10 +57,10 @@ let package = Package(
         .target(name: "OpenStoreKitTest", dependencies: ["OpenStoreKit", "StoreLedger"]),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
         .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
-        // The raw-SQLite baseline `ledger bench` compares the ledger with.
+        // The raw-SQLite baseline `ledger-lab bench` compares the ledger with.
         .target(name: "CLedgerBaseline", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Testing for this project and its users: crash campaigns against any purchase code
-        // (fault injection, the invariant checker of SPEC section 9, a seeded workload), and
+        // (fault injection, the checker of the ledger's crash invariants, a seeded workload), and
         // test helpers (temporary ledgers, a sample catalog, a collecting observer).
         .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
         .target(

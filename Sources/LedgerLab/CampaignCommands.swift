@@ -4,7 +4,7 @@ import LedgerCommand
 import LedgerTesting
 import StoreLedger
 
-/// `ledger-lab crash-campaign`: seeded crash runs against the invariants of SPEC section 9, until a
+/// `ledger-lab crash-campaign`: seeded crash runs against the crash invariants (`InvariantChecker`), until a
 /// number of runs or minutes is reached. Every failing run prints the command that replays it.
 /// `tools/crash-campaign` wraps it.
 struct CrashCampaignCommand: AsyncParsableCommand {

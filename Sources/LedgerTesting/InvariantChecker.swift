@@ -2,9 +2,9 @@ import Foundation
 public import StoreLedger
 import Synchronization
 
-/// One broken invariant of SPEC section 9, with what was expected.
+/// One broken crash invariant (`InvariantChecker` lists the six), with what was expected.
 public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
-    /// The number of the invariant in SPEC section 9 (1 to 6).
+    /// The number of the invariant, as `InvariantChecker` lists them (1 to 6).
     public var invariant: Int
     /// What was found, and what was expected, in words.
     public var message: String
@@ -18,7 +18,8 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "invariant \(invariant): \(message)" }
 }
 
-/// Reopens a ledger after a crash and checks SPEC section 9 against what was acknowledged:
+/// Reopens a ledger after a crash and checks the ledger's crash invariants against what was
+/// acknowledged (docs/RELIABILITY.md):
 /// 1. every acknowledged change is present (when `lossAllowed`, a power loss with durability
 ///    `normal` may lose a suffix of them, never anything before something that survived);
 /// 2. nothing is duplicated (an idempotency key names one transaction);

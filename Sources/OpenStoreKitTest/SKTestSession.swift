@@ -315,7 +315,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// Buys a product outside the app with `options` (quantity, app account token, a
     /// promotional offer: `.promotionalOffer(id:)` needs no signature) and returns its
     /// transaction once the app's observers have heard of it.
-    /// - Throws: `PaymentQueueError` for an unknown product or a bad quantity;
+    /// - Throws: `UnknownProductError` for an unknown product; `PaymentQueueError` for a bad quantity;
     ///   `PromotionalOfferError` for an offer the store refuses;
     ///   `SKTestSessionError.purchaseFailed` when the store did not complete the purchase
     ///   (already subscribed, say).

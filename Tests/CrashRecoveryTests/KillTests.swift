@@ -5,7 +5,7 @@ import StoreLedger
 import Testing
 
 @Suite struct KillTests {
-    /// SPEC section 9 after a SIGKILL: the seeded workload runs in a child `ledger-lab` process,
+    /// The crash invariants (`InvariantChecker`) after a SIGKILL: the seeded workload runs in a child `ledger-lab` process,
     /// syncing each acknowledgement to a log, and is killed twice at random moments; the
     /// reopened ledger must hold every acknowledged change and satisfy every invariant.
     ///

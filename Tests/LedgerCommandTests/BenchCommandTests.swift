@@ -3,7 +3,7 @@ import LedgerTestSupport
 import LedgerTesting
 import Testing
 
-/// `ledger bench`'s own arguments (the figures live in docs/PERFORMANCE.md, never in tests).
+/// `ledger-lab bench`'s own arguments (the figures live in docs/PERFORMANCE.md, never in tests).
 @Suite struct BenchCommandTests {
     @Test(arguments: [
         (["--workloads", "purchase,nope"], #"invalid --workloads "purchase,nope""#),

@@ -70,7 +70,7 @@ import Testing
 
             let unknown = try workspace.ledger("subscriptions", "status", "com.example.nothing")
             #expect(unknown.status == 1)
-            #expect(unknown.stderr.contains("\"com.example.nothing\" is neither a product of the catalog nor a subscription group"))
+            #expect(unknown.stderr.contains("no auto-renewable subscription or subscription group \"com.example.nothing\""))
             let consumable = try workspace.ledger("subscriptions", "status", "com.example.rocket_car")
             #expect(consumable.status == 1 && consumable.stderr.contains("is not an auto-renewable subscription"))
         }
@@ -130,7 +130,7 @@ import Testing
                 (["store", "set", "colour", "blue"], 64, "colour"),
                 (["store", "set", "timeRate", "warp"], 65, "invalid value \"warp\" for timeRate"),
                 (["subscriptions", "renew", "com.example.level1"], 1, "not an auto-renewable subscription"),
-                (["subscriptions", "expire", "com.example.nope"], 1, "unknown product"),
+                (["subscriptions", "expire", "com.example.nope"], 1, "no auto-renewable subscription or subscription group \"com.example.nope\""),
                 (["subscriptions", "auto-renew", "com.example.pro.monthly", "maybe"], 64, "maybe"),
                 (["refund", "999"], 1, "unknown transaction 999"),
                 (["store", "delete", "999"], 1, "unknown transaction 999"),

@@ -160,7 +160,7 @@ import Testing
         }
     }
 
-    /// SPEC 8: write transactions start IMMEDIATE, holding the write lock from their first
+    /// Write transactions start IMMEDIATE, holding the write lock from their first
     /// statement, so a read inside one can never be overtaken by another process's commit.
     @Test func writeTransactionsHoldTheWriteLockFromTheStart() async throws {
         try await withLedger { (ledger, _) throws in

@@ -28,11 +28,6 @@ enum OfferServer {
             signature: try key.signature(for: payload).base64EncodedString())
     }
 
-    /// The Python that has Apple's App Store Server Library (`ApplePython.locate()`).
-    static func applePython() -> (path: String?, reason: String, required: Bool) {
-        ApplePython.locate()
-    }
-
     /// Signs with Apple's `PromotionalOfferSignatureCreator`, given the key in PEM.
     static func signWithAppleLibrary(python: String, productID: String, offerID: String, account: String = "") throws -> SignedOffer {
         let key = try key()

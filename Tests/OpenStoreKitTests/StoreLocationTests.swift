@@ -3,6 +3,7 @@ import LedgerTestSupport
 import LedgerTesting
 @testable import OpenStoreKit
 @testable import OpenStoreKitTest
+import StoreLedger
 import Testing
 
 @Suite struct StoreLocationTests {
@@ -18,6 +19,34 @@ import Testing
             let underHome = try StoreContext.defaultLedgerPath(environment: ["HOME": directory + "/home"])
             #expect(underHome == directory + "/home/.local/share/OpenStoreKit/\(process).ledger")
         }
+    }
+
+    @Test func aTestProcessNeverReachesTheSharedDefaultLedger() async throws {
+        try await withTemporaryDirectory { directory in
+            let home = ["HOME": directory + "/home"]
+            // `swift test` runs a test bundle: a call outside every test session's store gets a
+            // temporary store, not ~/.local/share/OpenStoreKit, shared across runs.
+            #expect(StoreContext.isTestProcess)
+            #expect(try StoreContext.defaultStore(environment: home) == .temporary)
+            #expect(try StoreContext.defaultStore(environment: home, inTestProcess: true) == .temporary)
+            #expect(!FileManager.default.fileExists(atPath: directory + "/home/.local/share/OpenStoreKit"))
+            // A file named explicitly is used in tests too; an app uses the data home.
+            let named = ["OPENSTOREKIT_LEDGER": directory + "/app.ledger"]
+            #expect(try StoreContext.defaultStore(environment: named, inTestProcess: true) == .file(directory + "/app.ledger"))
+            let app = try StoreContext.defaultStore(environment: home, inTestProcess: false)
+            #expect(app == .file(directory + "/home/.local/share/OpenStoreKit/\(ProcessInfo.processInfo.processName).ledger"))
+        }
+    }
+
+    @Test func aDetachedTasksStoreKitCallReachesATemporaryStore() async throws {
+        let session = try SKTestSession(contentsOf: URL(fileURLWithPath: Repository.fixture("v3.0-garden-shop.storekit")), scope: .taskLocal)
+        let escaped = try await session.withTaskLocalStore {
+            // A detached task does not inherit the session's store.
+            try await Task.detached { try StoreContext.current().ledger.path }.value
+        }
+        #expect(escaped != session.ledgerPath)
+        #expect(escaped.hasPrefix(FileManager.default.temporaryDirectory.path), "\(escaped)")
+        #expect(!escaped.contains("/.local/share/"))
     }
 
     @Test func aConfigurationFileIsFoundByNameOnTheConfigurationPath() throws {

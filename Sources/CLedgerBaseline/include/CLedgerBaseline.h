@@ -1,4 +1,4 @@
-// The raw-SQLite baseline of `ledger bench`: the same storage work as the ledger (same
+// The raw-SQLite baseline of `ledger-lab bench`: the same storage work as the ledger (same
 // pragmas, same rows, same number of commits and fsyncs) through SQLite's C API directly.
 #ifndef CLEDGERBASELINE_H
 #define CLEDGERBASELINE_H

@@ -10,7 +10,9 @@ extension RevocationReason: ExpressibleByArgument {
     /// Every reason by name, for the help and for the error a wrong one gets.
     public static var allValueStrings: [String] { allCases.map(\.name) }
 
-    public var defaultValueDescription: String { name }
+    public static var allValueDescriptions: [String: String] {
+        [RevocationReason.other.name: "any other reason (0)", RevocationReason.developerIssue.name: "an issue in the app (1)"]
+    }
 }
 
 struct RefundCommand: AsyncParsableCommand {
@@ -23,12 +25,11 @@ struct RefundCommand: AsyncParsableCommand {
     @Argument(help: "The transaction id.")
     var id: UInt64
 
-    @Option(help: ArgumentHelp(
-        "Why: " + RevocationReason.allCases.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ") + "."))
-    var reason: RevocationReason = .other
+    @Option(help: "Why it was refunded (StoreKit's revocation reasons; default other):")
+    var reason: RevocationReason?
 
     func run() async throws {
-        let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason)
+        let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason ?? .other)
         try options.output.emit(refunded) { "refunded " + describe(refunded) }
     }
 }

@@ -139,11 +139,15 @@ struct SubscriptionChoice {
     let groupID: String
 
     init(_ argument: String, in ledger: Ledger) throws {
-        let subscriptions = try ledger.allProducts().filter { $0.type == .autoRenewable }
-        if let product = subscriptions.first(where: { $0.id == argument }), let subscription = product.subscription {
+        let products = try ledger.allProducts()
+        if let product = products.first(where: { $0.id == argument }) {
+            guard product.type == .autoRenewable, let subscription = product.subscription else {
+                throw StoreControlError.notAutoRenewable(argument)
+            }
             (named, groupID) = (product.id, subscription.groupID)
             return
         }
+        let subscriptions = products.filter { $0.type == .autoRenewable }
         let groups = subscriptions.compactMap(\.subscription)
         if groups.contains(where: { $0.groupID == argument }) {
             (named, groupID) = (nil, argument)

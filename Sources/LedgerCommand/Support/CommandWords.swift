@@ -92,7 +92,7 @@ package enum Suggestion {
 
     /// Levenshtein distance where swapping two neighbours counts as one edit (`lsit`, `list`);
     /// any result above `limit` once every path costs more than it (then it stops early).
-    static func editDistance(_ a: [Character], _ b: [Character], giveUpAbove limit: Int = .max) -> Int {
+    package static func editDistance(_ a: [Character], _ b: [Character], giveUpAbove limit: Int = .max) -> Int {
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
         var before = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)

@@ -52,7 +52,8 @@ private struct Versioned<Document: Encodable>: Encodable {
 
 /// Dates as the JSON documents write them: ISO 8601 in UTC with milliseconds
 /// (`2026-11-22T10:06:33.459Z`), the ledger's own precision. Written by hand: Foundation's
-/// formatter was most of the cost of a large `ledger list --json`.
+/// formatter was most of the cost of a large `ledger list --json`, and it truncates the
+/// date's binary fraction, printing at times one millisecond less than the ledger stored.
 package enum InternetDate {
     package static func string(from date: Date) -> String {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())

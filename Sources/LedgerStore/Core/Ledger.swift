@@ -6,9 +6,11 @@ import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
-/// Every method that changes something is one SQLite write transaction (`BEGIN IMMEDIATE`)
-/// that also appends to the event log; it returns only after the commit. Reads see committed
-/// data only. Several processes may open the same file at once (WAL, busy timeout).
+/// Every method that changes something is one SQLite write transaction (`BEGIN IMMEDIATE`);
+/// it returns only after the commit. A change to a transaction (created, a new state, finished,
+/// delivered, refunded, expired, upgraded, deleted) also appends to its history, the hash-chained
+/// event log; changes to the catalog, the store's settings and its clock are not events. Reads see
+/// committed data only. Several processes may open the same file at once (WAL, busy timeout).
 public final class Ledger: Sendable {
     /// Whether opening may create the file.
     public enum OpenMode: Sendable {
@@ -43,7 +45,7 @@ public final class Ledger: Sendable {
     /// The writing connection's numbered statements (`LedgerSQL`).
     private let statements = PreparedStatements()
     /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
-    /// does not chain, for `ledger bench`).
+    /// does not chain, for `ledger-lab bench`).
     let headSigner: HeadSigner?
     /// The signing identity, read once.
     let identities = IdentityCache()

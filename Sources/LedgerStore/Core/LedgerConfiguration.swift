@@ -50,7 +50,7 @@ public struct LedgerConfiguration: Sendable {
     /// and `Ledger.close()` signs the rest (docs/HASH-CHAIN.md). `.zero` signs at every commit
     /// that adds to the history. The default is `defaultHeadSigningInterval`.
     public var headSigningInterval: Duration
-    /// Whether history events are chained (`true`): `ledger bench` turns it off, in a scratch
+    /// Whether history events are chained (`true`): `ledger-lab bench` turns it off, in a scratch
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.
     package var keepsHashChain = true
 

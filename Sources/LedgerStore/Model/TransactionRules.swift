@@ -1,4 +1,4 @@
-/// The rules of a transaction's life, in one table (SPEC section 2.1): the states it may be
+/// The rules of a transaction's life, in one table: the states it may be
 /// created in, the state changes allowed, the states that may be finished or refunded, and the
 /// history events that apply to subscriptions only.
 ///

@@ -54,8 +54,9 @@ extension Ledger {
     /// Stores a new `purchasing` transaction, or returns the one its idempotency key already
     /// names (`isNew` false; nothing is written then).
     ///
-    /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
+    /// - Throws: `PaymentQueueError` for an empty product identifier, a quantity outside
     ///   1...10, a bad idempotency key, or a key reused for a different payment;
+    ///   `UnknownProductError` for a product the catalog does not have;
     ///   `PromotionalOfferError` for a promotional offer the store refuses.
     @discardableResult
     package func addPayment(

@@ -20,7 +20,7 @@ struct TransactionWriter {
     let now: Int64
     let delivery: DeliveryRecording
     let idGenerator: TransactionIDGenerator
-    /// Whether events are chained (always, but in `ledger bench`'s comparison).
+    /// Whether events are chained (always, but in `ledger-lab bench`'s comparison).
     var chained = true
 
     // MARK: - Ids

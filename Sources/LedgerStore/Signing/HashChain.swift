@@ -163,7 +163,7 @@ enum HashChain {
     /// kept here, and many events are inserted `batchSize` rows per statement (a statement's
     /// own cost, with its trigger frames and AUTOINCREMENT bookkeeping, was most of an
     /// event's). Nothing else may append events while it is used; `finish` inserts the last ones.
-    /// Unchained (`ledger bench`'s comparison only), digests and links are zeros.
+    /// Unchained (`ledger-lab bench`'s comparison only), digests and links are zeros.
     struct Appender {
         private var next: Int64
         private var previous: [UInt8]

@@ -3,7 +3,7 @@ public import Foundation
 /// A request to buy a product (`SKPayment`).
 public struct Payment: Sendable, Hashable {
     /// The identifier of the product to buy; adding a payment for a product the catalog does not
-    /// have fails with `PaymentQueueError`.
+    /// have fails with `UnknownProductError`.
     public var productID: String
     /// 1...10.
     public var quantity: Int

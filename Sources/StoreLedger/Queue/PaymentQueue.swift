@@ -197,10 +197,10 @@ public actor PaymentQueue {
     ///
     /// With an idempotency key the ledger already holds, returns that transaction and creates
     /// nothing.
-    /// - Throws: `PaymentQueueError` for an empty or unknown product, a quantity outside
-    ///   1...10, or an idempotency key reused for a different payment; `PromotionalOfferError`
-    ///   for a promotional offer the store refuses (nothing is recorded); `LedgerError` when
-    ///   the ledger cannot commit.
+    /// - Throws: `PaymentQueueError` for an empty product identifier, a quantity outside
+    ///   1...10, or an idempotency key reused for a different payment; `UnknownProductError`
+    ///   for a product the catalog does not have; `PromotionalOfferError` for a promotional
+    ///   offer the store refuses (nothing is recorded); `LedgerError` when the ledger cannot commit.
     @discardableResult
     public func add(_ payment: Payment) async throws -> PaymentTransaction {
         try await addReportingReplay(payment).transaction

@@ -65,11 +65,8 @@ public enum LedgerCLI {
     /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's
     /// help would show the root's help and exit 0).
     static func unknownHelpTopic(_ words: [String]) -> String? {
-        var command: any ParsableCommand.Type = LedgerRootCommand.self
-        for word in words where !word.hasPrefix("-") {
-            guard let next = command.configuration.subcommands.first(where: { $0._commandName == word }) else { return word }
-            command = next
-        }
-        return nil
+        let topic = words.filter { !$0.hasPrefix("-") }
+        let known = CommandWords.commandPath(of: topic, root: LedgerRootCommand.self).count
+        return known < topic.count ? topic[known] : nil
     }
 }

@@ -281,6 +281,7 @@ private struct Bench {
             results.append(BenchCommand.Result(
                 workload: "ledger list --limit 50, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: listTime * 1000,
                 baseline: nil, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB, note: nil))
+            if size <= 100_000 { results.append(try await wholeList(ledgerPath, transactions: size + 1_000, executable: executable)) }
         }
         if let smallest = plan.sizes.first, let largest = plan.sizes.last, smallest != largest {
             for (name, times) in [("launch", launchTimes), ("list", listTimes)] {
@@ -291,6 +292,21 @@ private struct Bench {
             }
         }
         return results
+    }
+
+    /// The whole of a ledger listed as JSON against the same list as text, interleaved: the
+    /// JSON (13 times the bytes) should cost about what the text costs, not what an encoder does.
+    func wholeList(_ ledgerPath: String, transactions: Int, executable: String) async throws -> BenchCommand.Result {
+        let arguments = ["list", "--limit", "\(transactions)", "--database", ledgerPath]
+        var textTime = Double.infinity, jsonTime = Double.infinity
+        for _ in 0..<5 {
+            textTime = min(textTime, try await time { try runProcess(executable, arguments) })
+            jsonTime = min(jsonTime, try await time { try runProcess(executable, arguments + ["--json"]) })
+        }
+        return BenchCommand.Result(
+            workload: "ledger list --json, all \(transactions) transactions (whole process)", unit: "ms", ledger: jsonTime * 1000,
+            baseline: nil, ratio: jsonTime / textTime, target: "-", peakMemoryMB: Memory.peakMB,
+            note: "ratio: against the same list as text (JSON writes about 13 times its bytes)")
     }
 
     mutating func restore() async throws -> BenchCommand.Result {

@@ -222,11 +222,11 @@ import Testing
             var value = String.UnicodeScalarView()
             for _ in 0..<Int(random.next() % 12) { value.append(alphabet[Int(random.next() % UInt64(alphabet.count))]) }
             let string = String(value)
-            var written = ""
+            var written: [UInt8] = []
             TransactionJSON.appendString(string, to: &written)
             let encoded = String(decoding: try Output.encoder.encode([string]), as: UTF8.self)
             // The encoder writes ["..."] as "[\n  \"...\"\n]".
-            #expect("[\n  " + written + "\n]" == encoded, "\(string.debugDescription)")
+            #expect("[\n  " + String(decoding: written, as: UTF8.self) + "\n]" == encoded, "\(string.debugDescription)")
         }
     }
 

@@ -134,17 +134,18 @@ struct TransactionListWriter {
 
     mutating func write(_ page: [PaymentTransaction]) {
         guard !page.isEmpty else { return }
-        var text = ""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
-                text += lastID == nil ? "\n    " : ",\n    "
-                TransactionJSON.append(transaction, depth: 2, to: &text)
+                bytes += (lastID == nil ? "\n    " : ",\n    ").utf8
+                TransactionJSON.append(transaction, depth: 2, to: &bytes)
             } else {
-                text += describe(transaction) + "\n"
+                bytes += (describe(transaction) + "\n").utf8
             }
             lastID = transaction.id
         }
-        Self.write(text)
+        FileHandle.standardOutput.write(Data(bytes))
     }
 
     func finish() {

@@ -56,27 +56,45 @@ private struct Versioned<Document: Encodable>: Encodable {
 /// date's binary fraction, printing at times one millisecond less than the ledger stored.
 package enum InternetDate {
     package static func string(from date: Date) -> String {
+        var bytes: [UInt8] = []
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the date's text (without quotes) to a byte buffer.
+    static func append(_ date: Date, to out: inout [UInt8]) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, ms) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
         let (year, month, dayOfMonth) = civilDate(daysSince1970: day)
-        var text = ""
-        text.reserveCapacity(24)
-        append(year, width: 4, to: &text)
-        text += "-"
-        append(month, width: 2, to: &text)
-        text += "-"
-        append(dayOfMonth, width: 2, to: &text)
-        text += "T"
-        append(ms / 3_600_000, width: 2, to: &text)
-        text += ":"
-        append(ms / 60_000 % 60, width: 2, to: &text)
-        text += ":"
-        append(ms / 1_000 % 60, width: 2, to: &text)
-        text += "."
-        append(ms % 1_000, width: 3, to: &text)
-        text += "Z"
-        return text
+        if (0...9999).contains(year) {
+            digits(year, count: 4, to: &out)
+        } else {
+            Digits.append(year, width: 4, to: &out)
+        }
+        out.append(UInt8(ascii: "-"))
+        digits(month, count: 2, to: &out)
+        out.append(UInt8(ascii: "-"))
+        digits(dayOfMonth, count: 2, to: &out)
+        out.append(UInt8(ascii: "T"))
+        digits(ms / 3_600_000, count: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        digits(ms / 60_000 % 60, count: 2, to: &out)
+        out.append(UInt8(ascii: ":"))
+        digits(ms / 1_000 % 60, count: 2, to: &out)
+        out.append(UInt8(ascii: "."))
+        digits(ms % 1_000, count: 3, to: &out)
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    /// The last `count` decimal digits of a non-negative `value`, most significant first.
+    private static func digits(_ value: Int64, count: Int, to out: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<count { divisor *= 10 }
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 
     /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
@@ -91,12 +109,6 @@ package enum InternetDate {
         let day = dayOfYear - (153 * shifted + 2) / 5 + 1
         let month = shifted < 10 ? shifted + 3 : shifted - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func append(_ value: Int64, width: Int, to text: inout String) {
-        let digits = String(value)
-        if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
-        text += digits
     }
 }
 

@@ -3,115 +3,169 @@ package import StoreLedger
 
 /// A transaction written as JSON by hand, in the very bytes `Output.encoder` writes for it
 /// (sorted keys, pretty-printed, nested at `depth`): `ledger list --json` of a large ledger
-/// then costs what its text costs (JSONEncoder took eight times as long). A test compares the
-/// two over every kind of transaction and seeded random strings.
+/// then costs about what its text costs (JSONEncoder took eight times as long). A test compares
+/// the two over every kind of transaction and seeded random strings.
 package enum TransactionJSON {
     /// Appends `transaction` as a JSON object whose lines after the first are indented for
     /// `depth` levels of two spaces (the first line's indentation is the caller's).
-    package static func append(_ t: PaymentTransaction, depth: Int, to out: inout String) {
-        let inner = String(repeating: "  ", count: depth + 1)
-        var first = true
-        func key(_ name: String) {
-            out += first ? "{\n" : ",\n"
-            first = false
-            out += inner + "\"" + name + "\" : "
-        }
-        func string(_ name: String, _ value: String?) {
-            key(name)
-            if let value { appendString(value, to: &out) } else { out += "null" }
-        }
-        func number(_ name: String, _ value: (some BinaryInteger)?) {
-            key(name)
-            out += value.map { String($0) } ?? "null"
-        }
-        func date(_ name: String, _ value: Date?) {
-            string(name, value.map(InternetDate.string(from:)))
-        }
-        func bool(_ name: String, _ value: Bool) {
-            key(name)
-            out += value ? "true" : "false"
-        }
-        string("appAccountToken", t.appAccountToken?.uuidString)
-        string("applicationUsername", t.applicationUsername)
-        date("createdAt", t.createdAt)
-        number("deliveryCount", t.deliveryCount)
-        string("environment", t.environment)
-        key("error")
+    package static func append(_ t: PaymentTransaction, depth: Int, to out: inout [UInt8]) {
+        var object = ObjectWriter(depth: depth, out: out)
+        out = []  // the writer holds the buffer meanwhile: no copy
+        object.string("appAccountToken", t.appAccountToken?.uuidString)
+        object.string("applicationUsername", t.applicationUsername)
+        object.date("createdAt", t.createdAt)
+        object.number("deliveryCount", t.deliveryCount)
+        object.string("environment", t.environment)
+        object.key("error")
         if let error = t.error {
-            let nested = inner + "  "
-            out += "{\n" + nested + "\"code\" : \(error.code.rawValue),\n" + nested + "\"message\" : "
-            appendString(error.message, to: &out)
-            out += ",\n" + nested + "\"name\" : "
-            appendString(error.code.name, to: &out)
-            out += "\n" + inner + "}"
+            var nested = ObjectWriter(depth: depth + 1, out: object.out)
+            object.out = []
+            nested.number("code", error.code.rawValue)
+            nested.string("message", error.message)
+            nested.string("name", error.code.name)
+            object.out = nested.close()
         } else {
-            out += "null"
+            object.out += "null".utf8
         }
-        date("expirationDate", t.expirationDate)
-        date("finishedAt", t.finishedAt)
-        number("id", t.id)
-        string("idempotencyKey", t.idempotencyKey)
-        bool("isFinished", t.isFinished)
-        bool("isUpgraded", t.isUpgraded)
-        date("lastDeliveredAt", t.lastDeliveredAt)
-        key("offer")
+        object.date("expirationDate", t.expirationDate)
+        object.date("finishedAt", t.finishedAt)
+        object.number("id", t.id)
+        object.string("idempotencyKey", t.idempotencyKey)
+        object.bool("isFinished", t.isFinished)
+        object.bool("isUpgraded", t.isUpgraded)
+        object.date("lastDeliveredAt", t.lastDeliveredAt)
+        object.key("offer")
         if let offer = t.offer {
             // Rare, and nested deeper: JSONEncoder's own output, indented to its depth.
-            let encoded = (try? Output.encoder.encode(offer)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-            out += encoded.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + inner)
+            let encoded = (try? Output.encoder.encode(offer)).map { Array($0) } ?? Array("null".utf8)
+            for byte in encoded {
+                object.out.append(byte)
+                if byte == UInt8(ascii: "\n") { object.indent(depth + 1) }
+            }
         } else {
-            out += "null"
+            object.out += "null".utf8
         }
-        number("originalID", t.originalID)
-        date("originalPurchaseDate", t.originalPurchaseDate)
-        string("productID", t.productID)
-        string("productType", t.productType.rawValue)
-        date("purchaseDate", t.purchaseDate)
-        number("quantity", t.quantity)
-        string("reason", t.reason.rawValue)
-        number("restoredFromID", t.restoredFromID)
-        date("revocationDate", t.revocationDate)
-        number("revocationReason", t.revocationReason)
-        string("state", t.state.rawValue)
-        string("storefront", t.storefront)
-        string("subscriptionGroupID", t.subscriptionGroupID)
-        date("updatedAt", t.updatedAt)
-        out += "\n" + String(repeating: "  ", count: depth) + "}"
+        object.number("originalID", t.originalID)
+        object.date("originalPurchaseDate", t.originalPurchaseDate)
+        object.string("productID", t.productID)
+        object.string("productType", t.productType.rawValue)
+        object.date("purchaseDate", t.purchaseDate)
+        object.number("quantity", t.quantity)
+        object.string("reason", t.reason.rawValue)
+        object.number("restoredFromID", t.restoredFromID)
+        object.date("revocationDate", t.revocationDate)
+        object.number("revocationReason", t.revocationReason)
+        object.string("state", t.state.rawValue)
+        object.string("storefront", t.storefront)
+        object.string("subscriptionGroupID", t.subscriptionGroupID)
+        object.date("updatedAt", t.updatedAt)
+        out = object.close()
     }
 
     /// A JSON string literal as JSONEncoder writes it (with `.withoutEscapingSlashes`): quotes,
     /// backslashes and control characters escaped, everything else as it is.
-    package static func appendString(_ value: String, to out: inout String) {
-        out += "\""
+    package static func appendString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         guard value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            out += value  // nearly always: nothing to escape
-            out += "\""
-            return
+            out += value.utf8  // nearly always: nothing to escape, one copy
+            return out.append(UInt8(ascii: "\""))
         }
-        var plainStart = value.unicodeScalars.startIndex
-        var index = plainStart
-        let scalars = value.unicodeScalars
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let escape: String? = switch scalar {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            case "\u{08}": "\\b"
-            case "\u{0C}": "\\f"
-            case _ where scalar.value < 0x20: "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            default: nil
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += #"\""#.utf8
+            case UInt8(ascii: "\\"): out += #"\\"#.utf8
+            case 0x0A: out += #"\n"#.utf8
+            case 0x0D: out += #"\r"#.utf8
+            case 0x09: out += #"\t"#.utf8
+            case 0x08: out += #"\b"#.utf8
+            case 0x0C: out += #"\f"#.utf8
+            case ..<0x20:
+                out += #"\u00"#.utf8
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0xF))
+            default: out.append(byte)  // UTF-8 bytes of other characters pass as they are
             }
-            if let escape {
-                out.unicodeScalars += scalars[plainStart..<index]
-                out += escape
-                plainStart = scalars.index(after: index)
-            }
-            index = scalars.index(after: index)
         }
-        out.unicodeScalars += scalars[plainStart..<scalars.endIndex]
-        out += "\""
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Indentation, copied a slice at a time.
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
+
+    /// One JSON object's keys and values, written in the order given (sorted by the caller).
+    private struct ObjectWriter {
+        let depth: Int
+        var out: [UInt8]
+        private var isEmpty = true
+
+        init(depth: Int, out: [UInt8]) {
+            self.depth = depth
+            self.out = out
+        }
+
+        mutating func key(_ name: String) {
+            out += (isEmpty ? "{\n" : ",\n").utf8
+            isEmpty = false
+            indent(depth + 1)
+            out.append(UInt8(ascii: "\""))
+            out += name.utf8
+            out += "\" : ".utf8
+        }
+
+        mutating func indent(_ levels: Int) {
+            out += TransactionJSON.spaces.prefix(2 * levels)
+        }
+
+        mutating func string(_ name: String, _ value: String?) {
+            key(name)
+            if let value { TransactionJSON.appendString(value, to: &out) } else { out += "null".utf8 }
+        }
+
+        mutating func number(_ name: String, _ value: (some BinaryInteger)?) {
+            key(name)
+            guard let value else { return out += "null".utf8 }
+            if let small = Int64(exactly: value) { Digits.append(small, to: &out) } else { out += String(value).utf8 }
+        }
+
+        mutating func date(_ name: String, _ value: Date?) {
+            key(name)
+            guard let value else { return out += "null".utf8 }
+            out.append(UInt8(ascii: "\""))
+            InternetDate.append(value, to: &out)
+            out.append(UInt8(ascii: "\""))
+        }
+
+        mutating func bool(_ name: String, _ value: Bool) {
+            key(name)
+            out += (value ? "true" : "false").utf8
+        }
+
+        /// The buffer with the object closed.
+        mutating func close() -> [UInt8] {
+            out.append(UInt8(ascii: "\n"))
+            indent(depth)
+            out.append(UInt8(ascii: "}"))
+            return out
+        }
+    }
+}
+
+/// Decimal digits written into a byte buffer, without making a String for each number.
+enum Digits {
+    /// `value` in decimal, padded with zeros to at least `width` digits.
+    static func append(_ value: Int64, width: Int = 1, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {  // least significant first, then reversed in place
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        while out.count - start < width { out.append(UInt8(ascii: "0")) }
+        out[start...].reverse()
     }
 }

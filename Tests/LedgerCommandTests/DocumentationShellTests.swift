@@ -155,3 +155,35 @@ import Testing
         }
     }
 }
+
+/// The README is a front page, and the guides can be found into.
+@Suite struct FrontPageTests {
+    @Test func theReadmeIsAFrontPageAndEveryGuideHasAContentsList() throws {
+        let readme = try String(contentsOfFile: Repository.root + "/README.md", encoding: .utf8)
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(lines <= 300, "README.md has \(lines) lines: move the detail to a guide in docs/")
+        for document in DocumentationShellTests.documents where document.hasPrefix("docs/") {
+            let text = try String(contentsOfFile: Repository.root + "/" + document, encoding: .utf8)
+            let head = text.split(separator: "\n").prefix(40)
+            #expect(head.filter { $0.hasPrefix("- [") && $0.contains("](#") }.count >= 3, "\(document) has no table of contents")
+            #expect(readme.contains("(" + document + ")"), "the README does not link \(document)")
+        }
+    }
+
+    @Test func noDocumentTellsUsersToImportThisRepositorysTestHelpers() throws {
+        // LedgerTestSupport is this repository's own test target, not a product.
+        for document in DocumentationShellTests.documents {
+            let text = try String(contentsOfFile: Repository.root + "/" + document, encoding: .utf8)
+            #expect(!text.contains("import LedgerTestSupport"), "\(document)")
+        }
+    }
+
+    @Test func noTestPrintsSkippedAndPasses() throws {
+        // A test whose input is missing is skipped by a trait with its reason (`.enabled(if:)`),
+        // so the runner reports it as skipped, never as passed.
+        for file in try DocumentationClaimTests.textFiles() where file.hasPrefix("Tests/") && file.hasSuffix(".swift") {
+            let text = try String(contentsOfFile: Repository.root + "/" + file, encoding: .utf8)
+            #expect(!text.contains("print(\"" + "skipped"), "\(file) prints \"skipped\"")  // split: this file passes
+        }
+    }
+}

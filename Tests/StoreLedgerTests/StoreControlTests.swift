@@ -5,6 +5,34 @@ import StoreLedger
 import Testing
 
 @Suite struct StoreControlTests {
+    /// Ids are SQLite integers: one past `Int64.max` names no transaction, and every API that
+    /// takes an id says so instead of trapping.
+    @Test(arguments: [UInt64(Int64.max) + 1, UInt64(Int64.max) + 12_345, UInt64.max])
+    func idsPastTheLargestStoredOneAreUnknown(_ id: UInt64) async throws {
+        try await StoreFixture.with { store in
+            func expectUnknown(_ what: String, _ call: () async throws -> Void) async {
+                do {
+                    try await call()
+                    Issue.record("\(what) accepted \(id)")
+                } catch let error as PaymentQueueError {
+                    #expect(error == .unknownTransaction(id), "\(what)")
+                } catch {
+                    Issue.record("\(what): \(error)")
+                }
+            }
+            await expectUnknown("approve") { _ = try await store.queue.approve(id) }
+            await expectUnknown("decline") { _ = try await store.queue.decline(id) }
+            await expectUnknown("finish") { _ = try await store.queue.finish([id]) }
+            await expectUnknown("refund") { _ = try await store.session.refundTransaction(id) }
+            await expectUnknown("resolve") { _ = try await store.session.resolveIssueForTransaction(id) }
+            await expectUnknown("delete") { try store.session.deleteTransaction(id) }
+            await expectUnknown("sign") { _ = try store.queue.ledger.signedTransaction(id) }
+            let ledger = store.queue.ledger
+            let (stored, events, interrupted) = (try ledger.transaction(id), try ledger.events(of: id), try ledger.isInterruptedPurchase(id))
+            #expect(stored == nil && events.isEmpty && !interrupted)
+        }
+    }
+
     @Test func theStoresSwitchesDecideWhenThePaymentDoesNot() async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.askToBuyEnabled = true }

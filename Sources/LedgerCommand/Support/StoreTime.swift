@@ -88,8 +88,10 @@ enum StoreTime {
         func invalid(_ why: String) -> InputError {
             InputError(description: "invalid date \(shown): \(why); use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
         }
-        let pattern = /(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?/
-        guard let match = text.prefixMatch(of: pattern) else { throw invalid("expected YYYY-MM-DD") }
+        // ASCII digits only: `\d` alone also matches fullwidth or Arabic-Indic digits, which
+        // `Int` does not read.
+        let pattern = /(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?/.asciiOnlyDigits()
+        guard let match = text.prefixMatch(of: pattern) else { throw invalid("expected YYYY-MM-DD, in ASCII digits") }
         guard match.output.0.endIndex == text.endIndex else {
             throw invalid("unexpected \(quoted(String(text[match.output.0.endIndex...]))) after \(match.output.0)")
         }

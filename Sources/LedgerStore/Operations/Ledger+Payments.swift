@@ -238,6 +238,14 @@ extension Ledger {
         guard !name.isEmpty, name.utf8.count <= 1024 else { throw PaymentQueueError.invalidApplicationUsername(name) }
     }
 
+    /// A transaction id as the database stores it. Ids are SQLite integers: one past
+    /// `Int64.max` names no transaction.
+    /// - Throws: `PaymentQueueError.unknownTransaction` for such an id.
+    static func storedID(_ id: UInt64) throws -> Int64 {
+        guard let stored = Int64(exactly: id) else { throw PaymentQueueError.unknownTransaction(id) }
+        return stored
+    }
+
     func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {
         guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else {
             throw PaymentQueueError.unknownTransaction(id)

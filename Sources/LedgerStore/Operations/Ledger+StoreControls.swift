@@ -52,7 +52,8 @@ extension Ledger {
 
     private func resolveInterruptedPurchase(_ db: Database, id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"), arguments: [Int64(id)])
+            try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"),
+            arguments: [try Self.storedID(id)])
         else { throw StoreControlError.notInterrupted(id) }
         if let existing = row["replacement_id"] as Int64? {
             return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
@@ -68,8 +69,9 @@ extension Ledger {
     }
 
     private func isInterruptedPurchase(_ db: Database, id: UInt64) throws -> Bool {
+        guard let stored = Int64(exactly: id) else { return false }  // no transaction has it
         let lookup = try FastStatement(db, Self.interruptedLookup)
-        lookup.bind(1, Int64(id))
+        lookup.bind(1, stored)
         return try lookup.first { _ in true } != nil
     }
 

@@ -1,0 +1,55 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import Testing
+
+/// Hostile inputs found by outside testing: each is refused with a clear error and an exit
+/// code, never a crash (a trap is exit 132 or 133).
+@Suite struct HardeningCLITests {
+    /// Every command that takes a transaction id, with the id in its place.
+    static let idCommands: [[String]] = [
+        ["approve"], ["decline"], ["finish"], ["show"], ["refund"], ["store", "resolve"], ["store", "delete"], ["jws"],
+    ]
+
+    @Test func idsPastTheLargestStoredOneAreUnknownTransactions() async throws {
+        var random = SplitMix64(seed: 63)
+        let ids = ["9223372036854775807", "9223372036854775808", "18446744073709551615"]
+            + (0..<3).map { _ in String(UInt64(Int64.max) + 1 + random.next() % UInt64(Int64.max)) }
+        try await CLIWorkspace.withCatalog { workspace in
+            for command in Self.idCommands {
+                for id in ids {
+                    let result = try workspace.ledger(arguments: command + [id])
+                    #expect(result.status == 1, "\(command) \(id): exit \(result.status) \(result.stderr)")
+                    let expected = command == ["store", "resolve"] && id == "9223372036854775807"
+                        ? "is not an interrupted purchase" : "unknown transaction \(id)"
+                    #expect(result.stderr.contains(expected), "\(command) \(id): \(result.stderr)")
+                }
+                // Past UInt64 altogether: a usage error, as any malformed id.
+                #expect(try workspace.ledger(arguments: command + ["18446744073709551616"]).status == 64, "\(command)")
+            }
+        }
+    }
+
+    @Test func datesInOtherDigitsAreRefusedAsBadInput() async throws {
+        // Unicode decimal digits that are not ASCII: fullwidth, Arabic-Indic, Devanagari, Bengali.
+        let zeros: [UInt32] = [0xFF10, 0x0660, 0x0966, 0x09E6]
+        var random = SplitMix64(seed: 2)
+        try await CLIWorkspace.withCatalog { workspace in
+            for _ in 0..<12 {
+                var date = Array("2030-06-15T12:30:45Z")
+                let position = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18][Int(random.next() % 14)]
+                let zero = zeros[Int(random.next() % UInt64(zeros.count))]
+                date[position] = Character(Unicode.Scalar(zero + UInt32(date[position].wholeNumberValue!))!)
+                let text = String(date)
+                // In the date: no date at all; in the time: something after the date.
+                let why = position < 10 ? "expected YYYY-MM-DD, in ASCII digits" : "unexpected"
+                for command in [["clock", "set", text]] + (position < 10 ? [["clock", "set", String(text.prefix(10))]] : []) {
+                    let result = try workspace.ledger(arguments: command)
+                    #expect(result.status == 65, "\(command): exit \(result.status) \(result.stderr)")
+                    #expect(result.stderr.contains("invalid date") && result.stderr.contains(why), "\(result.stderr)")
+                }
+            }
+            #expect(try workspace.ledger("clock", "set", "2030-06-15").status == 0)
+        }
+    }
+}

@@ -52,4 +52,23 @@ import Testing
             #expect(try workspace.ledger("clock", "set", "2030-06-15").status == 0)
         }
     }
+
+    @Test func aStoreKitFileWithATimeRateXcodeHasNotIsRefused() async throws {
+        var random = SplitMix64(seed: 11)
+        let unknown = [-1, 7, 14, 999, 1006, Int(Int32.max)] + (0..<4).map { _ in 1_006 + Int(random.next() % 100_000) }
+        try await CLIWorkspace.withCatalog { workspace in
+            let before = try workspace.json("store", "show")["timeRate"] as? String
+            for rate in unknown {
+                let file = workspace.directory + "/rate.storekit"
+                let catalog = #"{"products": [], "settings": {"_timeRate": \#(rate)}, "version": {"major": 4, "minor": 0}}"#
+                try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
+                for command in [["store", "import", file], ["products", "import", file]] {
+                    let result = try workspace.ledger(arguments: command)
+                    #expect(result.status == 65, "\(command) \(rate): \(result.stderr)")
+                    #expect(result.stderr.contains("settings._timeRate") && result.stderr.contains("one of Xcode's time rates"), "\(result.stderr)")
+                }
+            }
+            #expect(try workspace.json("store", "show")["timeRate"] as? String == before, "nothing changed")
+        }
+    }
 }

@@ -206,6 +206,29 @@ import Testing
         }
     }
 
+    /// The store clock stops at the end of 9999: however much time passes after it was set
+    /// there, it shows that second, and what is bought is dated then.
+    @Test func theStoreClockStopsAtTheEndOfYear9999() async throws {
+        var random = SplitMix64(seed: 9999)
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try SampleCatalog.ledger(in: directory, configuration: LedgerConfiguration(clock: .fixed(storeEpoch))).close()
+            let setter = try PaymentQueue(path: path, configuration: LedgerConfiguration(clock: .fixed(storeEpoch)))
+            try await StoreTestSession(queue: setter).setClock(to: Ledger.latestStoreDate)
+            try setter.ledger.close()
+            // From two seconds to about a thousand years of the injected clock later.
+            for later in [2.0] + (0..<5).map({ _ in Double(random.next() % 31_000_000_000) }) {
+                let configuration = LedgerConfiguration(clock: .fixed(storeEpoch.addingTimeInterval(later)))
+                let queue = try PaymentQueue(path: path, configuration: configuration)
+                #expect(try queue.ledger.storeDate() == Ledger.latestStoreDate, "\(later) s later")
+                let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
+                #expect(bought.purchaseDate == Ledger.latestStoreDate)
+                await #expect(throws: StoreControlError.self) { try await StoreTestSession(queue: queue).advanceClock(by: 1) }
+                try queue.ledger.close()
+            }
+        }
+    }
+
     @Test func aMoveThatWouldMakeMoreRenewalsThanTheLimitIsRefusedAndChangesNothing() async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.timeRate = .oneRenewalEveryTenSeconds }

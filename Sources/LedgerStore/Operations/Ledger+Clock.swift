@@ -53,13 +53,23 @@ extension Ledger {
 
     /// The store's time by `clock` and the stored clock offset, in milliseconds.
     static func storeNow(_ db: Database, clock: LedgerClock) throws -> Int64 {
-        clock.now().ledgerMilliseconds + (try clockOffset(db))
+        storeNow(clock: clock, offset: try clockOffset(db))
     }
 
     /// The store's time from the stored value of the clock offset (read with other settings).
     func storeNow(clockOffset stored: String?) -> Int64 {
-        configuration.clock.now().ledgerMilliseconds + (stored.flatMap { Int64($0) } ?? 0)
+        Self.storeNow(clock: configuration.clock, offset: stored.flatMap { Int64($0) } ?? 0)
     }
+
+    /// The one rule of the store's time: the clock plus the offset, stopped at
+    /// `latestStoreDate` (time passing after the clock was set to the end of 9999 moves it no
+    /// further).
+    private static func storeNow(clock: LedgerClock, offset: Int64) -> Int64 {
+        let (sum, overflow) = clock.now().ledgerMilliseconds.addingReportingOverflow(offset)
+        return overflow ? latestStoreMilliseconds : min(sum, latestStoreMilliseconds)
+    }
+
+    private static let latestStoreMilliseconds = latestStoreDate.ledgerMilliseconds
 
     private static func clockOffset(_ db: Database) throws -> Int64 {
         try FastStatement(db, clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0

@@ -224,7 +224,14 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
             guard StoreControl.locale.accepts(text) else { throw field.invalid("a locale identifier such as en_US") }
             locale = text
         }
-        timeRate = try value.optionalMember("_timeRate")?.int()
+        if let field = try value.optionalMember("_timeRate") {
+            // Xcode's rates only, as `store set timeRate` takes them: another number is no rate.
+            let raw = try field.int()
+            guard TimeRate(rawValue: raw) != nil else {
+                throw field.invalid("one of Xcode's time rates: " + TimeRate.allCases.map { String($0.rawValue) }.joined(separator: ", "))
+            }
+            timeRate = raw
+        }
         askToBuyEnabled = try value.optionalMember("_askToBuyEnabled")?.bool()
         billingRetryOnRenewal = try value.optionalMember("_renewalBillingIssuesEnabled")?.bool()
         billingGracePeriodEnabled = try value.optionalMember("_billingGracePeriodEnabled")?.bool()

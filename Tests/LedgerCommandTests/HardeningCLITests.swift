@@ -71,4 +71,45 @@ import Testing
             #expect(try workspace.json("store", "show")["timeRate"] as? String == before, "nothing changed")
         }
     }
+
+    /// The App Store's milliunits of a price the rule accepts, computed from its digits.
+    static func milliunits(_ text: String) -> Int64 {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let fraction = Array(parts.count == 2 ? parts[1] : "")
+        var value = Int64(parts[0])! * 1000 + Int64(String(fraction.prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0))!
+        if fraction.count > 3, fraction[3].wholeNumberValue! >= 5 { value += 1 }  // rounded half up
+        return value
+    }
+
+    @Test func pricesAreKeptExactlyOrRefused() async throws {
+        var random = SplitMix64(seed: 6)
+        func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(random.next() % 10)) }) }
+        var prices = ["10000000000000000.00", "9223372036854775.807", "999999999999999.999", "0.99", "0", "600",
+                      String(repeating: "9", count: 40), "000000000000000000001.5"]
+        for _ in 0..<24 {
+            let whole = "1" + digits(Int(random.next() % 19))
+            let fraction = digits(Int(random.next() % 7))
+            prices.append(fraction.isEmpty ? whole : whole + "." + fraction)
+        }
+        try await CLIWorkspace.empty { workspace in
+            for (index, price) in prices.enumerated() {
+                let parts = price.split(separator: ".", omittingEmptySubsequences: false)
+                let integerDigits = parts[0].drop { $0 == "0" }.count
+                let accepted = integerDigits <= 15 && integerDigits + (parts.count == 2 ? parts[1].count : 0) <= 18
+                let file = workspace.directory + "/price-\(index).storekit"
+                let catalog = #"{"products": [{"productID": "p\#(index)", "type": "NonConsumable", "displayPrice": "\#(price)"}], "version": {"major": 4, "minor": 0}}"#
+                try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
+                let imported = try workspace.ledger("products", "import", file)
+                guard accepted else {
+                    #expect(imported.status == 65, "\(price) was accepted")
+                    #expect(imported.stderr.contains("displayPrice") && imported.stderr.contains("at most 18 digits"), "\(imported.stderr)")
+                    continue
+                }
+                #expect(imported.status == 0, "\(price): \(imported.stderr)")
+                let bought = try workspace.json("purchase", "p\(index)")
+                let payload = try workspace.json("jws", "\(bought["id"] as? Int ?? 0)")["payload"] as? [String: Any]
+                #expect((payload?["price"] as? NSNumber)?.int64Value == Self.milliunits(price), "\(price)")
+            }
+        }
+    }
 }

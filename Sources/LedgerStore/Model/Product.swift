@@ -185,6 +185,20 @@ public enum DecimalText {
         return Decimal(sign: .plus, exponent: -fractionDigits, significand: Decimal(significand))
     }
 
+    /// Whether `text` is a price the ledger keeps exactly: plain digits with at most one point,
+    /// at most 18 digits after the integer part's leading zeros, at most 15 of them before the
+    /// point. Such a price is exact as a `Decimal`, and its thousandths (the App Store's
+    /// milliunits, in signed payloads) fit in 64 bits; more digits would be rounded or wrap.
+    public static func isExactPrice(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, parts.count == 1 || !parts[1].isEmpty,
+              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
+        else { return false }
+        let integerDigits = whole.drop { $0 == "0" }.count
+        let fractionDigits = parts.count == 2 ? parts[1].count : 0
+        return integerDigits <= 15 && integerDigits + fractionDigits <= 18
+    }
+
     /// The decimal as plain text with a `.` separator and no grouping (`0.99`), whatever the
     /// machine's locale.
     public static func format(_ value: Decimal) -> String {

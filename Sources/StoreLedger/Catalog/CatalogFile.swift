@@ -128,14 +128,20 @@ struct CatalogValue {
         throw invalid("a whole number")
     }
 
-    /// A decimal written as a string (`"0.99"`) or, in some files, as a JSON number.
-    func decimal() throws -> Decimal {
-        if let text = value as? String, let decimal = DecimalText.parse(text) { return decimal }
-        if !isBoolean(value), let number = value as? NSNumber, number.doubleValue >= 0,
-           let decimal = DecimalText.parse(number.stringValue) {
-            return decimal
+    /// A price written as a string (`"0.99"`) or, in some files, as a JSON number, that the
+    /// ledger keeps exactly (`DecimalText.isExactPrice`).
+    func price() throws -> Decimal {
+        let text: String? = if let text = value as? String {
+            text
+        } else if !isBoolean(value), let number = value as? NSNumber, number.doubleValue >= 0 {
+            number.stringValue
+        } else {
+            nil
         }
-        throw invalid("a non-negative decimal price such as \"0.99\"")
+        guard let text, DecimalText.isExactPrice(text), let price = DecimalText.parse(text) else {
+            throw invalid("a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point")
+        }
+        return price
     }
 }
 

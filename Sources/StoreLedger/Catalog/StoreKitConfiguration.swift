@@ -114,7 +114,7 @@ public struct StoreKitConfiguration: Sendable {
             type: type,
             referenceName: try item.optionalMember("referenceName")?.string() ?? id,
             localizations: try localizations(item),
-            price: try item.member("displayPrice", expected: "a decimal price such as \"0.99\"").decimal(),
+            price: try item.member("displayPrice", expected: "a decimal price such as \"0.99\"").price(),
             isFamilyShareable: try item.optionalMember("familyShareable")?.bool() ?? false)
     }
 
@@ -173,7 +173,7 @@ public struct StoreKitConfiguration: Sendable {
             paymentMode: try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront").string(),
             period: try period(try item.member("subscriptionPeriod", expected: "an ISO 8601 period such as P1M")),
             periodCount: try item.optionalMember("numberOfPeriods")?.int() ?? 1,
-            price: try item.optionalMember("displayPrice")?.decimal())
+            price: try item.optionalMember("displayPrice")?.price())
     }
 }
 

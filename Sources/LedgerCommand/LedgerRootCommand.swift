@@ -47,26 +47,30 @@ public enum LedgerCLI {
     ) async {
         GlobalOptions.configure.withLock { $0 = configure }
         let words = CommandWords(words: arguments)
-        if arguments.first == "help", let unknown = unknownHelpTopic(Array(arguments.dropFirst())) {
-            exitWithUsageError("no command \(quoted(unknown)): see `ledger help`", json: words.wantsJSON)
+        let command = words.afterLeadingGlobalOptions
+        if command.isEmpty, !arguments.isEmpty {
+            exitWithUsageError("the options need a command after them, such as `ledger --database PATH list`", json: words.wantsJSON)
+        }
+        if command.first == "help" {
+            // `ledger [options] help TOPIC...`: help needs no options.
+            if let unknown = CommandWords(words: Array(command.dropFirst())).unknownCommand(root: LedgerRootCommand.self) {
+                exitWithUsageError("no command \(quoted(unknown.word))" + Self.hint(unknown), json: words.wantsJSON)
+            }
+            await runAsRoot(LedgerRootCommand.self, arguments: command)
         }
         if let unknown = words.unknownCommand(root: LedgerRootCommand.self) {
-            let hint = unknown.suggestion.map { "did you mean \(quoted($0))? " } ?? ""
-            exitWithUsageError("unknown command \(quoted(unknown.word)) (\(hint)see `ledger help`)", json: words.wantsJSON)
+            exitWithUsageError("unknown command \(quoted(unknown.word))" + Self.hint(unknown), json: words.wantsJSON)
         }
         await runAsRoot(LedgerRootCommand.self, arguments: words.globalOptionsAfterCommand(root: LedgerRootCommand.self))
+    }
+
+    /// `(did you mean "list"? see `ledger help`)`.
+    private static func hint(_ unknown: UnknownCommand) -> String {
+        " (" + (unknown.suggestion.map { "did you mean \(quoted($0))? " } ?? "") + "see `ledger help`)"
     }
 
     private static func exitWithUsageError(_ message: String, json: Bool) -> Never {
         ErrorReport(message: message, exitCode: LedgerExitCode.usage).print(json: json)
         exit(LedgerExitCode.usage)
-    }
-
-    /// The first word of `ledger help WORD...` that names no subcommand (argument-parser's
-    /// help would show the root's help and exit 0).
-    static func unknownHelpTopic(_ words: [String]) -> String? {
-        let topic = words.filter { !$0.hasPrefix("-") }
-        let known = CommandWords.commandPath(of: topic, root: LedgerRootCommand.self).count
-        return known < topic.count ? topic[known] : nil
     }
 }

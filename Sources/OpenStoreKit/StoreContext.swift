@@ -128,10 +128,14 @@ package final class StoreContext: Sendable {
         return inTestProcess ? .temporary : .file(try defaultLedgerPath(environment: environment))
     }
 
-    /// Whether this process runs tests: it made an `SKTestSession`, or it is a test bundle
-    /// (`swift test` runs `<package>PackageTests.xctest`).
+    /// Whether this process runs tests: it made an `SKTestSession`, or it is a test runner
+    /// (`swift test` runs `<package>PackageTests.xctest` on Linux; `xctest` or
+    /// `swiftpm-testing-helper` with XCTest's environment on a Mac).
     package static var isTestProcess: Bool {
-        testSessionMade.load(ordering: .relaxed) || ProcessInfo.processInfo.processName.hasSuffix(".xctest")
+        let process = ProcessInfo.processInfo
+        return testSessionMade.load(ordering: .relaxed) || process.processName.hasSuffix(".xctest")
+            || ["xctest", "swiftpm-testing-helper"].contains(process.processName)
+            || process.environment["XCTestConfigurationFilePath"] != nil || process.environment["XCTestBundlePath"] != nil
     }
 
     private static let testSessionMade = Atomic<Bool>(false)

@@ -50,6 +50,63 @@ import Testing
         #expect(result.stderr.contains(expected), "\(result.stderr)")
     }
 
+    @Test func optionsWithoutACommandOrBeforeHelpAreUnderstood() async throws {
+        for arguments in [["--json"], ["--database", "x.sqlite"], ["--database"]] {
+            let result = try LedgerProcess.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.contains("the options need a command after them"), "\(arguments): \(result.stderr)")
+        }
+        let help = try LedgerProcess.run(["--json", "--database", "x.sqlite", "help", "list"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: ledger list"), "\(help.stderr)")
+        let typo = try LedgerProcess.run(["help", "lsit"])
+        #expect(typo.status == 64 && typo.stderr.contains("no command \"lsit\" (did you mean \"list\"?"), "\(typo.stderr)")
+        let nested = try LedgerProcess.run(["--json", "help", "store", "sett"])
+        #expect(nested.status == 64 && nested.stderr.contains(#"no command \"sett\" (did you mean \"set\"?"#), "\(nested.stderr)")
+    }
+
+    /// The options `CommandWords` moves after the command are exactly those every command
+    /// takes (`GlobalOptions`), as argument-parser describes the commands.
+    @Test func theMovedOptionsAreTheOptionsEveryCommandTakes() throws {
+        let dump = try LedgerProcess.run(["--experimental-dump-help"])
+        let tool = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var shared: Set<String>?
+        func walk(_ command: [String: Any]) {
+            let subcommands = command["subcommands"] as? [[String: Any]] ?? []
+            if subcommands.isEmpty, command["commandName"] as? String != "help" {
+                let names = (command["arguments"] as? [[String: Any]] ?? []).flatMap { argument in
+                    (argument["names"] as? [[String: Any]] ?? []).compactMap { ($0["kind"] as? String) == "long" ? "--" + ($0["name"] as? String ?? "") : nil }
+                }
+                shared = shared.map { $0.intersection(names) } ?? Set(names)
+            }
+            subcommands.forEach(walk)
+        }
+        walk(try #require(tool["command"] as? [String: Any]))
+        #expect(shared?.subtracting(["--help", "--version"]) == Set(CommandWords.globalOptions.keys))
+    }
+
+    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    func aListThatFailsLeavesStdoutEmptyAndHugeDatesPrint() async throws {
+        let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1")
+            try workspace.ledger("purchase", "com.example.level2")
+            // A damaged date that 64 bits of milliseconds cannot hold prints; it does not trap.
+            let hugeDate = "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_finish_rule; "
+                + "DROP TRIGGER transactions_finished_is_final; UPDATE transactions SET finished_at = 9223372036854775807, is_finished = 1 WHERE id = 1"
+            #expect(try runProcess(shell, [workspace.database, hugeDate]).status == 0)
+            let listed = try workspace.ledger("list", "--json")
+            #expect(listed.status == 0, "\(listed.stderr)")
+            #expect(try listed.json()["version"] as? Int == 1)
+            // A row the ledger cannot read, after one it can: the error, and nothing on stdout.
+            let badState = "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_legal_transition; "
+                + "UPDATE transactions SET state = 'bogus' WHERE id = 2"
+            #expect(try runProcess(shell, [workspace.database, badState]).status == 0)
+            let broken = try workspace.ledger("list", "--json")
+            #expect(broken.status == 74 && broken.stdout.isEmpty, "\(broken.status) \(broken.stdout)")
+            #expect(try Self.jsonError(broken)["code"] as? String == "unusableLedger")
+        }
+    }
+
     @Test func anUnknownProductOrGroupSuggestsTheNearest() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             let product = try workspace.ledger("purchase", "com.example.levl1")
@@ -100,7 +157,7 @@ import Testing
         #expect(result.stdout.isEmpty, "stdout: \(result.stdout)")
         let last = try #require(result.stderr.split(separator: "\n").last)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-        #expect(document.keys.sorted() == ["error"])
+        #expect(document.keys.sorted() == ["error", "version"] && document["version"] as? Int == 1)
         return try #require(document["error"] as? [String: Any])
     }
 

@@ -174,12 +174,12 @@ import Testing
             let path = directory + "/bad.storekit"
             try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": true}]}"#, to: path)
             #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "products[0].displayPrice", expected: "a non-negative decimal price such as \"0.99\"",
+                path: path, keyPath: "products[0].displayPrice", expected: "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point",
                 found: "a boolean")) { try StoreKitConfiguration(contentsOf: path) }
             try write(#"{"subscriptionGroups": [{"id": "g", "subscriptions": [{"productID": "s", "displayPrice": "1", "groupNumber": 1, "recurringSubscriptionPeriod": "P1Q"}]}]}"#, to: path)
             #expect(throws: CatalogError.invalidValue(
                 path: path, keyPath: "subscriptionGroups[0].subscriptions[0].recurringSubscriptionPeriod",
-                expected: "an ISO 8601 period such as P1W, P1M or P1Y", found: "\"P1Q\"")) { try StoreKitConfiguration(contentsOf: path) }
+                expected: "one of the App Store's periods here: P1W, P1M, P2M, P3M, P6M, P1Y", found: "\"P1Q\"")) { try StoreKitConfiguration(contentsOf: path) }
             try write(#"{"products": [{"productID": "a", "type": "Gadget", "displayPrice": "1"}]}"#, to: path)
             #expect(throws: CatalogError.invalidValue(
                 path: path, keyPath: "products[0].type", expected: "Consumable or NonConsumable", found: "\"Gadget\"")) {

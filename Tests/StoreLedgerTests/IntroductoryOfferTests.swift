@@ -57,6 +57,54 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
         }
     }
 
+    /// What Apple's format allows: subscription and offer periods of App Store Connect's
+    /// lengths, 1 to 12 periods an offer. Seeded: anything else is refused at import, with its
+    /// key path, and the ledger is unchanged.
+    @Test func importAcceptsOnlyTheAppStoresPeriodsAndCounts() async throws {
+        var random = SplitMix(seed: 23)
+        let subscriptionPeriods: Set = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"]
+        let offerPeriods: Set = ["P3D", "P1W", "P2W", "P1M", "P2M", "P3M", "P6M", "P1Y"]
+        for _ in 0..<40 {
+            let period = "P\(1 + random.next() % 13)\(random.pick(["D", "W", "M", "Y"]))"
+            let offerPeriod = "P\(1 + random.next() % 13)\(random.pick(["D", "W", "M", "Y"]))"
+            let count = random.pick([-1, 0, 1, 2, 3, 6, 12, 13, 1_000_000, 1_000_000_000_000])
+            let intro = #"{"paymentMode": "payAsYouGo", "subscriptionPeriod": "\#(offerPeriod)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
+            let catalog = offerCatalog(intro).replacingOccurrences(of: #""recurringSubscriptionPeriod": "P1M""#, with: #""recurringSubscriptionPeriod": "\#(period)""#)
+            let accepted = subscriptionPeriods.contains(period) && offerPeriods.contains(offerPeriod) && (1...12).contains(count)
+            try await withTemporaryDirectory { directory in
+                let file = directory + "/offers.storekit"
+                try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
+                let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+                defer { try? ledger.close() }
+                do {
+                    try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
+                    #expect(accepted, "\(period), offer \(count) x \(offerPeriod) was accepted")
+                } catch let error as CatalogError {
+                    #expect(!accepted, "\(period), offer \(count) x \(offerPeriod): \(error)")
+                    let text = "\(error)"
+                    #expect(text.contains("recurringSubscriptionPeriod") || text.contains("subscriptionPeriod") || text.contains("numberOfPeriods"), "\(text)")
+                    #expect(try ledger.allProducts().isEmpty, "a refused import changes nothing")
+                }
+            }
+        }
+    }
+
+    /// An offer stored by an older ledger with a huge period count is applied as 12 periods:
+    /// buying and renewing take bounded work.
+    @Test func aStoredOfferWithAHugeCountIsBounded() async throws {
+        try await withOfferStore(offerCatalog(freeWeek)) { queue, session in
+            var products = try queue.ledger.allProducts()
+            let index = try #require(products.firstIndex { $0.id == "plus.monthly" })
+            products[index].subscription?.introductoryOffer?.periodCount = 1_000_000_000_000
+            try queue.ledger.saveProducts(products)
+            let trial = try await queue.add(Payment(productID: "plus.monthly"))
+            #expect(trial.state == .purchased)
+            #expect(trial.expirationDate == storeEpoch.addingTimeInterval(12 * 7 * day), "12 free weeks")
+            #expect(try await session.advanceClock(by: 12 * 7 * day + 1).count == 1)
+            #expect(try queue.ledger.verify() == [])
+        }
+    }
+
     @Test func theOfferIsOncePerGroup() async throws {
         try await withOfferStore(offerCatalog(freeWeek)) { queue, session in
             try await queue.add(Payment(productID: "plus.yearly"))
@@ -96,9 +144,9 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
     func offersHoldUnderEveryRateAndClockJump(seed: Int) async throws {
         var random = SplitMix(seed: UInt64(seed) &* 0x9E37_79B9 &+ 7)
         let mode = random.pick(["free", "payAsYouGo", "payUpFront"])
-        let unit = mode == "payAsYouGo" ? "M" : random.pick(["D", "W", "M"])
+        let length = mode == "payAsYouGo" ? random.pick(["P1M", "P2M", "P3M"]) : random.pick(["P3D", "P1W", "P2W", "P1M", "P2M", "P3M"])
         let count = 1 + Int(random.next() % 4)
-        let intro = #"{"paymentMode": "\#(mode)", "subscriptionPeriod": "P\#(1 + random.next() % 3)\#(unit)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
+        let intro = #"{"paymentMode": "\#(mode)", "subscriptionPeriod": "\#(length)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
         let rate = random.pick([TimeRate.realTime, .oneMinuteIsOneDay, .monthlyRenewalEveryThirtySeconds, .oneRenewalEveryTenSeconds])
         try await withOfferStore(offerCatalog(intro), rate: rate) { queue, session in
             var chain = [try await queue.add(Payment(productID: "plus.monthly"))]

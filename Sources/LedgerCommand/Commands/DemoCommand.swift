@@ -179,7 +179,7 @@ struct DemoCommand: AsyncParsableCommand {
     ]
 
     private func format(_ date: Date?) -> String {
-        date?.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) ?? "never"
+        date.map(InternetDate.string(from:)) ?? "never"
     }
 
     /// Starts `ledger hold-purchases`, waits for its acknowledgements, and kills it.

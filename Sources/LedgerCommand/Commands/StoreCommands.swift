@@ -63,7 +63,7 @@ struct StoreCommand: AsyncParsableCommand {
             environment:           \(environment)
             invalidSignatures:     \(invalidSignatures)
             offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
-            clock:                 \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            clock:                 \(InternetDate.string(from: now))
             """
         }
     }
@@ -203,7 +203,7 @@ struct ClockCommand: AsyncParsableCommand {
 
     static func emitMoved(_ options: GlobalOptions, now: Date, renewed: [PaymentTransaction]) throws {
         try options.output.emit(Moved(now: now, renewed: renewed)) {
-            (["store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))"]
+            (["store clock: \(InternetDate.string(from: now))"]
                 + renewed.map { "renewed " + describe($0) }).joined(separator: "\n")
         }
     }
@@ -218,7 +218,7 @@ struct ClockCommand: AsyncParsableCommand {
             let now = try ledger.storeDate()
             let rate = try StoreSettings(ledger: ledger).timeRate
             try options.output.emit(Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)) {
-                "store clock: \(now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))) (time rate \(rate.name))"
+                "store clock: \(InternetDate.string(from: now)) (time rate \(rate.name))"
             }
         }
 

@@ -74,10 +74,6 @@ struct ListCommand: AsyncParsableCommand {
     /// How many transactions `ledger list` shows without `--limit`.
     static let defaultLimit = 100
 
-    /// How many transactions are read (and written out) at once: memory does not grow with
-    /// `--limit`.
-    static let pageSize = 1_000
-
     @OptionGroup var options: GlobalOptions
 
     @Option(help: "Only this state: purchasing, purchased, failed, restored or deferred.")
@@ -100,68 +96,63 @@ struct ListCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let ledger = try options.openLedgerForReading()
-        var filter = TransactionFilter(state: state, productID: productID, unfinishedOnly: unfinished, afterID: after)
-        let shown = limit ?? Self.defaultLimit
-        var list = TransactionListWriter(json: options.json, more: max(0, try ledger.transactionCount(matching: filter) - shown))
-        var remaining = shown
-        while remaining > 0 {
-            filter.limit = min(remaining, Self.pageSize)
-            let page = try ledger.transactions(matching: filter)
-            list.write(page)
-            remaining -= page.count
-            guard page.count == filter.limit, let last = page.last else { break }
-            filter.afterID = last.id
+        let filter = TransactionFilter(
+            state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit ?? Self.defaultLimit)
+        var list = TransactionListWriter(json: options.json)
+        let more = try options.openLedgerForReading().readTransactions(matching: filter) { page, more in
+            list.write(page, more: more)
         }
-        list.finish()
+        list.finish(more: more)
     }
 }
 
-/// `ledger list`'s output written a page at a time: one line per transaction, or the JSON
-/// document `{"more": N, "transactions": [...], "version": 1}` in the same bytes as
-/// `Output.emit` would write it whole.
+/// `ledger list`'s output: one line per transaction, or the JSON document
+/// `{"more": N, "transactions": [...], "version": 1}` in the same bytes as `Output.emit` would
+/// write it whole. Held until the end up to `heldBytes` (an error then leaves stdout empty),
+/// then written as it comes, so that memory does not grow with the listing.
 struct TransactionListWriter {
     let json: Bool
-    /// How many transactions match after the last one written.
-    let more: Int
+    /// How much output is held back before the listing streams.
+    static let heldBytes = 4 << 20
+    private var held: [UInt8] = []
     private var lastID: UInt64?
 
-    init(json: Bool, more: Int) {
+    init(json: Bool) {
         self.json = json
-        self.more = more
-        if json { Self.write("{\n  \"more\" : \(more),\n  \"transactions\" : [") }
     }
 
-    mutating func write(_ page: [PaymentTransaction]) {
-        guard !page.isEmpty else { return }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(page.count * (json ? 1_024 : 128))
+    mutating func write(_ page: [PaymentTransaction], more: Int) {
+        if json, lastID == nil { held += "{\n  \"more\" : \(more),\n  \"transactions\" : [".utf8 }
+        held.reserveCapacity(held.count + page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
-                bytes += (lastID == nil ? "\n    " : ",\n    ").utf8
-                TransactionJSON.append(transaction, depth: 2, to: &bytes)
+                held += (lastID == nil ? "\n    " : ",\n    ").utf8
+                TransactionJSON.append(transaction, depth: 2, to: &held)
             } else {
-                bytes += (describe(transaction) + "\n").utf8
+                held += (describe(transaction) + "\n").utf8
             }
             lastID = transaction.id
         }
-        FileHandle.standardOutput.write(Data(bytes))
+        if held.count >= Self.heldBytes { flush() }
     }
 
-    func finish() {
+    mutating func finish(more: Int) {
         if json {
-            Self.write((lastID == nil ? "\n\n  ]" : "\n  ]") + ",\n  \"version\" : \(Output.jsonVersion)\n}\n")
-        } else if lastID == nil {
-            Self.write(more > 0 ? "" : "no transactions\n")
+            if lastID == nil { held += "{\n  \"more\" : \(more),\n  \"transactions\" : [\n\n  ]".utf8 } else { held += "\n  ]".utf8 }
+            held += ",\n  \"version\" : \(Output.jsonVersion)\n}\n".utf8
+        } else if lastID == nil, more == 0 {
+            held += "no transactions\n".utf8
         }
         if !json, more > 0 {
             let next = lastID.map { " --after \($0)" } ?? ""
-            Self.write("... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n")
+            held += "... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n".utf8
         }
+        flush()
     }
 
-    private static func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+    private mutating func flush() {
+        FileHandle.standardOutput.write(Data(held))
+        held.removeAll(keepingCapacity: true)
     }
 }
 

@@ -86,14 +86,20 @@ struct ErrorReport: Error {
     ]
 
     /// Prints the report on stderr: `error: MESSAGE`, or with `--json` one line holding
-    /// `{"error": {"code", "exitCode", "message"}}` (stdout stays empty).
+    /// `{"error": {"code", "exitCode", "message"}, "version": 1}` (stdout stays empty).
     func print(json: Bool) {
         guard json else { return Output.message("error: " + message) }
-        let document = ["error": Body(code: Self.codeNames[exitCode] ?? "failed", exitCode: exitCode, message: message)]
+        let document = Document(
+            error: Body(code: Self.codeNames[exitCode] ?? "failed", exitCode: exitCode, message: message), version: Output.jsonVersion)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let text = (try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"error":{}}"#
         Output.message(text)
+    }
+
+    private struct Document: Encodable {
+        let error: Body
+        let version: Int
     }
 
     private struct Body: Encodable {

@@ -2,9 +2,9 @@ import ArgumentParser
 
 /// The words of a `ledger` command line, read before argument-parser sees them: what people
 /// type that argument-parser alone would refuse or misreport.
-struct CommandWords {
+package struct CommandWords {
     /// The options every command takes (`GlobalOptions`), with whether each takes a value.
-    static let globalOptions: [String: Bool] = ["--database": true, "--json": false, "--durability": true, "--wait": true]
+    package static let globalOptions: [String: Bool] = ["--database": true, "--json": false, "--durability": true, "--wait": true]
 
     let words: [String]
 
@@ -22,6 +22,9 @@ struct CommandWords {
         let path = Self.commandPath(of: rest, root: root).count
         return Array(rest.prefix(path)) + leading + rest.dropFirst(path)
     }
+
+    /// The words after the global options they start with (`help list` in `--json help list`).
+    var afterLeadingGlobalOptions: [String] { leadingGlobalOptions().rest }
 
     /// The global options (with their values) the words start with, and the words after them.
     private func leadingGlobalOptions() -> (options: [String], rest: [String]) {

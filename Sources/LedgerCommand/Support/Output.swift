@@ -63,7 +63,10 @@ package enum InternetDate {
 
     /// Appends the date's text (without quotes) to a byte buffer.
     static func append(_ date: Date, to out: inout [UInt8]) {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
+        // Past what 64 bits of milliseconds hold (a damaged row), Foundation's words.
+        guard let milliseconds = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) else {
+            return out += date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)).utf8
+        }
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, ms) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
         let (year, month, dayOfMonth) = civilDate(daysSince1970: day)

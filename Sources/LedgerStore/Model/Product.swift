@@ -99,8 +99,16 @@ public struct SubscriptionOffer: Sendable, Hashable, Codable {
     public var paymentMode: String
     /// The length of one period of the offer.
     public var period: SubscriptionPeriod
-    /// How many periods the offer lasts.
+    /// How many periods the offer lasts (1 to `maximumPeriodCount` when imported).
     public var periodCount: Int
+
+    /// The most periods an offer lasts: App Store Connect offers at most 12 (a free trial or
+    /// an up-front payment is 1 in Apple's own files).
+    public static let maximumPeriodCount = 12
+
+    /// `periodCount` as the store applies it: within 1...`maximumPeriodCount`, whatever an
+    /// older ledger stored, so that no offer makes unbounded work.
+    package var appliedPeriodCount: Int { min(max(1, periodCount), Self.maximumPeriodCount) }
     /// The offer's price; `nil` for a free trial.
     public var price: Decimal?
 

@@ -29,6 +29,20 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "P\(value)\(unit.rawValue)" }
 
+    /// The lengths an auto-renewable subscription renews at on the App Store (App Store
+    /// Connect's subscription durations): a week, 1, 2, 3 or 6 months, a year.
+    public static let appStoreSubscriptionPeriods: [SubscriptionPeriod] = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"].map { period($0) }
+
+    /// The lengths of one period of an offer on the App Store (App Store Connect's offer
+    /// durations): 3 days, 1 or 2 weeks, 1, 2, 3 or 6 months, a year.
+    public static let appStoreOfferPeriods: [SubscriptionPeriod] =
+        ["P3D", "P1W", "P2W", "P1M", "P2M", "P3M", "P6M", "P1Y"].map { period($0) }
+
+    private static func period(_ text: String) -> SubscriptionPeriod {
+        guard let period = SubscriptionPeriod(iso8601: text) else { preconditionFailure("not a period: \(text)") }
+        return period
+    }
+
     /// The date one period after `date`, by the calendar (UTC), as the App Store renews.
     public func advance(_ date: Date) -> Date {
         advance(date, times: 1)

@@ -82,10 +82,38 @@ extension Ledger {
         try read { db in try Self.transactions(db, matching: filter) }
     }
 
-    /// How many transactions match the filter, its limit aside (`ledger list`'s "more").
+    /// How many transactions match the filter, its limit aside.
     public func transactionCount(matching filter: TransactionFilter) throws -> Int {
-        let (condition, arguments) = Self.condition(of: filter)
-        return try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions" + condition, arguments: arguments) ?? 0 }
+        try read { db in try Self.count(db, matching: filter) }
+    }
+
+    /// Hands the transactions the filter selects to `page`, oldest first, at most `pageSize`
+    /// at a time, all read in one snapshot, with how many more match after the filter's limit
+    /// (0 for a filter without one); returns that number. Memory holds one page, whatever the
+    /// limit (`ledger list`).
+    public func readTransactions(
+        matching filter: TransactionFilter, pageSize: Int = 1_000,
+        _ page: (_ transactions: [PaymentTransaction], _ more: Int) throws -> Void
+    ) throws -> Int {
+        try read { db in
+            let more = try filter.limit.map { max(0, try Self.count(db, matching: filter) - max(0, $0)) } ?? 0
+            var remaining = filter.limit.map { max(0, $0) } ?? .max
+            var next = filter
+            while remaining > 0 {
+                next.limit = min(remaining, max(1, pageSize))
+                let transactions = try Self.transactions(db, matching: next)
+                if !transactions.isEmpty { try page(transactions, more) }
+                remaining -= transactions.count
+                guard transactions.count == next.limit, let last = transactions.last else { break }
+                next.afterID = last.id
+            }
+            return more
+        }
+    }
+
+    private static func count(_ db: Database, matching filter: TransactionFilter) throws -> Int {
+        let (condition, arguments) = condition(of: filter)
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions" + condition, arguments: arguments) ?? 0
     }
 
     private static func transactions(_ db: Database, matching filter: TransactionFilter) throws -> [PaymentTransaction] {

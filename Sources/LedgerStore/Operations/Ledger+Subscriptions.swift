@@ -446,7 +446,7 @@ extension Ledger {
         func recorded(_ offer: SubscriptionOffer, type: TransactionOffer.OfferType) -> (offer: TransactionOffer, periodCount: Int)? {
             TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
                 (TransactionOffer(type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
-                 max(1, offer.periodCount))
+                 offer.appliedPeriodCount)
             }
         }
         var promotional: [String: (offer: TransactionOffer, periodCount: Int)] = [:]

@@ -134,7 +134,9 @@ public struct StoreKitConfiguration: Sendable {
             groupID: try item.optionalMember("subscriptionGroupID")?.string() ?? groupID,
             groupName: groupName,
             level: level,
-            period: try period(try item.member("recurringSubscriptionPeriod", expected: "an ISO 8601 period such as P1M")),
+            period: try period(
+                try item.member("recurringSubscriptionPeriod", expected: "an ISO 8601 period such as P1M"),
+                among: SubscriptionPeriod.appStoreSubscriptionPeriods),
             introductoryOffer: introductory,
             promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) })
         return product
@@ -158,21 +160,32 @@ public struct StoreKitConfiguration: Sendable {
         }
     }
 
-    private static func period(_ field: CatalogValue) throws -> SubscriptionPeriod {
-        guard let period = SubscriptionPeriod(iso8601: try field.string()) else {
+    /// A period of `allowed`, the lengths the App Store has for it.
+    private static func period(_ field: CatalogValue, among allowed: [SubscriptionPeriod]) throws -> SubscriptionPeriod {
+        guard let period = SubscriptionPeriod(iso8601: try field.string()), allowed.contains(period) else {
             throw CatalogError.invalidValue(
-                path: field.file, keyPath: field.keyPath, expected: "an ISO 8601 period such as P1W, P1M or P1Y",
+                path: field.file, keyPath: field.keyPath,
+                expected: "one of the App Store's periods here: " + allowed.map(\.description).joined(separator: ", "),
                 found: "\"\(try field.string())\"")
         }
         return period
     }
 
     private static func offer(_ item: CatalogValue) throws -> SubscriptionOffer {
-        SubscriptionOffer(
+        var count = 1
+        if let field = try item.optionalMember("numberOfPeriods") {
+            count = try field.int()
+            guard (1...SubscriptionOffer.maximumPeriodCount).contains(count) else {
+                throw field.invalid("a number of periods from 1 to \(SubscriptionOffer.maximumPeriodCount)")
+            }
+        }
+        return SubscriptionOffer(
             id: try item.optionalMember("offerID")?.string(),
             paymentMode: try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront").string(),
-            period: try period(try item.member("subscriptionPeriod", expected: "an ISO 8601 period such as P1M")),
-            periodCount: try item.optionalMember("numberOfPeriods")?.int() ?? 1,
+            period: try period(
+                try item.member("subscriptionPeriod", expected: "an ISO 8601 period such as P1M"),
+                among: SubscriptionPeriod.appStoreOfferPeriods),
+            periodCount: count,
             price: try item.optionalMember("displayPrice")?.price())
     }
 }

@@ -112,4 +112,30 @@ import Testing
             }
         }
     }
+
+    /// The ledger's rules live in its schema (triggers, rule tables): an edit of either is a
+    /// problem `verify` reports, and a backup of such a ledger does not pass as verified.
+    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
+          arguments: [
+            ("DROP TRIGGER transactions_finish_rule", "schema: trigger transactions_finish_rule is missing"),
+            ("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE type = 'trigger'", "schema: trigger transactions_legal_transition is missing"),
+            ("UPDATE rule_states SET finishable = 1 WHERE state = 'deferred'", "schema: the rules of rule_states differ from this version's"),
+            ("DELETE FROM rule_transitions", "schema: the rules of rule_transitions differ from this version's"),
+            ("DROP INDEX transactions_idempotency_key", "schema: index transactions_idempotency_key is missing"),
+            ("CREATE TRIGGER sneaky AFTER INSERT ON transactions BEGIN SELECT 1; END", "schema: trigger sneaky is not this version's"),
+          ])
+    func verifyFindsTheRulesOfTheDatabaseEdited(_ edit: String, _ expected: String) async throws {
+        let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1")
+            #expect(try workspace.ledger("verify").status == 0)
+            let edited = try runProcess(shell, [workspace.database, edit])
+            #expect(edited.status == 0, "\(edited.output)")
+            let verified = try workspace.ledger("verify")
+            #expect(verified.status == 2, "\(edit): \(verified.stdout)")
+            #expect(verified.stdout.contains(expected), "\(edit): \(verified.stdout)")
+            let backup = try workspace.ledger("backup", workspace.directory + "/copy.sqlite")
+            #expect(backup.status != 0, "\(edit): a backup of it passed as verified")
+        }
+    }
 }

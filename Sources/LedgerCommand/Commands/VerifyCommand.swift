@@ -7,6 +7,8 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check the ledger: SQLite's integrity check, the schema version, the ledger's own invariants and its hash chain.",
         discussion: """
+            The schema and the rules in the database (tables, indexes, triggers, the rule_* tables) must be \
+            those this version's migrations make. \
             Every history must be a legal path through the state machine and end in its transaction's row; no \
             transaction finished in a state that cannot be finished; no idempotency key naming two transactions; \
             no id above the last one issued; every subscription expiration after its purchase date, and every \

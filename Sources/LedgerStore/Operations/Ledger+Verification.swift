@@ -38,7 +38,8 @@ extension Ledger {
         }
         guard integrity.isEmpty else { return integrity }
         return try read { db in
-            var problems = try Self.chainLinkProblems(db)
+            var problems = try Self.schemaProblems(db)
+            problems += try Self.chainLinkProblems(db)
             var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
             // The rows and the histories, both in transaction order, merged: one transaction's
             // events in memory at a time, whatever the size of the history.
@@ -71,6 +72,61 @@ extension Ledger {
                     transactionID: UInt64(highest), message: "id above the last one issued (\(lastIssued)): ids could be reused"))
             }
             return problems
+        }
+    }
+
+    /// The schema and the rules the database holds, against those this build's migrations
+    /// make: a table, index or trigger dropped, added or rewritten (with `writable_schema`,
+    /// say), or a row of a `rule_*` table changed, would let a writer past the ledger's rules
+    /// unseen, so each is a problem.
+    static func schemaProblems(_ db: Database) throws -> [LedgerProblem] {
+        let expected = try expectedSchema.get()
+        let found = try SchemaSnapshot(db)
+        var problems: [LedgerProblem] = []
+        for (name, sql) in expected.objects.sorted(by: { $0.key < $1.key }) {
+            switch found.objects[name] {
+            case nil: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is missing"))
+            case sql?: break
+            case _?: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) differs from this version's"))
+            }
+        }
+        for name in found.objects.keys.sorted() where expected.objects[name] == nil {
+            problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is not this version's"))
+        }
+        for (table, rows) in expected.rules.sorted(by: { $0.key < $1.key }) where found.rules[table].map({ $0 != rows }) ?? false {
+            problems.append(LedgerProblem(transactionID: nil, message: "schema: the rules of \(table) differ from this version's"))
+        }
+        return problems
+    }
+
+    /// What this build's migrations make, once per process: they are applied to an empty
+    /// database in memory.
+    private static let expectedSchema = Result<SchemaSnapshot, any Error> {
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        return try queue.read { try SchemaSnapshot($0) }
+    }
+
+    /// A database's tables, indexes and triggers (`type name` to its SQL) and the rows of its
+    /// rule tables.
+    private struct SchemaSnapshot {
+        var objects: [String: String] = [:]
+        var rules: [String: [String]] = [:]
+
+        init(_ db: Database) throws {
+            for row in try Row.fetchAll(db, sql: """
+                SELECT type, name, sql FROM sqlite_schema
+                WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'index', 'trigger', 'view')
+                """) {
+                objects["\(row["type"] as String) \(row["name"] as String)"] = row["sql"] as String? ?? ""
+            }
+            for table in objects.keys.filter({ $0.hasPrefix("table rule_") }).map({ String($0.dropFirst("table ".count)) }) {
+                // Every column as text, the rows sorted: the table's contents, whatever its shape.
+                let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                rules[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(quoted)").map { row in
+                    row.databaseValues.map { $0.description }.joined(separator: "|")
+                }.sorted()
+            }
         }
     }
 

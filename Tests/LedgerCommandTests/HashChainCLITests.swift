@@ -169,6 +169,23 @@ import Testing
             try check(lines, expecting: "the export's root certificate is not the one given with --root", ["--root", directory + "/other.pem"])
             let notAnExport = try runProcess(python, [tool, directory + "/root.pem"])
             #expect(notAnExport.status == 2)
+
+            // A head placed before the real one: the format has one head, last.
+            let head = try #require(lines.last { $0.contains(#""type":"head""#) })
+            let forged = head.replacingOccurrences(of: #""seq":7"#, with: #""seq":3"#)
+            try check(Array(lines.dropLast()) + [forged, head], expecting: "a second signed head")
+            // Files no export is: exit 2 with one line, never a traceback.
+            for (name, hostile) in [
+                ("deep nesting", [lines[0], String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)]),
+                ("a sequence number of 2^70", [lines[0], lines[1].replacingOccurrences(of: #""seq":1"#, with: #""seq":1180591620717411303424"#)]),
+                ("a line that is no object", [lines[0], "[1, 2]"]),
+            ] {
+                let path = directory + "/hostile.jsonl"
+                try (hostile.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                let result = try runProcess("/bin/sh", ["-c", #""$0" "$1" "$2" 2>&1"#, python, tool, path])  // stderr too
+                #expect(result.status == 2 && result.output.contains("not a usable audit export"), "\(name): \(result.output)")
+                #expect(!result.output.contains("Traceback"), "\(name): \(result.output)")
+            }
         }
     }
 }

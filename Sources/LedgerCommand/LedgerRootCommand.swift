@@ -51,6 +51,11 @@ public enum LedgerCLI {
         if command.isEmpty, !arguments.isEmpty {
             exitWithUsageError("the options need a command after them, such as `ledger --database PATH list`", json: words.wantsJSON)
         }
+        if let word = words.runTogetherShortOptions {
+            exitWithUsageError(
+                "unknown option \(quoted(word)): a value that starts with - goes after `--`, as in `ledger purchase -- -id`",
+                json: words.wantsJSON)
+        }
         if command.first == "help" {
             // `ledger [options] help TOPIC...`: help needs no options.
             if let unknown = CommandWords(words: Array(command.dropFirst())).unknownCommand(root: LedgerRootCommand.self) {

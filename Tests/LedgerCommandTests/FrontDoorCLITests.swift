@@ -300,6 +300,9 @@ import Testing
         }
         #expect(InternetDate.string(from: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(InternetDate.string(from: Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
+        // Before 1582 too, the calendar the store's dates are parsed in: proleptic Gregorian
+        // (Foundation's formatter turned to the Julian calendar there: 0999-12-27).
+        #expect(InternetDate.string(from: Date(timeIntervalSince1970: -354_285 * 86_400)) == "1000-01-01T00:00:00.000Z")
     }
 
     @Test func typoDistancesAndSuggestions() {

@@ -138,4 +138,27 @@ import Testing
             #expect(backup.status != 0, "\(edit): a backup of it passed as verified")
         }
     }
+
+    @Test func argumentParsersMessagesAreBoundedAndEscapedAndNoWordSneaksInTheHelp() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            // A huge value with an escape sequence: quoted cut short, the ESC shown, not sent.
+            let hostile = "\u{1B}[31m" + String(repeating: "a", count: 120_000)
+            for json in [false, true] {
+                let result = try workspace.ledger(arguments: ["purchase", "x", "--quantity", hostile] + (json ? ["--json"] : []))
+                #expect(result.status == 64)
+                #expect(result.stderr.utf8.count < 5_000, "\(result.stderr.utf8.count) bytes")
+                #expect(!result.stderr.contains("\u{1B}"), "a raw escape reached the terminal")
+                #expect(result.stderr.contains(" bytes)"), "\(result.stderr.prefix(300))")  // says how long it was
+            }
+            // Words argument-parser would read as -d -a -s -h ... (the help, exit 0).
+            for arguments in [["purchase", "-dash.start"], ["finish", "-h9"], ["show", "-hx"]] {
+                let result = try workspace.ledger(arguments: arguments)
+                #expect(result.status == 64, "\(arguments): exit \(result.status)")
+                #expect(result.stderr.contains("unknown option") && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+            }
+            let escaped = try LedgerProcess.run(["--database", workspace.database, "purchase", "--", "-dash.start"])
+            #expect(escaped.status == 1 && escaped.stderr.contains(#"unknown product "-dash.start""#), "\(escaped.stderr)")
+            #expect(try workspace.ledger("list", "-h").status == 0, "-h alone is still the help")
+        }
+    }
 }

@@ -67,8 +67,14 @@ private func exitReporting(_ error: any Error, root: any ParsableCommand.Type, j
         root.exit(withError: error)  // a command's own exit code (verify's 2), already explained
     default:
         let code = root.exitCode(for: error).rawValue
-        guard json, code != 0 else { root.exit(withError: error) }
-        ErrorReport(message: root.message(for: error), exitCode: code).print(json: true)
+        guard code != 0 else { root.exit(withError: error) }  // help and --version
+        if json {
+            ErrorReport(message: cut(root.message(for: error), after: 1_000), exitCode: code).print(json: true)
+        } else {
+            // Argument-parser's words, with what they quote bounded and escaped, as ours are.
+            Output.message(root.fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { cut(String($0), after: 1_000) }.joined(separator: "\n"))
+        }
         Foundation.exit(code)
     }
 }

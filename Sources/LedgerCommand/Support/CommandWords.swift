@@ -23,6 +23,16 @@ package struct CommandWords {
         return Array(rest.prefix(path)) + leading + rest.dropFirst(path)
     }
 
+    /// A word that argument-parser would read as short options run together (`-dash.start`
+    /// as `-d -a -s -h ...`, whose `-h` prints the help and exits 0): `ledger` has no short
+    /// option but `-h`, so such a word is a mistake, or a value that needs `--` before it.
+    /// Negative numbers (`-1`, `-5s`) are left to the command.
+    var runTogetherShortOptions: String? {
+        words.prefix { $0 != "--" }.first { word in
+            word.count > 2 && word.hasPrefix("-") && !word.hasPrefix("--") && !(word.dropFirst().first?.isNumber ?? false)
+        }
+    }
+
     /// The words after the global options they start with (`help list` in `--json help list`).
     var afterLeadingGlobalOptions: [String] { leadingGlobalOptions().rest }
 

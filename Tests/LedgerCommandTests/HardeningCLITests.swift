@@ -161,4 +161,39 @@ import Testing
             #expect(try workspace.ledger("list", "-h").status == 0, "-h alone is still the help")
         }
     }
+
+    @Test func idempotencyKeysAreBoundedInBytes() async throws {
+        var random = SplitMix64(seed: 15)
+        let pieces = ["a", "é", "中", "😀", "👩‍👩‍👧‍👦", "e\u{301}"]
+        try await CLIWorkspace.withCatalog { workspace in
+            for index in 0..<16 {
+                var key = "k\(index)-"
+                let target = 200 + Int(random.next() % 120)
+                while key.utf8.count < target { key += pieces[Int(random.next() % UInt64(pieces.count))] }
+                let result = try workspace.ledger("purchase", "com.example.rocket_car", "--idempotency-key", key)
+                if key.utf8.count <= 256 {
+                    #expect(result.status == 0, "\(key.utf8.count) bytes: \(result.stderr)")
+                } else {
+                    #expect(result.status == 65, "\(key.utf8.count) bytes (\(key.count) characters) was accepted")
+                    #expect(result.stderr.contains("(\(key.utf8.count) bytes): it must be 1 to 256 bytes of UTF-8"), "\(result.stderr)")
+                }
+            }
+            // One family emoji is one character and 25 bytes: eleven of them are 275 bytes.
+            let family = String(repeating: "👩‍👩‍👧‍👦", count: 11)
+            #expect(try workspace.ledger("purchase", "com.example.rocket_car", "--idempotency-key", family).status == 65)
+        }
+    }
+
+    @Test(arguments: [(" padded", false), ("padded ", false), ("e\u{301}clair", false), ("\u{E9}clair", true), ("plain.id", true)])
+    func productIdentifiersThatWouldSplitInTwoAreRefused(_ id: String, _ accepted: Bool) async throws {
+        try await CLIWorkspace.empty { workspace in
+            let file = workspace.directory + "/ids.storekit"
+            let escaped = id.unicodeScalars.map { $0.isASCII ? String($0) : String(format: "\\u%04x", $0.value) }.joined()
+            try Data(#"{"products": [{"productID": "\#(escaped)", "type": "Consumable", "displayPrice": "1"}], "version": {"major": 4, "minor": 0}}"#.utf8)
+                .write(to: URL(fileURLWithPath: file))
+            let result = try workspace.ledger("products", "import", file)
+            #expect(result.status == (accepted ? 0 : 65), "\(id.debugDescription): \(result.stderr)")
+            if !accepted { #expect(result.stderr.contains("products[0].productID"), "\(result.stderr)") }
+        }
+    }
 }

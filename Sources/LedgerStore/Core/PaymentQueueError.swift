@@ -31,7 +31,7 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
         case .invalidQuantity(let quantity):
             "invalid quantity \(quantity): it must be between 1 and 10"
         case .invalidIdempotencyKey(let key):
-            "invalid idempotency key \"\(key)\": it must be 1 to 256 characters"
+            "invalid idempotency key (\(key.utf8.count) bytes): it must be 1 to 256 bytes of UTF-8"
         case .invalidApplicationUsername(let name):
             "invalid application username (\(name.utf8.count) bytes): it must be 1 to 1,024 bytes of UTF-8"
         case .idempotencyKeyReused(let key, let id):

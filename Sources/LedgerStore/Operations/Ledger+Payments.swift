@@ -225,7 +225,8 @@ extension Ledger {
     private static func validate(_ payment: NewPayment) throws {
         guard !payment.productID.isEmpty else { throw PaymentQueueError.emptyProductIdentifier }
         guard (1...10).contains(payment.quantity) else { throw PaymentQueueError.invalidQuantity(payment.quantity) }
-        if let key = payment.idempotencyKey, key.isEmpty || key.count > 256 {
+        // Bytes, not characters: one character may be any number of scalars.
+        if let key = payment.idempotencyKey, key.isEmpty || key.utf8.count > 256 {
             throw PaymentQueueError.invalidIdempotencyKey(key)
         }
         if let name = payment.applicationUsername { try validateApplicationUsername(name) }

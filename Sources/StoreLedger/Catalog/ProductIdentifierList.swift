@@ -71,10 +71,23 @@ public struct ProductIdentifierList: Sendable, Hashable {
 enum ProductIdentifier {
     /// Refuses an identifier with control characters (a NUL would cut it short in C code and
     /// make two products one; a newline or an escape sequence would garble a terminal).
+    /// Refuses, too, what would make one identifier two: spaces at either end (invisible in
+    /// a list) and a spelling that is not Unicode NFC (`é` as `e` and a combining accent is
+    /// another string of bytes to SQLite, the same string to Swift).
     static func check(_ id: String, in value: CatalogValue) throws {
-        guard let bad = id.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) else { return }
-        throw CatalogError.invalidValue(
-            path: value.file, keyPath: value.keyPath, expected: "a product identifier without control characters",
-            found: "\"\(TerminalText.escaped(String(id.prefix(64))))\" (U+\(String(format: "%04X", bad.value)))")
+        let shown = "\"\(TerminalText.escaped(String(id.prefix(64))))\""
+        func refuse(_ expected: String, _ found: String) -> CatalogError {
+            .invalidValue(path: value.file, keyPath: value.keyPath, expected: expected, found: found)
+        }
+        if let bad = id.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw refuse("a product identifier without control characters", "\(shown) (U+\(String(format: "%04X", bad.value)))")
+        }
+        if let first = id.unicodeScalars.first, let last = id.unicodeScalars.last,
+           first.properties.isWhitespace || last.properties.isWhitespace {
+            throw refuse("a product identifier without spaces at either end", shown)
+        }
+        guard id.unicodeScalars.elementsEqual(id.precomposedStringWithCanonicalMapping.unicodeScalars) else {
+            throw refuse("a product identifier in Unicode NFC (composed characters, as Xcode writes them)", shown)
+        }
     }
 }

@@ -380,8 +380,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// renewal without waiting.
     /// - Throws: `StoreControlError.clockOutOfRange`, `.tooManyRenewals`.
     public func advanceTime(by interval: TimeInterval) throws {
-        try ledger.advanceClock(by: interval)
-        let renewed = try ledger.renewDueSubscriptions()
+        let renewed = try ledger.advanceClockAndRenew(by: interval)
         context.afterPendingCalls { queue in
             _ = try? await queue.deliver(renewed)
             await queue.rescheduleAutomaticRenewals()

@@ -76,6 +76,43 @@ import Testing
         }
     }
 
+    /// A clock move and the renewals it makes due are one commit: a power loss at any write or
+    /// sync of the move leaves neither or both, never a clock moved with its renewals still to
+    /// make (which the next command, a read among them, would have written).
+    @Test func aClockMoveAndItsRenewalsAreOneCommit() async throws {
+        let epoch = Date(timeIntervalSince1970: 1_800_000_000)
+        let triggers = (Int64(1)...14).map { (write: $0, sync: Int64?.none) } + (Int64(1)...4).map { (write: Int64?.none, sync: $0) }
+        var interrupted = 0
+        for trigger in triggers {
+            try await withTemporaryDirectory { directory in
+                FaultInjection.reset()
+                let path = directory + "/ledger.sqlite"
+                let configuration = FaultInjection.configuration(LedgerConfiguration(clock: .fixed(epoch)))
+                try CrashWorkload.prepareLedger(at: path, configuration: configuration)
+                let queue = try PaymentQueue(path: path, configuration: configuration)
+                let session = StoreTestSession(queue: queue)
+                try session.update { $0.timeRate = .oneRenewalEveryTenSeconds }
+                try await queue.add(Payment(productID: "workload.monthly"))
+                await queue.waitUntilNotified()
+                FaultInjection.setLossMode(.loseAll)
+                if let point = trigger.write { FaultInjection.arm(.powerLoss, atWrite: point) }
+                if let point = trigger.sync { FaultInjection.arm(.powerLoss, atSync: point) }
+                let moved = try? await session.advanceClock(by: 35)  // three renewals fall due
+                if moved == nil { interrupted += 1 }
+                try? queue.ledger.close()
+                FaultInjection.powerOn()
+                FaultInjection.reset()
+                let reopened = try Ledger.open(at: path, configuration: configuration)
+                let renewals = try reopened.allTransactions().filter { $0.reason == .renewal }.count
+                let clockMoved = try reopened.storeDate() > epoch.addingTimeInterval(30)
+                #expect(clockMoved ? renewals == 3 : renewals == 0, "\(trigger): clock moved \(clockMoved), \(renewals) renewals")
+                #expect(try reopened.verify() == [])
+                try reopened.close()
+            }
+        }
+        #expect(interrupted > 0, "some power losses fell inside the move")
+    }
+
     /// An I/O error during COMMIT leaves its outcome unknown: the ledger reports it, and a
     /// retry with the same idempotency key finds out what happened instead of guessing.
     @Test func aRetryAfterAFailedCommitFindsOutWhatHappened() async throws {

@@ -196,4 +196,24 @@ import Testing
             if !accepted { #expect(result.stderr.contains("products[0].productID"), "\(result.stderr)") }
         }
     }
+
+    /// Read commands never write, even with renewals due (a fast time rate and real time
+    /// passing): the file stays byte for byte what it was.
+    @Test func readCommandsNeverWriteEvenWithRenewalsDue() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("store", "set", "timeRate", "oneRenewalEveryTwoSeconds")
+            try workspace.ledger("purchase", SampleCatalog.subscription)
+            try await Task.sleep(for: .seconds(2.5))  // a renewal is now due, not made
+            let before = try RefusedCommandTests.snapshot(workspace.database)
+            for arguments in [["subscriptions", "status", "Pro"], ["list"], ["show", "1"], ["info"], ["verify"], ["jws", "1"],
+                              ["clock", "show"], ["store", "show"], ["products", "list"], ["promotions", "list"]] {
+                let result = try workspace.ledger(arguments: arguments)
+                #expect(result.status == 0, "\(arguments): \(result.stderr)")
+                let after = try RefusedCommandTests.snapshot(workspace.database)
+                #expect(after.0 == before.0 && after.1 == before.1, "\(arguments) wrote to the ledger")
+            }
+            let launched = try workspace.json("launch")
+            #expect((launched["delivered"] as? [Any])?.isEmpty == false, "the app's launch makes the renewal")
+        }
+    }
 }

@@ -15,8 +15,9 @@ struct SubscriptionsCommand: AsyncParsableCommand {
             discussion: """
                 The renewal state (subscribed, expired, inBillingRetryPeriod, inGracePeriod, revoked), the group's \
                 latest transaction, whether and when it renews and to which product (a pending downgrade or \
-                crossgrade), why it expired, and billing retry or grace period. Renewals that fell due are made \
-                first. Exit 0 also when the group was never bought (status null).
+                crossgrade), why it expired, and billing retry or grace period. It only reads: renewals that fell \
+                due since the last app command or clock move are made by the next one (`ledger launch`), not \
+                here. Exit 0 also when the group was never bought (status null).
                 """)
 
         @OptionGroup var options: GlobalOptions
@@ -25,7 +26,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         var groupOrProduct: String
 
         func run() async throws {
-            let ledger = try options.openQueue().ledger
+            let ledger = try options.openLedgerForReading()
             let status = try ledger.subscriptionStatus(forGroup: try SubscriptionChoice(groupOrProduct, in: ledger).groupID)
             try options.output.emit(StatusOutput(status: status)) {
                 guard let status else { return "\(groupOrProduct): never bought" }

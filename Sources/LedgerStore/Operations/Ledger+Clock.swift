@@ -18,13 +18,25 @@ extension Ledger {
     ///   fall due. A refused move changes nothing.
     @discardableResult
     package func advanceClock(by interval: TimeInterval) throws -> Date {
+        try write { db in try advanceClock(db, by: interval) }
+    }
+
+    /// `advanceClock(by:)` and the renewals that fall due, in one commit: a process killed
+    /// after the move never leaves renewals due for a later command to make.
+    package func advanceClockAndRenew(by interval: TimeInterval) throws -> [PaymentTransaction] {
         try write { db in
-            let now = Date(ledgerMilliseconds: try storeNow(db))
-            guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
-                throw StoreControlError.clockOutOfRange(interval: interval)
-            }
-            return try setClockOffset(db, try Self.clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
+            try advanceClock(db, by: interval)
+            return try renewDueSubscriptions(try writer(db))
         }
+    }
+
+    @discardableResult
+    private func advanceClock(_ db: Database, by interval: TimeInterval) throws -> Date {
+        let now = Date(ledgerMilliseconds: try storeNow(db))
+        guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
+            throw StoreControlError.clockOutOfRange(interval: interval)
+        }
+        return try setClockOffset(db, try Self.clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
     }
 
     /// Sets the store clock to `date` (rounded to the millisecond), which must not be earlier
@@ -33,17 +45,28 @@ extension Ledger {
     ///   `latestStoreDate`, `.tooManyRenewals`. A refused move changes nothing.
     @discardableResult
     package func setClock(to date: Date) throws -> Date {
+        try write { db in try setClock(db, to: date) }
+    }
+
+    /// `setClock(to:)` and the renewals that fall due, in one commit.
+    package func setClockAndRenew(to date: Date) throws -> [PaymentTransaction] {
         try write { db in
-            let now = try storeNow(db)
-            let target = date.ledgerMilliseconds
-            guard target >= now else {
-                throw StoreControlError.clockCannotGoBack(current: Date(ledgerMilliseconds: now), requested: date)
-            }
-            guard date <= Self.latestStoreDate else {
-                throw StoreControlError.clockOutOfRange(interval: date.timeIntervalSince(Date(ledgerMilliseconds: now)))
-            }
-            return try setClockOffset(db, try Self.clockOffset(db) + (target - now))
+            try setClock(db, to: date)
+            return try renewDueSubscriptions(try writer(db))
         }
+    }
+
+    @discardableResult
+    private func setClock(_ db: Database, to date: Date) throws -> Date {
+        let now = try storeNow(db)
+        let target = date.ledgerMilliseconds
+        guard target >= now else {
+            throw StoreControlError.clockCannotGoBack(current: Date(ledgerMilliseconds: now), requested: date)
+        }
+        guard date <= Self.latestStoreDate else {
+            throw StoreControlError.clockOutOfRange(interval: date.timeIntervalSince(Date(ledgerMilliseconds: now)))
+        }
+        return try setClockOffset(db, try Self.clockOffset(db) + (target - now))
     }
 
     /// The store's time inside a transaction, in milliseconds.

@@ -158,19 +158,19 @@ public struct StoreTestSession: Sendable {
         try ledger.setAutoRenew(of: productID, enabled: enabled)
     }
 
-    /// Moves the store clock forward, then makes and delivers the renewals that fell due.
+    /// Moves the store clock forward and makes the renewals that fell due, in one commit, then
+    /// delivers them.
     /// - Throws: `StoreControlError.clockOutOfRange` for a negative or too large interval.
     @discardableResult
     public func advanceClock(by interval: TimeInterval) async throws -> [PaymentTransaction] {
-        try ledger.advanceClock(by: interval)
-        return try await deliver(try ledger.renewDueSubscriptions())
+        try await deliver(try ledger.advanceClockAndRenew(by: interval))
     }
 
-    /// Sets the store clock (never backwards), then makes and delivers the renewals that fell due.
+    /// Sets the store clock (never backwards) and makes the renewals that fell due, in one
+    /// commit, then delivers them.
     @discardableResult
     public func setClock(to date: Date) async throws -> [PaymentTransaction] {
-        try ledger.setClock(to: date)
-        return try await deliver(try ledger.renewDueSubscriptions())
+        try await deliver(try ledger.setClockAndRenew(to: date))
     }
 }
 

@@ -216,4 +216,31 @@ import Testing
             #expect((launched["delivered"] as? [Any])?.isEmpty == false, "the app's launch makes the renewal")
         }
     }
+
+    /// The hidden files of a creation, backup or export that a killed process left are removed
+    /// by the next one in that folder; a live process's, and names not of ours, stay.
+    @Test func temporaryFilesOfKilledProcessesAreRemovedByTheNextCreation() async throws {
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let dead = exited.processIdentifier, alive = ProcessInfo.processInfo.processIdentifier
+        try await CLIWorkspace.withCatalog { workspace in
+            let stale = [
+                ".ledger.sqlite.creating-\(dead)-1", ".ledger.sqlite.creating-\(dead)-1-wal", ".copy.sqlite.backup-\(dead)-22",
+                ".my-audit.jsonl.writing-\(dead)-333", ".root.pem.writing-\(dead)-4-journal",
+            ]
+            let kept = [".ledger.sqlite.creating-\(alive)-5", ".notes-\(dead)-6", "visible.backup-\(dead)-7", ".x.sqlite.backup-\(dead)-nope"]
+            for (index, command) in [["init", "--database", workspace.directory + "/other.sqlite"],
+                                     ["backup", workspace.directory + "/copy.sqlite", "--database", workspace.database],
+                                     ["audit", "export", workspace.directory + "/audit.jsonl", "--database", workspace.database]].enumerated() {
+                for name in stale + kept { FileManager.default.createFile(atPath: workspace.directory + "/" + name, contents: Data()) }
+                let result = try LedgerProcess.run(command)
+                #expect(result.status == 0, "\(command): \(result.stderr)")
+                let left = Set(try FileManager.default.contentsOfDirectory(atPath: workspace.directory))
+                #expect(left.isDisjoint(with: stale), "\(index) \(command): left \(left.intersection(stale))")
+                #expect(Set(kept).isSubset(of: left), "\(command) removed \(Set(kept).subtracting(left))")
+            }
+        }
+    }
 }

@@ -212,7 +212,7 @@ public final class Ledger: Sendable {
     /// Builds the new ledger under a temporary name and links it into place, so that the path
     /// holds either nothing or a complete ledger, never a half-made one.
     private static func create(at path: String, configuration: LedgerConfiguration) throws {
-        let (temporary, directory) = try makeTemporaryFile(beside: path, purpose: "creating")
+        let (temporary, directory) = try makeTemporaryFile(beside: path, purpose: .creating)
         defer { removeDatabaseFiles(temporary) }
         do {
             var grdb = Configuration()
@@ -242,10 +242,8 @@ public final class Ledger: Sendable {
 
     /// An empty, owner-only file beside `path` (SQLite gives its -wal and -shm files the same
     /// mode), for a ledger built there and then linked into place. Returns it and its directory.
-    static func makeTemporaryFile(beside path: String, purpose: String) throws -> (path: String, directory: String) {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/.\(url.lastPathComponent).\(purpose)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    static func makeTemporaryFile(beside path: String, purpose: TemporaryFiles.Purpose) throws -> (path: String, directory: String) {
+        let (temporary, directory) = TemporaryFiles.name(beside: path, for: purpose)
         let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw LedgerError.system(errno, path: path, doing: "cannot create it")

@@ -10,9 +10,7 @@ package enum NewFile {
     ///   (`.unusable`, with the system's reason) when it cannot be written; `body`'s errors.
     package static func write(to path: String, mode: mode_t = 0o644, _ body: (FileHandle) throws -> Void) throws {
         if FileManager.default.fileExists(atPath: path) { throw LedgerError.destinationExists(path: path) }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/.\(url.lastPathComponent).writing-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let (temporary, directory) = TemporaryFiles.name(beside: path, for: .writing)
         let descriptor = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw LedgerError.system(errno, path: path, doing: "cannot write it") }
         defer { unlink(temporary) }

@@ -11,7 +11,7 @@ extension Ledger {
     ///   when the copy does not verify (the copy is then removed).
     public func backup(to destination: String) throws {
         guard !FileManager.default.fileExists(atPath: destination) else { throw LedgerError.destinationExists(path: destination) }
-        let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: "backup")
+        let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: .backup)
         defer { Self.removeDatabaseFiles(temporary) }
         do {
             // VACUUM INTO reads one snapshot of the committed data, -wal included.

@@ -51,6 +51,23 @@ import Testing
         }
     }
 
+    /// A purchase is dated when the store charges it: an Ask to Buy purchase when it is
+    /// approved, whatever the product (a non-consumable kept the request's time).
+    @Test(arguments: [SampleCatalog.nonConsumable, SampleCatalog.consumable, SampleCatalog.nonRenewing, SampleCatalog.subscription])
+    func anApprovedAskToBuyPurchaseIsDatedAtTheApproval(_ product: String) async throws {
+        try await StoreFixture.with { store in
+            try store.session.update { $0.askToBuyEnabled = true }
+            let asked = try await store.buy(product)
+            #expect(asked.state == .deferred)
+            try await store.session.advanceClock(by: 3_600)
+            let approved = try await store.session.approveAskToBuyTransaction(asked.id)
+            let approvedAt = try store.ledger.storeDate()
+            #expect(approved.purchaseDate == approvedAt && approved.originalPurchaseDate == approvedAt, "\(product)")
+            #expect(try store.ledger.transaction(asked.id)?.purchaseDate == approvedAt, "\(product) as stored")
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
     /// Approving, declining and restoring tell the observers what they did, as StoreKit does, so
     /// their results may be ignored. This file compiles with warnings as errors in CI: it
     /// stops compiling if one of them warns about an unused result.

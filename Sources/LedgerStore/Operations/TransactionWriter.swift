@@ -156,6 +156,14 @@ struct TransactionWriter {
         if state == .purchased, transaction.productType == .autoRenewable {
             // Before the state changes: the period's dates may be set only until it is charged.
             try ledger.startSubscriptionPeriod(self, transaction)
+        } else if state == .purchased, transaction.state == .deferred {
+            // A purchase is dated when the store charges it, as Apple's `purchaseDate` is: an
+            // Ask to Buy purchase when it is approved (a subscription's period starts then too).
+            let dated = try FastStatement(db, Self.updatePurchaseDate)
+            dated.bind(1, now)
+            dated.bind(2, now)
+            dated.bind(3, Int64(transaction.id))
+            try dated.execute()
         }
         let update = try FastStatement(db, Self.updateState)
         update.bind(1, state.rawValue)
@@ -172,6 +180,10 @@ struct TransactionWriter {
             updated.state = state
             updated.error = error
             updated.updatedAt = Date(ledgerMilliseconds: now)
+            if state == .purchased, transaction.state == .deferred {
+                updated.purchaseDate = Date(ledgerMilliseconds: now)
+                if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
+            }
         }
         if delivery == .recorded { try recordDelivery(of: &updated) }
         return updated
@@ -333,6 +345,10 @@ struct TransactionWriter {
         """)
     private static let updateState = LedgerSQL(
         "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
+    private static let updatePurchaseDate = LedgerSQL("""
+        UPDATE transactions SET purchase_date = ?,
+            original_purchase_date = CASE WHEN original_id = id THEN ? ELSE original_purchase_date END WHERE id = ?
+        """)
     private static let updateFinished = LedgerSQL(
         "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
     private static let updateDelivered = LedgerSQL(

@@ -243,4 +243,35 @@ import Testing
             }
         }
     }
+
+    /// A row edited outside the ledger (its digest differs from its last event's) is never
+    /// signed, and no write changes or deletes it, since its new event would record the edit as
+    /// the ledger's; the rest of the ledger works on.
+    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    func aRowEditedOutsideTheLedgerIsNeitherSignedNorChanged() async throws {
+        let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1")                          // 1, unfinished
+            try workspace.ledger("purchase", "com.example.level2", "--outcome", "deferred")   // 2
+            let edit = "UPDATE transactions SET storefront = 'FRA' WHERE id IN (1, 2)"
+            #expect(try runProcess(shell, [workspace.database, edit]).status == 0)
+            #expect(try workspace.ledger("verify").status == 2)
+            let before = try RefusedCommandTests.snapshot(workspace.database)
+            for arguments in [["jws", "1"], ["finish", "1"], ["approve", "2"], ["launch"], ["refund", "1"], ["store", "delete", "1"],
+                              ["store", "clear"], ["restore"]] {
+                let result = try workspace.ledger(arguments: arguments)
+                // A restore reports its failure as its outcome (exit 1, the reason on stdout).
+                let restore = arguments == ["restore"]
+                #expect(result.status == (restore ? 1 : 74), "\(arguments): exit \(result.status) \(result.stdout)")
+                #expect(restore || result.stdout.isEmpty, "\(arguments) printed \(result.stdout)")
+                #expect((result.stderr + result.stdout).contains("differs from what its history recorded"), "\(arguments): \(result.stderr)")
+                let after = try RefusedCommandTests.snapshot(workspace.database)
+                #expect(after.0 == before.0, "\(arguments) changed the ledger")
+            }
+            // Rows the history vouches for are used as before.
+            let other = try workspace.json("purchase", "com.example.rocket_car")
+            #expect(other["state"] as? String == "purchased")
+            #expect(try workspace.ledger("jws", "\(other["id"] as? Int ?? 0)").status == 0)
+        }
+    }
 }

@@ -42,6 +42,7 @@ extension Ledger {
                 copies = first...(first + UInt64(count) - 1)
                 try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first, count: count)
             } else {
+                try writer.vouch(where: sources, arguments: arguments)
                 copies = try copyEach(writer, sources: sources, arguments: arguments, ids: &ids)
             }
             try ids.save(db)

@@ -129,6 +129,7 @@ struct TransactionWriter {
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
     func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
+        try vouch(where: sources, arguments: arguments)
         try db.execute(sql: """
             INSERT INTO transactions (
                 id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
@@ -153,6 +154,7 @@ struct TransactionWriter {
         _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?, ledger: Ledger
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
+        try vouch(transaction.id)
         if state == .purchased, transaction.productType == .autoRenewable {
             // Before the state changes: the period's dates may be set only until it is charged.
             try ledger.startSubscriptionPeriod(self, transaction)
@@ -191,6 +193,7 @@ struct TransactionWriter {
 
     /// Marks a transaction finished (row and event); the caller checked that its state allows it.
     func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
+        try vouch(transaction.id)
         let update = try FastStatement(db, Self.updateFinished)
         update.bind(1, now)
         update.bind(2, now)
@@ -206,6 +209,7 @@ struct TransactionWriter {
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
     func recordDelivery(of transaction: inout PaymentTransaction) throws {
+        try vouch(transaction.id)
         let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
         update.bind(2, Int64(transaction.id))
@@ -223,6 +227,7 @@ struct TransactionWriter {
     func recordDelivery(
         where condition: String, arguments: StatementArguments = [], delivered: ((PaymentTransaction) throws -> Void)? = nil
     ) throws {
+        try vouch(where: condition, arguments: arguments)
         try db.execute(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
@@ -233,6 +238,7 @@ struct TransactionWriter {
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
     func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
+        try vouch(transaction.id)
         try db.run(
             sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
             arguments: [now, reason, now, Int64(transaction.id)])
@@ -244,6 +250,7 @@ struct TransactionWriter {
     /// with the offer that applies to it. Only while it is still purchasing or deferred (the
     /// identity trigger refuses it after); the `stateChanged` event that follows records it.
     func startPeriod(of transaction: PaymentTransaction, endingAt end: Int64, offer: TransactionOffer?) throws {
+        try vouch(transaction.id)
         try db.run(
             sql: """
                 UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
@@ -257,6 +264,7 @@ struct TransactionWriter {
 
     /// Moves a subscription period's expiration to now, with its `expirationChanged` event.
     func expireNow(_ period: PaymentTransaction) throws {
+        try vouch(period.id)
         try db.run(sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?", arguments: [now, now, Int64(period.id)])
         try appendEvent(
             id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
@@ -265,6 +273,7 @@ struct TransactionWriter {
 
     /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
     func markUpgraded(_ period: PaymentTransaction) throws {
+        try vouch(period.id)
         try db.run(sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?", arguments: [now, Int64(period.id)])
         try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
     }
@@ -273,6 +282,7 @@ struct TransactionWriter {
     /// interrupted purchases. Their history stays, closed by a `deleted` event each: the hash
     /// chain has no holes.
     func delete(where condition: String, arguments: StatementArguments = []) throws {
+        try vouch(where: condition, arguments: arguments)  // a deleted row's edit would vanish with it
         let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
         try selected.bind(arguments)
         let deleted = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
@@ -317,6 +327,16 @@ struct TransactionWriter {
             throw DamagedRow(reason: "transaction \(id) has an unknown state \(name)")
         }
         return state
+    }
+
+    /// Refuses to change a row its history does not vouch for (`HashChain.vouch`).
+    private func vouch(_ id: UInt64) throws {
+        if chained { try HashChain.vouch(db, id: id) }
+    }
+
+    /// `vouch(_:)` for every row `condition` selects.
+    func vouch(where condition: String, arguments: StatementArguments) throws {
+        if chained { try HashChain.vouch(db, where: condition, arguments: arguments) }
     }
 
     /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it

@@ -153,6 +153,37 @@ enum HashChain {
         return encoding.sha256
     }
 
+    /// Throws `DamagedRow` unless each row `condition` selects is what its last event
+    /// recorded: a row edited outside the ledger (its digest differs) is never signed, nor
+    /// changed by a writer, whose new event would record the edit as if the ledger had made it.
+    static func vouch(_ db: Database, where condition: String, arguments: StatementArguments) throws {
+        let rows = try FastStatement(db, columnsOnly + ", " + lastDigest + " WHERE \(condition)")
+        try rows.bind(arguments)
+        try vouch(rows)
+    }
+
+    /// `vouch(_:where:arguments:)` for transaction `id` (the writer's path: prepared once).
+    static func vouch(_ db: Database, id: UInt64) throws {
+        let row = try FastStatement(db, vouchRow)
+        row.bind(1, Int64(id))
+        try vouch(row)
+    }
+
+    private static let vouchRow = LedgerSQL(columnsOnly + ", " + lastDigest + " WHERE t.id = ?")
+
+    private static func vouch(_ rows: FastStatement) throws {
+        let recorded = Int32(selectedColumns.count)
+        try rows.forEachRow { columns in
+            guard columns.isNull(recorded) || rowDigest(of: columns) != columns.blob(recorded) else { return }
+            throw DamagedRow(reason: "transaction \(columns.int64(0)) differs from what its history recorded "
+                + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
+        }
+    }
+
+    /// The digest the last event of a `transactions` row (aliased `t`) recorded.
+    private static let lastDigest =
+        "(SELECT row_digest FROM transaction_events WHERE transaction_id = t.id ORDER BY seq DESC LIMIT 1) FROM transactions t"
+
     /// The statement that selects `selectedColumns` of the rows `condition` selects, in id order.
     static func selectRows(where condition: String) -> String {
         selection + " WHERE \(condition) ORDER BY id"
@@ -288,6 +319,7 @@ enum HashChain {
     // MARK: - Statements
 
     private static let selection = "SELECT " + selectedColumns.joined(separator: ", ") + " FROM transactions"
+    private static let columnsOnly = "SELECT " + selectedColumns.map { "t." + $0 }.joined(separator: ", ")
     /// One row by id (`selectedColumns`).
     static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")

@@ -133,10 +133,15 @@ extension Ledger {
 
     /// `transactions` signed (see `signedTransaction(_:)`), in their order: the identity,
     /// settings and catalog are read once for all.
-    /// - Throws: `StoreControlError.notSigned` when one is purchasing, deferred or failed.
+    /// - Throws: `StoreControlError.notSigned` when one is purchasing, deferred or failed;
+    ///   `LedgerError` (`.corrupted`) when a stored row differs from what its history recorded.
     public func signedTransactions(_ transactions: [PaymentTransaction]) throws -> [JWS] {
         for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
             throw StoreControlError.notSigned(transaction.id, state: transaction.state)
+        }
+        // Never sign a row edited outside the ledger: the signature would vouch for the edit.
+        try read { db in
+            for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
         }
         let signer = try signer()
         let products = try catalog(Set(transactions.map(\.productID)))

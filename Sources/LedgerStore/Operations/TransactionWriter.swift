@@ -227,13 +227,29 @@ struct TransactionWriter {
     func recordDelivery(
         where condition: String, arguments: StatementArguments = [], delivered: ((PaymentTransaction) throws -> Void)? = nil
     ) throws {
-        try vouch(where: condition, arguments: arguments)
+        // One scan before the update: each row is vouched for (`HashChain.vouch`), and its
+        // digest after the update computed, since only the delivery's two columns change.
+        let rows = try FastStatement(db, HashChain.selectVouching(where: condition))
+        try rows.bind(arguments)
+        var deliveries: [(transaction: PaymentTransaction, digest: [UInt8])] = []
+        try rows.forEachRow { columns in
+            if chained { try HashChain.vouch(columns) }
+            var transaction = try PaymentTransaction(columns)
+            transaction.deliveryCount += 1
+            transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
+            deliveries.append((transaction, chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow))
+        }
         try db.execute(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
-        try appendEvents(.delivered, toRowsWhere: condition, arguments: arguments) { columns in
-            try delivered?(PaymentTransaction(columns))
+        var appender = try HashChain.Appender(db, chained: chained)
+        for (transaction, digest) in deliveries {
+            try appender.append(
+                db, .init(transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now),
+                rowDigest: digest)
         }
+        try appender.finish(db)
+        if let delivered { try deliveries.forEach { try delivered($0.transaction) } }
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.

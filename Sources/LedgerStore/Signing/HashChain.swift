@@ -153,32 +153,57 @@ enum HashChain {
         return encoding.sha256
     }
 
+    /// The row digest the current row will have once one more delivery at `date` is recorded
+    /// (`delivery_count` one more, `last_delivered_at` the date; nothing else changes): a
+    /// launch digests its deliveries in the scan that vouches for the rows before the update.
+    static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
+        var encoding = ChainEncoding()
+        for index in digestOrder {
+            switch index {
+            case deliveryCountColumn: encoding.integer(columns.int64(index) + 1)
+            case lastDeliveredColumn: encoding.integer(date)
+            default: encoding.column(columns, index)
+            }
+        }
+        return encoding.sha256
+    }
+
+    private static let deliveryCountColumn = Int32(selectedColumns.firstIndex(of: "delivery_count")!)
+    private static let lastDeliveredColumn = Int32(selectedColumns.firstIndex(of: "last_delivered_at")!)
+
     /// Throws `DamagedRow` unless each row `condition` selects is what its last event
     /// recorded: a row edited outside the ledger (its digest differs) is never signed, nor
     /// changed by a writer, whose new event would record the edit as if the ledger had made it.
     static func vouch(_ db: Database, where condition: String, arguments: StatementArguments) throws {
-        let rows = try FastStatement(db, columnsOnly + ", " + lastDigest + " WHERE \(condition)")
+        let rows = try FastStatement(db, selectVouching(where: condition))
         try rows.bind(arguments)
-        try vouch(rows)
+        try rows.forEachRow(vouch(_:))
+    }
+
+    /// The statement that selects `selectedColumns` and the digest the last event recorded
+    /// (at `recordedDigestColumn`) of the rows `condition` selects, in id order.
+    static func selectVouching(where condition: String) -> String {
+        columnsOnly + ", " + lastDigest + " WHERE \(condition) ORDER BY t.id"
+    }
+
+    static let recordedDigestColumn = Int32(selectedColumns.count)
+
+    /// Throws `DamagedRow` unless the current row of a `selectVouching` statement is what its
+    /// last event recorded.
+    static func vouch(_ columns: FastStatement.Columns) throws {
+        guard !columns.isNull(recordedDigestColumn), rowDigest(of: columns) != columns.blob(recordedDigestColumn) else { return }
+        throw DamagedRow(reason: "transaction \(columns.int64(0)) differs from what its history recorded "
+            + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
     }
 
     /// `vouch(_:where:arguments:)` for transaction `id` (the writer's path: prepared once).
     static func vouch(_ db: Database, id: UInt64) throws {
         let row = try FastStatement(db, vouchRow)
         row.bind(1, Int64(id))
-        try vouch(row)
+        try row.forEachRow(vouch(_:))
     }
 
     private static let vouchRow = LedgerSQL(columnsOnly + ", " + lastDigest + " WHERE t.id = ?")
-
-    private static func vouch(_ rows: FastStatement) throws {
-        let recorded = Int32(selectedColumns.count)
-        try rows.forEachRow { columns in
-            guard columns.isNull(recorded) || rowDigest(of: columns) != columns.blob(recorded) else { return }
-            throw DamagedRow(reason: "transaction \(columns.int64(0)) differs from what its history recorded "
-                + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
-        }
-    }
 
     /// The digest the last event of a `transactions` row (aliased `t`) recorded.
     private static let lastDigest =

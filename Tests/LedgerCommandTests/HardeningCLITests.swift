@@ -234,7 +234,7 @@ import Testing
             for (index, command) in [["init", "--database", workspace.directory + "/other.sqlite"],
                                      ["backup", workspace.directory + "/copy.sqlite", "--database", workspace.database],
                                      ["audit", "export", workspace.directory + "/audit.jsonl", "--database", workspace.database]].enumerated() {
-                for name in stale + kept { FileManager.default.createFile(atPath: workspace.directory + "/" + name, contents: Data()) }
+                for name in stale + kept { _ = FileManager.default.createFile(atPath: workspace.directory + "/" + name, contents: Data()) }
                 let result = try LedgerProcess.run(command)
                 #expect(result.status == 0, "\(command): \(result.stderr)")
                 let left = Set(try FileManager.default.contentsOfDirectory(atPath: workspace.directory))

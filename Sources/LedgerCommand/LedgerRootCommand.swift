@@ -13,7 +13,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             and --json (stdout then holds exactly one JSON document; messages go to stderr, and an \
             error is one JSON document there), before or after the command's name.
             Exit codes: 0 ok, 1 refused operation, 2 problems found by verify, 64 usage, 65 bad input data, \
-            66 missing input file or ledger, 74 unusable ledger, 75 busy (another process held the ledger \
+            66 missing input file or ledger, 73 an output file that cannot be written, 74 unusable ledger, 75 busy (another process held the ledger \
             longer than --wait; try again).
             Start with `ledger demo`.
             """,

@@ -274,4 +274,53 @@ import Testing
             #expect(try workspace.ledger("jws", "\(other["id"] as? Int ?? 0)").status == 0)
         }
     }
+
+    @Test func resolvingAgainAfterTheReplacementWasDeletedSaysSo() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1", "--outcome", "interrupted")  // 1
+            let waiting = try workspace.ledger("store", "resolve", "1")
+            #expect(waiting.stdout.contains("the new purchase arrives when the app finishes #1"), "\(waiting.stdout)")
+            let finished = try workspace.json("finish", "1")
+            let replacement = try #require((finished["replacements"] as? [[String: Any]])?.first?["id"] as? Int)
+            #expect(try workspace.ledger("store", "delete", "\(replacement)").status == 0)
+            let again = try workspace.ledger("store", "resolve", "1")
+            #expect(again.status == 0)
+            #expect(again.stdout.contains("its new purchase #\(replacement) was deleted"), "\(again.stdout)")
+            #expect(!again.stdout.contains("arrives when the app finishes"))
+        }
+    }
+
+    /// A backup or an export that cannot be written blames its destination (exit 73, as
+    /// sysexits' EX_CANTCREAT), never the ledger; a ledger that fails verification is blamed
+    /// for its own backup.
+    @Test func aFileThatCannotBeWrittenBlamesTheRightFile() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1")
+            let nowhere = workspace.directory + "/no-such-folder"
+            for arguments in [["backup", nowhere + "/copy.sqlite"], ["audit", "export", nowhere + "/audit.jsonl"],
+                              ["certificate", "export", "--output", nowhere + "/root.pem"]] {
+                let result = try workspace.ledger(arguments: arguments)
+                #expect(result.status == 73, "\(arguments): exit \(result.status)")
+                #expect(result.stderr.contains("error: cannot write \(nowhere)/") && !result.stderr.contains("cannot use the ledger"),
+                        "\(arguments): \(result.stderr)")
+                let json = try workspace.ledger(arguments: arguments + ["--json"])
+                #expect(try FrontDoorCLITests.jsonError(json)["code"] as? String == "cannotWrite")
+            }
+        }
+    }
+
+    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    func aBackupOfALedgerThatFailsVerificationBlamesTheLedger() async throws {
+        let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
+        try await CLIWorkspace.withCatalog { workspace in
+            try workspace.ledger("purchase", "com.example.level1")
+            #expect(try runProcess(shell, [workspace.database, "UPDATE transactions SET storefront = 'FRA' WHERE id = 1"]).status == 0)
+            let copy = workspace.directory + "/copy.sqlite"
+            let result = try workspace.ledger("backup", copy)
+            #expect(result.status == 74)
+            #expect(result.stderr.contains("cannot use the ledger \(workspace.database): it does not verify, so no backup was written"),
+                    "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: copy))
+        }
+    }
 }

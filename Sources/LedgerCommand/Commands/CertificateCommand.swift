@@ -71,9 +71,6 @@ struct CertificateCommand: AsyncParsableCommand {
                 try NewFile.write(to: path) { try $0.write(contentsOf: Data(bytes)) }
             } catch LedgerError.destinationExists {
                 throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file")
-            } catch let error as LedgerError {
-                let reason = (error.underlyingError as? POSIXError).map { String(cString: strerror($0.code.rawValue)) }
-                throw InputError(description: "cannot write \(path): \(reason ?? error.reason)")
             }
         }
 

@@ -167,10 +167,17 @@ struct StoreCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            let replacement = try await StoreTestSession(ledger: try options.openLedger()).resolveIssueForTransaction(id)
+            let ledger = try options.openLedger()
+            let replacement = try await StoreTestSession(ledger: ledger).resolveIssueForTransaction(id)
+            // No replacement: it waits for the app's finish, or it was made and then deleted.
+            let deletedReplacement = replacement == nil
+                ? try ledger.interruptedPurchases().first { $0.transactionID == id }?.replacementID : nil
             try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
-                replacement.map { "resolved #\(id); its new purchase: " + describe($0) }
-                    ?? "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
+                if let replacement { return "resolved #\(id); its new purchase: " + describe(replacement) }
+                if let deletedReplacement {
+                    return "resolved #\(id) already; its new purchase #\(deletedReplacement) was deleted, and none is made again"
+                }
+                return "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
             }
         }
 

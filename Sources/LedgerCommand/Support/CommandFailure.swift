@@ -10,6 +10,8 @@ package enum LedgerExitCode {
     package static let usage: Int32 = 64
     package static let dataError: Int32 = 65
     package static let noInput: Int32 = 66
+    /// A file the command writes elsewhere (a backup, an export) cannot be created (EX_CANTCREAT).
+    package static let cannotCreate: Int32 = 73
     package static let unusableLedger: Int32 = 74
     /// Another process held the ledger longer than `--wait` (EX_TEMPFAIL: try again).
     package static let busy: Int32 = 75
@@ -87,7 +89,8 @@ struct ErrorReport: Error {
     /// The stable name of each exit code, the `code` of the JSON error document.
     static let codeNames: [Int32: String] = [
         LedgerExitCode.refused: "refused", LedgerExitCode.usage: "usage", LedgerExitCode.dataError: "badInput",
-        LedgerExitCode.noInput: "missingInput", LedgerExitCode.unusableLedger: "unusableLedger",
+        LedgerExitCode.noInput: "missingInput", LedgerExitCode.cannotCreate: "cannotWrite",
+        LedgerExitCode.unusableLedger: "unusableLedger",
         LedgerExitCode.busy: "busy",
     ]
 
@@ -135,6 +138,8 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.busy, "try again, or wait longer with --wait SECONDS")
     case LedgerError.destinationExists:
         (LedgerExitCode.refused, nil)
+    case LedgerError.cannotWrite:
+        (LedgerExitCode.cannotCreate, nil)
     case is LedgerError:
         (LedgerExitCode.unusableLedger, nil)
     case let unknown as UnknownProductError:

@@ -246,7 +246,9 @@ public final class Ledger: Sendable {
         let (temporary, directory) = TemporaryFiles.name(beside: path, for: purpose)
         let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw LedgerError.system(errno, path: path, doing: "cannot create it")
+            // A new ledger is the ledger; a backup is a file written elsewhere.
+            throw purpose == .creating ? LedgerError.system(errno, path: path, doing: "cannot create it")
+                : LedgerError.cannotWrite(errno, destination: path)
         }
         Foundation.close(fd)
         return (temporary, directory)

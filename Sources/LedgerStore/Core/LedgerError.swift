@@ -47,6 +47,9 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         public static let busy = Code(rawValue: "busy")
         /// A backup's destination is taken: a backup never replaces a file.
         public static let destinationExists = Code(rawValue: "destinationExists")
+        /// A file the ledger writes elsewhere (a backup, an export) cannot be written there
+        /// (a missing folder, permissions, a full disk): the ledger itself is fine.
+        public static let cannotWrite = Code(rawValue: "cannotWrite")
         /// SQLite failed during an operation (I/O error, disk full, ...): `sqliteResultCode`.
         public static let storage = Code(rawValue: "storage")
 
@@ -117,6 +120,8 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
             "\(path) is busy: another process held its lock for longer than this one would wait; nothing was changed"
         case .destinationExists:
             "\(path) exists: a backup or an export never replaces a file"
+        case .cannotWrite:
+            "cannot write \(path): \(reason)"
         default:
             "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
         }
@@ -146,6 +151,9 @@ extension LedgerError {
     public static let destinationExists = Code.destinationExists
     /// The `storage` code, for `catch LedgerError.storage`: SQLite failed during an operation.
     public static let storage = Code.storage
+    /// The `cannotWrite` code, for `catch LedgerError.cannotWrite`: a backup or an export cannot
+    /// be written where it was asked.
+    public static let cannotWrite = Code.cannotWrite
 
     /// A `.missingLedger` error: no ledger at `path`.
     public static func missingLedger(path: String) -> LedgerError { LedgerError(.missingLedger, path: path) }
@@ -179,6 +187,13 @@ extension LedgerError {
     public static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
 
     /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.
+    /// A backup's or an export's `destination` cannot be written, for the system's `code`.
+    static func cannotWrite(_ code: Int32, destination: String) -> LedgerError {
+        LedgerError(
+            .cannotWrite, path: destination, reason: String(cString: strerror(code)),
+            underlyingError: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
+    }
+
     static func system(_ code: Int32, path: String, doing action: String? = nil) -> LedgerError {
         let words = String(cString: strerror(code))
         return unusable(

@@ -7,8 +7,8 @@ extension Ledger {
     /// lose the last commits). The copy is built under a temporary name (owner-only), checked
     /// with `verify()`, synced, then linked into place: `destination` ends up holding nothing
     /// or a whole, verified ledger. It never replaces an existing file.
-    /// - Throws: `LedgerError.destinationExists`; `.unusable` when `destination` cannot be written, or
-    ///   when the copy does not verify (the copy is then removed).
+    /// - Throws: `LedgerError.destinationExists`; `.cannotWrite` when `destination` cannot be
+    ///   written; `.unusable` (about this ledger) when the copy does not verify (it is removed).
     public func backup(to destination: String) throws {
         guard !FileManager.default.fileExists(atPath: destination) else { throw LedgerError.destinationExists(path: destination) }
         let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: .backup)
@@ -23,14 +23,17 @@ extension Ledger {
             try copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
             try copy.close()
         } catch {
-            throw Self.mapError(error, path: error is LedgerClosed ? path : destination)
+            // A damaged ledger fails its own read; anything else is the copy's to blame.
+            let damaged = (error as? DatabaseError).map { [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains($0.resultCode) } ?? false
+            throw Self.mapError(error, path: error is LedgerClosed || damaged ? path : destination)
         }
         let checked = try Ledger.open(at: temporary, access: .readOnly, configuration: configuration)
         let problems = try checked.verify()
         try checked.close()
         guard problems.isEmpty else {
+            // The copy is the ledger as it is: what fails to verify is the ledger's.
             throw LedgerError.unusable(
-                path: destination, reason: "the copy does not verify: \(problems.map(\.description).joined(separator: "; "))")
+                path: path, reason: "it does not verify, so no backup was written: \(problems.map(\.description).joined(separator: "; "))")
         }
         let copyDescriptor = Foundation.open(temporary, O_RDONLY | O_CLOEXEC)
         if copyDescriptor >= 0 {
@@ -39,7 +42,7 @@ extension Ledger {
         }
         guard link(temporary, destination) == 0 else {
             if errno == EEXIST { throw LedgerError.destinationExists(path: destination) }
-            throw LedgerError.system(errno, path: destination, doing: "cannot create it")
+            throw LedgerError.cannotWrite(errno, destination: destination)
         }
         Self.syncDirectory(directory)
     }

@@ -323,4 +323,19 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: copy))
         }
     }
+
+    /// A negative number after an option is its value, as after `=`: one answer for both.
+    @Test func aNegativeValueReadsTheSameWithOrWithoutEquals() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            for (command, option, value) in [
+                (["purchase", "com.example.level1"], "--quantity", "-1"), (["list"], "--limit", "-3"), (["list"], "--wait", "-1"),
+                (["purchase", "com.example.level1", "--promotional-offer", "x"], "--offer-timestamp", "-5"),
+            ] {
+                let spaced = try workspace.ledger(arguments: command + [option, value])
+                let glued = try workspace.ledger(arguments: command + ["\(option)=\(value)"])
+                #expect(spaced.status == glued.status && spaced.status != 0, "\(option) \(value): \(spaced.status) vs \(glued.status)")
+                #expect(!spaced.stderr.contains("Missing value"), "\(option) \(value): \(spaced.stderr)")
+            }
+        }
+    }
 }

@@ -24,7 +24,9 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Argument(help: "The product identifier.")
     var productID: String
 
-    @Option(help: "How many (1...10).")
+    // A number may be negative: `--quantity -1` is its value (refused as a quantity, exit 65),
+    // not a missing one.
+    @Option(parsing: .unconditional, help: "How many (1...10).")
     var quantity = 1
 
     @Option(help: "The app account token, a UUID.")
@@ -48,7 +50,7 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("offer-nonce"), help: "The signed nonce, a UUID.")
     var offerNonce: String?
 
-    @Option(name: .customLong("offer-timestamp"), help: "When the offer was signed, in milliseconds since 1970.")
+    @Option(name: .customLong("offer-timestamp"), parsing: .unconditional, help: "When the offer was signed, in milliseconds since 1970.")
     var offerTimestamp: Int64?
 
     @Option(name: .customLong("offer-signature"), help: "The offer's signature: base64 of its DER encoding.")

@@ -85,10 +85,10 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(help: "Only unfinished transactions (the queue).")
     var unfinished = false
 
-    @Option(help: "At most this many transactions (default \(defaultLimit)).")
+    @Option(parsing: .unconditional, help: "At most this many transactions (default \(defaultLimit)).")
     var limit: Int?
 
-    @Option(help: "Only transactions with a larger id than this one.")
+    @Option(parsing: .unconditional, help: "Only transactions with a larger id than this one.")
     var after: UInt64?
 
     func validate() throws {

@@ -18,7 +18,7 @@ package struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "full (default: survives power loss) or normal (survives a killed process).")
     package var durability: Durability = .full
 
-    @Option(name: .long, help: ArgumentHelp(
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
         "Seconds to wait for another process that holds the ledger (default 30); then exit 75.",
         valueName: "seconds"))
     package var wait: Double = 30

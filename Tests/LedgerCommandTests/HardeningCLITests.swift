@@ -338,4 +338,17 @@ import Testing
             }
         }
     }
+
+    /// A full disk or an I/O error says so in words, not as a bare SQLite code.
+    @Test(arguments: [("disk-full@write:1", "the disk is full (SQLite error 13): free some space"),
+                      ("io@write:1", "an I/O error (SQLite error"), ("io@sync:1", "the disk may be full or failing")])
+    func storageFailuresAreExplained(_ fault: String, _ expected: String) async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let result = try LedgerProcess.run(
+                ["ledger", "purchase", "com.example.level1", "--database", workspace.database],
+                environment: ["STORELEDGER_FAULT": fault], program: .lab)
+            #expect(result.status == 74, "\(fault): \(result.stderr)")
+            #expect(result.stderr.contains(expected), "\(fault): \(result.stderr)")
+        }
+    }
 }

@@ -122,6 +122,10 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
             "\(path) exists: a backup or an export never replaces a file"
         case .cannotWrite:
             "cannot write \(path): \(reason)"
+        case .storage where (sqliteResultCode ?? 0) & 0xFF == 13:  // SQLITE_FULL
+            "\(path): the disk is full (SQLite error \(sqliteResultCode ?? 0)): free some space and try again"
+        case .storage where (sqliteResultCode ?? 0) & 0xFF == 10:  // SQLITE_IOERR and its kinds
+            "\(path): an I/O error (SQLite error \(sqliteResultCode ?? 0), \(reason)): the disk may be full or failing"
         default:
             "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
         }

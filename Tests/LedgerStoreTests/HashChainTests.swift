@@ -151,6 +151,53 @@ import Testing
         }
     }
 
+    /// An event appended without the key, correctly linked, sits after the signed head: verify
+    /// names it, and no writer signs a head over it (the next write refuses and changes
+    /// nothing), where it used to be signed over and made permanent. A forged MAC does no better.
+    @Test(arguments: [false, true])
+    func anEventAppendedWithoutTheKeyIsNeverSignedOver(withForgedMAC: Bool) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let configuration = LedgerConfiguration(clock: .fixed(testEpoch))
+            let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
+            try ledger.saveProducts([Product(id: "level", type: .nonConsumable, price: 0.99)])
+            let bought = try ledger.addPayment(NewPayment(productID: "level")).transaction
+            _ = try ledger.applyPlannedOutcome(of: bought.id)
+            try ledger.close()
+
+            // A refund that never happened, linked as the chain links, by someone without the key.
+            let forger = try DatabaseQueue(path: path)
+            try forger.write { db in
+                let end = try HashChain.end(db)
+                let event = ChainedEvent(
+                    seq: end.seq + 1,
+                    content: .init(transactionID: bought.id, kind: .revoked, from: .purchased, to: .purchased,
+                                   at: testEpoch.ledgerMilliseconds, detail: nil),
+                    rowDigest: try #require(try HashChain.rowDigest(db, id: bought.id)))
+                let hash = HashChain.link(previous: end.hash, event)
+                let mac: [UInt8]? = withForgedMAC ? HashChain.mac(of: hash, key: SymmetricKey(size: .bits256)) : nil
+                try db.execute(sql: """
+                    INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash, mac)
+                    VALUES (?, ?, 'revoked', 'purchased', 'purchased', ?, NULL, ?, ?, ?)
+                    """, arguments: [event.seq, Int64(bought.id), testEpoch.ledgerMilliseconds, Data(event.rowDigest), Data(hash),
+                                     mac.map { Data($0) }])
+            }
+            try forger.close()
+
+            let reopened = try Ledger.open(at: path, configuration: configuration)
+            defer { try? reopened.close() }
+            #expect(try reopened.chainStatus().unsignedEventCount == 1)
+            let problems = try reopened.verify().map(\.message)
+            #expect(problems.contains { $0.contains("follows the signed head without the ledger's authentication") }, "\(problems)")
+            let before = try reopened.chainStatus()
+            #expect { _ = try reopened.addPayment(NewPayment(productID: "level")) } throws: {
+                ($0 as? LedgerError)?.code == .corrupted && "\($0)".contains("without the ledger's authentication")
+            }
+            #expect(try reopened.chainStatus() == before, "nothing was written, nothing signed")
+            #expect(try reopened.allTransactions().count == 1)
+        }
+    }
+
     /// An event whose value was edited into another type (its CHECKs and triggers switched
     /// off) makes `verify` report it or refuse the ledger as damaged; it never stops the process.
     @Test(arguments: ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"], ["X'00ff'", "7", "'x'"])

@@ -294,7 +294,11 @@ public final class Ledger: Sendable {
                 // new table, in the same transaction.
                 if migration.identifier == "0010_hash_chain" {
                     try HashChain.adopt(db)
-                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db)
+                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db, checkingTail: false)
+                }
+                // Events from now on carry MACs; the head is signed over those that do not.
+                if migration.identifier == "0011_event_authentication" {
+                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db, checkingTail: false)
                 }
             }
         }

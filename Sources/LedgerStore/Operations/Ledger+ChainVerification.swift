@@ -111,8 +111,17 @@ extension Ledger {
                 hash chain: event \(head.sequence)'s link differs from the signed head's (the history up to it was rewritten)
                 """)]
         }
-        guard head.isSigned(by: try SigningIdentity.load(db).certificates) else {
+        let identity = try SigningIdentity.load(db)
+        guard head.isSigned(by: identity.certificates) else {
             return [LedgerProblem(transactionID: nil, message: "hash chain: the head's signature is not the ledger's")]
+        }
+        // The events after the head are authenticated by their MACs, or were appended without
+        // the key: no writer may sign over them.
+        if let forged = try HashChain.firstUnauthenticated(db, after: head.sequence, key: identity.eventKey) {
+            return [LedgerProblem(transactionID: nil, message: """
+                hash chain: event \(forged) follows the signed head without the ledger's authentication (it was appended \
+                without the ledger's key; no head will be signed over it)
+                """)]
         }
         return []
     }

@@ -22,6 +22,8 @@ struct TransactionWriter {
     let idGenerator: TransactionIDGenerator
     /// Whether events are chained (always, but in `ledger-lab bench`'s comparison).
     var chained = true
+    /// The ledger's identity, whose key authenticates the events.
+    let identities: IdentityCache
 
     // MARK: - Ids
 
@@ -242,7 +244,7 @@ struct TransactionWriter {
         try db.execute(
             sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
-        var appender = try HashChain.Appender(db, chained: chained)
+        var appender = try appender()
         for (transaction, digest) in deliveries {
             try appender.append(
                 db, .init(transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now),
@@ -306,7 +308,7 @@ struct TransactionWriter {
             DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
             DELETE FROM transactions WHERE \(condition);
             """, arguments: arguments + arguments)
-        var appender = try HashChain.Appender(db, chained: chained)
+        var appender = try appender()
         for (id, stateName) in deleted {
             let state = try Self.state(stateName, of: id)
             try appender.append(db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now), rowDigest: HashChain.noRow)
@@ -326,7 +328,7 @@ struct TransactionWriter {
     ) throws {
         let rows = try FastStatement(db, HashChain.selectRows(where: condition))
         try rows.bind(arguments)
-        var appender = try HashChain.Appender(db, chained: chained)
+        var appender = try appender()
         try rows.forEachRow { columns in
             let id = UInt64(bitPattern: columns.int64(0))
             let state = try Self.state(columns.string(4), of: id)  // selectedColumns[4] is `state`
@@ -343,6 +345,11 @@ struct TransactionWriter {
             throw DamagedRow(reason: "transaction \(id) has an unknown state \(name)")
         }
         return state
+    }
+
+    /// An appender for this write's events, chained and authenticated (`HashChain.Appender`).
+    private func appender() throws -> HashChain.Appender {
+        try HashChain.Appender(db, key: chained ? try identities.eventKey(db) : nil)
     }
 
     /// Refuses to change a row its history does not vouch for (`HashChain.vouch`).
@@ -363,7 +370,7 @@ struct TransactionWriter {
     ) throws {
         let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
         guard let digest else { throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event") }
-        var appender = try HashChain.Appender(db, chained: chained)
+        var appender = try appender()
         try appender.append(db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
         try appender.finish(db)
     }
@@ -400,6 +407,7 @@ extension Ledger {
     /// A writer for the current write transaction, at a time the caller already read.
     func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter {
         TransactionWriter(
-            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator, chained: configuration.keepsHashChain)
+            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator, chained: configuration.keepsHashChain,
+            identities: identities)
     }
 }

@@ -109,14 +109,22 @@ final class HeadSigner: Sendable {
         state.withLock { $0.lastSigned = nil }
     }
 
-    /// Signs the last event unless the stored head already names it.
-    func sign(_ db: Database, at now: ContinuousClock.Instant = .now) throws {
+    /// Signs the last event unless the stored head already names it, once every event after
+    /// the stored head is authenticated (`HashChain.firstUnauthenticated`): an event appended
+    /// without the key is never signed over. `checkingTail` false: migrations, which sign the
+    /// history they find (events before schema 11 carry no MAC).
+    /// - Throws: `DamagedRow` for an event after the head that is not authenticated.
+    func sign(_ db: Database, at now: ContinuousClock.Instant = .now, checkingTail: Bool = true) throws {
         // Dated by the store's clock, as everything the ledger records.
         let end = try HashChain.end(db)
-        guard end.seq > 0, try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM chain_head WHERE id = 1")) != end.seq
-        else {
+        let signed = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM chain_head WHERE id = 1"))
+        guard end.seq > 0, signed != end.seq else {
             state.withLock { $0.mayHaveUnsigned = false }
             return
+        }
+        if checkingTail, let forged = try HashChain.firstUnauthenticated(db, after: signed ?? 0, key: try identities.eventKey(db)) {
+            throw DamagedRow(reason: "event \(forged) follows the signed head without the ledger's authentication "
+                + "(it was appended without the ledger's key; verify reports it): no head is signed over it, nothing is written")
         }
         let key = try identities.identity(db).privateKey
         try ChainHead.signing(sequence: end.seq, hash: end.hash, at: Date(ledgerMilliseconds: try Ledger.storeNow(db, clock: clock)), with: key).save(db)

@@ -223,7 +223,9 @@ enum HashChain {
     struct Appender {
         private var next: Int64
         private var previous: [UInt8]
-        private let chained: Bool
+        /// The key of the events' MACs; `nil` unchained.
+        private let key: SymmetricKey?
+        private var chained: Bool { key != nil }
         private var pending: [(event: ChainedEvent, hash: [UInt8])] = []
 
         /// A launch compiles this statement on its fresh connection, and compiling grows with
@@ -231,9 +233,11 @@ enum HashChain {
         /// docs/PERFORMANCE.md).
         static let batchSize = 32
 
-        init(_ db: Database, chained: Bool) throws {
+        /// An appender whose events are chained and authenticated with `key`, or neither
+        /// (`nil`: `ledger-lab bench`'s comparison only).
+        init(_ db: Database, key: SymmetricKey?) throws {
             (next, previous) = try HashChain.next(db)
-            self.chained = chained
+            self.key = key
         }
 
         mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
@@ -244,7 +248,7 @@ enum HashChain {
             previous = hash
             if pending.count == Self.batchSize {
                 let insert = try FastStatement(db, Self.insertBatch)
-                for (index, event) in pending.enumerated() { bind(insert, event.event, hash: event.hash, at: Int32(index * 9)) }
+                for (index, event) in pending.enumerated() { bind(insert, event, at: Int32(index * 10)) }
                 try insert.execute()
                 pending.removeAll(keepingCapacity: true)
             }
@@ -252,13 +256,47 @@ enum HashChain {
 
         /// Inserts the events still pending.
         mutating func finish(_ db: Database) throws {
-            for event in pending { try insert(db, event.event, hash: event.hash) }
+            for event in pending {
+                let insert = try FastStatement(db, Self.insertOne)
+                bind(insert, event, at: 0)
+                try insert.execute()
+            }
             pending.removeAll()
         }
 
+        /// One event's nine values and its MAC after the first `offset` parameters.
+        private func bind(_ insert: FastStatement, _ event: (event: ChainedEvent, hash: [UInt8]), at offset: Int32) {
+            HashChain.bind(insert, event.event, hash: event.hash, at: offset)
+            if let key { insert.bind(offset + 10, HashChain.mac(of: event.hash, key: key)) } else { insert.bind(offset + 10, Int64?.none) }
+        }
+
+        private static let prefix =
+            "INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash, mac) VALUES "
+        private static let insertOne = LedgerSQL(prefix + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         private static let insertBatch = LedgerSQL(
-            insertEventPrefix + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batchSize).joined(separator: ", "))
+            prefix + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: batchSize).joined(separator: ", "))
     }
+
+    /// An event's MAC: HMAC-SHA256 of its link with the ledger's event key
+    /// (`IdentityCache.eventKey`). The link covers the event and the whole history before it.
+    static func mac(of hash: [UInt8], key: SymmetricKey) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: hash, using: key))
+    }
+
+    /// The first event after event `seq` whose MAC is missing or wrong: one appended without
+    /// the key, which no head may be signed over; `nil` when every one checks.
+    static func firstUnauthenticated(_ db: Database, after seq: Int64, key: SymmetricKey) throws -> Int64? {
+        let events = try FastStatement(db, selectTail)
+        events.bind(1, seq)
+        var found: Int64?
+        try events.forEachRow { columns in
+            guard found == nil else { return }
+            if columns.isNull(2) || columns.blob(2) != mac(of: columns.blob(1), key: key) { found = columns.int64(0) }
+        }
+        return found
+    }
+
+    private static let selectTail = LedgerSQL("SELECT seq, hash, mac FROM transaction_events WHERE seq > ? ORDER BY seq")
 
     /// The last event's number and link; `nil` while the history is empty.
     static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
@@ -292,8 +330,9 @@ enum HashChain {
         return genesis(root: root)
     }
 
-    private static func insert(_ db: Database, _ event: ChainedEvent, hash: [UInt8]) throws {
-        let insert = try FastStatement(db, insertEvent)
+    /// Inserts an event of the history migration 10 chained (there is no MAC column yet).
+    private static func insertAdopted(_ db: Database, _ event: ChainedEvent, hash: [UInt8]) throws {
+        let insert = try FastStatement(db, insertAdoptedEvent)
         bind(insert, event, hash: hash, at: 0)
         try insert.execute()
     }
@@ -336,7 +375,7 @@ enum HashChain {
                     at: old.date.ledgerMilliseconds, detail: old.detail),
                 rowDigest: digests!.digest)
             end = (event.seq, link(previous: end.hash, event))
-            try insert(db, event, hash: end.hash)
+            try insertAdopted(db, event, hash: end.hash)
         }
         try db.execute(sql: "DROP TABLE transaction_events_before_chain")
     }
@@ -353,9 +392,9 @@ enum HashChain {
                (SELECT hash FROM transaction_events ORDER BY seq DESC LIMIT 1)
         """)
     private static let selectRoot = LedgerSQL("SELECT root_certificate FROM signing_identity WHERE id = 1")
-    private static let insertEventPrefix =
-        "INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash) VALUES "
-    private static let insertEvent = LedgerSQL(insertEventPrefix + "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    private static let insertAdoptedEvent = LedgerSQL(
+        "INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 }
 
 /// One event as the chain hashes it.

@@ -54,6 +54,15 @@ public struct SigningCertificates: Sendable, Hashable {
 /// A ledger's signing key and its certificate chain (`SigningCertificates`), made once.
 struct SigningIdentity: Sendable {
     let privateKey: P256.Signing.PrivateKey
+
+    /// The key of the events' MACs (`HashChain.mac`): SHA-256 of the text `StoreLedger event
+    /// MAC 1` and the private key, so that only a holder of the key can authenticate an event.
+    var eventKey: SymmetricKey {
+        var hash = SHA256()
+        hash.update(data: Data("StoreLedger event MAC 1".utf8))
+        hash.update(data: privateKey.rawRepresentation)
+        return SymmetricKey(data: Data(hash.finalize()))
+    }
     let certificates: SigningCertificates
     let createdAt: Date
 
@@ -183,12 +192,21 @@ struct SigningIdentity: Sendable {
 /// signs for it (payloads, the hash chain's head).
 final class IdentityCache: Sendable {
     private let identity = Mutex<SigningIdentity?>(nil)
+    private let eventKey = Mutex<SymmetricKey?>(nil)
 
     func identity(_ db: Database) throws -> SigningIdentity {
         if let known = identity.withLock({ $0 }) { return known }
         let loaded = try SigningIdentity.load(db)
         identity.withLock { $0 = loaded }
         return loaded
+    }
+
+    /// The identity's `eventKey`, derived once.
+    func eventKey(_ db: Database) throws -> SymmetricKey {
+        if let known = eventKey.withLock({ $0 }) { return known }
+        let key = try identity(db).eventKey
+        eventKey.withLock { $0 = key }
+        return key
     }
 }
 

@@ -1,0 +1,11 @@
+-- StoreLedger schema, version 11: every event is authenticated when it is written.
+-- Shipped migrations are never edited: a change to the schema is a new file.
+--
+-- `mac` is the HMAC-SHA256 of the event's link (`hash`), keyed by a key derived from the
+-- signing identity's private key (docs/HASH-CHAIN.md). Events covered by the signed head are
+-- authenticated by its signature; the events after it, which a process killed before signing
+-- leaves behind, by their MACs: a writer signs a head over them only when each MAC checks, so
+-- an event appended without the key is never signed over. Events written before this version
+-- have none: the migration signs the head over them (as it stands, trusted as migration 10
+-- trusted the history it chained).
+ALTER TABLE transaction_events ADD COLUMN mac BLOB CHECK (mac IS NULL OR (typeof(mac) = 'blob' AND length(mac) = 32));

@@ -175,7 +175,7 @@ import Testing
                                    at: testEpoch.ledgerMilliseconds, detail: nil),
                     rowDigest: try #require(try HashChain.rowDigest(db, id: bought.id)))
                 let hash = HashChain.link(previous: end.hash, event)
-                let mac: [UInt8]? = withForgedMAC ? HashChain.mac(of: hash, key: SymmetricKey(size: .bits256)) : nil
+                let mac: [UInt8]? = withForgedMAC ? HashChain.mac(of: hash, key: [UInt8](repeating: 7, count: 32)) : nil
                 try db.execute(sql: """
                     INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash, mac)
                     VALUES (?, ?, 'revoked', 'purchased', 'purchased', ?, NULL, ?, ?, ?)

@@ -57,11 +57,11 @@ struct SigningIdentity: Sendable {
 
     /// The key of the events' MACs (`HashChain.mac`): SHA-256 of the text `StoreLedger event
     /// MAC 1` and the private key, so that only a holder of the key can authenticate an event.
-    var eventKey: SymmetricKey {
+    var eventKey: [UInt8] {
         var hash = SHA256()
         hash.update(data: Data("StoreLedger event MAC 1".utf8))
         hash.update(data: privateKey.rawRepresentation)
-        return SymmetricKey(data: Data(hash.finalize()))
+        return hash.finalize().withUnsafeBytes { [UInt8]($0) }
     }
     let certificates: SigningCertificates
     let createdAt: Date
@@ -192,7 +192,7 @@ struct SigningIdentity: Sendable {
 /// signs for it (payloads, the hash chain's head).
 final class IdentityCache: Sendable {
     private let identity = Mutex<SigningIdentity?>(nil)
-    private let eventKey = Mutex<SymmetricKey?>(nil)
+    private let eventKey = Mutex<[UInt8]?>(nil)
 
     func identity(_ db: Database) throws -> SigningIdentity {
         if let known = identity.withLock({ $0 }) { return known }
@@ -202,7 +202,7 @@ final class IdentityCache: Sendable {
     }
 
     /// The identity's `eventKey`, derived once.
-    func eventKey(_ db: Database) throws -> SymmetricKey {
+    func eventKey(_ db: Database) throws -> [UInt8] {
         if let known = eventKey.withLock({ $0 }) { return known }
         let key = try identity(db).eventKey
         eventKey.withLock { $0 = key }

@@ -1,22 +1,30 @@
 import Foundation
 
-/// The Python that has Apple's App Store Server Library (`app-store-server-library`) and
-/// `jwcrypto` (a generic JOSE library), outside verifiers for the tests: `STORELEDGER_PYTHON` (which `.ci/run` sets, so that tests
-/// using it must run there), else `.build/python/bin/python3` when it exists.
-public enum ApplePython {
-    /// `locate()`, run once per test process: a test's `.enabled(if:)` condition reads it, and
-    /// so does the test's body.
-    public static let located = locate()
+/// An outside program some tests need, looked for once per test process (a test's
+/// `.enabled(if:)` condition and its body read the same answer).
+public protocol OutsideTool {
+    /// Its path, or `nil` with the reason; `required` when the environment variable that names
+    /// it is set (`.ci/run` sets it: a test must then fail rather than skip).
+    static var located: (path: String?, reason: String, required: Bool) { get }
+}
 
-    /// The interpreter's path, or `nil` when it is missing or lacks the libraries.
+extension OutsideTool {
+    /// The program's path, or `nil` when it is missing or unusable.
     public static var path: String? { located.path }
 
-    /// Whether a test that needs the interpreter should run: it is there, or `STORELEDGER_PYTHON`
-    /// is set (the test then fails with `unavailableReason` instead of being skipped).
+    /// Whether a test that needs it should run: it is there, or it is required (the test then
+    /// fails with `unavailableReason` instead of being skipped).
     public static var shouldRun: Bool { located.path != nil || located.required }
 
     /// Why `path` is `nil`; empty when it is not.
     public static var unavailableReason: String { located.reason }
+}
+
+/// The Python that has Apple's App Store Server Library (`app-store-server-library`) and
+/// `jwcrypto` (a generic JOSE library), outside verifiers for the tests: `STORELEDGER_PYTHON` (which `.ci/run` sets, so that tests
+/// using it must run there), else `.build/python/bin/python3` when it exists.
+public enum ApplePython: OutsideTool {
+    public static let located = locate()
 
     /// The interpreter's path, or `nil` with the reason; `required` when `STORELEDGER_PYTHON`
     /// is set (a test must then fail rather than skip).
@@ -48,19 +56,8 @@ public func runProcess(_ path: String, _ arguments: [String]) throws -> (status:
 }
 
 /// The `sqlite3` shell, for the tests that tamper with a ledger as a person would.
-public enum SQLiteShell {
-    /// `locate()`, run once per test process.
+public enum SQLiteShell: OutsideTool {
     public static let located = locate()
-
-    /// The shell's path, or `nil` when there is none.
-    public static var path: String? { located.path }
-
-    /// Whether a test that needs the shell should run: it is there, or `STORELEDGER_SQLITE3` is
-    /// set (the test then fails with `unavailableReason` instead of being skipped).
-    public static var shouldRun: Bool { located.path != nil || located.required }
-
-    /// Why `path` is `nil`; empty when it is not.
-    public static var unavailableReason: String { located.reason }
 
     /// Its path, or `nil` with the reason; `required` when `STORELEDGER_SQLITE3` is set (`.ci/run`
     /// sets it: a test must then fail rather than skip).

@@ -122,7 +122,7 @@ struct TransactionListWriter {
     }
 
     mutating func write(_ page: [PaymentTransaction], more: Int) {
-        if json, lastID == nil { held += "{\n  \"more\" : \(more),\n  \"transactions\" : [".utf8 }
+        if json, lastID == nil { held += Self.head(more: more).utf8 }
         held.reserveCapacity(held.count + page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
@@ -138,7 +138,7 @@ struct TransactionListWriter {
 
     mutating func finish(more: Int) {
         if json {
-            if lastID == nil { held += "{\n  \"more\" : \(more),\n  \"transactions\" : [\n\n  ]".utf8 } else { held += "\n  ]".utf8 }
+            held += (lastID == nil ? Self.head(more: more) + "\n\n  ]" : "\n  ]").utf8  // an empty array as JSONEncoder writes it
             held += ",\n  \"version\" : \(Output.jsonVersion)\n}\n".utf8
         } else if lastID == nil, more == 0 {
             held += "no transactions\n".utf8
@@ -148,6 +148,11 @@ struct TransactionListWriter {
             held += "... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n".utf8
         }
         flush()
+    }
+
+    /// The document up to its array's first element.
+    private static func head(more: Int) -> String {
+        "{\n  \"more\" : \(more),\n  \"transactions\" : ["
     }
 
     private mutating func flush() {

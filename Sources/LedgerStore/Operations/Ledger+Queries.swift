@@ -82,11 +82,6 @@ extension Ledger {
         try read { db in try Self.transactions(db, matching: filter) }
     }
 
-    /// How many transactions match the filter, its limit aside.
-    public func transactionCount(matching filter: TransactionFilter) throws -> Int {
-        try read { db in try Self.count(db, matching: filter) }
-    }
-
     /// Hands the transactions the filter selects to `page`, oldest first, at most `pageSize`
     /// at a time, all read in one snapshot, with how many more match after the filter's limit
     /// (0 for a filter without one); returns that number. Memory holds one page, whatever the

@@ -36,13 +36,14 @@ extension Ledger {
             }
             let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM transactions WHERE " + sources, arguments: arguments) ?? 0
             guard count > 0 else { return RestoreBatch(ids: nil, count: 0) }
+            // A copy of a row edited outside the ledger would carry the edit into a new history.
+            try writer.vouch(where: sources, arguments: arguments)
             var ids = try writer.ids()
             let copies: ClosedRange<UInt64>
             if let first = ids.contiguousRun(of: count) {
                 copies = first...(first + UInt64(count) - 1)
                 try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first, count: count)
             } else {
-                try writer.vouch(where: sources, arguments: arguments)
                 copies = try copyEach(writer, sources: sources, arguments: arguments, ids: &ids)
             }
             try ids.save(db)

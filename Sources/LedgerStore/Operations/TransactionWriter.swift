@@ -130,8 +130,8 @@ struct TransactionWriter {
 
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
+    /// The caller vouched for the sources (`vouch(where:arguments:)`).
     func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
-        try vouch(where: sources, arguments: arguments)
         try db.execute(sql: """
             INSERT INTO transactions (
                 id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,

@@ -373,9 +373,15 @@ private struct Bench {
     mutating func catalog() async throws -> [BenchCommand.Result] {
         let executable = try Self.ledgerExecutable()
         let (imported, more) = plan.catalog
-        let first = folder + "/catalog-1.storekit", second = folder + "/catalog-2.storekit"
+        let first = folder + "/catalog-1.storekit"
         try Self.catalogFile(prefix: "bench.catalog.a", count: imported).write(to: URL(fileURLWithPath: first))
-        try Self.catalogFile(prefix: "bench.catalog.b", count: more).write(to: URL(fileURLWithPath: second))
+        // The rest in files of at most one import's limit, imported one by one.
+        var rest: [String] = []
+        for (index, start) in stride(from: 0, to: more, by: ProductCatalog.maximumImport).enumerated() {
+            rest.append(folder + "/catalog-\(index + 2).storekit")
+            try Self.catalogFile(prefix: "bench.catalog.\(index)", count: min(ProductCatalog.maximumImport, more - start))
+                .write(to: URL(fileURLWithPath: rest.last!))
+        }
         Memory.resetPeak()  // the files were built in this process; the rows report what follows
         var importTime = Double.infinity
         var ledgerPath = ""
@@ -384,7 +390,7 @@ private struct Bench {
             try runProcess(executable, ["init", "--database", ledgerPath])
             importTime = min(importTime, try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
         }
-        try runProcess(executable, ["products", "import", second, "--database", ledgerPath])
+        for file in rest { try runProcess(executable, ["products", "import", file, "--database", ledgerPath]) }
         var listTime = Double.infinity, jsonTime = Double.infinity
         for _ in 0..<3 {
             listTime = min(listTime, try await time { try runProcess(executable, ["products", "list", "--database", ledgerPath]) })

@@ -232,6 +232,75 @@ import Testing
     }
 }
 
+/// One import reads at most `ProductCatalog.maximumImport` products (App Store Connect's
+/// limit for one app), and property lists at most 4 MiB: the work of one import is bounded.
+@Suite struct CatalogLimitTests {
+    /// A configuration file of `count` consumables named `prefix.N`.
+    static func consumables(_ count: Int, prefix: String) -> String {
+        let products = (0..<count).map {
+            #"{"productID": "\#(prefix).\#($0)", "type": "Consumable", "displayPrice": "0.99", "localizations": []}"#
+        }
+        return #"{"products": ["# + products.joined(separator: ",") + "]}"
+    }
+
+    @Test func aFileOfTheLimitIsReadAndOneMoreIsRefusedBeforeItsProductsAre() async throws {
+        try await withTemporaryDirectory { directory in
+            let limit = directory + "/limit.storekit", over = directory + "/over.storekit"
+            try write(Self.consumables(ProductCatalog.maximumImport, prefix: "a"), to: limit)
+            #expect(try StoreKitConfiguration(contentsOf: limit).products.count == 10_000)
+            // The 10,001st product is malformed: the count is refused before any product is read.
+            try write(String(Self.consumables(ProductCatalog.maximumImport, prefix: "a").dropLast(2)) + #", {"productID": 7}]}"#, to: over)
+            #expect(throws: CatalogError.tooManyProducts(path: over, count: 10_001)) { try StoreKitConfiguration(contentsOf: over) }
+            #expect("\(CatalogError.tooManyProducts(path: over, count: 10_001))"
+                == "\(over): 10001 products in one import, more than the 10000 App Store Connect allows one app; import fewer at a time")
+        }
+    }
+
+    @Test func theLimitCountsEveryFileOfOneImportAndARefusedImportChangesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
+            let first = directory + "/first.storekit", second = directory + "/second.storekit"
+            try write(Self.consumables(6_000, prefix: "first"), to: first)
+            try write(Self.consumables(4_001, prefix: "second"), to: second)
+            #expect(throws: CatalogError.tooManyProducts(path: second, count: 10_001)) {
+                try ProductCatalog(ledger: ledger).importConfigurations(at: [first, second])
+            }
+            #expect(try ledger.allProducts().isEmpty)
+            // Two imports may hold more than one import may.
+            try ProductCatalog(ledger: ledger).importConfigurations(at: [first])
+            try ProductCatalog(ledger: ledger).importConfigurations(at: [second])
+            #expect(try ledger.allProducts().count == 10_001)
+        }
+    }
+
+    @Test func aPropertyListOverFourMiBIsRefusedUnread() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/big.plist"
+            let body = String(repeating: "<string>com.example.product</string>\n", count: 4 * 1_048_576 / 36 + 1)
+            try write("<plist version=\"1.0\"><array>\n" + body + "</array></plist>\n", to: path)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(throws: CatalogError.unreadableFile(path: path, reason: "\(size) bytes is larger than the 4 MiB a property list may have")) {
+                try ProductIdentifierList(contentsOf: path)
+            }
+        }
+    }
+
+    /// A JSON number's text is the price, exactly: never read through a `Double`.
+    @Test func aNumericPriceIsReadAsWritten() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/numbers.storekit"
+            try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1.10, "localizations": []}]}"#, to: path)
+            #expect(try StoreKitConfiguration(contentsOf: path).products.first?.price == Decimal(string: "1.1"))
+            try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1e2, "localizations": []}]}"#, to: path)
+            #expect(throws: CatalogError.invalidValue(
+                path: path, keyPath: "products[0].displayPrice",
+                expected: "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point", found: "a number")) {
+                try StoreKitConfiguration(contentsOf: path)
+            }
+        }
+    }
+}
+
 @Suite struct ProductIdentifierListTests {
     @Test func propertyListsLoadInEveryShape() throws {
         let array = try ProductIdentifierList(contentsOf: Repository.fixture("ids-array.plist"))

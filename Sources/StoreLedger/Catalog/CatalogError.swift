@@ -5,7 +5,7 @@ public enum CatalogError: DescribedError, Sendable, Equatable {
     /// No file exists at `path`.
     case missingFile(path: String)
     /// The file at `path` exists but cannot be read: a directory, not a regular file, larger than
-    /// 64 MiB, or a read error (`reason` says which).
+    /// 64 MiB (4 MiB for a property list), or a read error (`reason` says which).
     case unreadableFile(path: String, reason: String)
     /// Not JSON or a property list, or cut short.
     case malformedFile(path: String, reason: String)
@@ -18,6 +18,9 @@ public enum CatalogError: DescribedError, Sendable, Equatable {
     case identifierListNotDefinitions(path: String)
     /// Product definitions were given where an identifier list was expected, or no known shape.
     case notAnIdentifierList(path: String)
+    /// An import would read more than `ProductCatalog.maximumImport` products: `count`, up to
+    /// and including the file at `path`.
+    case tooManyProducts(path: String, count: Int)
     /// Two files of one import define the same product.
     case duplicateProduct(id: String, firstPath: String, secondPath: String)
 
@@ -36,6 +39,9 @@ public enum CatalogError: DescribedError, Sendable, Equatable {
         case .identifierListNotDefinitions(let path):
             "\(path) is a list of product identifiers, not product definitions: a StoreKit configuration "
                 + "file (.storekit) defines products"
+        case .tooManyProducts(let path, let count):
+            "\(path): \(count) products in one import, more than the \(ProductCatalog.maximumImport) "
+                + "App Store Connect allows one app; import fewer at a time"
         case .duplicateProduct(let id, let first, let second):
             "\(second): product \"\(id)\" is already defined by \(first); import one of the two"
         case .notAnIdentifierList(let path):

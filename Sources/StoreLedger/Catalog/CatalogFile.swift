@@ -7,156 +7,196 @@ struct CatalogFile {
 
     let path: String
     let format: Format
-    let root: Any
+    let tree: CatalogTree
 
-    /// The largest product file read: far above any real one (the biggest real-world
-    /// `.storekit` seen is under 100 KB), low enough to bound memory.
+    /// The largest JSON file read: far above any real one (the biggest real-world `.storekit`
+    /// seen is under 100 KB; 10,000 products with 40 localizations each take 51 MB), low
+    /// enough to bound memory (`CatalogTree` costs about twice the file's size).
     static let maximumSize = 64 * 1_048_576
+    /// The largest property list read. Only identifier lists are property lists (10,000
+    /// identifiers take under 1 MB), and Foundation's reader costs many times the file's size.
+    static let maximumPropertyListSize = 4 * 1_048_576
 
     init(path: String) throws {
         self.path = path
+        let bytes = try Self.read(path)
+        let start = bytes.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF) }
+        guard let start else { throw CatalogError.malformedFile(path: path, reason: "the file is empty") }
+        if start == UInt8(ascii: "<") || bytes.starts(with: Array("bplist".utf8)) {
+            guard bytes.count <= Self.maximumPropertyListSize else {
+                throw CatalogError.unreadableFile(path: path, reason: Self.tooLarge(bytes.count, Self.maximumPropertyListSize, "property list"))
+            }
+            format = .propertyList
+            do {
+                tree = CatalogTree(propertyList: try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil))
+            } catch {
+                let ns = error as NSError
+                let reason = (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
+                throw CatalogError.malformedFile(path: path, reason: "not a valid property list (\(reason))")
+            }
+        } else {
+            format = .json
+            do {
+                tree = try CatalogTree(json: bytes)
+            } catch {
+                throw CatalogError.malformedFile(path: path, reason: "not valid JSON or property list (\(error))")
+            }
+        }
+    }
+
+    /// The file's bytes: a regular file of at most `maximumSize` bytes (a FIFO, a device such
+    /// as /dev/zero or a socket could block or never end).
+    private static func read(_ path: String) throws -> [UInt8] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CatalogError.missingFile(path: path)
         }
         guard !isDirectory.boolValue else { throw CatalogError.unreadableFile(path: path, reason: "it is a directory") }
-        // A FIFO, a device (/dev/zero) or a socket could block or never end: only regular files.
+        // Non-blocking: opening a FIFO must not wait for a writer before fstat refuses it.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            throw CatalogError.unreadableFile(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
         var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             throw CatalogError.unreadableFile(path: path, reason: "not a regular file")
         }
         guard status.st_size <= Self.maximumSize else {
-            throw CatalogError.unreadableFile(
-                path: path, reason: "\(status.st_size) bytes is larger than the \(Self.maximumSize / 1_048_576) MiB a product file may have")
+            throw CatalogError.unreadableFile(path: path, reason: tooLarge(Int(status.st_size), maximumSize, "product file"))
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw CatalogError.unreadableFile(path: path, reason: error.localizedDescription)
+        // One byte more than the limit is asked for: a file that grew since fstat is refused.
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
+        var count = 0
+        while count < bytes.count {
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if read < 0, errno == EINTR { continue }
+            guard read >= 0 else { throw CatalogError.unreadableFile(path: path, reason: String(cString: strerror(errno))) }
+            if read == 0 { break }
+            count += read
         }
-        let start = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF) }
-        guard let start else { throw CatalogError.malformedFile(path: path, reason: "the file is empty") }
-        do {
-            if start == UInt8(ascii: "<") || data.starts(with: Array("bplist".utf8)) {
-                format = .propertyList
-                root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-            } else {
-                format = .json
-                root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-            }
-        } catch {
-            throw CatalogError.malformedFile(
-                path: path, reason: "not valid JSON or property list (\(Self.reason(error)))")
+        guard count <= Self.maximumSize else {
+            throw CatalogError.unreadableFile(path: path, reason: tooLarge(count, maximumSize, "product file"))
         }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 
-    private static func reason(_ error: any Error) -> String {
-        let ns = error as NSError
-        return (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
+    private static func tooLarge(_ size: Int, _ limit: Int, _ what: String) -> String {
+        "\(size) bytes is larger than the \(limit / 1_048_576) MiB a \(what) may have"
     }
 
-    var rootValue: CatalogValue { CatalogValue(file: path, keyPath: "", value: root) }
+    var rootValue: CatalogValue { CatalogValue(file: path, keyPath: "", tree: tree, node: tree.root) }
 }
 
 /// A value inside a product file, with the key path that leads to it, for precise errors.
 struct CatalogValue {
     let file: String
     let keyPath: String
-    let value: Any
+    let tree: CatalogTree
+    let node: Int
 
-    private func child(_ key: String) -> String { keyPath.isEmpty ? key : "\(keyPath).\(key)" }
+    private var kind: CatalogTree.Kind { tree.kind(node) }
 
-    static func describe(_ value: Any) -> String {
-        switch value {
-        case _ where isNullValue(value): "null"
-        case is String: "a string"
-        case _ where isBoolean(value): "a boolean"
-        case is NSNumber: "a number"
-        case is [Any]: "an array"
-        case is [String: Any]: "a dictionary"
-        default: "\(type(of: value))"
+    private func child(_ key: String, _ node: Int) -> CatalogValue {
+        CatalogValue(file: file, keyPath: keyPath.isEmpty ? key : "\(keyPath).\(key)", tree: tree, node: node)
+    }
+
+    var description: String {
+        switch kind {
+        case .null: "null"
+        case .string: "a string"
+        case .boolean: "a boolean"
+        case .number: "a number"
+        case .array: "an array"
+        case .object: "a dictionary"
+        case .other: tree.text(node)
         }
     }
 
     func invalid(_ expected: String) -> CatalogError {
-        .invalidValue(path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected,
-                      found: Self.describe(value))
+        .invalidValue(path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected, found: description)
     }
 
-    var isNull: Bool { isNullValue(value) }
+    var isNull: Bool { kind == .null }
+    var isArray: Bool { kind == .array }
+    var isDictionary: Bool { kind == .object }
+    var isString: Bool { kind == .string }
 
-    func dictionary() throws -> [String: Any] {
-        guard let dictionary = value as? [String: Any] else { throw invalid("a dictionary") }
-        return dictionary
+    /// A dictionary's members, in file order.
+    func members() throws -> [(name: String, value: CatalogValue)] {
+        guard isDictionary else { throw invalid("a dictionary") }
+        return tree.members(node).map { member in
+            let name = tree.text(member.key)
+            return (name, child(name, member.value))
+        }
+    }
+
+    /// Whether a dictionary has the member `key` (null or not).
+    func has(_ key: String) throws -> Bool {
+        guard isDictionary else { throw invalid("a dictionary") }
+        return tree.member(key, of: node) != nil
     }
 
     func array() throws -> [CatalogValue] {
-        guard let array = value as? [Any] else { throw invalid("an array") }
-        return array.enumerated().map { CatalogValue(file: file, keyPath: "\(keyPath)[\($0.offset)]", value: $0.element) }
+        guard isArray else { throw invalid("an array") }
+        return tree.elements(node).enumerated().map {
+            CatalogValue(file: file, keyPath: "\(keyPath)[\($0.offset)]", tree: tree, node: $0.element)
+        }
+    }
+
+    /// The number of an array's elements, without a value for each.
+    func count() throws -> Int {
+        guard isArray else { throw invalid("an array") }
+        return tree.elements(node).count
     }
 
     func string() throws -> String {
-        guard let string = value as? String else { throw invalid("a string") }
-        return string
+        guard isString else { throw invalid("a string") }
+        return tree.text(node)
     }
 
     /// A member that must be present (and not null).
     func member(_ key: String, expected: String) throws -> CatalogValue {
-        let dictionary = try self.dictionary()
-        guard let value = dictionary[key], !isNullValue(value) else {
-            throw CatalogError.missingKey(path: file, keyPath: child(key), expected: expected)
+        guard let value = try optionalMember(key) else {
+            throw CatalogError.missingKey(path: file, keyPath: keyPath.isEmpty ? key : "\(keyPath).\(key)", expected: expected)
         }
-        return CatalogValue(file: file, keyPath: child(key), value: value)
+        return value
     }
 
     /// A member that may be absent or null.
     func optionalMember(_ key: String) throws -> CatalogValue? {
-        guard let value = try dictionary()[key], !isNullValue(value) else { return nil }
-        return CatalogValue(file: file, keyPath: child(key), value: value)
+        guard isDictionary else { throw invalid("a dictionary") }
+        guard let value = tree.member(key, of: node), tree.kind(value) != .null else { return nil }
+        return child(key, value)
     }
 
     func bool() throws -> Bool {
-        if isBoolean(value), let bool = value as? Bool { return bool }
-        throw invalid("a boolean")
+        guard kind == .boolean else { throw invalid("a boolean") }
+        return tree.boolean(node)
     }
 
+    /// A whole number: `12`, or a number with a zero fraction (`12.0`, `1.2e1`).
     func int() throws -> Int {
-        if !isBoolean(value), let number = value as? NSNumber, number.doubleValue == Double(number.intValue) {
-            return number.intValue
+        if kind == .number {
+            let text = tree.text(node)
+            if let value = Int(text) { return value }
+            if let value = Double(text), value == value.rounded(), let whole = Int(exactly: value) { return whole }
         }
         throw invalid("a whole number")
     }
 
     /// A price written as a string (`"0.99"`) or, in some files, as a JSON number, that the
-    /// ledger keeps exactly (`DecimalText.isExactPrice`).
+    /// ledger keeps exactly (`DecimalText.isExactPrice`): a number's text is read as written,
+    /// never through a `Double`.
     func price() throws -> Decimal {
-        let text: String? = if let text = value as? String {
-            text
-        } else if !isBoolean(value), let number = value as? NSNumber, number.doubleValue >= 0 {
-            number.stringValue
-        } else {
-            nil
+        let text: String? = switch kind {
+        case .string, .number: tree.text(node)
+        default: nil
         }
         guard let text, DecimalText.isExactPrice(text), let price = DecimalText.parse(text) else {
             throw invalid("a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point")
         }
         return price
     }
-}
-
-/// Whether a parsed value is a boolean: property lists give Swift `Bool`s, JSON gives
-/// boolean `NSNumber`s (type code "c"), and both also convert to `Int`, so ask precisely.
-private func isBoolean(_ value: Any) -> Bool {
-    if type(of: value) == Bool.self { return true }
-    if value is String || value is [Any] || value is [String: Any] { return false }
-    guard let number = value as? NSNumber else { return false }
-    return String(cString: number.objCType) == "c"
-}
-
-/// Whether a parsed value is null. Not `value is NSNull`: on Linux that cast first converts a
-/// Swift array or dictionary, with everything in it, to Foundation's classes: reading a
-/// 10,000-product file spent more time in those conversions than in parsing it.
-private func isNullValue(_ value: Any) -> Bool {
-    type(of: value) == NSNull.self
 }

@@ -39,6 +39,10 @@ public struct ProductCatalog: Sendable {
     /// The ledger the products are read from and stored in.
     public let ledger: Ledger
 
+    /// The most products one import reads, from all of its files: App Store Connect's limit for
+    /// one app. It bounds the work and memory of one import; several imports may hold more.
+    public static let maximumImport = 10_000
+
     /// A catalog of the products stored in `ledger`; nothing is read until asked for.
     public init(ledger: Ledger) {
         self.ledger = ledger
@@ -88,7 +92,14 @@ public struct ProductCatalog: Sendable {
     /// ledger: each must parse, and no product may be defined by two of them.
     /// - Throws: `CatalogError`.
     public static func readConfigurations(at paths: [String]) throws -> CheckedConfigurations {
-        let configurations = try paths.map { try StoreKitConfiguration(contentsOf: $0) }
+        var configurations: [StoreKitConfiguration] = []
+        var count = 0
+        for path in paths {
+            let configuration = try StoreKitConfiguration(contentsOf: path)
+            count += configuration.products.count
+            guard count <= maximumImport else { throw CatalogError.tooManyProducts(path: path, count: count) }
+            configurations.append(configuration)
+        }
         var sources: [String: String] = [:]
         for (path, configuration) in zip(paths, configurations) {
             for product in configuration.products {

@@ -33,10 +33,11 @@ public struct ProductIdentifierList: Sendable, Hashable {
         let root = file.rootValue
         var ids: [String] = []
         var groups: [SubscriptionGroup] = []
-        if root.value is [Any] {
+        if root.isArray {
             ids = try Self.strings(root)
-        } else if let dictionary = root.value as? [String: Any] {
-            if dictionary["Products"] != nil || dictionary["Subscriptions"] != nil {
+        } else if root.isDictionary {
+            let members = try root.members()
+            if try root.has("Products") || root.has("Subscriptions") {
                 ids = try root.optionalMember("Products").map(Self.strings) ?? []
                 for group in try root.optionalMember("Subscriptions")?.array() ?? [] {
                     let name = try group.member("Group", expected: "the subscription group's name").string()
@@ -44,8 +45,8 @@ public struct ProductIdentifierList: Sendable, Hashable {
                     groups.append(SubscriptionGroup(name: name, productIDs: members))
                     ids += members
                 }
-            } else if !dictionary.isEmpty, dictionary.values.allSatisfy({ $0 is String }) {
-                ids = dictionary.keys.sorted()
+            } else if !members.isEmpty, members.allSatisfy(\.value.isString) {
+                ids = Set(members.map(\.name)).sorted()
             } else {
                 throw CatalogError.notAnIdentifierList(path: file.path)
             }

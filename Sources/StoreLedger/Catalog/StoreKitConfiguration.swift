@@ -27,15 +27,14 @@ public struct StoreKitConfiguration: Sendable {
             throw CatalogError.malformedFile(path: path, reason: "a StoreKit configuration file is JSON, this is a property list")
         }
         let root = file.rootValue
-        guard root.value is [String: Any] else {
+        guard root.isDictionary else {
             if (try? ProductIdentifierList(parsing: file)) != nil {
                 throw CatalogError.identifierListNotDefinitions(path: path)
             }
             throw root.invalid("a dictionary (a StoreKit configuration)")
         }
-        let dictionary = try root.dictionary()
         let knownSections = ["products", "nonRenewingSubscriptions", "subscriptionGroups"]
-        guard knownSections.contains(where: { dictionary[$0] != nil }) else {
+        guard try knownSections.contains(where: root.has) else {
             if (try? ProductIdentifierList(parsing: file)) != nil {
                 throw CatalogError.identifierListNotDefinitions(path: path)
             }
@@ -47,6 +46,14 @@ public struct StoreKitConfiguration: Sendable {
             let major = try version.member("major", expected: "a whole number").int()
             let minor = try version.optionalMember("minor")?.int() ?? 0
             formatVersion = "\(major).\(minor)"
+        }
+        var count = try root.optionalMember("products")?.count() ?? 0
+        count += try root.optionalMember("nonRenewingSubscriptions")?.count() ?? 0
+        for group in try root.optionalMember("subscriptionGroups")?.array() ?? [] {
+            count += try group.optionalMember("subscriptions")?.count() ?? 0
+        }
+        guard count <= ProductCatalog.maximumImport else {
+            throw CatalogError.tooManyProducts(path: path, count: count)
         }
         var products: [Product] = []
         for item in try root.optionalMember("products")?.array() ?? [] {
@@ -222,7 +229,7 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
     init(_ value: CatalogValue?) throws {
         self.init()
         guard let value else { return }
-        _ = try value.dictionary()
+        _ = try value.members()
         if let field = try value.optionalMember("_storefront") {
             let code = try field.string()
             guard Storefront(countryCode: code) != nil else {

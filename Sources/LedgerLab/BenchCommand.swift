@@ -36,7 +36,7 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, chain, launch, restore, show, catalog
+        case purchase, payers, chain, launch, redelivery, restore, show, catalog
     }
 
     func run() async throws {
@@ -52,7 +52,7 @@ struct BenchCommand: AsyncParsableCommand {
             ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
             : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
         plan.workloads = workloads
-        if quick { plan.catalog = (100, 690) }
+        if quick { (plan.catalog, plan.unfinished) = ((100, 690), [100, 1_000]) }
         var bench = Bench(folder: folder, plan: plan, progress: !json)
         let results = try await bench.runAll()
         let report = Report(
@@ -99,6 +99,8 @@ struct BenchCommand: AsyncParsableCommand {
         var workloads = Set(Workload.allCases)
         /// Products imported into a new ledger, then added before the catalog is listed.
         var catalog = (imported: 10_000, added: 69_000)
+        /// Unfinished transactions of the ledgers `ledger launch --finish` redelivers.
+        var unfinished = [10_000, 100_000]
     }
 
     /// One row of the results.
@@ -178,6 +180,10 @@ private struct Bench {
         if run.contains(.launch) {
             say("launches and lists...")
             results += try await launches()
+        }
+        if run.contains(.redelivery) {
+            say("launch --finish of \(plan.unfinished.map(String.init).joined(separator: " and ")) unfinished...")
+            results += try await redelivery()
         }
         if run.contains(.restore) {
             say("restore of \(plan.restorable)...")
@@ -309,6 +315,39 @@ private struct Bench {
             note: "ratio: against the same list as text (JSON writes about 13 times its bytes)")
     }
 
+    /// `ledger launch --finish`, as text and as JSON, on ledgers of each size of
+    /// `plan.unfinished` unfinished transactions: whole processes, with each one's own peak
+    /// memory, which should not grow with the number delivered (it is delivered in batches).
+    mutating func redelivery() async throws -> [BenchCommand.Result] {
+        let executable = try Self.ledgerExecutable()
+        var results: [BenchCommand.Result] = []
+        var peaks: [String: [Int: Double]] = [:]
+        for count in plan.unfinished {
+            for format in ["text", "json"] {
+                let ledgerPath = path("redelivery-\(count)-\(format)")
+                try await fill(ledgerPath, finished: 0, unfinished: count)
+                var peak = 0.0
+                let seconds = try await time {
+                    peak = try runMeasuringMemory(executable, ["launch", "--finish", "--database", ledgerPath] + (format == "json" ? ["--json"] : []))
+                }
+                peaks[format, default: [:]][count] = peak
+                results.append(BenchCommand.Result(
+                    workload: "ledger launch --finish\(format == "json" ? " --json" : ""), \(count) unfinished (whole process)",
+                    unit: "ms", ledger: seconds * 1000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: peak,
+                    note: "peak RSS: the ledger process's own"))
+            }
+        }
+        if let smallest = plan.unfinished.first, let largest = plan.unfinished.last, smallest != largest {
+            for format in ["text", "json"] {
+                guard let small = peaks[format]?[smallest], let large = peaks[format]?[largest] else { continue }
+                results.append(BenchCommand.Result(
+                    workload: "launch --finish (\(format)) memory growth: \(largest) / \(smallest) unfinished", unit: "x",
+                    ledger: large / small, baseline: nil, ratio: nil, target: "<= 1.5", peakMemoryMB: large, note: nil))
+            }
+        }
+        return results
+    }
+
     mutating func restore() async throws -> BenchCommand.Result {
         let ledgerPath = path("restore"), basePath = path("restore-base")
         try await fill(ledgerPath, finished: plan.restorable, unfinished: 0, product: Self.restorableProduct)
@@ -382,13 +421,23 @@ private struct Bench {
             try Self.catalogFile(prefix: "bench.catalog.\(index)", count: min(ProductCatalog.maximumImport, more - start))
                 .write(to: URL(fileURLWithPath: rest.last!))
         }
+        let localized = folder + "/catalog-localized.storekit"
+        try Self.catalogFile(prefix: "bench.catalog.l", count: imported, localizations: 40).write(to: URL(fileURLWithPath: localized))
+        let localizedSize = Double(try FileManager.default.attributesOfItem(atPath: localized)[.size] as? Int ?? 0) / 1_048_576
         Memory.resetPeak()  // the files were built in this process; the rows report what follows
-        var importTime = Double.infinity
+        var importTime = Double.infinity, importPeak = 0.0
         var ledgerPath = ""
         for _ in 0..<3 {
             ledgerPath = path("catalog")
             try runProcess(executable, ["init", "--database", ledgerPath])
-            importTime = min(importTime, try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
+            importTime = min(importTime, try await time {
+                importPeak = try runMeasuringMemory(executable, ["products", "import", first, "--database", ledgerPath])
+            })
+        }
+        let localizedLedger = path("catalog-localized")
+        var localizedPeak = 0.0
+        let localizedTime = try await time {
+            localizedPeak = try runMeasuringMemory(executable, ["products", "import", localized, "--database", localizedLedger])
         }
         for file in rest { try runProcess(executable, ["products", "import", file, "--database", ledgerPath]) }
         var listTime = Double.infinity, jsonTime = Double.infinity
@@ -399,7 +448,12 @@ private struct Bench {
         return [
             BenchCommand.Result(
                 workload: "ledger products import, \(imported) products (whole process)", unit: "ms", ledger: importTime * 1000,
-                baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: Memory.peakMB, note: nil),
+                baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: importPeak, note: "peak RSS: the ledger process's own"),
+            BenchCommand.Result(
+                workload: "ledger products import, \(imported) products of 40 localizations (whole process)", unit: "ms",
+                ledger: localizedTime * 1000, baseline: nil, ratio: (localizedPeak - importPeak) / localizedSize, target: "ratio <= 4",
+                peakMemoryMB: localizedPeak,
+                note: String(format: "ratio: peak RSS (the process's own) beyond the row above's, over the file's %.0f MB", localizedSize)),
             BenchCommand.Result(
                 workload: "ledger products list, \(imported + more) products (whole process)", unit: "ms",
                 ledger: listTime * 1000, baseline: nil, ratio: nil, target: "<= 500 ms", peakMemoryMB: Memory.peakMB, note: nil),
@@ -411,12 +465,14 @@ private struct Bench {
     }
 
     /// A StoreKit configuration file of `count` products: consumables, non-consumables, and
-    /// monthly subscriptions in groups of ten, each with one localization.
-    static func catalogFile(prefix: String, count: Int) throws -> Data {
+    /// monthly subscriptions in groups of ten, each with `localizations` localizations.
+    static func catalogFile(prefix: String, count: Int, localizations: Int = 1) throws -> Data {
         var products: [[String: Any]] = [], groups: [String: [[String: Any]]] = [:]
         for index in 0..<count {
             let id = "\(prefix).\(index)"
-            let localization = [["locale": "en_US", "displayName": "Product \(index)", "description": "Benchmark product \(index)"]]
+            let localization = (0..<localizations).map {
+                ["locale": $0 == 0 ? "en_US" : "x\($0)", "displayName": "Product \(index)", "description": "Benchmark product \(index)"]
+            }
             var product: [String: Any] = [
                 "productID": id, "referenceName": id, "displayPrice": "0.99", "familyShareable": false,
                 "internalID": "\(index)", "localizations": localization,
@@ -545,6 +601,25 @@ private struct Bench {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) failed") }
+    }
+
+    /// Runs `ledger ARGUMENTS` through its hidden `bench-peak-memory` command; returns that
+    /// process's own peak resident memory in MB.
+    func runMeasuringMemory(_ executable: String, _ arguments: [String]) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["bench-peak-memory"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let prefix = "peak resident MB: "
+        guard process.terminationStatus == 0,
+              let line = output.split(separator: "\n").last, line.hasPrefix(prefix), let peak = Double(line.dropFirst(prefix.count))
+        else { throw BenchError("\(arguments.joined(separator: " ")) failed: \(output.suffix(500))") }
+        return peak
     }
 
     /// The resident memory of a `ledger` process that opened the ledger and launched on it.

@@ -23,8 +23,8 @@ import Testing
         #expect(result.status == 0, Comment(rawValue: result.stderr))
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let workloads = (report["results"] as? [[String: Any]] ?? []).compactMap { $0["workload"] as? String }
-        #expect(workloads.count == 5)
+        #expect(workloads.count == 6)
         #expect(workloads.filter { $0.hasPrefix("purchase cycle, 1 writer") }.count == 2)
-        #expect(workloads.filter { $0.hasPrefix("ledger products") }.count == 3)
+        #expect(workloads.filter { $0.hasPrefix("ledger products") }.count == 4)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
+import StoreLedger
 import Testing
 
 /// Hostile inputs found by outside testing: each is refused with a clear error and an exit
@@ -349,6 +350,36 @@ import Testing
                 environment: ["STORELEDGER_FAULT": fault], program: .lab)
             #expect(result.status == 74, "\(fault): \(result.stderr)")
             #expect(result.stderr.contains(expected), "\(fault): \(result.stderr)")
+        }
+    }
+
+    /// `ledger launch` writes each batch of deliveries as it comes (memory does not grow with
+    /// the number delivered: `ledger-lab bench --workloads redelivery`), in the order and the
+    /// bytes a single document would have.
+    @Test func aLargeLaunchIsWrittenBatchByBatch() async throws {
+        try await CLIWorkspace.empty { workspace in
+            let ledger = try SampleCatalog.ledger(in: workspace.directory)
+            let ids = try ledger.appendSyntheticPurchases(productID: SampleCatalog.consumable, finished: 0, unfinished: 2_345)
+            try ledger.close()
+            try FileManager.default.copyItem(atPath: workspace.database, toPath: workspace.directory + "/copy.sqlite")
+            let text = try workspace.ledger("launch", "--finish")
+            #expect(text.status == 0, "\(text.stderr)")
+            let lines = text.stdout.split(separator: "\n").map(String.init)
+            // Each batch's deliveries, then the finishes of that batch.
+            var expected: [String] = []
+            for batch in stride(from: 0, to: ids.count, by: 1_000).map({ Array(ids[$0..<min($0 + 1_000, ids.count)]) }) {
+                expected += batch.map { "delivered #\($0)" } + batch.map { "finished #\($0)" }
+            }
+            #expect(lines.map { $0.hasPrefix("delivered") ? String($0.prefix { $0 != " " }) + " " + String($0.split(separator: " ")[1]) : $0 }
+                == expected)
+            #expect(try workspace.ledger("launch").stdout == "nothing delivered: no unfinished transactions\n")
+
+            let json = try LedgerProcess.run(["launch", "--finish", "--json", "--database", workspace.directory + "/copy.sqlite"])
+            #expect(json.status == 0, "\(json.stderr)")
+            let document = try json.json()
+            #expect(((document["delivered"] as? [[String: Any]]) ?? []).compactMap { ($0["id"] as? NSNumber)?.uint64Value } == ids)
+            #expect(((document["finished"] as? [NSNumber]) ?? []).map(\.uint64Value) == ids)
+            #expect((document["completedAtLaunch"] as? [Any])?.isEmpty == true && document["version"] as? Int == 1)
         }
     }
 }

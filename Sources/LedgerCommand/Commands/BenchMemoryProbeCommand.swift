@@ -40,3 +40,24 @@ package enum Memory {
         return kilobytes / 1024
     }
 }
+
+/// Runs the `ledger` command given after it in this process, then prints the process's peak
+/// resident memory in MB as the last line of stderr: for `ledger-lab bench`, which cannot
+/// read a child's own peak from `wait4` (on Linux a child's maximum counts the parent's memory
+/// before `exec`) (hidden from the help).
+struct BenchPeakMemoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bench-peak-memory", shouldDisplay: false)
+
+    @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
+
+    func run() async throws {
+        let parsed = try LedgerRootCommand.parseAsRoot(arguments)
+        if var command = parsed as? any AsyncParsableCommand {
+            try await command.run()
+        } else {
+            var command = parsed
+            try command.run()
+        }
+        FileHandle.standardError.write(Data(String(format: "peak resident MB: %.1f\n", Memory.peakMB).utf8))
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedger
+import Synchronization
 
 /// The tour for a newcomer: buy, crash before finishing, relaunch and see the purchases come
 /// back, finish, relaunch and see nothing come back, then a failed and an Ask to Buy purchase.
@@ -256,4 +257,23 @@ struct DemoCommand: AsyncParsableCommand {
           "version": {"major": 4, "minor": 0}
         }
         """
+}
+
+/// The tour's observer: records what it is given and, like an app, may finish it after
+/// delivery (the tour's ledger is small: it keeps everything).
+private final class RecordingObserver: PaymentTransactionObserver {
+    private let finishing: Bool
+    private let state = Mutex<[PaymentTransaction]>([])
+
+    init(finishing: Bool) {
+        self.finishing = finishing
+    }
+
+    var delivered: [PaymentTransaction] { state.withLock { $0 } }
+
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        state.withLock { $0 += transactions }
+        guard finishing else { return }
+        _ = try? await queue.finish(transactions.filter { $0.state.canBeFinished && !$0.isFinished }.map(\.id))
+    }
 }

@@ -108,13 +108,10 @@ struct ListCommand: AsyncParsableCommand {
 
 /// `ledger list`'s output: one line per transaction, or the JSON document
 /// `{"more": N, "transactions": [...], "version": 1}` in the same bytes as `Output.emit` would
-/// write it whole. Held until the end up to `heldBytes` (an error then leaves stdout empty),
-/// then written as it comes, so that memory does not grow with the listing.
+/// write it whole, streamed through a `HeldOutput`.
 struct TransactionListWriter {
     let json: Bool
-    /// How much output is held back before the listing streams.
-    static let heldBytes = 4 << 20
-    private var held: [UInt8] = []
+    private var out = HeldOutput()
     private var lastID: UInt64?
 
     init(json: Bool) {
@@ -122,42 +119,37 @@ struct TransactionListWriter {
     }
 
     mutating func write(_ page: [PaymentTransaction], more: Int) {
-        if json, lastID == nil { held += Self.head(more: more).utf8 }
-        held.reserveCapacity(held.count + page.count * (json ? 1_024 : 128))
+        if json, lastID == nil { out.bytes += Self.head(more: more).utf8 }
+        out.bytes.reserveCapacity(out.bytes.count + page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
-                held += (lastID == nil ? "\n    " : ",\n    ").utf8
-                TransactionJSON.append(transaction, depth: 2, to: &held)
+                out.bytes += (lastID == nil ? "\n    " : ",\n    ").utf8
+                TransactionJSON.append(transaction, depth: 2, to: &out.bytes)
             } else {
-                held += (describe(transaction) + "\n").utf8
+                out.bytes += (describe(transaction) + "\n").utf8
             }
             lastID = transaction.id
         }
-        if held.count >= Self.heldBytes { flush() }
+        out.flushIfFull()
     }
 
     mutating func finish(more: Int) {
         if json {
-            held += (lastID == nil ? Self.head(more: more) + "\n\n  ]" : "\n  ]").utf8  // an empty array as JSONEncoder writes it
-            held += ",\n  \"version\" : \(Output.jsonVersion)\n}\n".utf8
+            out.bytes += (lastID == nil ? Self.head(more: more) + HeldOutput.emptyArray : "\n  ]").utf8
+            out.bytes += ",\n  \"version\" : \(Output.jsonVersion)\n}\n".utf8
         } else if lastID == nil, more == 0 {
-            held += "no transactions\n".utf8
+            out.bytes += "no transactions\n".utf8
         }
         if !json, more > 0 {
             let next = lastID.map { " --after \($0)" } ?? ""
-            held += "... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n".utf8
+            out.bytes += "... \(more) more: ledger list\(next) (with the same filters), or a larger --limit\n".utf8
         }
-        flush()
+        out.flush()
     }
 
     /// The document up to its array's first element.
     private static func head(more: Int) -> String {
         "{\n  \"more\" : \(more),\n  \"transactions\" : ["
-    }
-
-    private mutating func flush() {
-        FileHandle.standardOutput.write(Data(held))
-        held.removeAll(keepingCapacity: true)
     }
 }
 

@@ -126,3 +126,24 @@ func describe(_ t: PaymentTransaction) -> String {
     if let account = t.appAccountToken { line += "  account \(account.uuidString)" }
     return line
 }
+
+/// Output written as it is made, for the commands whose output grows with the ledger (`list`,
+/// `launch`): held until `heldBytes` (so that an error in a short listing leaves stdout empty),
+/// then written in pieces, so that memory does not grow with the output.
+struct HeldOutput {
+    /// How much output is held back before it streams.
+    static let heldBytes = 4 << 20
+    /// What JSONEncoder's pretty printing writes for an empty array, after its `[`.
+    static let emptyArray = "\n\n  ]"
+
+    var bytes: [UInt8] = []
+
+    mutating func flushIfFull() {
+        if bytes.count >= Self.heldBytes { flush() }
+    }
+
+    mutating func flush() {
+        FileHandle.standardOutput.write(Data(bytes))
+        bytes.removeAll(keepingCapacity: true)
+    }
+}

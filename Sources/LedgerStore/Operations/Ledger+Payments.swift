@@ -210,12 +210,27 @@ extension Ledger {
         return result
     }
 
-    /// Launch redelivery: records one delivery (count, date, event) of every unfinished
-    /// transaction, in one commit, and returns them as stored, oldest first.
-    package func recordDeliveryOfUnfinishedTransactions() throws -> [PaymentTransaction] {
-        try write { db in
+    /// The largest transaction id stored (0 when there is none): where a launch's redelivery
+    /// stops, so that what its own deliveries cause is not part of it.
+    package func lastTransactionID() throws -> UInt64 {
+        try read { db in UInt64(try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions") ?? 0) }
+    }
+
+    /// One batch of a launch's redelivery: records one delivery (count, date, event) of the
+    /// oldest `limit` unfinished transactions with ids in `after + 1...through`, in one commit,
+    /// and returns them as stored, oldest first (none: the redelivery is complete).
+    package func recordDeliveryOfUnfinishedTransactions(after: UInt64, through: UInt64, limit: Int) throws -> [PaymentTransaction] {
+        precondition(limit > 0)
+        let (after, through) = (try Self.storedID(min(after, UInt64(Int64.max))), try Self.storedID(min(through, UInt64(Int64.max))))
+        return try write { db in
+            // The batch's last id first: an UPDATE cannot be limited, its condition can.
+            let last = try Int64.fetchOne(
+                db, sql: "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
+                arguments: [after, through, limit - 1]) ?? through
             var delivered: [PaymentTransaction] = []
-            try writer(db).recordDelivery(where: "is_finished = 0") { delivered.append($0) }
+            try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
+                delivered.append($0)
+            }
             return delivered
         }
     }

@@ -123,8 +123,9 @@ extension PaymentQueue {
 }
 
 extension RestoredTransactions {
-    /// The most restored transactions one `updatedTransactions` call receives.
-    public static let pageSize = 1_000
+    /// The most restored transactions one `updatedTransactions` call receives: as many as
+    /// any update carries (`PaymentQueue.deliveryBatchLimit`).
+    public static let pageSize = PaymentQueue.deliveryBatchLimit
 }
 
 extension RestoreResult {

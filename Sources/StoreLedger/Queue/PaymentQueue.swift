@@ -5,7 +5,8 @@ import Foundation
 /// Creating a queue is a *launch*: transactions left `purchasing` by a killed process are
 /// completed with the outcome stored when they were added. Every observer (or `updates()`
 /// stream) added receives every unfinished transaction first, oldest first, as its own first
-/// update; this repeats at every launch until the app finishes them. So an analytics observer
+/// updates (one per `deliveryBatchLimit` transactions); this repeats at every launch until
+/// the app finishes them. So an analytics observer
 /// added before the purchase observer does not take the launch's redelivery away from it.
 ///
 /// Every change is committed before it is returned or notified, and every observer receives
@@ -64,15 +65,20 @@ public actor PaymentQueue {
 
     // MARK: - Observers
 
-    /// Registers an observer (held weakly; adding it twice has no effect). Its first update is
-    /// every unfinished transaction, oldest first (none when there are none).
+    /// Registers an observer (held weakly; adding it twice has no effect). Its first updates are
+    /// the unfinished transactions, oldest first, at most `deliveryBatchLimit` in each (none
+    /// when there are none). When adding fails, the observer is not added.
     public func add(_ observer: any PaymentTransactionObserver) async throws {
         observers.removeAll { $0.value == nil }
         guard !observers.contains(where: { $0.value === observer }) else { return }
-        let unfinished = try ledger.recordDeliveryOfUnfinishedTransactions()
         observers.append(WeakObserver(value: observer))
-        guard !unfinished.isEmpty else { return }
-        await notify(.updated(unfinished), to: Audience(observers: [WeakObserver(value: observer)]))
+        do {
+            try await deliverUnfinishedTransactions(to: Audience(observers: [WeakObserver(value: observer)]))
+        } catch {
+            // Not added: an app that retries gets the whole redelivery again.
+            remove(observer)
+            throw error
+        }
     }
 
     /// Unregisters an observer. Removing one that is not registered does nothing; observers
@@ -89,9 +95,14 @@ public actor PaymentQueue {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeStream(id) }
         }
-        let unfinished = try ledger.recordDeliveryOfUnfinishedTransactions()
         streams[id] = continuation
-        if !unfinished.isEmpty { await notify(.updated(unfinished), to: Audience(streams: [continuation])) }
+        do {
+            try await deliverUnfinishedTransactions(to: Audience(streams: [continuation]))
+        } catch {
+            streams[id] = nil
+            continuation.finish()
+            throw error
+        }
         return stream
     }
 
@@ -100,12 +111,33 @@ public actor PaymentQueue {
     }
 
     /// Delivers every unfinished transaction again, oldest first, to every observer (what an
-    /// app asks for when it returns from the background). Returns what was delivered.
+    /// app asks for when it returns from the background), in batches of at most
+    /// `deliveryBatchLimit`. Returns how many were delivered.
     @discardableResult
-    public func redeliverUnfinishedTransactions() async throws -> [PaymentTransaction] {
-        let delivered = try ledger.recordDeliveryOfUnfinishedTransactions()
-        if !delivered.isEmpty { await notify(.updated(delivered)) }
-        return delivered
+    public func redeliverUnfinishedTransactions() async throws -> Int {
+        try await deliverUnfinishedTransactions(to: nil)
+    }
+
+    /// The most transactions one update carries when unfinished transactions are delivered
+    /// again (an observer or stream added, `redeliverUnfinishedTransactions()`): more arrive
+    /// as several updates, oldest first, so that a ledger of any size is delivered in bounded
+    /// memory. StoreKit, too, may split `updatedTransactions` into several calls.
+    public static let deliveryBatchLimit = 1_000
+
+    /// Delivers the unfinished transactions stored now, a batch at a time, each batch's
+    /// delivery committed before it is handed over. Transactions added meanwhile (by the
+    /// observers' callbacks, say) are not part of it: they are delivered as they are made.
+    /// When the audience is `nil`, everyone listening when each batch is sent.
+    @discardableResult
+    private func deliverUnfinishedTransactions(to audience: Audience?) async throws -> Int {
+        let last = try ledger.lastTransactionID()
+        var after: UInt64 = 0, count = 0
+        while true {
+            let batch = try ledger.recordDeliveryOfUnfinishedTransactions(after: after, through: last, limit: Self.deliveryBatchLimit)
+            guard let newest = batch.last else { return count }
+            await notify(.updated(batch), to: audience)
+            (after, count) = (newest.id, count + batch.count)
+        }
     }
 
     /// Hands transactions that store controls changed outside the queue (an approval, a

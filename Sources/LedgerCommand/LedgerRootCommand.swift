@@ -25,7 +25,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self,
             CertificateCommand.self, JWSCommand.self, AuditCommand.self,
             DemoCommand.self,
-            HoldPurchasesCommand.self, BenchMemoryProbeCommand.self, BenchPeakMemoryCommand.self,
+            HoldPurchasesCommand.self,
         ])
 
     public init() {}

@@ -319,7 +319,6 @@ private struct Bench {
     /// `plan.unfinished` unfinished transactions: whole processes, with each one's own peak
     /// memory, which should not grow with the number delivered (it is delivered in batches).
     mutating func redelivery() async throws -> [BenchCommand.Result] {
-        let executable = try Self.ledgerExecutable()
         var results: [BenchCommand.Result] = []
         var peaks: [String: [Int: Double]] = [:]
         for count in plan.unfinished {
@@ -328,13 +327,13 @@ private struct Bench {
                 try await fill(ledgerPath, finished: 0, unfinished: count)
                 var peak = 0.0
                 let seconds = try await time {
-                    peak = try runMeasuringMemory(executable, ["launch", "--finish", "--database", ledgerPath] + (format == "json" ? ["--json"] : []))
+                    peak = try runMeasuringMemory(["launch", "--finish", "--database", ledgerPath] + (format == "json" ? ["--json"] : []))
                 }
                 peaks[format, default: [:]][count] = peak
                 results.append(BenchCommand.Result(
                     workload: "ledger launch --finish\(format == "json" ? " --json" : ""), \(count) unfinished (whole process)",
                     unit: "ms", ledger: seconds * 1000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: peak,
-                    note: "peak RSS: the ledger process's own"))
+                    note: "peak RSS: the process's own (the same command run by `ledger-lab peak-memory`)"))
             }
         }
         if let smallest = plan.unfinished.first, let largest = plan.unfinished.last, smallest != largest {
@@ -400,7 +399,7 @@ private struct Bench {
             workload: "ledger show ID, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: best * 1000,
             baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
             note: "baseline: the row read in-process, no process start"))
-        let resident = try probeMemory(executable, ledgerPath)
+        let resident = try probeMemory(ledgerPath)
         results.append(BenchCommand.Result(
             workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,
             baseline: nil, ratio: nil, target: "<= 40 MB", peakMemoryMB: resident, note: "resident, after launch"))
@@ -425,20 +424,18 @@ private struct Bench {
         try Self.catalogFile(prefix: "bench.catalog.l", count: imported, localizations: 40).write(to: URL(fileURLWithPath: localized))
         let localizedSize = Double(try FileManager.default.attributesOfItem(atPath: localized)[.size] as? Int ?? 0) / 1_048_576
         Memory.resetPeak()  // the files were built in this process; the rows report what follows
-        var importTime = Double.infinity, importPeak = 0.0
+        var importTime = Double.infinity
         var ledgerPath = ""
         for _ in 0..<3 {
             ledgerPath = path("catalog")
             try runProcess(executable, ["init", "--database", ledgerPath])
-            importTime = min(importTime, try await time {
-                importPeak = try runMeasuringMemory(executable, ["products", "import", first, "--database", ledgerPath])
-            })
+            importTime = min(importTime, try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
         }
         let localizedLedger = path("catalog-localized")
-        var localizedPeak = 0.0
-        let localizedTime = try await time {
-            localizedPeak = try runMeasuringMemory(executable, ["products", "import", localized, "--database", localizedLedger])
-        }
+        let localizedTime = try await time { try runProcess(executable, ["products", "import", localized, "--database", localizedLedger]) }
+        // The peaks: the same imports again, into new ledgers, each run by `peak-memory`.
+        let importPeak = try runMeasuringMemory(["products", "import", first, "--database", path("catalog-peak")])
+        let localizedPeak = try runMeasuringMemory(["products", "import", localized, "--database", path("catalog-localized-peak")])
         for file in rest { try runProcess(executable, ["products", "import", file, "--database", ledgerPath]) }
         var listTime = Double.infinity, jsonTime = Double.infinity
         for _ in 0..<3 {
@@ -448,12 +445,13 @@ private struct Bench {
         return [
             BenchCommand.Result(
                 workload: "ledger products import, \(imported) products (whole process)", unit: "ms", ledger: importTime * 1000,
-                baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: importPeak, note: "peak RSS: the ledger process's own"),
+                baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: importPeak,
+                note: "peak RSS: the import's own (run again by `ledger-lab peak-memory`)"),
             BenchCommand.Result(
                 workload: "ledger products import, \(imported) products of 40 localizations (whole process)", unit: "ms",
                 ledger: localizedTime * 1000, baseline: nil, ratio: (localizedPeak - importPeak) / localizedSize, target: "ratio <= 4",
                 peakMemoryMB: localizedPeak,
-                note: String(format: "ratio: peak RSS (the process's own) beyond the row above's, over the file's %.0f MB", localizedSize)),
+                note: String(format: "ratio: peak RSS (the import's own) beyond the row above's, over the file's %.0f MB", localizedSize)),
             BenchCommand.Result(
                 workload: "ledger products list, \(imported + more) products (whole process)", unit: "ms",
                 ledger: listTime * 1000, baseline: nil, ratio: nil, target: "<= 500 ms", peakMemoryMB: Memory.peakMB, note: nil),
@@ -581,10 +579,15 @@ private struct Bench {
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
+    /// This `ledger-lab`.
+    static func labExecutable() throws -> String {
+        try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
     /// The shipped `ledger`, built beside this `ledger-lab`: the whole-process rows measure it,
     /// not the lab.
     static func ledgerExecutable() throws -> String {
-        let lab = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let lab = try labExecutable()
         let ledger = URL(fileURLWithPath: lab).deletingLastPathComponent().appendingPathComponent("ledger").path
         guard FileManager.default.isExecutableFile(atPath: ledger) else {
             throw BenchError("no `ledger` beside \(lab): build both products (swift build -c release)")
@@ -603,19 +606,19 @@ private struct Bench {
         guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) failed") }
     }
 
-    /// Runs `ledger ARGUMENTS` through its hidden `bench-peak-memory` command; returns that
-    /// process's own peak resident memory in MB.
-    func runMeasuringMemory(_ executable: String, _ arguments: [String]) throws -> Double {
+    /// Runs `ledger ARGUMENTS` in a process of this lab (`peak-memory`: the same code as the
+    /// shipped `ledger`); returns that process's own peak resident memory in MB.
+    func runMeasuringMemory(_ arguments: [String]) throws -> Double {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["bench-peak-memory"] + arguments
+        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
+        process.arguments = ["peak-memory"] + arguments
         process.standardOutput = FileHandle.nullDevice
         let pipe = Pipe()
         process.standardError = pipe
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let prefix = "peak resident MB: "
+        let prefix = Memory.peakPrefix
         guard process.terminationStatus == 0,
               let line = output.split(separator: "\n").last, line.hasPrefix(prefix), let peak = Double(line.dropFirst(prefix.count))
         else { throw BenchError("\(arguments.joined(separator: " ")) failed: \(output.suffix(500))") }
@@ -623,10 +626,10 @@ private struct Bench {
     }
 
     /// The resident memory of a `ledger` process that opened the ledger and launched on it.
-    func probeMemory(_ executable: String, _ path: String) throws -> Double {
+    func probeMemory(_ path: String) throws -> Double {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["bench-memory-probe", "--database", path]
+        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
+        process.arguments = ["memory-probe", "--database", path]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

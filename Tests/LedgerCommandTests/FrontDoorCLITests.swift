@@ -72,9 +72,7 @@ import Testing
         var shared: Set<String>?
         func walk(_ command: [String: Any]) {
             let subcommands = command["subcommands"] as? [[String: Any]] ?? []
-            // Not `help`, nor the hidden commands the bench runs (`bench-peak-memory` passes its
-            // words on to the command it runs).
-            if subcommands.isEmpty, command["commandName"] as? String != "help", command["shouldDisplay"] as? Bool != false {
+            if subcommands.isEmpty, command["commandName"] as? String != "help" {
                 let names = (command["arguments"] as? [[String: Any]] ?? []).flatMap { argument in
                     (argument["names"] as? [[String: Any]] ?? []).compactMap { ($0["kind"] as? String) == "long" ? "--" + ($0["name"] as? String ?? "") : nil }
                 }

@@ -17,7 +17,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "StoreLedger", targets: ["StoreLedger"]),
-        .library(name: "LedgerStore", targets: ["LedgerStore"]),
+        .library(name: "LedgerEngine", targets: ["LedgerEngine"]),
         .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTest", targets: ["OpenStoreKitTest"]),
@@ -36,9 +36,25 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
+        // The values and their rules: transactions, products, states, periods, storefronts, the
+        // store's settings and the errors they are refused with. No storage.
+        .target(name: "LedgerModel", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Signing as the App Store signs: the test identity's certificates, JWS, the payloads of
+        // signed transactions and renewal info. No storage.
         .target(
-            name: "LedgerStore",
+            name: "LedgerSigning",
             dependencies: [
+                "LedgerModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "LedgerEngine",
+            dependencies: [
+                "LedgerModel",
+                "LedgerSigning",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the few statements the ledger runs most (FastStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -50,7 +66,7 @@ let package = Package(
         ),
         // The SQLite calls Swift cannot make (variadic ones).
         .target(name: "CLedgerSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .target(name: "StoreLedger", dependencies: ["LedgerStore"]),
+        .target(name: "StoreLedger", dependencies: ["LedgerEngine"]),
         // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs
         // with only its import changed.
         .target(name: "OpenStoreKit", dependencies: ["StoreLedger"]),
@@ -83,9 +99,9 @@ let package = Package(
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
         .testTarget(
-            name: "LedgerStoreTests",
+            name: "LedgerEngineTests",
             dependencies: [
-                "LedgerStore", "LedgerTestSupport", "LedgerTesting", .product(name: "X509", package: "swift-certificates"),
+                "LedgerEngine", "LedgerSigning", "LedgerTestSupport", "LedgerTesting", .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),

@@ -113,7 +113,7 @@ func readmeExample7() async throws {
     }
 }
 
-// Sources/LedgerStore/LedgerStore.docc/LedgerStore.md
+// Sources/LedgerEngine/LedgerEngine.docc/LedgerEngine.md
 func readmeExample8() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
@@ -123,8 +123,24 @@ func readmeExample8() async throws {
     try ledger.close()
 }
 
-// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
+// Sources/LedgerModel/LedgerModel.docc/LedgerModel.md
 func readmeExample9() async throws {
+
+    let product = Product(id: "com.example.pro.monthly", type: .autoRenewable, price: 4.99)
+    print(product.type, TransactionState.purchased.canBeFinished)
+}
+
+// Sources/LedgerSigning/LedgerSigning.docc/LedgerSigning.md
+func readmeExample10() async throws {
+
+    let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
+    let certificates = try ledger.signingCertificates()
+    print(SigningCertificates.pem(certificates.root))  // what a test server trusts
+    try ledger.close()
+}
+
+// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
+func readmeExample11() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
             let file = context.directory + "/tips.storekit"
@@ -153,13 +169,13 @@ func readmeExample9() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample10(line: String, subject: some CrashTestSubject) async throws {
+func readmeExample12(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample11() async throws {
+func readmeExample13() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -184,7 +200,7 @@ func readmeExample11() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample12(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample14(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)

@@ -337,7 +337,7 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources").standardizedFileURL
         var checked = 0
-        for module in ["LedgerStore", "StoreLedger", "OpenStoreKit", "OpenStoreKitTest", "LedgerTesting"] {
+        for module in ["LedgerEngine", "StoreLedger", "OpenStoreKit", "OpenStoreKitTest", "LedgerTesting"] {
             let folder = sources.appendingPathComponent(module)
             let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
                 .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []

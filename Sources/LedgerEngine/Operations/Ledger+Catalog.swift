@@ -1,0 +1,155 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+extension Ledger {
+    /// Adds or replaces products (with their localizations and subscription groups), all in
+    /// one commit: all or none.
+    /// - Parameters:
+    ///   - sources: the file each product came from, by product id, recorded with it.
+    ///   - seedSettings: store settings stored only where the ledger has no value yet (a
+    ///     catalog file seeds the store; it does not override what was set since).
+    ///   - offersKey: the catalog's subscription offers key, which replaces the store's.
+    package func saveProducts(
+        _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:],
+        offersKey: SubscriptionOffersKey? = nil
+    ) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try write { db in
+            for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
+                try db.run(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+            }
+            if let offersKey {
+                try Self.saveSettings(db, [
+                    StoreSettingKey.subscriptionOffersKeyID: offersKey.id,
+                    StoreSettingKey.subscriptionOffersPrivateKey: offersKey.privateKeyBase64,
+                ])
+            }
+            for product in products {
+                if let subscription = product.subscription {
+                    try db.run(
+                        sql: """
+                            INSERT INTO subscription_groups (id, name) VALUES (?, ?)
+                            ON CONFLICT (id) DO UPDATE SET name = excluded.name
+                            """,
+                        arguments: [subscription.groupID, subscription.groupName])
+                }
+                let offers = OfferColumn(
+                    introductory: product.subscription?.introductoryOffer, promotional: product.subscription?.promotionalOffers ?? [])
+                let offersJSON = offers.introductory == nil && offers.promotional.isEmpty
+                    ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
+                try db.run(
+                    sql: """
+                        INSERT INTO products (id, type, reference_name, price, family_shareable, subscription_group_id,
+                                              subscription_group_level, subscription_period, offers, imported_from)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (id) DO UPDATE SET
+                            type = excluded.type, reference_name = excluded.reference_name, price = excluded.price,
+                            family_shareable = excluded.family_shareable,
+                            subscription_group_id = excluded.subscription_group_id,
+                            subscription_group_level = excluded.subscription_group_level,
+                            subscription_period = excluded.subscription_period, offers = excluded.offers,
+                            imported_from = excluded.imported_from
+                        """,
+                    arguments: [
+                        product.id, product.type.rawValue, product.referenceName, DecimalText.format(product.price),
+                        product.isFamilyShareable, product.subscription?.groupID, product.subscription?.level,
+                        product.subscription?.period.description, offersJSON, sources[product.id],
+                    ])
+                try db.run(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
+                for (position, localization) in product.localizations.enumerated() {
+                    try db.run(
+                        sql: "INSERT OR REPLACE INTO product_localizations (product_id, locale, position, display_name, description) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [product.id, localization.locale, position, localization.displayName, localization.description])
+                }
+            }
+        }
+    }
+
+    /// The products with these identifiers that the ledger knows, in the order asked.
+    public func products(withIDs ids: [String]) throws -> [Product] {
+        try read { db in
+            try ids.compactMap { id in
+                let product = try FastStatement(db, Self.productQuery + " WHERE p.id = ?")
+                product.bind(1, id)
+                let localizations = try FastStatement(db, Self.localizationQuery + " WHERE product_id = ? ORDER BY position")
+                localizations.bind(1, id)
+                let found = try localizations.all(Self.localization)
+                return try product.first { try Self.product($0, localizations: found.map(\.localization)) }
+            }
+        }
+    }
+
+    /// Every product of the catalog, by identifier: one read, whatever the catalog's size. Each
+    /// product comes with its localizations as consecutive rows (no table of localizations by
+    /// product to build and look up: hashing 79,000 identifiers twice was a tenth of a listing).
+    public func allProducts() throws -> [Product] {
+        try read { db in
+            var products: [Product] = []
+            try FastStatement(db, Self.catalogQuery).forEachRow { row in
+                let localization = row.isNull(10)
+                    ? nil : ProductLocalization(locale: row.string(10), displayName: row.string(11), description: row.string(12))
+                if let localization, let last = products.indices.last, products[last].id == row.string(0) {
+                    products[last].localizations.append(localization)
+                } else {
+                    products.append(try Self.product(row, localizations: localization.map { [$0] } ?? []))
+                }
+            }
+            return products
+        }
+    }
+
+    private static let productColumns = """
+        p.id, p.type, p.reference_name, p.price, p.family_shareable, p.subscription_group_id,
+        p.subscription_group_level, p.subscription_period, p.offers, g.name
+        """
+    private static let productTables = "products p LEFT JOIN subscription_groups g ON g.id = p.subscription_group_id"
+    private static let productQuery = "SELECT \(productColumns) FROM \(productTables)"
+    private static let catalogQuery = LedgerSQL("""
+        SELECT \(productColumns), l.locale, l.display_name, l.description
+        FROM \(productTables) LEFT JOIN product_localizations l ON l.product_id = p.id
+        ORDER BY p.id, l.position
+        """)
+
+    private static let localizationQuery = "SELECT product_id, locale, display_name, description FROM product_localizations"
+
+    private static func localization(_ row: FastStatement.Columns) -> (productID: String, localization: ProductLocalization) {
+        (row.string(0), ProductLocalization(locale: row.string(1), displayName: row.string(2), description: row.string(3)))
+    }
+
+    /// A row of `productQuery` or `catalogQuery` (the same first ten columns).
+    private static func product(_ row: FastStatement.Columns, localizations: [ProductLocalization]) throws -> Product {
+        let id = row.string(0)
+        var subscription: SubscriptionInfo?
+        if let groupID = row.optionalString(5), let period = row.optionalString(7).flatMap(SubscriptionPeriod.init(iso8601:)) {
+            let offers = row.optionalString(8).flatMap(offers(inOffersColumn:))
+            subscription = SubscriptionInfo(
+                groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),
+                period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [])
+        }
+        return Product(
+            id: id,
+            type: ProductType(rawValue: row.string(1)) ?? .consumable,
+            referenceName: row.string(2),
+            localizations: localizations,
+            price: DecimalText.parse(row.string(3)) ?? 0,
+            isFamilyShareable: row.bool(4),
+            subscription: subscription)
+    }
+
+    struct OfferColumn: Codable {
+        var introductory: SubscriptionOffer?
+        var promotional: [SubscriptionOffer]
+    }
+
+    /// The offers stored in a product's `offers` column.
+    static func offers(inOffersColumn json: String) -> OfferColumn? {
+        // Most subscriptions have none: no decoder for them.
+        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: []) }
+        return try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
+    }
+
+    /// What `saveProducts` stores for a product without offers.
+    static let noOffersColumn = #"{"promotional":[]}"#
+}

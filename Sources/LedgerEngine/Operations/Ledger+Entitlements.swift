@@ -1,0 +1,44 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+extension Ledger {
+    /// StoreKit 2's current entitlements at the store's time: the latest transaction of each
+    /// non-consumable owned, of each auto-renewable subscription whose period covers now (and
+    /// was not upgraded away), and of each non-renewing subscription (even when finished).
+    /// Never consumables, never revoked transactions. Purchased and restored transactions count.
+    public func currentEntitlements() throws -> [PaymentTransaction] {
+        try read { db in
+            let now = try storeNow(db)
+            return try PaymentTransaction.fetchAll(
+                db,
+                sql: """
+                    WHERE id IN (
+                        SELECT MAX(id) FROM transactions
+                        WHERE state IN ('purchased', 'restored') AND revocation_date IS NULL
+                          AND (product_type IN ('nonConsumable', 'nonRenewable')
+                               OR (product_type = 'autoRenewable' AND is_upgraded = 0
+                                   AND purchase_date <= ? AND expiration_date > ?)
+                               -- A subscription in its billing grace period keeps its entitlement.
+                               OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
+                                   SELECT 1 FROM subscription_renewal r
+                                   WHERE r.group_id = subscription_group_id AND r.billing_issue_since = expiration_date
+                                     AND r.grace_until > ?)))
+                        GROUP BY product_id)
+                    ORDER BY product_id
+                    """,
+                arguments: [now, now, now])
+        }
+    }
+
+    /// The latest purchased or restored transaction of a product (revoked ones included, as
+    /// StoreKit's `Transaction.latest(for:)`), or `nil`.
+    public func latestTransaction(for productID: String) throws -> PaymentTransaction? {
+        try read { db in
+            try PaymentTransaction.fetchAll(
+                db, sql: "WHERE product_id = ? AND state IN ('purchased', 'restored') ORDER BY id DESC LIMIT 1",
+                arguments: [productID]
+            ).first
+        }
+    }
+}

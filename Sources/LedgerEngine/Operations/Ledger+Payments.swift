@@ -1,0 +1,310 @@
+public import LedgerModel
+package import Foundation
+import GRDB
+
+/// A payment to add to the ledger. The store decides its outcome and storefront in the write
+/// that records it.
+package struct NewPayment: Sendable, Hashable {
+    package var productID: String
+    package var quantity: Int
+    package var appAccountToken: UUID?
+    /// StoreKit 1's opaque account string (at most 1,024 bytes of UTF-8, not empty).
+    package var applicationUsername: String?
+    package var idempotencyKey: String?
+    /// What the simulated store does with this payment; `nil` lets the store's settings decide.
+    package var simulatedOutcome: SimulatedOutcome?
+    /// The promotional offer the payment redeems, checked when it is added.
+    package var discount: PaymentDiscount?
+    /// A purchase made outside the app (a test session's `buyProduct`): it succeeds whatever
+    /// the store's switches, which concern the app's payments.
+    package var isOutsideTheApp = false
+
+    package init(
+        productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
+        idempotencyKey: String? = nil, simulatedOutcome: SimulatedOutcome? = nil, discount: PaymentDiscount? = nil
+    ) {
+        self.productID = productID
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.applicationUsername = applicationUsername
+        self.idempotencyKey = idempotencyKey
+        self.simulatedOutcome = simulatedOutcome
+        self.discount = discount
+    }
+}
+
+extension Ledger {
+    /// The environment recorded on every transaction: StoreKit's name for local testing.
+    public static let environment = "xcode"
+
+    /// The error an interrupted purchase fails with.
+    public static let interruptionError = TransactionError(
+        code: .unknown, message: "The purchase was interrupted: the user must resolve an issue outside the app.")
+
+    /// Stores a new `purchasing` transaction, or returns the one its idempotency key already
+    /// names (`isNew` false; nothing is written then).
+    ///
+    /// - Throws: `PaymentQueueError` for an empty product identifier, a quantity outside
+    ///   1...10, a bad idempotency key, or a key reused for a different payment;
+    ///   `UnknownProductError` for a product the catalog does not have;
+    ///   `PromotionalOfferError` for a promotional offer the store refuses.
+    @discardableResult
+    package func addPayment(
+        _ payment: NewPayment, delivery: DeliveryRecording = .notRecorded
+    ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        try Self.validate(payment)
+        return try write { db in try addPayment(db, payment, delivery: delivery) }
+    }
+
+    /// `addPayment(_:delivery:)` in the next group commit: payments added at the same time
+    /// share a commit, and each caller returns once it is durable.
+    @discardableResult
+    package func addPayment(
+        _ payment: NewPayment, delivery: DeliveryRecording = .notRecorded
+    ) async throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        try Self.validate(payment)
+        return try await grouped { db in try self.addPayment(db, payment, delivery: delivery) }
+    }
+
+    private func addPayment(
+        _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
+    ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        if let key = payment.idempotencyKey,
+           let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
+            guard existing.productID == payment.productID, existing.quantity == payment.quantity,
+                  existing.appAccountToken == payment.appAccountToken,
+                  existing.applicationUsername == payment.applicationUsername,
+                  (existing.offer?.type == .promotional ? existing.offer?.id : nil) == payment.discount?.offerID
+            else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
+            return (existing, false)
+        }
+        // One read of the settings table gives both the store's switches and its clock.
+        let stored = try Self.storedSettings(db)
+        let settings = StoreSettings(stored: stored)
+        let now = storeNow(clockOffset: stored[StoreSettingKey.clockOffset])
+        let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
+        var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
+        row.quantity = payment.quantity
+        row.appAccountToken = payment.appAccountToken
+        row.applicationUsername = payment.applicationUsername
+        row.idempotencyKey = payment.idempotencyKey
+        row.storefront = settings.storefront.countryCode
+        let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
+        row.planned = (decision.state, decision.error)
+        row.offer = offer
+        row.offerNonce = payment.discount?.signature?.nonce
+        let created = try writer(db, at: now, delivery: delivery).insert(row)
+        if decision.outcome == .interrupted {
+            try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])
+        }
+        return (created, true)
+    }
+
+    /// A payment's outcome, decided in one place, in the write that records it: a purchase made
+    /// outside the app succeeds; otherwise the store's switches decide (payments allowed, the
+    /// payment's own simulated outcome, failing, interrupted, Ask to Buy: see
+    /// `StoreSettings.plannedOutcome`); then a purchase of the subscription already active
+    /// fails as "already subscribed", unless it redeems a promotional offer for its next renewal.
+    private func decide(
+        _ db: Database, _ payment: NewPayment, settings: StoreSettings, productType: ProductType,
+        offer: TransactionOffer?, at now: Int64
+    ) throws -> (outcome: PlannedOutcome, state: TransactionState, error: TransactionError?) {
+        let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
+        switch outcome {
+        case .purchased:
+            if productType == .autoRenewable, offer == nil,
+               let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
+                return (outcome, .failed, error)
+            }
+            return (outcome, .purchased, nil)
+        case .deferred: return (outcome, .deferred, nil)
+        case .failed(let error): return (outcome, .failed, error)
+        case .interrupted: return (outcome, .failed, Self.interruptionError)
+        }
+    }
+
+    /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
+    /// longer `purchasing` (another process got there first) is returned as it is.
+    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        try write { db in try applyPlannedOutcome(try writer(db, delivery: delivery), id: id) }
+    }
+
+    /// `applyPlannedOutcome(of:delivery:)` in the next group commit.
+    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
+        try await grouped { db in try self.applyPlannedOutcome(try self.writer(db, delivery: delivery), id: id) }
+    }
+
+    /// A launch's recovery, in one commit: every transaction left `purchasing` (by a killed
+    /// process) completed with its stored outcome, then the subscription renewals that fell due
+    /// while the app was not running (see `renewDueSubscriptions()`). Both oldest first.
+    package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
+        try write { db in
+            let purchasing = try FastStatement(db, "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
+                .all { UInt64($0.int64(0)) }
+            let writer = try writer(db)
+            let completed = try purchasing.map { try applyPlannedOutcome(writer, id: $0) }
+            return (completed, try renewDueSubscriptions(writer))
+        }
+    }
+
+    /// Ask to Buy approved: deferred -> purchased.
+    package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .purchased, error: nil) }
+    }
+
+    /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
+    package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
+        return try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error) }
+    }
+
+    /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
+    /// refused, none is finished. Finishing an interrupted purchase whose issue is resolved
+    /// creates its replacement purchase in the same commit.
+    ///
+    /// Idempotent: a transaction that is already finished is returned unchanged, with
+    /// `changed` false.
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
+    ///   `.cannotFinishDeferred`.
+    package func finish(_ ids: [UInt64]) throws -> FinishResult {
+        try write { db in try finish(db, ids) }
+    }
+
+    /// `finish(_:)` in the next group commit.
+    package func finish(_ ids: [UInt64]) async throws -> FinishResult {
+        try await grouped { db in try self.finish(db, ids) }
+    }
+
+    private func finish(_ db: Database, _ ids: [UInt64]) throws -> FinishResult {
+        let writer = try writer(db)
+        var result = FinishResult(transactions: [], changed: [], replacements: [])
+        for id in ids {
+            let transaction = try existingTransaction(db, id: id)
+            if transaction.isFinished {
+                result.transactions.append(transaction)
+                result.changed.append(false)
+                continue
+            }
+            switch transaction.state {
+            case .purchasing: throw PaymentQueueError.cannotFinishPurchasing(id)
+            case .deferred: throw PaymentQueueError.cannotFinishDeferred(id)
+            case .purchased, .failed, .restored: break
+            }
+            result.transactions.append(try writer.finish(transaction))
+            result.changed.append(true)
+            // Only a failed transaction can be an interrupted purchase.
+            if transaction.state == .failed, let replacement = try replaceInterruptedPurchaseIfReady(writer, id: id) {
+                result.replacements.append(replacement)
+            }
+        }
+        return result
+    }
+
+    /// The largest transaction id stored (0 when there is none): where a launch's redelivery
+    /// stops, so that what its own deliveries cause is not part of it.
+    package func lastTransactionID() throws -> UInt64 {
+        try read { db in UInt64(try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions") ?? 0) }
+    }
+
+    /// One batch of a launch's redelivery: records one delivery (count, date, event) of the
+    /// oldest `limit` unfinished transactions with ids in `after + 1...through`, in one commit,
+    /// and returns them as stored, oldest first (none: the redelivery is complete).
+    package func recordDeliveryOfUnfinishedTransactions(after: UInt64, through: UInt64, limit: Int) throws -> [PaymentTransaction] {
+        precondition(limit > 0)
+        let (after, through) = (try Self.storedID(min(after, UInt64(Int64.max))), try Self.storedID(min(through, UInt64(Int64.max))))
+        return try write { db in
+            // The batch's last id first: an UPDATE cannot be limited, its condition can.
+            let last = try Int64.fetchOne(
+                db, sql: "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
+                arguments: [after, through, limit - 1]) ?? through
+            var delivered: [PaymentTransaction] = []
+            try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
+                delivered.append($0)
+            }
+            return delivered
+        }
+    }
+
+    // MARK: - Pieces shared by the operations (each runs inside its caller's transaction)
+
+    private static func validate(_ payment: NewPayment) throws {
+        guard !payment.productID.isEmpty else { throw PaymentQueueError.emptyProductIdentifier }
+        guard (1...10).contains(payment.quantity) else { throw PaymentQueueError.invalidQuantity(payment.quantity) }
+        // Bytes, not characters: one character may be any number of scalars.
+        if let key = payment.idempotencyKey, key.isEmpty || key.utf8.count > 256 {
+            throw PaymentQueueError.invalidIdempotencyKey(key)
+        }
+        if let name = payment.applicationUsername { try validateApplicationUsername(name) }
+        if let discount = payment.discount, discount.offerID.isEmpty {
+            throw PromotionalOfferError.missingParameters("no offer identifier")
+        }
+    }
+
+    static func validateApplicationUsername(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= 1024 else { throw PaymentQueueError.invalidApplicationUsername(name) }
+    }
+
+    /// A transaction id as the database stores it. Ids are SQLite integers: one past
+    /// `Int64.max` names no transaction.
+    /// - Throws: `PaymentQueueError.unknownTransaction` for such an id.
+    static func storedID(_ id: UInt64) throws -> Int64 {
+        guard let stored = Int64(exactly: id) else { throw PaymentQueueError.unknownTransaction(id) }
+        return stored
+    }
+
+    func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {
+        guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else {
+            throw PaymentQueueError.unknownTransaction(id)
+        }
+        return transaction
+    }
+
+    func applyPlannedOutcome(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
+        guard let (transaction, planned) = try PaymentTransaction.fetchWithPlan(writer.db, id: id) else {
+            throw PaymentQueueError.unknownTransaction(id)
+        }
+        guard transaction.state == .purchasing else { return transaction }
+        return try writer.changeState(transaction, to: planned.state, error: planned.error, ledger: self)
+    }
+
+    private func moveDeferred(
+        _ writer: TransactionWriter, id: UInt64, to state: TransactionState, error: TransactionError?
+    ) throws -> PaymentTransaction {
+        let transaction = try existingTransaction(writer.db, id: id)
+        guard transaction.state == .deferred else {
+            throw PaymentQueueError.notDeferred(id, state: transaction.state)
+        }
+        return try writer.changeState(transaction, to: state, error: error, ledger: self)
+    }
+}
+
+/// What `Ledger.finish(_:)` did, in the order of the ids given.
+public struct FinishResult: Sendable {
+    /// Every transaction as it is now.
+    public var transactions: [PaymentTransaction]
+    /// Whether each one was finished by this call (false: it was finished already).
+    public var changed: [Bool]
+    /// Purchases created because an interrupted purchase was finished after its issue was resolved.
+    public var replacements: [PaymentTransaction]
+
+    /// The transactions this call finished.
+    public var finished: [PaymentTransaction] {
+        zip(transactions, changed).filter(\.1).map(\.0)
+    }
+}
+
+extension Ledger {
+    /// Records one delivery to observers (count, date, event) of each transaction, in one
+    /// commit, and returns them as stored. Unknown ids are skipped.
+    package func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
+        guard !ids.isEmpty else { return [] }
+        return try write { db in
+            let writer = try writer(db)
+            return try ids.compactMap { id in
+                guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
+                try writer.recordDelivery(of: &transaction)
+                return transaction
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+extension Ledger {
+    /// The bundle identifier a store without a `bundleID` setting signs offers for.
+    public static let defaultBundleID = StoreSettings.defaultBundleID
+
+    /// How far a promotional offer's signature timestamp may be from the store's clock: Apple
+    /// keeps a signed offer valid for 24 hours.
+    public static let offerSignatureLifetime: Int64 = 24 * 3_600_000
+
+    /// The store's subscription offers key, if it has one (imported from a StoreKit
+    /// configuration file's `subscriptionOffersKeyPair`).
+    /// - Throws: `SubscriptionOffersKeyError` when the stored key is damaged.
+    public func subscriptionOffersKey() throws -> SubscriptionOffersKey? {
+        try read { db in try Self.subscriptionOffersKey(db) }
+    }
+
+    static func subscriptionOffersKey(_ db: Database) throws -> SubscriptionOffersKey? {
+        let stored = try storedSettings(db)
+        guard let id = stored[StoreSettingKey.subscriptionOffersKeyID],
+              let privateKey = stored[StoreSettingKey.subscriptionOffersPrivateKey]
+        else { return nil }
+        return try SubscriptionOffersKey(id: id, privateKeyBase64: privateKey)
+    }
+
+    /// Checks the promotional offer a payment redeems, in the payment's write, as the App Store
+    /// does: an offer of the product, a signature by the store's key over this payment's details
+    /// made within 24 hours of the store's clock with a nonce never used before (a test
+    /// session's unsigned offer skips the signature), and a customer who is or was subscribed
+    /// to the group and whose next renewal is not already charged at an offer. Returns the
+    /// offer as the transaction records it.
+    /// - Throws: `PromotionalOfferError`.
+    func redeemableOffer(
+        _ db: Database, _ payment: NewPayment, _ discount: PaymentDiscount, settings: StoreSettings, at now: Int64
+    ) throws -> TransactionOffer {
+        guard let plan = try subscriptionPlan(db, productID: payment.productID),
+              let offer = plan.promotionalOffers[discount.offerID]?.offer,
+              let group = try String.fetchOne(
+                  try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"), arguments: [payment.productID])
+        else { throw PromotionalOfferError.unknownOffer(productID: payment.productID, offerID: discount.offerID) }
+        if let signature = discount.signature {
+            try checkSignature(db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
+        }
+        guard try hasBought(db, group: group, excluding: 0) else {
+            throw PromotionalOfferError.ineligible(productID: payment.productID)
+        }
+        // One offer at a time: a second one would have to wait behind the first.
+        if let running = try offerOfNextRenewal(db, group: group, at: now) {
+            throw PromotionalOfferError.offerInProgress(productID: payment.productID, offer: running.id ?? "introductory")
+        }
+        return offer
+    }
+
+    private func checkSignature(
+        _ db: Database, _ signature: OfferSignature, of payment: NewPayment, offerID: String, bundleID: String, at now: Int64
+    ) throws {
+        guard !signature.keyID.isEmpty else { throw PromotionalOfferError.missingParameters("no key identifier") }
+        guard !signature.signature.isEmpty else { throw PromotionalOfferError.missingParameters("no signature") }
+        guard let key = try Self.subscriptionOffersKey(db) else {
+            throw PromotionalOfferError.invalidSignature(
+                "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)")
+        }
+        guard signature.keyID == key.id else {
+            throw PromotionalOfferError.invalidSignature("unknown key \"\(signature.keyID)\" (the store's key is \"\(key.id)\")")
+        }
+        guard abs(now - signature.timestamp) <= Self.offerSignatureLifetime else {
+            throw PromotionalOfferError.invalidSignature(
+                "it was signed at \(signature.timestamp) ms, more than 24 hours from the store's clock (\(now) ms)")
+        }
+        let payload = OfferSignaturePayload(
+            bundleID: bundleID, keyID: signature.keyID, productID: payment.productID, offerID: offerID,
+            account: payment.applicationUsername ?? payment.appAccountToken?.uuidString ?? "", nonce: signature.nonce,
+            timestamp: signature.timestamp)
+        guard key.isValidSignature(signature.signature, for: payload) else {
+            throw PromotionalOfferError.invalidSignature(
+                "it does not sign this payment's bundle id (\(payload.bundleID)), key, product, offer, account, nonce and timestamp")
+        }
+        if let used = try Int64.fetchOne(
+            try db.cachedStatement(sql: "SELECT id FROM transactions WHERE offer_nonce = ?"),
+            arguments: [signature.nonce.uuidString.lowercased()]) {
+            throw PromotionalOfferError.invalidSignature("its nonce was used already, by transaction \(used)")
+        }
+    }
+}

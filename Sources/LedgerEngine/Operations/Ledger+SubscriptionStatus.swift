@@ -1,0 +1,76 @@
+public import Foundation
+public import LedgerModel
+import GRDB
+
+extension Ledger {
+    /// The status of the subscription group of `productID` (an auto-renewable subscription),
+    /// or `nil` when the group was never bought.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
+        try read { db in try subscriptionStatus(db, group: try subscriptionGroup(db, productID: productID)) }
+    }
+
+    /// The status of the group `id` names: an auto-renewable subscription's product
+    /// identifier, else a subscription group's identifier; `nil` when the group was never bought.
+    /// - Throws: `StoreControlError.notAutoRenewable` for another kind of product,
+    ///   `.unknownSubscriptionGroup` when `id` is neither.
+    public func subscriptionStatus(forProductOrGroup id: String) throws -> SubscriptionStatus? {
+        do {
+            return try subscriptionStatus(forProduct: id)
+        } catch is UnknownProductError {
+            return try subscriptionStatus(forGroup: id)
+        }
+    }
+
+    /// The status of a subscription group by its identifier, or `nil` when it was never bought.
+    /// - Throws: `StoreControlError.unknownSubscriptionGroup`.
+    public func subscriptionStatus(forGroup groupID: String) throws -> SubscriptionStatus? {
+        try read { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID]) != nil
+            else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
+            return try subscriptionStatus(db, group: groupID)
+        }
+    }
+
+    private func subscriptionStatus(_ db: Database, group: String) throws -> SubscriptionStatus? {
+        // The latest period (a pending downgrade's payment has none of its own: not it).
+        guard let latest = try latestPeriod(db, group: group) else { return nil }
+        let now = Date(ledgerMilliseconds: try storeNow(db))
+        let renewal = try renewalState(db, group: group)
+        let expired = latest.expirationDate.map { $0 <= now } ?? true
+        var state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
+        // A renewal that failed on a billing issue: retried (with a grace period, when on) until
+        // the retries are over, then expired for a billing error.
+        let issue = renewal.billingIssue.flatMap { $0.since == latest.expirationDate?.ledgerMilliseconds ? $0 : nil }
+        let nowMS = now.ledgerMilliseconds
+        if state == .expired, let issue {
+            if nowMS < issue.retryUntil {
+                state = issue.graceUntil.map { nowMS < $0 } == true ? .inGracePeriod : .inBillingRetryPeriod
+            } else {
+                reason = .billingError
+            }
+        }
+        let retrying = state == .inGracePeriod || state == .inBillingRetryPeriod
+        // Only a current period renews: one that lapsed stays expired even with auto-renew on.
+        let renews = renewal.autoRenew && (state == .subscribed || retrying)
+        return SubscriptionStatus(
+            groupID: group, state: state, transaction: latest, willAutoRenew: renews,
+            autoRenewProductID: renewal.nextProductID ?? latest.productID,
+            renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
+            expirationReason: state == .expired ? reason : nil,
+            isInBillingRetry: retrying, gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil)
+    }
+}
+
+extension Ledger {
+    /// Whether the group's introductory offer is still open to the user: once per subscription
+    /// group, so only while no subscription of the group was ever bought.
+    public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
+        try read { db in
+            try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM transactions WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') LIMIT 1",
+                arguments: [groupID]) == nil
+        }
+    }
+}

@@ -1,0 +1,598 @@
+public import Foundation
+package import LedgerModel
+import GRDB
+
+extension Ledger {
+    /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
+    /// rest wait for the next call), in one commit: for every group whose auto-renew is on and
+    /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
+    /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
+    package func renewDueSubscriptions() throws -> [PaymentTransaction] {
+        try write { db in try renewDueSubscriptions(try writer(db)) }
+    }
+
+    func renewDueSubscriptions(_ writer: TransactionWriter) throws -> [PaymentTransaction] {
+        var renewed: [PaymentTransaction] = []
+        try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit) { step in
+            renewed.append(try self.insertRenewal(writer, step))
+        }
+        return renewed
+    }
+
+    /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the
+    /// current period ends now and the next one starts, with the product the group renews to.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
+    package func forceRenewal(of productID: String) throws -> PaymentTransaction {
+        try write { db in
+            let now = try storeNow(db)
+            let group = try subscriptionGroup(db, productID: productID)
+            let state = try renewalState(db, group: group)
+            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                  latest.productID == productID || state.nextProductID == productID
+            else { throw StoreControlError.noSubscription(productID) }
+            try endPeriod(writer(db, at: now), latest)
+            let productID = state.nextProductID ?? latest.productID
+            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            let run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            let end = try periodsEnd(db, run, plan: plan, start: now)
+            let renewal = try insertRenewal(
+                writer(db, at: now), RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
+            try saveRenewalState(db, group: group, RenewalState(
+                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
+            return renewal
+        }
+    }
+
+    /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a
+    /// pending change of product is dropped).
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
+    @discardableResult
+    package func expireSubscription(_ productID: String) throws -> PaymentTransaction {
+        try write { db in
+            let now = try storeNow(db)
+            let group = try subscriptionGroup(db, productID: productID)
+            let state = try renewalState(db, group: group)
+            guard let latest = try latestPeriod(db, group: group),
+                  latest.productID == productID || state.nextProductID == productID
+            else { throw StoreControlError.noSubscription(productID) }
+            try endPeriod(writer(db, at: now), latest)
+            try saveRenewalState(db, group: group, RenewalState(autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
+            return try PaymentTransaction.fetchOne(db, id: latest.id)!
+        }
+    }
+
+    /// Resolves the billing issue of `productID`'s group (Xcode's "resolve issue" on a
+    /// subscription in billing retry): the subscription renews now, or, within its grace
+    /// period, from the end of its last period (the user loses no days).
+    /// - Throws: `StoreControlError.noBillingIssue` when the group is not in billing retry (or
+    ///   its retries are over), `.notAutoRenewable`; `UnknownProductError`.
+    @discardableResult
+    package func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
+        try write { db in try resolveBillingIssue(db, productID: productID) }
+    }
+
+    func resolveBillingIssue(_ db: Database, productID: String) throws -> PaymentTransaction {
+        let now = try storeNow(db)
+        let group = try subscriptionGroup(db, productID: productID)
+        var state = try renewalState(db, group: group)
+        guard let latest = try latestPeriod(db, group: group),
+              let issue = try liveBillingIssue(state, latest: latest, at: now)
+        else { throw StoreControlError.noBillingIssue(productID) }
+        let renewTo = state.nextProductID ?? latest.productID
+        guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
+        // Within the grace period the user loses no days; after it, the new period starts now.
+        let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
+        let run = try renewalOffer(db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
+        var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
+        let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
+        let renewal = try insertRenewal(
+            writer(db, at: now), RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer))
+        state.billingIssue = nil
+        state.nextProductID = nil
+        state.pendingOfferID = nil
+        state.periodAnchor = anchor
+        try saveRenewalState(db, group: group, state)
+        return renewal
+    }
+
+    /// Whether the latest period of `productID`'s group failed to renew on a billing issue (in
+    /// billing retry, or expired after it).
+    public func hasBillingIssue(_ productID: String) throws -> Bool {
+        try read { db in try hasBillingIssue(db, productID: productID) }
+    }
+
+    func hasBillingIssue(_ db: Database, productID: String) throws -> Bool {
+        let group = try subscriptionGroup(db, productID: productID)
+        guard let latest = try latestPeriod(db, group: group) else { return false }
+        return try renewalState(db, group: group).billingIssue?.since == latest.expirationDate?.ledgerMilliseconds
+    }
+
+    /// The group's billing issue when it concerns its latest period (not refunded) and the
+    /// store still retries; `nil` otherwise (a stale issue of a deleted period, say).
+    private func liveBillingIssue(_ state: RenewalState, latest: PaymentTransaction, at now: Int64) throws -> BillingIssue? {
+        guard let issue = state.billingIssue, latest.revocationDate == nil,
+              issue.since == latest.expirationDate?.ledgerMilliseconds, now < issue.retryUntil
+        else { return nil }
+        return issue
+    }
+
+    /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
+    /// expires at its expiration date. Turned on after that date, it stays expired.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    package func setAutoRenew(of productID: String, enabled: Bool) throws {
+        try write { db in
+            let group = try subscriptionGroup(db, productID: productID)
+            var state = try renewalState(db, group: group)
+            if enabled, !state.autoRenew { state.resumedAt = try storeNow(db) }
+            state.autoRenew = enabled
+            try saveRenewalState(db, group: group, state)
+        }
+    }
+
+    /// Whether the subscription group of `productID` renews automatically.
+    public func isAutoRenewEnabled(for productID: String) throws -> Bool {
+        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).autoRenew }
+    }
+
+    /// The product the group of `productID` switches to at its next renewal, if any.
+    public func pendingProductChange(for productID: String) throws -> String? {
+        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).nextProductID }
+    }
+
+    // MARK: - Inside transactions
+
+    /// The offer the next renewal of `group` is charged at, while a subscription of the group
+    /// covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go offer.
+    func offerOfNextRenewal(_ db: Database, group: String, at now: Int64) throws -> TransactionOffer? {
+        guard let current = try coveringSubscription(db, group: group, at: now, excluding: 0),
+              let latest = try latestPeriod(db, group: group) else { return nil }
+        let state = try renewalState(db, group: group)
+        let productID = state.nextProductID ?? current.productID
+        guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
+        return try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
+    }
+
+    private static let subscriptionGroupLookup = LedgerSQL(
+        "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
+
+    /// Why a subscription purchase is refused when the payment is added: buying the
+    /// subscription that is active already (StoreKit: "already subscribed").
+    func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
+        let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
+        lookup.bind(1, productID)
+        guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
+              let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
+              covering.productID == productID
+        else { return nil }
+        let until = covering.expirationDate.map { $0.formatted(.iso8601) } ?? "now"
+        return TransactionError(code: .unknown, message: "Already subscribed to \(productID) until \(until).")
+    }
+
+    /// Sets the dates of a subscription being charged, by the group's rules: an upgrade (a
+    /// higher service level) or a crossgrade with the same period replaces the current
+    /// subscription now and marks it `isUpgraded`; a downgrade, or a crossgrade with another
+    /// period, takes effect at the next renewal: the payment completes with no period of its
+    /// own (its expiration is its purchase date) and the group renews to its product.
+    ///
+    /// A promotional offer the payment redeemed (recorded with it when it was added) applies
+    /// to the period it starts; when it starts none (the product subscribed to already, or a
+    /// downgrade), the offer waits for the next renewal, as the App Store applies it.
+    func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        let (db, now) = (writer.db, writer.now)
+        guard let group = transaction.subscriptionGroupID,
+              let plan = try subscriptionPlan(db, productID: transaction.productID) else { return }
+        var state = try renewalState(db, group: group)
+        var end: Int64
+        var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
+        if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
+           let currentPlan = try subscriptionPlan(db, productID: current.productID) {
+            let immediate = current.productID != transaction.productID
+                && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
+            if immediate {
+                try markUpgraded(writer, current)
+                end = try periodsEnd(db, run, plan: plan, start: now)
+                state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
+            } else {
+                end = now
+                if current.productID != transaction.productID {
+                    state.nextProductID = transaction.productID
+                    state.pendingOfferID = run?.offer.id
+                } else if let run {
+                    // Redeeming an offer of the product subscribed to: it renews (a pending
+                    // change of product is dropped, auto-renew turned on) at the offer.
+                    state.nextProductID = nil
+                    state.pendingOfferID = run.offer.id
+                    if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
+                }
+            }
+        } else {
+            // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
+            // gets its introductory offer, once per group.
+            if run == nil, let intro = plan.introductoryOffer, try !hasBought(db, group: group, excluding: transaction.id) {
+                run = plan.offerRun(intro.offer, pending: true)
+            }
+            end = try periodsEnd(db, run, plan: plan, start: now)
+            state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
+        }
+        try writer.startPeriod(of: transaction, endingAt: end, offer: run?.offer)
+        try saveRenewalState(db, group: group, state)
+    }
+
+    /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain
+    /// of `chain` (the group's latest period when the walk began).
+    struct RenewalStep {
+        let chain: PaymentTransaction
+        let productID: String
+        let start: Int64
+        let end: Int64
+        /// The pay-as-you-go introductory offer this period is still charged at, if any.
+        var offer: TransactionOffer?
+    }
+
+    /// Walks the renewals due at `now`, oldest first per group, handing each to `make` (which
+    /// stores it; the groups' renewal states are then saved), and stops after `limit` of them.
+    /// Returns how many are due, counting at most `limit + 1`, so that a caller passing no
+    /// `make` can tell "more than the limit" without making any.
+    @discardableResult
+    func walkDueRenewals(
+        _ db: Database, at now: Int64, limit: Int, make: ((RenewalStep) throws -> Void)? = nil
+    ) throws -> Int {
+        var due = 0
+        let settings = try StoreSettings(db)
+        let rate = settings.timeRate
+        let billingIssues = BillingSwitches(settings)
+        let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
+        for group in groups where due <= limit {
+            var state = try renewalState(db, group: group)
+            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                  var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
+            else { continue }
+            // A period that failed on a billing issue renews no more (until the issue is
+            // resolved; after the retries it has expired).
+            if state.billingIssue?.since == start { continue }
+            let productID = state.nextProductID ?? latest.productID
+            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            if billingIssues.retryOnRenewal {
+                // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
+                if make != nil {
+                    state.billingIssue = billingIssues.issue(since: start, period: plan.period, rate: rate)
+                    try saveRenewalState(db, group: group, state)
+                }
+                continue
+            }
+            var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
+            var run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            var made = 0
+            while start <= now {
+                due += 1
+                if due > limit { break }
+                let end = periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
+                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end, offer: run?.offer))
+                run = run?.afterOneRenewal
+                made += 1
+                start = end
+            }
+            if make != nil, made > 0 {
+                try saveRenewalState(db, group: group, RenewalState(
+                    autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
+            }
+        }
+        return due
+    }
+
+    /// When the next renewal falls due by the store's clock: the earliest end of a period that
+    /// will renew (auto-renew on, not refunded, not lapsed); `nil` when none will.
+    public func nextRenewalDate() throws -> Date? {
+        try read { db in
+            var next: Int64?
+            let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
+            for group in groups {
+                let state = try renewalState(db, group: group)
+                guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                      let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
+                      state.billingIssue?.since != end
+                else { continue }
+                next = min(next ?? end, end)
+            }
+            return next.map(Date.init(ledgerMilliseconds:))
+        }
+    }
+
+    /// Refuses a clock move that would make more than `configuration.renewalLimit` renewals due.
+    func checkRenewalsDue(_ db: Database, at now: Int64) throws {
+        let limit = configuration.renewalLimit
+        if try walkDueRenewals(db, at: now, limit: limit) > limit {
+            throw StoreControlError.tooManyRenewals(limit: limit)
+        }
+    }
+
+    /// Stores one renewal: a `purchased` transaction of the step's product and period that
+    /// keeps its chain's original id, quantity, account and storefront.
+    private func insertRenewal(_ writer: TransactionWriter, _ step: RenewalStep) throws -> PaymentTransaction {
+        var row = try NewTransactionRow(writer.db, productID: step.productID, state: .purchased, at: writer.now)
+        row.quantity = step.chain.quantity
+        row.appAccountToken = step.chain.appAccountToken
+        row.applicationUsername = step.chain.applicationUsername
+        row.storefront = step.chain.storefront
+        row.purchaseDate = step.start
+        row.original = (step.chain.originalID, step.chain.originalPurchaseDate.ledgerMilliseconds)
+        row.expirationDate = step.end
+        row.offer = step.offer
+        row.reason = .renewal
+        return try writer.insert(row)
+    }
+
+    /// The end of a period that starts at `start` (which anchors its calendar), at the store's
+    /// time rate: the periods of `run`'s offer, or one period of the plan.
+    private func periodsEnd(_ db: Database, _ run: OfferRun?, plan: SubscriptionPlan, start: Int64) throws -> Int64 {
+        var anchor = start
+        return periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
+    }
+
+    /// Whether anything of the group was ever bought (besides transaction `id`): the
+    /// introductory offer is then spent.
+    func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
+        try Bool.fetchOne(
+            try db.cachedStatement(sql: """
+                SELECT 1 FROM transactions
+                WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') AND id <> ? LIMIT 1
+                """),
+            arguments: [group, Int64(id)]) != nil
+    }
+
+    /// The offer the next renewal of `chain` into `productID` is charged at, if any: a
+    /// promotional offer waiting for it (`pendingOfferID`, when the product has it), else the
+    /// chain's pay-as-you-go offer (introductory or promotional) while fewer of the chain's
+    /// latest periods than the offer counts carried it. Renewing to another product ends it.
+    private func renewalOffer(
+        _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan,
+        pendingOfferID: String?
+    ) throws -> OfferRun? {
+        if let pendingOfferID, let promotional = plan.promotionalOffers[pendingOfferID] {
+            return plan.offerRun(promotional.offer, pending: true)
+        }
+        guard productID == chain.productID, let offer = chain.offer, offer.paymentMode == .payAsYouGo,
+              var run = plan.offerRun(offer, pending: false)
+        else { return nil }
+        // The chain's latest periods, newest first, as many as the offer has: those at its end
+        // that carry the offer were charged at it.
+        let recent = try Row.fetchAll(
+            try db.cachedStatement(sql: """
+                SELECT offer_type, offer_id FROM transactions
+                WHERE original_id = ? AND state = 'purchased' AND expiration_date > purchase_date
+                ORDER BY purchase_date DESC, id DESC LIMIT ?
+                """),
+            arguments: [Int64(chain.originalID), run.renewalsLeft])
+        let charged = recent.prefix {
+            ($0["offer_type"] as String?) == offer.type.rawValue && ($0["offer_id"] as String?) == offer.id
+        }.count
+        run.renewalsLeft -= charged
+        return run.renewalsLeft > 0 ? run : nil
+    }
+
+    /// The end of the renewal starting at `start`: the periods of `run`'s offer, or one period
+    /// of the plan.
+    private func periodsEnd(_ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
+        var end = start
+        for _ in 0..<(run?.periodsPerRenewal ?? 1) {
+            end = periodEnd(run?.offer.period ?? plan.period, rate: rate, anchor: &anchor, start: end)
+        }
+        return end
+    }
+
+    /// The end of the period of `period` that starts at `start`: always one whole period
+    /// later, never less, so that every renewal moves time forward.
+    ///
+    /// In real time periods are counted on the calendar from `anchor`, so that month ends do
+    /// not drift (January 31, February 28, March 31); a `start` that is not one of the anchor's
+    /// period boundaries (the time rate changed, say) becomes the new anchor. Accelerated
+    /// rates use fixed lengths.
+    func periodEnd(_ period: SubscriptionPeriod, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
+        let startDate = Date(ledgerMilliseconds: start)
+        guard rate == .realTime else { return rate.end(of: period, startingAt: startDate).ledgerMilliseconds }
+        let anchorDate = Date(ledgerMilliseconds: anchor)
+        let estimate = Int((startDate.timeIntervalSince(anchorDate) / period.averageSeconds).rounded())
+        guard let count = (estimate - 2...estimate + 2).first(where: {
+            $0 >= 0 && period.advance(anchorDate, times: $0).ledgerMilliseconds == start
+        }) else {
+            anchor = start
+            return period.advance(startDate).ledgerMilliseconds
+        }
+        return period.advance(anchorDate, times: count + 1).ledgerMilliseconds
+    }
+
+    struct SubscriptionPlan {
+        let level: Int
+        let period: SubscriptionPeriod
+        /// The product's introductory offer, as a transaction records it, with its period count.
+        let introductoryOffer: (offer: TransactionOffer, periodCount: Int)?
+        /// The product's promotional offers by identifier, each with its period count.
+        let promotionalOffers: [String: (offer: TransactionOffer, periodCount: Int)]
+
+        /// How renewals charge `offer` (one of this plan's): a free or pay-up-front offer is one
+        /// renewal of all its periods, pay as you go one renewal per period. `pending`: from its
+        /// first period; otherwise the caller counts the periods already charged.
+        func offerRun(_ offer: TransactionOffer, pending: Bool) -> OfferRun? {
+            let count = offer.type == .introductory ? introductoryOffer?.periodCount : offer.id.flatMap { promotionalOffers[$0]?.periodCount }
+            guard let count else { return nil }
+            return offer.paymentMode == .payAsYouGo
+                ? OfferRun(offer: offer, periodsPerRenewal: 1, renewalsLeft: count)
+                : OfferRun(offer: offer, periodsPerRenewal: pending ? count : 1, renewalsLeft: 1)
+        }
+    }
+
+    /// The renewals an offer still applies to.
+    struct OfferRun {
+        let offer: TransactionOffer
+        /// How many periods of the offer one renewal covers.
+        let periodsPerRenewal: Int
+        var renewalsLeft: Int
+
+        /// The run after one more renewal at the offer; `nil` when that was its last.
+        var afterOneRenewal: OfferRun? {
+            var next = self
+            next.renewalsLeft -= 1
+            return next.renewalsLeft > 0 ? next : nil
+        }
+    }
+
+    func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
+        guard let row = try Row.fetchOne(
+            try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period, offers FROM products WHERE id = ?"),
+            arguments: [productID]),
+              let level = row["subscription_group_level"] as Int?,
+              let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
+        else { return nil }
+        let offers = Self.offers(inOffersColumn: row["offers"])
+        func recorded(_ offer: SubscriptionOffer, type: TransactionOffer.OfferType) -> (offer: TransactionOffer, periodCount: Int)? {
+            TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
+                (TransactionOffer(type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
+                 offer.appliedPeriodCount)
+            }
+        }
+        var promotional: [String: (offer: TransactionOffer, periodCount: Int)] = [:]
+        for offer in offers?.promotional ?? [] {
+            if let id = offer.id, promotional[id] == nil { promotional[id] = recorded(offer, type: .promotional) }
+        }
+        return SubscriptionPlan(
+            level: level, period: period,
+            introductoryOffer: offers?.introductory.flatMap { recorded($0, type: .introductory) },
+            promotionalOffers: promotional)
+    }
+
+    /// The group's subscription whose period covers `now`.
+    private func coveringSubscription(_ db: Database, group: String, at now: Int64, excluding id: UInt64) throws -> PaymentTransaction? {
+        try PaymentTransaction.fetchAll(
+            db,
+            sql: """
+                WHERE subscription_group_id = ? AND state = 'purchased' AND revocation_date IS NULL AND is_upgraded = 0
+                  AND purchase_date <= ? AND expiration_date > ? AND id <> ?
+                ORDER BY expiration_date DESC, id DESC LIMIT 1
+                """,
+            arguments: [group, now, now, Int64(id)]
+        ).first
+    }
+
+    /// The group's latest period (refunded ones included: a refund ends the chain).
+    func latestPeriod(_ db: Database, group: String) throws -> PaymentTransaction? {
+        try PaymentTransaction.fetchAll(
+            db,
+            sql: """
+                WHERE subscription_group_id = ? AND state = 'purchased' AND is_upgraded = 0 AND expiration_date > purchase_date
+                ORDER BY expiration_date DESC, id DESC LIMIT 1
+                """,
+            arguments: [group]
+        ).first
+    }
+
+    func subscriptionGroup(_ db: Database, productID: String) throws -> String {
+        guard let row = try Row.fetchOne(
+            try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
+        else { throw UnknownProductError(productIdentifier: productID) }
+        guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue else {
+            throw StoreControlError.notAutoRenewable(productID)
+        }
+        return group
+    }
+
+    struct RenewalState {
+        var autoRenew = true
+        var resumedAt: Int64 = 0
+        var nextProductID: String?
+        var periodAnchor: Int64?
+        /// A renewal that failed on a billing issue, waiting for it to be resolved.
+        var billingIssue: BillingIssue?
+        /// A promotional offer redeemed while subscribed: the next renewal is charged at it.
+        var pendingOfferID: String?
+    }
+
+    /// When a renewal failed on a billing issue (the end of the period it should have
+    /// renewed), until when the group keeps its entitlement (a grace period) and until when
+    /// the store retries; after that the subscription has expired.
+    struct BillingIssue {
+        let since: Int64
+        let graceUntil: Int64?
+        let retryUntil: Int64
+    }
+
+    func renewalState(_ db: Database, group: String) throws -> RenewalState {
+        guard let row = try Row.fetchOne(
+            try db.cachedStatement(sql: """
+                SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
+                    pending_offer_id
+                FROM subscription_renewal WHERE group_id = ?
+                """),
+            arguments: [group])
+        else { return RenewalState() }
+        let issue = (row["billing_issue_since"] as Int64?).flatMap { since in
+            (row["retry_until"] as Int64?).map { BillingIssue(since: since, graceUntil: row["grace_until"], retryUntil: $0) }
+        }
+        return RenewalState(
+            autoRenew: row["auto_renew"], resumedAt: row["resumed_at"], nextProductID: row["next_product_id"],
+            periodAnchor: row["period_anchor"], billingIssue: issue, pendingOfferID: row["pending_offer_id"])
+    }
+
+    private func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
+        try db.run(
+            sql: """
+                INSERT INTO subscription_renewal (
+                    group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until,
+                    retry_until, pending_offer_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (group_id) DO UPDATE SET
+                    auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
+                    next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
+                    billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
+                    retry_until = excluded.retry_until, pending_offer_id = excluded.pending_offer_id
+                """,
+            arguments: [
+                group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
+                state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
+                state.pendingOfferID,
+            ])
+    }
+
+    /// A transaction with the restored copies that mirror it.
+    private func withRestoredCopies(_ db: Database, _ transaction: PaymentTransaction) throws -> [PaymentTransaction] {
+        [transaction] + (try PaymentTransaction.fetchAll(db, sql: "WHERE restored_from = ? ORDER BY id", arguments: [Int64(transaction.id)]))
+    }
+
+    /// Moves a subscription's expiration to `now` when it is later, with its restored copies.
+    private func endPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        for period in try withRestoredCopies(writer.db, transaction) {
+            guard let expiration = period.expirationDate?.ledgerMilliseconds, expiration > writer.now else { continue }
+            try writer.expireNow(period)
+        }
+    }
+
+    private func markUpgraded(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+        for period in try withRestoredCopies(writer.db, transaction) where !period.isUpgraded {
+            try writer.markUpgraded(period)
+        }
+    }
+}
+
+/// The store's billing switches (Xcode's `shouldEnterBillingRetryOnRenewal` and
+/// `billingGracePeriodIsEnabled`), read once per walk.
+struct BillingSwitches {
+    let retryOnRenewal: Bool
+    let gracePeriod: Bool
+
+    init(_ settings: StoreSettings) {
+        retryOnRenewal = settings.billingRetryOnRenewal
+        gracePeriod = settings.billingGracePeriodEnabled
+    }
+
+    /// The billing issue of a renewal of `period` due at `since`: in real time, a grace period
+    /// of 6 days for weekly subscriptions and 16 for the others, and 60 days of retries, as
+    /// Xcode's real-time rate; accelerated rates compress those days as they compress periods
+    /// (a "one renewal every X" rate makes each of them X, as Xcode does for the grace period).
+    func issue(since: Int64, period: SubscriptionPeriod, rate: TimeRate) -> Ledger.BillingIssue {
+        let start = Date(ledgerMilliseconds: since)
+        func after(days: Int) -> Int64 {
+            rate.end(of: SubscriptionPeriod(value: days, unit: .day), startingAt: start).ledgerMilliseconds
+        }
+        let graceDays = period == SubscriptionPeriod(value: 1, unit: .week) ? 6 : 16
+        return Ledger.BillingIssue(since: since, graceUntil: gracePeriod ? after(days: graceDays) : nil, retryUntil: after(days: 60))
+    }
+}

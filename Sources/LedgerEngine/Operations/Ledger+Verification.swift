@@ -1,0 +1,340 @@
+import Foundation
+import LedgerModel
+import GRDB
+
+/// One thing wrong in a ledger, found by `Ledger.verify()`.
+public struct LedgerProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The transaction concerned, when there is one.
+    public var transactionID: UInt64?
+    /// What is wrong, in words.
+    public var message: String
+
+    public var description: String {
+        transactionID.map { "transaction \($0): \(message)" } ?? message
+    }
+}
+
+extension Ledger {
+    /// Checks the ledger's own invariants on one consistent snapshot: SQLite's integrity check;
+    /// for every transaction, that its history is a legal path through the state machine that
+    /// ends in its current row, and that it is not finished in a state that cannot be; that no
+    /// idempotency key names two transactions; that no id is above the last one issued; and the
+    /// hash chain (`chainLinkProblems`, `chainRowProblems`): every link, every row against its
+    /// last event, the signed head.
+    /// Returns the problems found; empty when all hold.
+    public func verify() throws -> [LedgerProblem] {
+        // A damaged file cannot be trusted for the checks that follow: its problems are the
+        // answer. (Outside a transaction: SQLite aborts a transaction on a corruption error.)
+        let integrity: [LedgerProblem]
+        do {
+            integrity = try reader.unsafeRead { db in
+                try db.ensureConnected()
+                return try String.fetchAll(db, sql: "PRAGMA integrity_check")
+            }
+                .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            return [LedgerProblem(transactionID: nil, message: "integrity check: \(error.message ?? "the file is damaged")")]
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
+        guard integrity.isEmpty else { return integrity }
+        return try read { db in
+            var problems = try Self.schemaProblems(db)
+            problems += try Self.chainLinkProblems(db)
+            var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
+            // The rows and the histories, both in transaction order, merged: one transaction's
+            // events in memory at a time, whatever the size of the history.
+            var histories = try TransactionHistories(db)
+            func noRow(_ history: TransactionHistory) {
+                problems += Self.chainRowProblems(id: history.transactionID, rowDigest: nil, history: history)
+                problems += Self.deletedHistoryProblems(history)
+            }
+            try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
+                let transaction = try PaymentTransaction(columns)
+                var own: TransactionHistory?
+                while let history = try histories.next(upTo: transaction.id) {
+                    if history.transactionID == transaction.id { own = history } else { noRow(history) }
+                }
+                problems += Self.chainRowProblems(id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
+                problems += Self.historyProblems(transaction, own?.events ?? [])
+                problems += periods.problems(transaction, own?.events ?? [])
+            }
+            while let history = try histories.next(upTo: .max) { noRow(history) }
+            for row in try Row.fetchAll(db, sql: """
+                SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
+                WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
+                """) {
+                problems.append(LedgerProblem(
+                    transactionID: nil, message: "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"))
+            }
+            let lastIssued = try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
+            if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {
+                problems.append(LedgerProblem(
+                    transactionID: UInt64(highest), message: "id above the last one issued (\(lastIssued)): ids could be reused"))
+            }
+            return problems
+        }
+    }
+
+    /// The schema and the rules the database holds, against those this build's migrations
+    /// make: a table, index or trigger dropped, added or rewritten (with `writable_schema`,
+    /// say), or a row of a `rule_*` table changed, would let a writer past the ledger's rules
+    /// unseen, so each is a problem.
+    static func schemaProblems(_ db: Database) throws -> [LedgerProblem] {
+        let expected = try expectedSchema.get()
+        let found = try SchemaSnapshot(db)
+        var problems: [LedgerProblem] = []
+        for (name, sql) in expected.objects.sorted(by: { $0.key < $1.key }) {
+            switch found.objects[name] {
+            case nil: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is missing"))
+            case sql?: break
+            case _?: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) differs from this version's"))
+            }
+        }
+        for name in found.objects.keys.sorted() where expected.objects[name] == nil {
+            problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is not this version's"))
+        }
+        for (table, rows) in expected.rules.sorted(by: { $0.key < $1.key }) where found.rules[table].map({ $0 != rows }) ?? false {
+            problems.append(LedgerProblem(transactionID: nil, message: "schema: the rules of \(table) differ from this version's"))
+        }
+        return problems
+    }
+
+    /// What this build's migrations make, once per process: they are applied to an empty
+    /// database in memory.
+    private static let expectedSchema = Result<SchemaSnapshot, any Error> {
+        let queue = try DatabaseQueue()
+        try migrator.migrate(queue)
+        return try queue.read { try SchemaSnapshot($0) }
+    }
+
+    /// A database's tables, indexes and triggers (`type name` to its SQL) and the rows of its
+    /// rule tables.
+    private struct SchemaSnapshot {
+        var objects: [String: String] = [:]
+        var rules: [String: [String]] = [:]
+
+        init(_ db: Database) throws {
+            for row in try Row.fetchAll(db, sql: """
+                SELECT type, name, sql FROM sqlite_schema
+                WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'index', 'trigger', 'view')
+                """) {
+                objects["\(row["type"] as String) \(row["name"] as String)"] = row["sql"] as String? ?? ""
+            }
+            for table in objects.keys.filter({ $0.hasPrefix("table rule_") }).map({ String($0.dropFirst("table ".count)) }) {
+                // Every column as text, the rows sorted: the table's contents, whatever its shape.
+                let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+                rules[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(quoted)").map { row in
+                    row.databaseValues.map { $0.description }.joined(separator: "|")
+                }.sorted()
+            }
+        }
+    }
+
+    private static func productPeriods(_ db: Database) throws -> [String: SubscriptionPeriod] {
+        var periods: [String: SubscriptionPeriod] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, subscription_period FROM products WHERE subscription_period IS NOT NULL") {
+            periods[row["id"]] = SubscriptionPeriod(iso8601: row["subscription_period"])
+        }
+        return periods
+    }
+
+    /// How many periods one renewal at each free or pay-up-front promotional offer covers, by
+    /// product and offer (`SubscriptionPeriodCheck.offerKey`).
+    private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
+            for offer in offers(inOffersColumn: row["offers"])?.promotional ?? [] where offer.paymentMode != "payAsYouGo" {
+                if let id = offer.id { counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = offer.appliedPeriodCount }
+            }
+        }
+        return counts
+    }
+
+    /// A deleted transaction's history stays, ending with its `deleted` event.
+    static func deletedHistoryProblems(_ history: TransactionHistory) -> [LedgerProblem] {
+        let events = history.events
+        if let deletion = events.firstIndex(where: { $0.kind == .deleted }) {
+            return deletion == events.count - 1
+                ? [] : [LedgerProblem(transactionID: history.transactionID, message: "events after its deletion")]
+        }
+        return [LedgerProblem(transactionID: history.transactionID, message: "events without a transaction")]
+    }
+
+    /// The problems of one transaction's history against its row.
+    static func historyProblems(_ transaction: PaymentTransaction, _ events: [TransactionEvent]) -> [LedgerProblem] {
+        var problems: [String] = []
+        guard let first = events.first, first.kind == .created,
+              TransactionRules.allowsEvent(.created, from: first.fromState, to: first.toState, productType: transaction.productType)
+        else { return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")] }
+        var state = first.toState
+        var finished = false, revoked = false, upgraded = false
+        var deliveries = 0
+        for event in events.dropFirst() {
+            if event.fromState != state {
+                problems.append("event \(event.sequence) starts from \(event.fromState?.rawValue ?? "nothing"), not \(state.rawValue)")
+            }
+            switch event.kind {
+            case .created:
+                problems.append("created twice (event \(event.sequence))")
+            case .stateChanged:
+                if finished || !TransactionRules.allowsEvent(.stateChanged, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append("illegal change \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                }
+                state = event.toState
+            case .finished:
+                if finished || !TransactionRules.allowsEvent(.finished, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append("finished while \(finished ? "finished" : state.rawValue) (event \(event.sequence))")
+                }
+                finished = true
+            case .delivered:
+                if !TransactionRules.allowsEvent(.delivered, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append("delivered with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                }
+                deliveries += 1
+            case .revoked:
+                if revoked || !TransactionRules.allowsEvent(.revoked, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
+                }
+                revoked = true
+            case .deleted:
+                problems.append("deleted in its history (event \(event.sequence)), but its row is there")
+            case .expirationChanged, .upgraded:
+                if !TransactionRules.allowsEvent(event.kind, from: state, to: event.toState, productType: transaction.productType) {
+                    problems.append(transaction.productType == .autoRenewable
+                        ? "\(event.kind.rawValue) with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))"
+                        : "\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
+                }
+                if event.kind == .upgraded { upgraded = true }
+            }
+        }
+        if state != transaction.state { problems.append("history ends in \(state.rawValue), the row is \(transaction.state.rawValue)") }
+        if finished != transaction.isFinished { problems.append("history says finished \(finished), the row \(transaction.isFinished)") }
+        if deliveries != transaction.deliveryCount {
+            problems.append("history has \(deliveries) deliveries, the row counts \(transaction.deliveryCount)")
+        }
+        if revoked != (transaction.revocationDate != nil) { problems.append("refund in the history and the row disagree") }
+        if upgraded && !transaction.isUpgraded { problems.append("upgraded in the history, not in the row") }
+        if transaction.isFinished && !transaction.state.canBeFinished {
+            problems.append("finished while \(transaction.state.rawValue), which cannot be finished")
+        }
+        return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
+    }
+}
+
+/// The subscription rules `verify` checks, transaction by transaction in id order: every
+/// expiration follows its purchase date; every renewal starts where the previous period of
+/// its chain ended (never inside it) and lasts one whole period of its product, by the
+/// calendar or at one of the store's time rates (or of its offer: one period, or all of a free
+/// or pay-up-front promotional offer's periods).
+struct SubscriptionPeriodCheck {
+    let periods: [String: SubscriptionPeriod]
+    /// The periods of a free or pay-up-front promotional offer, by `offerKey`.
+    let offerPeriodCounts: [String: Int]
+    /// The latest expiration of each chain (by original id) seen so far.
+    private var chainEnds: [UInt64: Date] = [:]
+
+    init(periods: [String: SubscriptionPeriod], offerPeriodCounts: [String: Int] = [:]) {
+        self.periods = periods
+        self.offerPeriodCounts = offerPeriodCounts
+    }
+
+    static func offerKey(_ productID: String, _ offerID: String) -> String { "\(productID)\u{0}\(offerID)" }
+
+    mutating func problems(_ transaction: PaymentTransaction, _ history: [TransactionEvent]) -> [LedgerProblem] {
+        // A restored copy keeps its purchase's expiration but is dated by the restore.
+        guard let expiration = transaction.expirationDate, transaction.state == .purchased else { return [] }
+        var problems: [String] = []
+        let start = transaction.purchaseDate
+        if expiration < start {
+            problems.append("expires at \(Self.format(expiration)), before its purchase date \(Self.format(start))")
+        }
+        let moved = history.contains { $0.kind == .expirationChanged }
+        if transaction.reason == .renewal {
+            // A gap is allowed (`store delete` removes a period); an overlap never is.
+            if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
+                problems.append("renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))")
+            }
+            // A renewal at an offer lasts its offer's period (a free or pay-up-front
+            // promotional offer: all of its periods).
+            let offerPeriods = transaction.offer.flatMap { offer in
+                offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, $0)] }
+            }
+            if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
+               !Self.isWholePeriod(period, from: start, to: expiration),
+               !(offerPeriods.map { Self.isWholePeriod(period, count: $0, from: start, to: expiration) } ?? false) {
+                problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")")
+            }
+        }
+        if expiration > start { chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration) }
+        return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
+    }
+
+    private static func format(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Whether `start` to `end` is one period: by the calendar (for months and years, up to
+    /// three days longer, where a period anchored on a month's end was clamped: January 31,
+    /// February 28, March 31), or exactly its length at an accelerated time rate.
+    static func isWholePeriod(_ period: SubscriptionPeriod, count: Int = 1, from start: Date, to end: Date) -> Bool {
+        let calendarEnd = period.advance(start, times: count).ledgerMilliseconds
+        let endMilliseconds = end.ledgerMilliseconds
+        if endMilliseconds == calendarEnd { return true }
+        if period.unit == .month || period.unit == .year,
+           endMilliseconds > calendarEnd, endMilliseconds <= calendarEnd + 3 * 86_400_000,
+           (endMilliseconds - calendarEnd) % 86_400_000 == 0 {
+            return true
+        }
+        return TimeRate.allCases.contains { rate in
+            guard rate != .realTime else { return false }
+            var date = start
+            for _ in 0..<count { date = rate.end(of: period, startingAt: date) }
+            return date.ledgerMilliseconds == endMilliseconds
+        }
+    }
+}
+
+/// One transaction's events, in order, and the row digest its last one recorded.
+struct TransactionHistory {
+    let transactionID: UInt64
+    var events: [TransactionEvent]
+    var lastRowDigest: [UInt8]
+}
+
+/// Every event, one transaction's history at a time, in transaction order (the events' index
+/// by transaction): what `verify` merges with the rows.
+struct TransactionHistories {
+    private let cursor: RowCursor
+    /// The first event of the next history, read ahead.
+    private var next: (event: TransactionEvent, rowDigest: [UInt8])?
+
+    init(_ db: Database) throws {
+        cursor = try Row.fetchCursor(db, sql: """
+            SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest
+            FROM transaction_events ORDER BY transaction_id, seq
+            """)
+        next = try Self.read(cursor)
+    }
+
+    /// The next history, if its transaction's id is at most `id`.
+    mutating func next(upTo id: UInt64) throws -> TransactionHistory? {
+        guard let first = next, first.event.transactionID <= id else { return nil }
+        var history = TransactionHistory(transactionID: first.event.transactionID, events: [first.event], lastRowDigest: first.rowDigest)
+        while let event = try Self.read(cursor) {
+            guard event.event.transactionID == history.transactionID else {
+                next = event
+                return history
+            }
+            history.events.append(event.event)
+            history.lastRowDigest = event.rowDigest
+        }
+        next = nil
+        return history
+    }
+
+    private static func read(_ cursor: RowCursor) throws -> (event: TransactionEvent, rowDigest: [UInt8])? {
+        guard let row = try cursor.next() else { return nil }
+        return (try TransactionEvent(row: row), [UInt8](row["row_digest"] as Data))
+    }
+}

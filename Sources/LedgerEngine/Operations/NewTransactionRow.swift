@@ -1,0 +1,77 @@
+import Foundation
+import LedgerModel
+import GRDB
+
+/// A transaction about to be inserted: every way a transaction enters the ledger (a payment,
+/// a renewal, a restore, the replacement of an interrupted purchase) goes through
+/// `TransactionWriter.insert`.
+struct NewTransactionRow {
+    var productID: String
+    var productType: ProductType
+    var subscriptionGroupID: String?
+    var state: TransactionState
+    var quantity = 1
+    var purchaseDate: Int64
+    /// `nil`: the new transaction starts its own chain (originalID = id, same date).
+    var original: (id: UInt64, purchaseDate: Int64)?
+    var expirationDate: Int64?
+    var appAccountToken: UUID?
+    var applicationUsername: String?
+    var idempotencyKey: String?
+    var reason: PaymentTransaction.Reason = .purchase
+    var storefront = "USA"
+    var planned: (state: TransactionState, error: TransactionError?)?
+    var restoredFrom: UInt64?
+    var offer: TransactionOffer?
+    /// The nonce of the promotional offer's signature the payment redeemed (used once).
+    var offerNonce: UUID?
+    var isUpgraded = false
+    var createdAt: Int64
+
+    /// A row for `productID` as the catalog defines it.
+    /// - Throws: `UnknownProductError` when the catalog does not have it.
+    init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
+        let lookup = try FastStatement(db, Self.productLookup)
+        lookup.bind(1, productID)
+        guard let product = try lookup.first({ (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1)) })
+        else { throw UnknownProductError(productIdentifier: productID) }
+        self.productID = productID
+        (self.productType, self.subscriptionGroupID) = product
+        self.state = state
+        self.purchaseDate = now
+        self.createdAt = now
+    }
+
+    private static let productLookup = LedgerSQL("SELECT type, subscription_group_id FROM products WHERE id = ?")
+
+    /// A row that copies `source`'s product, quantity, account and storefront.
+    init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
+        productID = source.productID
+        productType = source.productType
+        subscriptionGroupID = source.subscriptionGroupID
+        self.state = state
+        quantity = source.quantity
+        purchaseDate = now
+        appAccountToken = source.appAccountToken
+        applicationUsername = source.applicationUsername
+        offer = source.offer
+        storefront = source.storefront
+        createdAt = now
+    }
+}
+
+extension NewTransactionRow {
+    /// The transaction as `insert` stores it, without reading it back.
+    func transaction(id: UInt64) -> PaymentTransaction {
+        let original = self.original ?? (id, purchaseDate)
+        return PaymentTransaction(
+            id: id, originalID: original.id, productID: productID, productType: productType, state: state, isFinished: false,
+            quantity: quantity, purchaseDate: Date(ledgerMilliseconds: purchaseDate),
+            originalPurchaseDate: Date(ledgerMilliseconds: original.purchaseDate),
+            expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil, revocationReason: nil,
+            isUpgraded: isUpgraded, appAccountToken: appAccountToken, applicationUsername: applicationUsername, error: nil, reason: reason,
+            subscriptionGroupID: subscriptionGroupID, offer: offer, storefront: storefront, environment: Ledger.environment,
+            idempotencyKey: idempotencyKey, restoredFromID: restoredFrom, createdAt: Date(ledgerMilliseconds: createdAt),
+            updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
+    }
+}

@@ -1,0 +1,414 @@
+import Foundation
+import LedgerModel
+import GRDB
+
+/// Whether the observers will receive what an operation writes: then each transaction it
+/// creates or moves is counted as delivered (count, date, `delivered` event) in the same
+/// commit, before anyone is told. Given once per operation, by the queue that will notify.
+package enum DeliveryRecording: Sendable {
+    case notRecorded
+    case recorded
+}
+
+/// The one code that writes transactions and their history: it allocates ids, inserts rows,
+/// changes states, finishes, records deliveries and revocations, moves subscription dates, and
+/// appends the event each of these makes. Every path goes through it (payments, renewals,
+/// restores, store controls, synthetic histories for benchmarks), inside its caller's write
+/// transaction, with that transaction's store time and the operation's delivery policy.
+struct TransactionWriter {
+    let db: Database
+    /// The store's time of the write, in milliseconds.
+    let now: Int64
+    let delivery: DeliveryRecording
+    let idGenerator: TransactionIDGenerator
+    /// Whether events are chained (always, but in `ledger-lab bench`'s comparison).
+    var chained = true
+    /// The ledger's identity, whose key authenticates the events.
+    let identities: IdentityCache
+
+    // MARK: - Ids
+
+    /// The ledger's id counter, for the paths that take many ids at once (see `IDBlock`).
+    func ids() throws -> IDBlock {
+        try IDBlock(db, generator: idGenerator)
+    }
+
+    /// The one place transaction ids are allocated: each id is after the last one issued
+    /// (refused otherwise), the counter is read once and saved once per block.
+    struct IDBlock {
+        private var last: UInt64
+        private let generator: TransactionIDGenerator
+
+        init(_ db: Database, generator: TransactionIDGenerator) throws {
+            last = UInt64(try FastStatement(db, Self.read).first { $0.int64(0) } ?? 0)
+            self.generator = generator
+        }
+
+        mutating func next() throws -> UInt64 {
+            let next = generator.next(after: last)
+            guard next > last, next <= UInt64(Int64.max) else {
+                throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
+            }
+            last = next
+            return next
+        }
+
+        /// Takes `count` ids at once when the generator issues them one after another (as the
+        /// sequential one does), for copies made in one statement: returns the first. `nil`, and
+        /// nothing taken, when they would not follow each other or would pass `Int64.max`
+        /// (`next()` then takes them one at a time, refusing as it does).
+        mutating func contiguousRun(of count: Int) -> UInt64? {
+            var probe = last
+            for _ in 0..<count {
+                let next = generator.next(after: probe)
+                guard probe < UInt64(Int64.max), next == probe + 1 else { return nil }
+                probe = next
+            }
+            defer { last = probe }
+            return last + 1
+        }
+
+        func save(_ db: Database) throws {
+            let save = try FastStatement(db, Self.save)
+            save.bind(1, Int64(last))
+            try save.execute()
+        }
+
+        private static let read = LedgerSQL("SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'")
+        private static let save = LedgerSQL("UPDATE ledger_counters SET value = ? WHERE name = 'last_transaction_id'")
+    }
+
+    // MARK: - New transactions
+
+    /// Inserts a new transaction with a fresh id and its `created` event (and its delivery,
+    /// when the operation records them). Returns it as stored.
+    func insert(_ row: NewTransactionRow) throws -> PaymentTransaction {
+        var ids = try ids()
+        let id = try ids.next()
+        try ids.save(db)
+        var created = row.transaction(id: try insert(row, id: id))
+        if delivery == .recorded { try recordDelivery(of: &created) }
+        return created
+    }
+
+    /// Inserts a new transaction with an id the caller took from an `IDBlock`, and its
+    /// `created` event; records no delivery (the bulk paths record theirs in set form).
+    func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
+        let original = row.original ?? (id, row.purchaseDate)
+        let insert = try FastStatement(db, Self.insertTransaction)
+        insert.bind(1, Int64(id))
+        insert.bind(2, Int64(original.id))
+        insert.bind(3, row.productID)
+        insert.bind(4, row.productType.rawValue)
+        insert.bind(5, row.state.rawValue)
+        insert.bind(6, row.quantity)
+        insert.bind(7, row.purchaseDate)
+        insert.bind(8, original.purchaseDate)
+        insert.bind(9, row.expirationDate)
+        insert.bind(10, row.appAccountToken?.uuidString)
+        insert.bind(11, row.reason.rawValue)
+        insert.bind(12, row.subscriptionGroupID)
+        insert.bind(13, row.storefront)
+        insert.bind(14, Ledger.environment)
+        insert.bind(15, row.idempotencyKey)
+        insert.bind(16, row.planned?.state.rawValue)
+        insert.bind(17, (row.planned?.error?.code.rawValue).map(Int64.init))
+        insert.bind(18, row.planned?.error?.message)
+        insert.bind(19, row.restoredFrom.map(Int64.init))
+        insert.bind(20, row.isUpgraded)
+        insert.bind(21, row.createdAt)
+        insert.bind(22, row.createdAt)
+        insert.bind(23, row.applicationUsername)
+        insert.bind(24, row.offer?.type.rawValue)
+        insert.bind(25, row.offer?.id)
+        insert.bind(26, row.offer?.paymentMode.rawValue)
+        insert.bind(27, row.offer?.period.description)
+        insert.bind(28, row.offerNonce?.uuidString.lowercased())
+        try insert.execute()
+        try appendEvent(id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
+        return id
+    }
+
+    /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
+    /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
+    /// The caller vouched for the sources (`vouch(where:arguments:)`).
+    func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
+        try db.execute(sql: """
+            INSERT INTO transactions (
+                id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+                expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+                restored_from, is_upgraded, created_at, updated_at, application_username,
+                offer_type, offer_id, offer_payment_mode, offer_period)
+            SELECT ? - 1 + ROW_NUMBER() OVER (ORDER BY id), original_id, product_id, product_type, 'restored', quantity,
+                ?, original_purchase_date, expiration_date, app_account_token, 'purchase', subscription_group_id,
+                storefront, ?, id, is_upgraded, ?, ?, application_username,
+                offer_type, offer_id, offer_payment_mode, offer_period
+            FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
+            """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
+        try appendEvents(.created, toRowsWhere: "id BETWEEN ? AND ?", arguments: [Int64(firstID), Int64(firstID) + Int64(count) - 1])
+    }
+
+    // MARK: - Changes
+
+    /// The one place a transaction's state changes: row and event together (and its delivery,
+    /// when the operation records them). A subscription that becomes purchased starts its
+    /// period first (`Ledger.startSubscriptionPeriod`: upgrade, downgrade and crossgrade rules).
+    func changeState(
+        _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?, ledger: Ledger
+    ) throws -> PaymentTransaction {
+        precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
+        try vouch(transaction.id)
+        if state == .purchased, transaction.productType == .autoRenewable {
+            // Before the state changes: the period's dates may be set only until it is charged.
+            try ledger.startSubscriptionPeriod(self, transaction)
+        } else if state == .purchased, transaction.state == .deferred {
+            // A purchase is dated when the store charges it, as Apple's `purchaseDate` is: an
+            // Ask to Buy purchase when it is approved (a subscription's period starts then too).
+            let dated = try FastStatement(db, Self.updatePurchaseDate)
+            dated.bind(1, now)
+            dated.bind(2, now)
+            dated.bind(3, Int64(transaction.id))
+            try dated.execute()
+        }
+        let update = try FastStatement(db, Self.updateState)
+        update.bind(1, state.rawValue)
+        update.bind(2, (error?.code.rawValue).map(Int64.init))
+        update.bind(3, error?.message)
+        update.bind(4, now)
+        update.bind(5, Int64(transaction.id))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
+        var updated = transaction
+        if transaction.productType == .autoRenewable {
+            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!   // its period was just set
+        } else {
+            updated.state = state
+            updated.error = error
+            updated.updatedAt = Date(ledgerMilliseconds: now)
+            if state == .purchased, transaction.state == .deferred {
+                updated.purchaseDate = Date(ledgerMilliseconds: now)
+                if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
+            }
+        }
+        if delivery == .recorded { try recordDelivery(of: &updated) }
+        return updated
+    }
+
+    /// Marks a transaction finished (row and event); the caller checked that its state allows it.
+    func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
+        try vouch(transaction.id)
+        let update = try FastStatement(db, Self.updateFinished)
+        update.bind(1, now)
+        update.bind(2, now)
+        update.bind(3, Int64(transaction.id))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
+        var finished = transaction
+        finished.isFinished = true
+        finished.finishedAt = Date(ledgerMilliseconds: now)
+        finished.updatedAt = finished.finishedAt!
+        return finished
+    }
+
+    /// Records one delivery of `transaction` (row and event), and in the value too.
+    func recordDelivery(of transaction: inout PaymentTransaction) throws {
+        try vouch(transaction.id)
+        let update = try FastStatement(db, Self.updateDelivered)
+        update.bind(1, now)
+        update.bind(2, Int64(transaction.id))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+        transaction.deliveryCount += 1
+        transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
+    }
+
+    /// Records one delivery (count, date, event) of every transaction `condition` selects (a
+    /// launch, a restore's copies): the rows in one statement, then their events in id order.
+    /// `condition` must select the same rows after the update (it must not test the delivery).
+    /// `delivered`, when given, receives each row as the update left it, in id order, from the
+    /// same read that digests it for its event.
+    func recordDelivery(
+        where condition: String, arguments: StatementArguments = [], delivered: ((PaymentTransaction) throws -> Void)? = nil
+    ) throws {
+        // One scan before the update: each row is vouched for (`HashChain.vouch`), and its
+        // digest after the update computed, since only the delivery's two columns change.
+        let rows = try FastStatement(db, HashChain.selectVouching(where: condition))
+        try rows.bind(arguments)
+        var deliveries: [(transaction: PaymentTransaction, digest: [UInt8])] = []
+        try rows.forEachRow { columns in
+            if chained { try HashChain.vouch(columns) }
+            var transaction = try PaymentTransaction(columns)
+            transaction.deliveryCount += 1
+            transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
+            deliveries.append((transaction, chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow))
+        }
+        try db.execute(
+            sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
+            arguments: [now] + arguments)
+        var appender = try appender()
+        for (transaction, digest) in deliveries {
+            try appender.append(
+                db, .init(transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now),
+                rowDigest: digest)
+        }
+        try appender.finish(db)
+        if let delivered { try deliveries.forEach { try delivered($0.transaction) } }
+    }
+
+    /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
+    func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
+        try vouch(transaction.id)
+        try db.run(
+            sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
+            arguments: [now, reason, now, Int64(transaction.id)])
+        try appendEvent(
+            id: transaction.id, kind: .revoked, from: transaction.state, to: transaction.state, at: now, detail: "reason \(reason)")
+    }
+
+    /// Dates a subscription payment being charged: its period starts now and ends at `end`,
+    /// with the offer that applies to it. Only while it is still purchasing or deferred (the
+    /// identity trigger refuses it after); the `stateChanged` event that follows records it.
+    func startPeriod(of transaction: PaymentTransaction, endingAt end: Int64, offer: TransactionOffer?) throws {
+        try vouch(transaction.id)
+        try db.run(
+            sql: """
+                UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
+                    offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
+                """,
+            arguments: [
+                now, now, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue, offer?.period.description,
+                Int64(transaction.id),
+            ])
+    }
+
+    /// Moves a subscription period's expiration to now, with its `expirationChanged` event.
+    func expireNow(_ period: PaymentTransaction) throws {
+        try vouch(period.id)
+        try db.run(sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?", arguments: [now, now, Int64(period.id)])
+        try appendEvent(
+            id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
+            detail: Date(ledgerMilliseconds: now).formatted(.iso8601))
+    }
+
+    /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
+    func markUpgraded(_ period: PaymentTransaction) throws {
+        try vouch(period.id)
+        try db.run(sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?", arguments: [now, Int64(period.id)])
+        try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
+    }
+
+    /// Deletes transactions (the store's "clear" and "delete" controls), with their
+    /// interrupted purchases. Their history stays, closed by a `deleted` event each: the hash
+    /// chain has no holes.
+    func delete(where condition: String, arguments: StatementArguments = []) throws {
+        try vouch(where: condition, arguments: arguments)  // a deleted row's edit would vanish with it
+        let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
+        try selected.bind(arguments)
+        let deleted = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
+        try db.execute(sql: """
+            DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+            DELETE FROM transactions WHERE \(condition);
+            """, arguments: arguments + arguments)
+        var appender = try appender()
+        for (id, stateName) in deleted {
+            let state = try Self.state(stateName, of: id)
+            try appender.append(db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now), rowDigest: HashChain.noRow)
+        }
+        try appender.finish(db)
+    }
+
+    // MARK: - History
+
+    /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
+    /// digest read in the same scan: `created` enters the row's state, the others keep it.
+    /// `each` sees every row of that scan (`HashChain.selectedColumns`) once its event is
+    /// appended (it may still wait in the batch, inserted before this returns).
+    private func appendEvents(
+        _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments,
+        each: (FastStatement.Columns) throws -> Void = { _ in }
+    ) throws {
+        let rows = try FastStatement(db, HashChain.selectRows(where: condition))
+        try rows.bind(arguments)
+        var appender = try appender()
+        try rows.forEachRow { columns in
+            let id = UInt64(bitPattern: columns.int64(0))
+            let state = try Self.state(columns.string(4), of: id)  // selectedColumns[4] is `state`
+            try appender.append(
+                db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
+                rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)
+            try each(columns)
+        }
+        try appender.finish(db)
+    }
+
+    private static func state(_ name: String, of id: UInt64) throws -> TransactionState {
+        guard let state = TransactionState(rawValue: name) else {
+            throw DamagedRow(reason: "transaction \(id) has an unknown state \(name)")
+        }
+        return state
+    }
+
+    /// An appender for this write's events, chained and authenticated (`HashChain.Appender`).
+    private func appender() throws -> HashChain.Appender {
+        try HashChain.Appender(db, key: chained ? try identities.eventKey(db) : nil)
+    }
+
+    /// Refuses to change a row its history does not vouch for (`HashChain.vouch`).
+    private func vouch(_ id: UInt64) throws {
+        if chained { try HashChain.vouch(db, id: id) }
+    }
+
+    /// `vouch(_:)` for every row `condition` selects.
+    func vouch(where condition: String, arguments: StatementArguments) throws {
+        if chained { try HashChain.vouch(db, where: condition, arguments: arguments) }
+    }
+
+    /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
+    /// is now, after the change the event records (every change of a row is followed by its
+    /// event, so a row always matches its last event's digest).
+    func appendEvent(
+        id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64, detail: String? = nil
+    ) throws {
+        let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
+        guard let digest else { throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event") }
+        var appender = try appender()
+        try appender.append(db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
+        try appender.finish(db)
+    }
+
+    // MARK: - Statements
+
+    private static let insertTransaction = LedgerSQL("""
+        INSERT INTO transactions (
+            id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+            expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+            idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
+            is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
+            offer_period, offer_nonce)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """)
+    private static let updateState = LedgerSQL(
+        "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
+    private static let updatePurchaseDate = LedgerSQL("""
+        UPDATE transactions SET purchase_date = ?,
+            original_purchase_date = CASE WHEN original_id = id THEN ? ELSE original_purchase_date END WHERE id = ?
+        """)
+    private static let updateFinished = LedgerSQL(
+        "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
+    private static let updateDelivered = LedgerSQL(
+        "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
+}
+
+extension Ledger {
+    /// A writer for the current write transaction, at the store's time.
+    func writer(_ db: Database, delivery: DeliveryRecording = .notRecorded) throws -> TransactionWriter {
+        writer(db, at: try storeNow(db), delivery: delivery)
+    }
+
+    /// A writer for the current write transaction, at a time the caller already read.
+    func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter {
+        TransactionWriter(
+            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator, chained: configuration.keepsHashChain,
+            identities: identities)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+public import LedgerModel
+public import LedgerSigning
+
+extension Ledger {
+    /// The transaction `id` signed as the App Store signs transactions (a JWS whose payload has
+    /// the fields of `JWSTransactionDecodedPayload`), with this ledger's signing identity
+    /// (`signingCertificates()`), the store's bundle identifier and environment
+    /// (`StoreSettings`). A server trusting the ledger's root verifies it as it verifies the
+    /// App Store's; with the store's `invalidSignaturesEnabled`, its signature does not match.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notSigned` for a
+    ///   transaction the App Store does not sign (purchasing, deferred or failed).
+    public func signedTransaction(_ id: UInt64) throws -> JWS {
+        guard let transaction = try transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+        return try signedTransactions([transaction])[0]
+    }
+
+    /// `transactions` signed (see `signedTransaction(_:)`), in their order: the identity,
+    /// settings and catalog are read once for all.
+    /// - Throws: `StoreControlError.notSigned` when one is purchasing, deferred or failed;
+    ///   `LedgerError` (`.corrupted`) when a stored row differs from what its history recorded.
+    public func signedTransactions(_ transactions: [PaymentTransaction]) throws -> [JWS] {
+        for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
+            throw StoreControlError.notSigned(transaction.id, state: transaction.state)
+        }
+        // Never sign a row edited outside the ledger: the signature would vouch for the edit.
+        try read { db in
+            for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
+        }
+        let signer = try signer()
+        let products = try catalog(Set(transactions.map(\.productID)))
+        return try transactions.map { transaction in
+            try signer.sign(TransactionPayload(transaction, product: products[transaction.productID], settings: signer.settings))
+        }
+    }
+
+    /// The renewal info of the subscription group of `productID` (an auto-renewable
+    /// subscription) as it stands now, signed as the App Store signs it (a JWS whose
+    /// payload has the fields of `JWSRenewalInfoDecodedPayload`); `nil` when the group was never
+    /// bought.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    public func signedRenewalInfo(forProduct productID: String) throws -> JWS? {
+        guard let status = try subscriptionStatus(forProduct: productID) else { return nil }
+        return try signedRenewalInfo(status)
+    }
+
+    /// `status` signed as its group's renewal info.
+    public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
+        let signer = try signer()
+        let product = try catalog([status.autoRenewProductID])[status.autoRenewProductID]
+        return try signer.sign(RenewalInfoPayload(status, renewalProduct: product, settings: signer.settings))
+    }
+
+    private func signer() throws -> PayloadSigner {
+        try read { db in PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db)) }
+    }
+
+    private func catalog(_ ids: Set<String>) throws -> [String: Product] {
+        Dictionary(try products(withIDs: ids.sorted()).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}

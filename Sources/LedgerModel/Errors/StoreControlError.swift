@@ -1,0 +1,99 @@
+public import Foundation
+
+/// A store-side operation the ledger refuses (test controls, subscriptions, refunds,
+/// promotions). Nothing was changed.
+public enum StoreControlError: DescribedError, Sendable, Equatable {
+    /// The product is not an auto-renewable subscription.
+    case notAutoRenewable(String)
+    /// The identifier names neither a product of the catalog nor a subscription group.
+    case unknownSubscriptionGroup(String)
+    /// The subscription was never bought, or another product of its group is the current one.
+    case noSubscription(String)
+    /// The transaction is in `state`: only purchased and restored transactions can be refunded.
+    case cannotRefund(UInt64, state: TransactionState)
+    /// The transaction was refunded already: a transaction is refunded once.
+    case alreadyRefunded(UInt64)
+    /// The transaction has no issue to resolve: it is not an interrupted purchase (nor a
+    /// subscription with a billing issue).
+    case notInterrupted(UInt64)
+    /// The subscription is not in billing retry (or its retries are over).
+    case noBillingIssue(String)
+    /// The store clock only moves forward: `requested` is earlier than `current`, the store's time.
+    case clockCannotGoBack(current: Date, requested: Date)
+    /// The move of `interval` seconds is negative, not finite, or goes past the end of year 9999
+    /// (`Ledger.latestStoreDate`).
+    case clockOutOfRange(interval: TimeInterval)
+    /// The clock move would make more subscription renewals due than one move may create.
+    case tooManyRenewals(limit: Int)
+    /// The promotion order names this product twice.
+    case duplicatePromotion(String)
+    /// The App Store signs only purchased and restored transactions.
+    case notSigned(UInt64, state: TransactionState)
+
+    public var description: String {
+        switch self {
+        case .unknownSubscriptionGroup(let id):
+            "\"\(id)\" is neither a product of the catalog nor a subscription group"
+        case .notAutoRenewable(let id):
+            "\"\(id)\" is not an auto-renewable subscription"
+        case .noSubscription(let id):
+            "no subscription to \"\(id)\": it was never bought, or another product of its group replaced it"
+        case .cannotRefund(let id, let state):
+            "cannot refund transaction \(id): it is \(state.rawValue); only purchased and restored transactions can be refunded"
+        case .notSigned(let id, let state):
+            "transaction \(id) is \(state.rawValue): only purchased and restored transactions are signed"
+        case .alreadyRefunded(let id):
+            "transaction \(id) is already refunded"
+        case .noBillingIssue(let id):
+            "the subscription \"\(id)\" has no billing issue to resolve: it is not in billing retry"
+        case .notInterrupted(let id):
+            "transaction \(id) is not an interrupted purchase"
+        case .clockCannotGoBack(let current, let requested):
+            "the store clock only moves forward: it is \(current.formatted(.iso8601)), \(requested.formatted(.iso8601)) is earlier"
+        case .clockOutOfRange(let interval):
+            "cannot move the store clock by \(interval) seconds: it moves forward only, and not past the year 9999"
+        case .tooManyRenewals(let limit):
+            "refused: this clock move would make more than \(limit) subscription renewals due, the most one move may create; move the clock in smaller steps, slow the time rate, or turn auto-renew off"
+        case .duplicatePromotion(let id):
+            "\"\(id)\" appears twice in the promotion order"
+        }
+    }
+}
+
+/// Keys of the simulated store's settings in the ledger's `store_settings` table.
+package enum StoreSettingKey {
+    /// The storefront's ISO 3166-1 alpha-3 code (`USA`).
+    package static let storefront = "storefront"
+    /// The shopper's locale identifier (`en_US`); absent: the storefront's default locale.
+    package static let locale = "locale"
+    /// `false`: every payment fails with `paymentNotAllowed`; anything else allows payments.
+    package static let canMakePayments = "canMakePayments"
+    /// `true`: every purchase is deferred until approved or declined (Ask to Buy).
+    package static let askToBuy = "askToBuy"
+    /// `true`: every purchase is interrupted and fails until its issue is resolved.
+    package static let interruptedPurchases = "interruptedPurchases"
+    /// The `StoreErrorCode` raw value every purchase fails with; absent when off.
+    package static let failTransactions = "failTransactions"
+    /// The `TimeRate`, by name (`realTime`) or raw value; absent: real time.
+    package static let timeRate = "timeRate"
+    /// Milliseconds added to the injected clock: `ledger clock advance` / `set`.
+    package static let clockOffset = "clockOffsetMilliseconds"
+    /// `true`: every renewal fails on a billing issue and the group enters billing retry.
+    package static let billingRetryOnRenewal = "billingRetryOnRenewal"
+    /// `true`: a group in billing retry keeps its entitlement for a grace period.
+    package static let billingGracePeriod = "billingGracePeriod"
+    /// The app's bundle identifier, which promotional offer signatures sign and signed
+    /// transactions name.
+    package static let bundleID = "bundleID"
+    /// The environment signed transactions name (`SigningEnvironment`): `Xcode` or `Sandbox`;
+    /// absent: `Xcode`.
+    package static let environment = "environment"
+    /// `true`: the store hands out signed transactions and renewal info whose signature does
+    /// not match them (a test of an app's handling of unverified values).
+    package static let invalidSignatures = "invalidSignatures"
+    /// The subscription offers key (`SubscriptionOffersKey`): its identifier, and its private
+    /// key in base64 PKCS #8 DER, as a StoreKit configuration file's `subscriptionOffersKeyPair`.
+    package static let subscriptionOffersKeyID = "subscriptionOffersKeyID"
+    /// The subscription offers key's private key, PKCS #8 DER in base64.
+    package static let subscriptionOffersPrivateKey = "subscriptionOffersPrivateKey"
+}

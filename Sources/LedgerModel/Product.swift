@@ -1,0 +1,216 @@
+public import Foundation
+
+/// A product the simulated store sells.
+public struct Product: Sendable, Hashable, Identifiable {
+    public var id: String
+    /// The kind of in-app purchase.
+    public var type: ProductType
+    /// The name in App Store Connect; not shown to users.
+    public var referenceName: String
+    /// Display name and description, one per locale.
+    public var localizations: [ProductLocalization]
+    /// An exact decimal in the storefront's currency (never a binary floating point number).
+    public var price: Decimal
+    /// Whether Family Sharing shares a purchase with the members of the buyer's family.
+    public var isFamilyShareable: Bool
+    /// Set for auto-renewable subscriptions only.
+    public var subscription: SubscriptionInfo?
+
+    /// A product; `referenceName` defaults to `id`, and `subscription` is for auto-renewable
+    /// subscriptions only.
+    public init(
+        id: String, type: ProductType, referenceName: String? = nil,
+        localizations: [ProductLocalization] = [], price: Decimal, isFamilyShareable: Bool = false,
+        subscription: SubscriptionInfo? = nil
+    ) {
+        self.id = id
+        self.type = type
+        self.referenceName = referenceName ?? id
+        self.localizations = localizations
+        self.price = price
+        self.isFamilyShareable = isFamilyShareable
+        self.subscription = subscription
+    }
+
+    /// The localization for `locale` (`fr_FR`), else the same language (`fr`), else the first.
+    public func localization(for locale: String) -> ProductLocalization? {
+        // The exact locale first, without the normalizing below (a catalog of 79,000 products
+        // is listed in one locale: most lookups end here).
+        if let exact = localizations.first(where: { $0.locale == locale }) { return exact }
+        let normalized = locale.replacingOccurrences(of: "-", with: "_")
+        let language = normalized.split(separator: "_").first.map(String.init) ?? normalized
+        return localizations.first { $0.locale == normalized }
+            ?? localizations.first { $0.locale == language || $0.locale.hasPrefix(language + "_") }
+            ?? localizations.first
+    }
+}
+
+/// A product's display name and description in one locale.
+public struct ProductLocalization: Sendable, Hashable, Codable {
+    /// A locale identifier such as `en_US` or `ja`.
+    public var locale: String
+    /// The product's name, as shown to users.
+    public var displayName: String
+    /// The product's description, as shown to users.
+    public var description: String
+
+    /// The display name and description for `locale`.
+    public init(locale: String, displayName: String, description: String) {
+        self.locale = locale
+        self.displayName = displayName
+        self.description = description
+    }
+}
+
+/// What makes an auto-renewable subscription one.
+public struct SubscriptionInfo: Sendable, Hashable, Codable {
+    /// The identifier of the subscription group.
+    public var groupID: String
+    /// The group's name, as the StoreKit configuration file gives it.
+    public var groupName: String
+    /// The level inside the group: 1 is the highest service.
+    public var level: Int
+    /// How long one paid period lasts (`P1M`).
+    public var period: SubscriptionPeriod
+    /// The offer a subscriber new to the group gets, once; `nil` when there is none.
+    public var introductoryOffer: SubscriptionOffer?
+    /// The offers a payment can redeem (`PaymentDiscount`); empty when there are none.
+    public var promotionalOffers: [SubscriptionOffer]
+
+    /// A subscription's details; no offers by default.
+    public init(
+        groupID: String, groupName: String, level: Int, period: SubscriptionPeriod,
+        introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = []
+    ) {
+        self.groupID = groupID
+        self.groupName = groupName
+        self.level = level
+        self.period = period
+        self.introductoryOffer = introductoryOffer
+        self.promotionalOffers = promotionalOffers
+    }
+}
+
+/// An introductory or promotional offer of a subscription.
+public struct SubscriptionOffer: Sendable, Hashable, Codable {
+    /// The offer identifier (promotional offers only).
+    public var id: String?
+    /// `free`, `payAsYouGo` or `payUpFront`, as in the StoreKit configuration file.
+    public var paymentMode: String
+    /// The length of one period of the offer.
+    public var period: SubscriptionPeriod
+    /// How many periods the offer lasts (1 to `maximumPeriodCount` when imported).
+    public var periodCount: Int
+
+    /// The most periods an offer lasts: App Store Connect offers at most 12 (a free trial or
+    /// an up-front payment is 1 in Apple's own files).
+    public static let maximumPeriodCount = 12
+
+    /// `periodCount` as the store applies it: within 1...`maximumPeriodCount`, whatever an
+    /// older ledger stored, so that no offer makes unbounded work.
+    package var appliedPeriodCount: Int { min(max(1, periodCount), Self.maximumPeriodCount) }
+    /// The offer's price; `nil` for a free trial.
+    public var price: Decimal?
+
+    /// An offer, with the fields of a StoreKit configuration file.
+    public init(id: String?, paymentMode: String, period: SubscriptionPeriod, periodCount: Int, price: Decimal?) {
+        self.id = id
+        self.paymentMode = paymentMode
+        self.period = period
+        self.periodCount = periodCount
+        self.price = price
+    }
+}
+
+extension Product: Codable {
+    enum CodingKeys: String, CodingKey {
+        case id, type, referenceName, localizations, price, isFamilyShareable, subscription
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(type, forKey: .type)
+        try c.encode(referenceName, forKey: .referenceName)
+        try c.encode(localizations, forKey: .localizations)
+        // A string keeps the decimal exact for every JSON reader.
+        try c.encode(DecimalText.format(price), forKey: .price)
+        try c.encode(isFamilyShareable, forKey: .isFamilyShareable)
+        try c.encode(subscription, forKey: .subscription)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let priceText = try c.decode(String.self, forKey: .price)
+        guard let price = DecimalText.parse(priceText) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .price, in: c, debugDescription: "not a decimal price: \(priceText)")
+        }
+        self.init(
+            id: try c.decode(String.self, forKey: .id),
+            type: try c.decode(ProductType.self, forKey: .type),
+            referenceName: try c.decode(String.self, forKey: .referenceName),
+            localizations: try c.decode([ProductLocalization].self, forKey: .localizations),
+            price: price,
+            isFamilyShareable: try c.decode(Bool.self, forKey: .isFamilyShareable),
+            subscription: try c.decodeIfPresent(SubscriptionInfo.self, forKey: .subscription))
+    }
+}
+
+/// Exact decimal <-> text, independent of the machine's locale.
+package enum DecimalText {
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    /// Parses a plain non-negative decimal such as `0.99` or `600`; anything else is `nil`.
+    package static func parse(_ text: String) -> Decimal? {
+        if let short = parseShort(text) { return short }
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+              text.filter({ $0 == "." }).count <= 1, text.first != ".", text.last != "."
+        else { return nil }
+        return Decimal(string: text, locale: posix)
+    }
+
+    /// A non-zero price of at most 18 digits, read without Foundation's parser (which was a
+    /// sixth of listing a large catalog); the same value and representation as
+    /// `Decimal(string:)`, which keeps no trailing zeros. `nil` for anything else, which the
+    /// general path then decides.
+    private static func parseShort(_ text: String) -> Decimal? {
+        var significand: UInt64 = 0, digits = 0, fractionDigits = 0, sawPoint = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard digits < 18 else { return nil }
+                significand = significand * 10 + UInt64(byte - UInt8(ascii: "0"))
+                digits += 1
+                if sawPoint { fractionDigits += 1 }
+            case UInt8(ascii: ".") where !sawPoint && digits > 0:
+                sawPoint = true
+            default:
+                return nil
+            }
+        }
+        guard significand > 0, !sawPoint || fractionDigits > 0 else { return nil }
+        return Decimal(sign: .plus, exponent: -fractionDigits, significand: Decimal(significand))
+    }
+
+    /// Whether `text` is a price the ledger keeps exactly: plain digits with at most one point,
+    /// at most 18 digits after the integer part's leading zeros, at most 15 of them before the
+    /// point. Such a price is exact as a `Decimal`, and its thousandths (the App Store's
+    /// milliunits, in signed payloads) fit in 64 bits; more digits would be rounded or wrap.
+    package static func isExactPrice(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, !whole.isEmpty, parts.count == 1 || !parts[1].isEmpty,
+              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
+        else { return false }
+        let integerDigits = whole.drop { $0 == "0" }.count
+        let fractionDigits = parts.count == 2 ? parts[1].count : 0
+        return integerDigits <= 15 && integerDigits + fractionDigits <= 18
+    }
+
+    /// The decimal as plain text with a `.` separator and no grouping (`0.99`), whatever the
+    /// machine's locale.
+    package static func format(_ value: Decimal) -> String {
+        var value = value
+        return NSDecimalString(&value, posix)
+    }
+}

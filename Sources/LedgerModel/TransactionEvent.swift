@@ -1,0 +1,60 @@
+public import Foundation
+
+/// One entry of a transaction's append-only history.
+public struct TransactionEvent: Sendable, Hashable, Codable {
+    /// What an event records.
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        /// The transaction was recorded, in its first state (`toState`).
+        case created
+        /// The state moved from `fromState` to `toState`.
+        case stateChanged
+        /// The app finished the transaction; the state stays.
+        case finished
+        /// The transaction was handed to the app's observers.
+        case delivered
+        /// The transaction was refunded; `detail` gives the reason (`reason 0`).
+        case revoked
+        /// A subscription's expiration moved (expired now, or ended by a forced renewal).
+        case expirationChanged
+        /// A subscription was replaced by a higher (or same-level) one of its group.
+        case upgraded
+        /// The transaction was deleted (the store's "clear" or "delete" control): its row is
+        /// gone, its history stays; the state stays. Always its last event.
+        case deleted
+    }
+
+    /// Position in the ledger's whole history; strictly increasing in commit order.
+    public var sequence: Int64
+    /// The id of the transaction the event is about.
+    public var transactionID: UInt64
+    /// What happened.
+    public var kind: Kind
+    /// The state before the event (`nil` for `created`).
+    public var fromState: TransactionState?
+    /// The state after the event.
+    public var toState: TransactionState
+    /// When it happened, by the store's time, to the millisecond.
+    public var date: Date
+    /// More about the event: the refund's reason for `revoked`, the new expiration (ISO 8601)
+    /// for `expirationChanged`; `nil` for the others.
+    public var detail: String?
+
+    /// Every field, as the ledger stores them.
+    package init(
+        sequence: Int64,
+        transactionID: UInt64,
+        kind: Kind,
+        fromState: TransactionState?,
+        toState: TransactionState,
+        date: Date,
+        detail: String?
+    ) {
+        self.sequence = sequence
+        self.transactionID = transactionID
+        self.kind = kind
+        self.fromState = fromState
+        self.toState = toState
+        self.date = date
+        self.detail = detail
+    }
+}

@@ -1,0 +1,181 @@
+package import Foundation
+package import LedgerModel
+
+/// A transaction as the App Store signs it: the fields and names of Apple's
+/// `JWSTransactionDecodedPayload`, dates in milliseconds since 1970, the price in milliunits.
+/// Values that do not apply are left out; the ledger has no `storefrontId`,
+/// `webOrderLineItemId` or `appTransactionId`, so those are always absent.
+package struct TransactionPayload: Encodable {
+    var transactionId: String
+    var originalTransactionId: String
+    var bundleId: String
+    var productId: String
+    var subscriptionGroupIdentifier: String?
+    var purchaseDate: Int64
+    var originalPurchaseDate: Int64
+    var expiresDate: Int64?
+    var quantity: Int
+    var type: String
+    var appAccountToken: String?
+    var inAppOwnershipType = "PURCHASED"
+    var signedDate: Int64
+    var revocationReason: Int?
+    var revocationDate: Int64?
+    var isUpgraded: Bool?
+    var offerType: Int?
+    var offerIdentifier: String?
+    var offerDiscountType: String?
+    var offerPeriod: String?
+    var environment: String
+    var storefront: String
+    var transactionReason: String
+    var currency: String?
+    var price: Int64?
+
+    /// `transaction` as the store signs it now, with `settings`' bundle identifier and
+    /// environment, and the price `product` has in the catalog (none when the catalog no
+    /// longer has it). Its `signedDate` is when the store last changed it.
+    package init(_ transaction: PaymentTransaction, product: Product?, settings: StoreSettings) {
+        transactionId = String(transaction.id)
+        originalTransactionId = String(transaction.originalID)
+        bundleId = settings.bundleID
+        productId = transaction.productID
+        subscriptionGroupIdentifier = transaction.subscriptionGroupID
+        purchaseDate = transaction.purchaseDate.ledgerMilliseconds
+        originalPurchaseDate = transaction.originalPurchaseDate.ledgerMilliseconds
+        expiresDate = transaction.expirationDate?.ledgerMilliseconds
+        quantity = transaction.quantity
+        type = transaction.productType.appStoreName
+        appAccountToken = transaction.appAccountToken?.uuidString.lowercased()
+        signedDate = transaction.updatedAt.ledgerMilliseconds
+        revocationReason = transaction.revocationReason
+        revocationDate = transaction.revocationDate?.ledgerMilliseconds
+        isUpgraded = transaction.isUpgraded ? true : nil
+        if let offer = transaction.offer {
+            offerType = offer.type == .introductory ? 1 : 2
+            offerIdentifier = offer.id
+            offerDiscountType = offer.paymentMode.appStoreName
+            offerPeriod = offer.period.description
+        }
+        environment = settings.environment.rawValue
+        let storefront = Storefront(countryCode: transaction.storefront)
+        self.storefront = transaction.storefront
+        transactionReason = transaction.reason == .renewal ? "RENEWAL" : "PURCHASE"
+        if let product, let price = product.price(paidWith: transaction.offer), let storefront {
+            currency = storefront.currencyCode
+            self.price = price.milliunits
+        }
+    }
+}
+
+/// An auto-renewable subscription's renewal info as the App Store signs it: the fields and names
+/// of Apple's `JWSRenewalInfoDecodedPayload`.
+package struct RenewalInfoPayload: Encodable {
+    var originalTransactionId: String
+    var autoRenewProductId: String
+    var productId: String
+    var autoRenewStatus: Int
+    var isInBillingRetryPeriod: Bool
+    var gracePeriodExpiresDate: Int64?
+    var expirationIntent: Int?
+    var signedDate: Int64
+    var environment: String
+    var renewalDate: Int64?
+    var appAccountToken: String?
+    var currency: String?
+    var renewalPrice: Int64?
+
+    /// `status` as the store signs it; the renewal price is the catalog's price of the product
+    /// the next renewal charges (an introductory offer still running is not taken into
+    /// account). Its `signedDate` is when the store last changed the group's latest
+    /// transaction, as for the transaction itself: a change of auto-renew or billing state alone
+    /// does not move it.
+    package init(_ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings) {
+        let latest = status.transaction
+        originalTransactionId = String(latest.originalID)
+        autoRenewProductId = status.autoRenewProductID
+        productId = latest.productID
+        autoRenewStatus = status.willAutoRenew ? 1 : 0
+        isInBillingRetryPeriod = status.isInBillingRetry
+        gracePeriodExpiresDate = status.gracePeriodExpirationDate?.ledgerMilliseconds
+        expirationIntent = status.expirationReason.map {
+            switch $0 {
+            case .autoRenewDisabled: 1
+            case .billingError: 2
+            case .didNotConsentToPriceIncrease: 3
+            case .productUnavailable: 4
+            case .unknown: 5
+            }
+        }
+        signedDate = latest.updatedAt.ledgerMilliseconds
+        environment = settings.environment.rawValue
+        renewalDate = latest.expirationDate?.ledgerMilliseconds
+        appAccountToken = latest.appAccountToken?.uuidString.lowercased()
+        if let renewalProduct, let storefront = Storefront(countryCode: latest.storefront) {
+            currency = storefront.currencyCode
+            renewalPrice = renewalProduct.price.milliunits
+        }
+    }
+}
+
+/// Signs payloads with a ledger's identity, as its store settings say.
+package struct PayloadSigner {
+    package let identity: SigningIdentity
+    package let settings: StoreSettings
+
+    package init(identity: SigningIdentity, settings: StoreSettings) {
+        self.identity = identity
+        self.settings = settings
+    }
+
+    package func sign(_ payload: some Encodable) throws -> JWS {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try JWS.sign(payload: try encoder.encode(payload), with: identity, matching: !settings.invalidSignaturesEnabled)
+    }
+}
+
+extension ProductType {
+    /// The App Store's name of the type (the payload's `type`).
+    package var appStoreName: String {
+        switch self {
+        case .consumable: "Consumable"
+        case .nonConsumable: "Non-Consumable"
+        case .autoRenewable: "Auto-Renewable Subscription"
+        case .nonRenewable: "Non-Renewing Subscription"
+        }
+    }
+}
+
+extension TransactionOffer.PaymentMode {
+    /// The App Store's name of the payment mode (the payload's `offerDiscountType`).
+    package var appStoreName: String {
+        switch self {
+        case .freeTrial: "FREE_TRIAL"
+        case .payAsYouGo: "PAY_AS_YOU_GO"
+        case .payUpFront: "PAY_UP_FRONT"
+        }
+    }
+}
+
+extension Product {
+    /// What one unit cost: the offer's price for a period bought with one (0 for a free trial),
+    /// else the product's; `nil` when the catalog no longer has the offer.
+    package func price(paidWith offer: TransactionOffer?) -> Decimal? {
+        guard let offer else { return price }
+        let offers = offer.type == .introductory
+            ? [subscription?.introductoryOffer].compactMap { $0 }
+            : (subscription?.promotionalOffers ?? []).filter { $0.id == offer.id }
+        return offers.first.map { $0.price ?? 0 }
+    }
+}
+
+extension Decimal {
+    /// The amount in thousandths, rounded to the nearest (the App Store's milliunits).
+    package var milliunits: Int64 {
+        var scaled = self * 1000
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &scaled, 0, .plain)
+        return NSDecimalNumber(decimal: rounded).int64Value
+    }
+}

@@ -1,0 +1,175 @@
+package import Foundation
+import LedgerModel
+package import Crypto
+import SwiftASN1
+import Synchronization
+import X509
+
+/// The certificates a ledger signs with, in DER: a chain from `leaf`, whose key signs, through
+/// `intermediate` to `root`, the certificate a server trusts (as a developer exports Xcode's
+/// StoreKit testing certificate to test their server's verification).
+///
+/// It is a **test identity**: every ledger makes its own when it is created (or migrated to
+/// schema 9), and keeps its private key in the ledger file, unencrypted. Whoever can read the
+/// file can sign as the ledger. Trust a ledger's root only in tests, never for real purchases.
+///
+/// The chain has what Apple's App Store Server Library checks on the App Store's own chains:
+/// three certificates, ES256 (ECDSA P-256 with SHA-256) signatures, the extension
+/// 1.2.840.113635.100.6.11.1 on the leaf and 1.2.840.113635.100.6.2.1 on the intermediate, and
+/// the strict X.509 form OpenSSL requires (critical basic constraints and key usage, key
+/// identifiers). The certificates are valid from 2000-01-01 (so that a test's fixed clock in
+/// the past still falls inside them) to 30 (root), 25 (intermediate) and 20 (leaf) years after
+/// the ledger made them.
+public struct SigningCertificates: Sendable, Hashable {
+    /// The certificate whose key signs, in DER.
+    public let leaf: [UInt8]
+    /// The certificate that issued the leaf, in DER.
+    public let intermediate: [UInt8]
+    /// The self-signed root a server trusts, in DER.
+    public let root: [UInt8]
+
+    /// The chain of `leaf`, `intermediate` and `root`, in DER.
+    package init(leaf: [UInt8], intermediate: [UInt8], root: [UInt8]) {
+        self.leaf = leaf
+        self.intermediate = intermediate
+        self.root = root
+    }
+
+    /// The chain as a JWS `x5c` header lists it: leaf, intermediate, root.
+    public var chain: [[UInt8]] { [leaf, intermediate, root] }
+
+    /// The SHA-256 of `der`, in lowercase hexadecimal: how people compare certificates.
+    public static func fingerprint(_ der: [UInt8]) -> String {
+        Hex.string(Array(SHA256.hash(data: der)))
+    }
+
+    /// `der` as a PEM `CERTIFICATE` block: base64 in lines of 64 characters, ending with a newline.
+    public static func pem(_ der: [UInt8]) -> String {
+        let base64 = Data(der).base64EncodedString()
+        var lines = ["-----BEGIN CERTIFICATE-----"]
+        var start = base64.startIndex
+        while start < base64.endIndex {
+            let end = base64.index(start, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex
+            lines.append(String(base64[start..<end]))
+            start = end
+        }
+        lines.append("-----END CERTIFICATE-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A ledger's signing key and its certificate chain (`SigningCertificates`), made once.
+package struct SigningIdentity: Sendable {
+    package let privateKey: P256.Signing.PrivateKey
+
+    /// The key of the events' MACs (`HashChain.mac`): SHA-256 of the text `StoreLedger event
+    /// MAC 1` and the private key, so that only a holder of the key can authenticate an event.
+    package var eventKey: [UInt8] {
+        var hash = SHA256()
+        hash.update(data: Data("StoreLedger event MAC 1".utf8))
+        hash.update(data: privateKey.rawRepresentation)
+        return hash.finalize().withUnsafeBytes { [UInt8]($0) }
+    }
+    package let certificates: SigningCertificates
+    package let createdAt: Date
+
+    package init(privateKey: P256.Signing.PrivateKey, certificates: SigningCertificates, createdAt: Date) {
+        self.privateKey = privateKey
+        self.certificates = certificates
+        self.createdAt = createdAt
+    }
+
+    /// The extension Apple's verifiers require on the leaf of an App Store signing chain.
+    static let leafMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
+    /// The extension Apple's verifiers require on the intermediate of an App Store signing chain.
+    static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
+
+    /// A new identity: three new P-256 keys, of which only the leaf's is kept.
+    package static func make(at now: Date) throws -> SigningIdentity {
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
+        let leafKey = P256.Signing.PrivateKey()
+        let start = Date(timeIntervalSince1970: 946_684_800)  // 2000-01-01
+        let year = 365.25 * 86_400
+        let rootName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("StoreLedger test identity (not Apple)")
+            CommonName("StoreLedger Test Root CA")
+        }
+        let intermediateName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("StoreLedger test identity (not Apple)")
+            CommonName("StoreLedger Test Signing CA")
+        }
+        let leafName = try DistinguishedName {
+            CountryName("US")
+            OrganizationName("StoreLedger test identity (not Apple)")
+            CommonName("StoreLedger Test Transaction Signer")
+        }
+        let rootPublic = Certificate.PublicKey(rootKey.publicKey)
+        let intermediatePublic = Certificate.PublicKey(intermediateKey.publicKey)
+        let leafPublic = Certificate.PublicKey(leafKey.publicKey)
+        let rootIdentifier = SubjectKeyIdentifier(hash: rootPublic)
+        let intermediateIdentifier = SubjectKeyIdentifier(hash: intermediatePublic)
+
+        /// A certificate of `subject`'s key, valid from `start` for `years`, signed by `issuerKey`.
+        func issue(
+            _ publicKey: Certificate.PublicKey, subject: DistinguishedName, issuer: DistinguishedName, years: Double,
+            signedBy issuerKey: P256.Signing.PrivateKey, extensions: Certificate.Extensions
+        ) throws -> Certificate {
+            try Certificate(
+                version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
+                notValidBefore: start, notValidAfter: now.addingTimeInterval(years * year),
+                issuer: issuer, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: extensions, issuerPrivateKey: Certificate.PrivateKey(issuerKey))
+        }
+        let root = try issue(
+            rootPublic, subject: rootName, issuer: rootName, years: 30, signedBy: rootKey,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                rootIdentifier
+            })
+        let intermediate = try issue(
+            intermediatePublic, subject: intermediateName, issuer: rootName, years: 25, signedBy: rootKey,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                intermediateIdentifier
+                AuthorityKeyIdentifier(keyIdentifier: rootIdentifier.keyIdentifier)
+                Certificate.Extension(oid: intermediateMarker, critical: false, value: [0x05, 0x00])  // ASN.1 NULL
+            })
+        let leaf = try issue(
+            leafPublic, subject: leafName, issuer: intermediateName, years: 20, signedBy: intermediateKey,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                SubjectKeyIdentifier(hash: leafPublic)
+                AuthorityKeyIdentifier(keyIdentifier: intermediateIdentifier.keyIdentifier)
+                Certificate.Extension(oid: leafMarker, critical: false, value: [0x05, 0x00])
+            })
+        func der(_ certificate: Certificate) throws -> [UInt8] {
+            var serializer = DER.Serializer()
+            try serializer.serialize(certificate)
+            return serializer.serializedBytes
+        }
+        return SigningIdentity(
+            privateKey: leafKey,
+            certificates: SigningCertificates(leaf: try der(leaf), intermediate: try der(intermediate), root: try der(root)),
+            createdAt: now)
+    }
+}
+
+/// Bytes in lowercase hexadecimal, as hashes and fingerprints are shown.
+package enum Hex {
+    package static func string(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}

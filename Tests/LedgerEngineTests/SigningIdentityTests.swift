@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import LedgerEngine
+@testable import LedgerSigning
+import LedgerTestSupport
+import LedgerTesting
+import SwiftASN1
+import Testing
+import X509
+
+/// Every ledger's signing identity: made with the ledger (or its migration to schema 9), kept.
+@Suite struct SigningIdentityTests {
+    @Test func aNewLedgerHasAChainFromItsLeafToItsOwnRoot() async throws {
+        try await withLedger { (ledger, _) throws in
+            let certificates = try ledger.signingCertificates()
+            let leaf = try Certificate(derEncoded: certificates.leaf)
+            let intermediate = try Certificate(derEncoded: certificates.intermediate)
+            let root = try Certificate(derEncoded: certificates.root)
+            #expect(leaf.issuer == intermediate.subject && intermediate.issuer == root.subject && root.issuer == root.subject)
+            #expect(intermediate.publicKey.isValidSignature(leaf.signature, for: leaf))
+            #expect(root.publicKey.isValidSignature(intermediate.signature, for: intermediate))
+            #expect(root.publicKey.isValidSignature(root.signature, for: root))
+            #expect(leaf.extensions[oid: SigningIdentity.leafMarker] != nil)
+            #expect(intermediate.extensions[oid: SigningIdentity.intermediateMarker] != nil)
+            // The key the ledger keeps is the leaf's.
+            let identity = try ledger.read { db in try SigningIdentity.load(db) }
+            #expect(Certificate.PublicKey(identity.privateKey.publicKey) == leaf.publicKey)
+            #expect(certificates.chain == [certificates.leaf, certificates.intermediate, certificates.root])
+            #expect(SigningCertificates.fingerprint(certificates.root).count == 64)
+        }
+    }
+
+    @Test func theIdentityIsNeverChangedNorDeleted() async throws {
+        try await withLedger { (ledger, _) throws in
+            let before = try ledger.signingCertificates()
+            for sql in ["UPDATE signing_identity SET created_at = 0", "DELETE FROM signing_identity",
+                        "INSERT INTO signing_identity VALUES (2, zeroblob(32), x'00', x'00', x'00', 0)"] {
+                #expect(throws: LedgerError.self, Comment(rawValue: sql)) { try ledger.write { db in try db.execute(sql: sql) } }
+            }
+            #expect(try ledger.signingCertificates() == before)
+        }
+    }
+
+    /// An identity edited behind the ledger's back (its trigger dropped) is reported as a
+    /// damaged ledger, not trapped on.
+    @Test func aDamagedIdentityIsReportedAsCorrupted() async throws {
+        try await withLedger { (ledger, _) throws in
+            try ledger.write { db in
+                try db.execute(sql: "DROP TRIGGER signing_identity_is_kept")
+                try db.execute(sql: "UPDATE signing_identity SET leaf_certificate = 'not a certificate'")
+            }
+            #expect {
+                try ledger.signingCertificates()
+            } throws: { error in
+                (error as? LedgerError)?.code == .corrupted && (error as? LedgerError)?.path == ledger.path
+            }
+        }
+    }
+
+    /// A ledger written by the previous schema gets its identity when it is migrated, in the
+    /// migration's own commit, and keeps it afterwards.
+    @Test func aLedgerOfSchema8GetsItsIdentityWhenItIsMigrated() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try olderLedger(at: path, migrations: Array(Migration.embedded.prefix(8)))
+            try old.close()
+            let ledger = try Ledger.open(at: path, access: .readOnly)
+            let certificates = try ledger.signingCertificates()
+            try ledger.close()
+            #expect(try Ledger.open(at: path, access: .readOnly).signingCertificates() == certificates)
+            #expect(try Ledger.open(at: path).appliedMigrations() == Ledger.knownMigrations)
+        }
+    }
+
+    @Test func aPEMBlockHasLinesOf64Characters() throws {
+        let der = [UInt8](repeating: 0xAB, count: 100)  // 136 base64 characters: 64 + 64 + 8
+        let pem = SigningCertificates.pem(der)
+        let lines = pem.split(separator: "\n")
+        #expect(lines.first == "-----BEGIN CERTIFICATE-----" && lines.last == "-----END CERTIFICATE-----")
+        #expect(lines.dropFirst().dropLast().map(\.count) == [64, 64, 8] && pem.hasSuffix("\n"))
+        #expect(Data(base64Encoded: lines.dropFirst().dropLast().joined()) == Data(der))
+    }
+}

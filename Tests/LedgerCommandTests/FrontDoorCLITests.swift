@@ -271,6 +271,32 @@ import Testing
         }
     }
 
+    /// `ledger launch --json` is written as it goes, in the bytes the encoder would write the
+    /// whole document in.
+    @Test func theStreamedLaunchIsByteForByteTheEncodersDocument() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let queue = try PaymentQueue(path: workspace.database)
+            try await queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "tab\there é"))
+            try await queue.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentNotAllowed)))
+            try await queue.add(Payment(productID: SampleCatalog.subscription))
+            try queue.ledger.close()
+            let result = try workspace.ledger("launch", "--json")
+            let ledger = try Ledger.open(at: workspace.database)
+            defer { try? ledger.close() }
+            let delivered = try ledger.unfinishedTransactions()
+            #expect(delivered.count == 3 && delivered.allSatisfy { $0.deliveryCount == 1 })
+            let expected = try Output.encoder.encode(LaunchDocument(completedAtLaunch: [], delivered: delivered, finished: [], version: 1))
+            #expect(result.stdout == String(decoding: expected, as: UTF8.self) + "\n")
+        }
+    }
+
+    struct LaunchDocument: Encodable {
+        let completedAtLaunch: [UInt64]
+        let delivered: [PaymentTransaction]
+        let finished: [UInt64]
+        let version: Int
+    }
+
     @Test func stringsAreEscapedAsJSONEncoderEscapesThem() throws {
         var random = SplitMix64(seed: 22)
         let alphabet: [Unicode.Scalar] = ["a", "Z", "/", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{8}", "\u{C}", "\u{1B}", "\u{1F}",

@@ -261,12 +261,14 @@ import Testing
             let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
             let first = directory + "/first.storekit", second = directory + "/second.storekit"
             try write(Self.consumables(6_000, prefix: "first"), to: first)
-            try write(Self.consumables(4_001, prefix: "second"), to: second)
+            // The second file's 4,001st product is malformed: the count is refused before it is read.
+            try write(String(Self.consumables(4_000, prefix: "second").dropLast(2)) + #", {"productID": 7}]}"#, to: second)
             #expect(throws: CatalogError.tooManyProducts(path: second, count: 10_001)) {
                 try ProductCatalog(ledger: ledger).importConfigurations(at: [first, second])
             }
             #expect(try ledger.allProducts().isEmpty)
             // Two imports may hold more than one import may.
+            try write(Self.consumables(4_001, prefix: "second"), to: second)
             try ProductCatalog(ledger: ledger).importConfigurations(at: [first])
             try ProductCatalog(ledger: ledger).importConfigurations(at: [second])
             #expect(try ledger.allProducts().count == 10_001)
@@ -282,6 +284,78 @@ import Testing
             #expect(throws: CatalogError.unreadableFile(path: path, reason: "\(size) bytes is larger than the 4 MiB a property list may have")) {
                 try ProductIdentifierList(contentsOf: path)
             }
+        }
+    }
+
+    /// A binary property list of `levels` arrays: each of `width` references to the next, the
+    /// last's to one string. A few kilobytes that name billions of values.
+    static func nestedReferences(levels: Int, width: Int) -> Data {
+        var objects: [[UInt8]] = []
+        for level in 0..<levels {
+            let marker: [UInt8] = width < 15 ? [0xA0 | UInt8(width)] : [0xAF, 0x11, UInt8(width >> 8), UInt8(width & 0xFF)]
+            let next = UInt16(level + 1)
+            objects.append(marker + (0..<width).flatMap { _ in [UInt8(next >> 8), UInt8(next & 0xFF)] })
+        }
+        objects.append([0x51, UInt8(ascii: "x")])
+        var file = Array("bplist00".utf8), offsets: [Int] = []
+        for object in objects {
+            offsets.append(file.count)
+            file += object
+        }
+        let table = file.count
+        for offset in offsets { file += [UInt8(offset >> 24 & 0xFF), UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)] }
+        // Trailer: 6 unused bytes, offset size 4, reference size 2, object count, top object, table offset.
+        file += [0, 0, 0, 0, 0, 0, 4, 2]
+        for value in [objects.count, 0, table] { file += (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
+        return Data(file)
+    }
+
+    @Test func aPropertyListThatNamesTooManyValuesOrNestsTooDeepIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/bomb.plist"
+            try Self.nestedReferences(levels: 2, width: 3_000).write(to: URL(fileURLWithPath: path))
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0 < 20_000)
+            #expect(throws: CatalogError.malformedFile(
+                path: path, reason: "not a valid property list (the property list holds more than 8388608 values and bytes)")) {
+                try ProductIdentifierList(contentsOf: path)
+            }
+            // Foundation refuses a binary list this deep itself; the tree's own limit stands behind it.
+            try Self.nestedReferences(levels: 600, width: 1).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try ProductIdentifierList(contentsOf: path)
+            } throws: { error in
+                guard case CatalogError.malformedFile(let errorPath, _) = error else { return false }
+                return errorPath == path
+            }
+            let deep = (0..<600).reduce(["x"] as Any) { inner, _ in [inner] as Any }
+            #expect(throws: CatalogTree.SyntaxError.self) { try CatalogTree(propertyList: deep, budget: 1_000_000) }
+            do {
+                _ = try CatalogTree(propertyList: deep, budget: 1_000_000)
+            } catch {
+                #expect("\(error)" == "arrays and dictionaries nested more than 512 deep")
+            }
+        }
+    }
+
+    /// A file whose size is not what `fstat` said once read (here /proc's, which say 0) is
+    /// refused, never read in part.
+    @Test func aFileThatChangesWhileItIsReadIsRefused() {
+        #expect(throws: CatalogError.unreadableFile(path: "/proc/self/status", reason: "it changed while it was read (0 bytes, then 1)")) {
+            try StoreKitConfiguration(contentsOf: "/proc/self/status")
+        }
+    }
+
+    /// A whole number is read from its text: a fraction that a `Double` would round away is no
+    /// whole number; a fraction of zeros is.
+    @Test func wholeNumbersAreReadFromTheirText() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/version.storekit"
+            try write(#"{"products": [], "version": {"major": 4503599627370496.5}}"#, to: path)
+            #expect(throws: CatalogError.invalidValue(path: path, keyPath: "version.major", expected: "a whole number", found: "a number")) {
+                try StoreKitConfiguration(contentsOf: path)
+            }
+            try write(#"{"products": [], "version": {"major": 3.00, "minor": 1}}"#, to: path)
+            #expect(try StoreKitConfiguration(contentsOf: path).formatVersion == "3.1")
         }
     }
 

@@ -98,7 +98,9 @@ import Testing
     }
 
     @Test func aPropertyListBecomesTheSameTree() throws {
-        let tree = CatalogTree(propertyList: ["Products": ["a", "b"], "Count": 2, "On": true, "When": Date(timeIntervalSince1970: 0)] as [String: Any])
+        let tree = try CatalogTree(
+            propertyList: ["Products": ["a", "b"], "Count": 2, "On": true, "When": Date(timeIntervalSince1970: 0)] as [String: Any],
+            budget: 1_000)
         #expect(tree.members(tree.root).map { tree.text($0.key) } == ["Count", "On", "Products", "When"])
         let products = try #require(tree.member("Products", of: tree.root))
         #expect(tree.elements(products).map(tree.text) == ["a", "b"])

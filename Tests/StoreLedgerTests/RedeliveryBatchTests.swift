@@ -63,21 +63,53 @@ import Testing
             #expect(try queue.ledger.transaction(bought.id)?.deliveryCount == 2)
         }
     }
+    /// A change committed while a new observer's redelivery is under way reaches it after the
+    /// redelivery, never between its batches: its first updates are the redelivery.
+    @Test func aChangeMadeDuringTheRedeliveryWaitsForItsEnd() async throws {
+        try await withTemporaryDirectory { directory in
+            let (path, ids) = try Self.ledger(unfinished: 2_345, in: directory)
+            let queue = try PaymentQueue(path: path)
+            let other = ActingObserver()
+            try await queue.add(other)
+            let newcomer = ActingObserver { queue, batch in
+                guard batch.first?.id == ids.first else { return }
+                _ = try? await queue.finish([ids[1_400]])  // in the second batch
+            }
+            try await queue.add(newcomer)
+            await queue.waitUntilNotified()
+            // The second batch takes the next 1,000 unfinished: the finished one is not among them.
+            #expect(newcomer.log == ["updated 1000", "updated 1000", "updated 344", "removed \(ids[1_400])"])
+            #expect(other.log.suffix(1) == ["removed \(ids[1_400])"])
+            // Added again while it is registered: nothing happens.
+            try await queue.add(newcomer)
+            #expect(newcomer.log.count == 4)
+        }
+    }
 }
 
-/// An observer that records each update and runs `act` on it (inside the callback).
+/// An observer that records each update and runs `act` on each `updatedTransactions` (inside
+/// the callback).
 private final class ActingObserver: PaymentTransactionObserver {
     private let act: @Sendable (PaymentQueue, [PaymentTransaction]) async -> Void
-    private let state = Mutex<[[PaymentTransaction]]>([])
+    private let state = Mutex<(batches: [[PaymentTransaction]], log: [String])>(([], []))
 
-    init(act: @escaping @Sendable (PaymentQueue, [PaymentTransaction]) async -> Void) {
+    init(act: @escaping @Sendable (PaymentQueue, [PaymentTransaction]) async -> Void = { _, _ in }) {
         self.act = act
     }
 
-    var batches: [[PaymentTransaction]] { state.withLock { $0 } }
+    var batches: [[PaymentTransaction]] { state.withLock { $0.batches } }
+    /// Each callback: `updated N` (how many), `removed ID...`.
+    var log: [String] { state.withLock { $0.log } }
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
-        state.withLock { $0.append(transactions) }
+        state.withLock {
+            $0.batches.append(transactions)
+            $0.log.append("updated \(transactions.count)")
+        }
         await act(queue, transactions)
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {
+        state.withLock { $0.log.append("removed " + transactions.map { String($0.id) }.joined(separator: " ")) }
     }
 }

@@ -28,7 +28,10 @@ struct CatalogFile {
             }
             format = .propertyList
             do {
-                tree = CatalogTree(propertyList: try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil))
+                let value = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+                tree = try CatalogTree(propertyList: value, budget: 2 * Self.maximumPropertyListSize)
+            } catch let error as CatalogTree.SyntaxError {
+                throw CatalogError.malformedFile(path: path, reason: "not a valid property list (\(error))")
             } catch {
                 let ns = error as NSError
                 let reason = (ns.userInfo[NSDebugDescriptionErrorKey] as? String) ?? ns.localizedDescription
@@ -65,7 +68,7 @@ struct CatalogFile {
         guard status.st_size <= Self.maximumSize else {
             throw CatalogError.unreadableFile(path: path, reason: tooLarge(Int(status.st_size), maximumSize, "product file"))
         }
-        // One byte more than the limit is asked for: a file that grew since fstat is refused.
+        // One byte more than fstat said is asked for: a file that grew or shrank is refused.
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var count = 0
         while count < bytes.count {
@@ -75,8 +78,8 @@ struct CatalogFile {
             if read == 0 { break }
             count += read
         }
-        guard count <= Self.maximumSize else {
-            throw CatalogError.unreadableFile(path: path, reason: tooLarge(count, maximumSize, "product file"))
+        guard count == status.st_size else {
+            throw CatalogError.unreadableFile(path: path, reason: "it changed while it was read (\(status.st_size) bytes, then \(count))")
         }
         bytes.removeLast(bytes.count - count)
         return bytes
@@ -176,12 +179,13 @@ struct CatalogValue {
         return tree.boolean(node)
     }
 
-    /// A whole number: `12`, or a number with a zero fraction (`12.0`, `1.2e1`).
+    /// A whole number: `12`, or `12.0` (a fraction of zeros). Read from its text, never through
+    /// a `Double` (which would take `4503599627370496.5` for a whole number).
     func int() throws -> Int {
         if kind == .number {
             let text = tree.text(node)
-            if let value = Int(text) { return value }
-            if let value = Double(text), value == value.rounded(), let whole = Int(exactly: value) { return whole }
+            let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            if let whole = Int(parts[0]), parts.count == 1 || parts[1].allSatisfy({ $0 == "0" }) { return whole }
         }
         throw invalid("a whole number")
     }

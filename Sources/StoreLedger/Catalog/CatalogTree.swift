@@ -84,9 +84,11 @@ struct CatalogTree {
         return found
     }
 
+    /// Byte for byte, escaped or not (`String`'s `==` would equate canonically equivalent
+    /// spellings, which are two keys to JSON).
     private func isKey(_ key: Int, named name: String) -> Bool {
         let node = nodes[key]
-        guard !node.flag else { return text(key) == name }
+        guard !node.flag else { return text(key).utf8.elementsEqual(name.utf8) }
         return bytes[Int(node.start)..<Int(node.start + node.length)].elementsEqual(name.utf8)
     }
 
@@ -94,12 +96,18 @@ struct CatalogTree {
 
     /// The tree of a value read by `PropertyListSerialization`: its strings and numbers are
     /// written out as bytes (unescaped), dates and data as `other` nodes named by their type.
-    init(propertyList value: Any) {
+    /// A binary property list may name one object many times, each a copy here: the tree may
+    /// hold at most `budget` nodes and bytes, and `maximumDepth` levels.
+    /// - Throws: `SyntaxError` past either limit.
+    init(propertyList value: Any, budget: Int) throws {
         bytes = []
-        append(propertyList: value)
+        try append(propertyList: value, depth: 0, budget: budget)
     }
 
-    private mutating func append(propertyList value: Any) {
+    private mutating func append(propertyList value: Any, depth: Int, budget: Int) throws {
+        guard nodes.count + bytes.count < budget else {
+            throw SyntaxError(description: "the property list holds more than \(budget) values and bytes")
+        }
         let index = nodes.count
         if let string = value as? String {
             appendText(.string, string)
@@ -107,15 +115,20 @@ struct CatalogTree {
             nodes.append(Node(kind: .boolean, flag: bool, start: 0, length: 0, end: 0))
         } else if let number = value as? NSNumber {
             appendText(.number, number.stringValue)
-        } else if let array = value as? [Any] {
-            nodes.append(Node(kind: .array, flag: false, start: 0, length: 0, end: 0))
-            array.forEach { append(propertyList: $0) }
-        } else if let dictionary = value as? [String: Any] {
-            nodes.append(Node(kind: .object, flag: false, start: 0, length: 0, end: 0))
-            for key in dictionary.keys.sorted() {
-                appendText(.string, key)
-                nodes[nodes.count - 1].end = UInt32(nodes.count)
-                append(propertyList: dictionary[key]!)
+        } else if value is [Any] || value is [String: Any] {
+            guard depth < Self.maximumDepth else {
+                throw SyntaxError(description: "arrays and dictionaries nested more than \(Self.maximumDepth) deep")
+            }
+            if let array = value as? [Any] {
+                nodes.append(Node(kind: .array, flag: false, start: 0, length: 0, end: 0))
+                for element in array { try append(propertyList: element, depth: depth + 1, budget: budget) }
+            } else if let dictionary = value as? [String: Any] {
+                nodes.append(Node(kind: .object, flag: false, start: 0, length: 0, end: 0))
+                for key in dictionary.keys.sorted() {
+                    appendText(.string, key)
+                    nodes[nodes.count - 1].end = UInt32(nodes.count)
+                    try append(propertyList: dictionary[key]!, depth: depth + 1, budget: budget)
+                }
             }
         } else {
             appendText(.other, "\(type(of: value))")

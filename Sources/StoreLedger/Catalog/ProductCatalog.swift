@@ -95,9 +95,8 @@ public struct ProductCatalog: Sendable {
         var configurations: [StoreKitConfiguration] = []
         var count = 0
         for path in paths {
-            let configuration = try StoreKitConfiguration(contentsOf: path)
+            let configuration = try StoreKitConfiguration(contentsOf: path, importedBefore: count)
             count += configuration.products.count
-            guard count <= maximumImport else { throw CatalogError.tooManyProducts(path: path, count: count) }
             configurations.append(configuration)
         }
         var sources: [String: String] = [:]

@@ -19,6 +19,13 @@ public struct StoreKitConfiguration: Sendable {
 
     /// Reads and checks the file at `path`.
     public init(contentsOf path: String) throws {
+        try self.init(contentsOf: path, importedBefore: 0)
+    }
+
+    /// Reads and checks the file at `path`, the next of an import that has read
+    /// `importedBefore` products: the import's limit is checked before this file's products
+    /// are read.
+    init(contentsOf path: String, importedBefore: Int) throws {
         let file = try CatalogFile(path: path)
         guard file.format == .json else {
             if (try? ProductIdentifierList(parsing: file)) != nil {
@@ -47,7 +54,7 @@ public struct StoreKitConfiguration: Sendable {
             let minor = try version.optionalMember("minor")?.int() ?? 0
             formatVersion = "\(major).\(minor)"
         }
-        var count = try root.optionalMember("products")?.count() ?? 0
+        var count = importedBefore + (try root.optionalMember("products")?.count() ?? 0)
         count += try root.optionalMember("nonRenewingSubscriptions")?.count() ?? 0
         for group in try root.optionalMember("subscriptionGroups")?.array() ?? [] {
             count += try group.optionalMember("subscriptions")?.count() ?? 0

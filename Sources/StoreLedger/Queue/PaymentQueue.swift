@@ -31,6 +31,9 @@ public actor PaymentQueue {
 
     private var observers: [WeakObserver] = []
     private var streams: [UUID: AsyncStream<PaymentQueueUpdate>.Continuation] = [:]
+    /// The observers and streams being welcomed (`welcome`), with what everyone was sent
+    /// since: it reaches them once their redelivery is over.
+    private var newcomers: [AnyHashable: [PaymentQueueUpdate]] = [:]
     private var outbox = Outbox()
     /// The restore being committed or delivered: its commit, which callers asking the same
     /// restore share.
@@ -67,17 +70,14 @@ public actor PaymentQueue {
 
     /// Registers an observer (held weakly; adding it twice has no effect). Its first updates are
     /// the unfinished transactions, oldest first, at most `deliveryBatchLimit` in each (none
-    /// when there are none). When adding fails, the observer is not added.
+    /// when there are none); what the other observers are told meanwhile reaches it after them.
+    /// When adding fails, the observer is not added.
     public func add(_ observer: any PaymentTransactionObserver) async throws {
         observers.removeAll { $0.value == nil }
-        guard !observers.contains(where: { $0.value === observer }) else { return }
-        observers.append(WeakObserver(value: observer))
-        do {
-            try await deliverUnfinishedTransactions(to: Audience(observers: [WeakObserver(value: observer)]))
-        } catch {
-            // Not added: an app that retries gets the whole redelivery again.
-            remove(observer)
-            throw error
+        let key = AnyHashable(ObjectIdentifier(observer))
+        guard !observers.contains(where: { $0.value === observer }), newcomers[key] == nil else { return }
+        try await welcome(key, Audience(observers: [WeakObserver(value: observer)])) {
+            observers.append(WeakObserver(value: observer))
         }
     }
 
@@ -95,11 +95,9 @@ public actor PaymentQueue {
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeStream(id) }
         }
-        streams[id] = continuation
         do {
-            try await deliverUnfinishedTransactions(to: Audience(streams: [continuation]))
+            try await welcome(AnyHashable(id), Audience(streams: [continuation])) { streams[id] = continuation }
         } catch {
-            streams[id] = nil
             continuation.finish()
             throw error
         }
@@ -108,6 +106,24 @@ public actor PaymentQueue {
 
     private func removeStream(_ id: UUID) {
         streams[id] = nil
+    }
+
+    /// Sends a new listener its first updates, the unfinished transactions, then what everyone
+    /// was sent meanwhile (held in `newcomers`), then registers it with `join`: the redelivery
+    /// takes several updates, between which other changes are committed and sent, and none of
+    /// them may reach the listener before its redelivery is over.
+    private func welcome(_ key: AnyHashable, _ listener: Audience, join: () -> Void) async throws {
+        newcomers[key] = []
+        do {
+            try await deliverUnfinishedTransactions(to: listener)
+        } catch {
+            newcomers[key] = nil
+            throw error
+        }
+        let held = newcomers.removeValue(forKey: key) ?? []
+        join()
+        // Queued together, before anything sent to everyone from now on.
+        await notify(held, to: listener)
     }
 
     /// Delivers every unfinished transaction again, oldest first, to every observer (what an
@@ -163,7 +179,7 @@ public actor PaymentQueue {
     }
 
     var hasObservers: Bool {
-        !streams.isEmpty || observers.contains { $0.value != nil }
+        !streams.isEmpty || !newcomers.isEmpty || observers.contains { $0.value != nil }
     }
 
     /// The delivery policy of a change made now: when anyone listens, what the change creates
@@ -183,10 +199,29 @@ public actor PaymentQueue {
     /// waits in the queue for it and the caller returns at once: nobody ever waits for a
     /// delivery that may be waiting for it.
     func notify(_ update: PaymentQueueUpdate, to audience: Audience? = nil) async {
+        enqueue(update, to: audience)
+        await drain()
+    }
+
+    /// Notifies `audience` of several changes, queued together: nothing comes between them.
+    private func notify(_ updates: [PaymentQueueUpdate], to audience: Audience) async {
+        guard !updates.isEmpty else { return }
+        for update in updates { enqueue(update, to: audience) }
+        await drain()
+    }
+
+    private func enqueue(_ update: PaymentQueueUpdate, to audience: Audience?) {
         if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable }) {
             rescheduleAutomaticRenewals()
         }
+        if audience == nil {
+            for key in newcomers.keys { newcomers[key]?.append(update) }
+        }
         outbox.enqueue(update, to: audience ?? Audience(observers: observers, streams: Array(streams.values)))
+    }
+
+    /// Sends the queued changes, unless a delivery is running already (it sends them).
+    private func drain() async {
         guard !outbox.isDraining else { return }
         outbox.isDraining = true
         while let next = outbox.dequeue() {

@@ -25,7 +25,7 @@ import Testing
             #expect(try workspace.json("init")["created"] as? Bool == false)
             let info = try workspace.json("info")
             let migrations = try #require(info["migrations"] as? [String])
-            #expect(migrations.count == (try FileManager.default.contentsOfDirectory(atPath: Repository.root + "/migrations")).count)
+            #expect(migrations.count == (try FileManager.default.contentsOfDirectory(atPath: Repository.root + "/migrations")).filter { $0.hasSuffix(".sql") }.count)
             #expect(info["schemaVersion"] as? String == migrations.last)
             #expect(info["durability"] as? String == "full")
             #expect((info["counts"] as? [String: Any])?["transactions"] as? Int == 0)

@@ -1,5 +1,5 @@
 public import Foundation
-public import LedgerModel
+import LedgerModel
 
 /// How strongly a committed change is kept.
 public enum Durability: String, Sendable, CaseIterable, Codable {

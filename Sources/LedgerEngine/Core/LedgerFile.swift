@@ -1,6 +1,6 @@
 import CLedgerSQLite
 import Foundation
-public import LedgerModel
+import LedgerModel
 
 /// Looks at a ledger file's bytes before SQLite does, so that a damaged or foreign file is
 /// refused without SQLite ever opening (and possibly writing to) it.

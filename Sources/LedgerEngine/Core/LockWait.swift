@@ -1,5 +1,5 @@
 import Foundation
-public import LedgerModel
+import LedgerModel
 import GRDB
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-public import LedgerModel
+import LedgerModel
 
 /// The hidden files a new ledger, a backup or an export is written to before it is linked into
 /// place (`.NAME.PURPOSE-PID-RANDOM`, beside the destination), and the removal of those a

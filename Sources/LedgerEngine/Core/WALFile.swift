@@ -1,5 +1,5 @@
 import Foundation
-public import LedgerModel
+import LedgerModel
 
 /// Checks a ledger's `-wal` file before SQLite sees it. SQLite takes a WAL whose header does
 /// not check out for one a crash left behind: it ignores its content, then overwrites it. That

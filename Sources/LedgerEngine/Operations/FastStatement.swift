@@ -1,4 +1,4 @@
-public import LedgerModel
+import LedgerModel
 import GRDB
 import GRDBSQLite
 

@@ -1,6 +1,6 @@
 import Foundation
 import LedgerModel
-public import LedgerSigning
+import LedgerSigning
 import GRDB
 import GRDBSQLite
 

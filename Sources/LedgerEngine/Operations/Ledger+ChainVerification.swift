@@ -1,6 +1,6 @@
 import Foundation
 import LedgerModel
-public import LedgerSigning
+import LedgerSigning
 import GRDB
 
 /// Where a ledger's hash chain stands (`Ledger.chainStatus()`), as stored: `verify()` checks it.

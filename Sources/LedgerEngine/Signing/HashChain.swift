@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LedgerModel
-public import LedgerSigning
+import LedgerSigning
 import GRDB
 import GRDBSQLite
 

@@ -1,7 +1,7 @@
 import Foundation
 import Crypto
 import GRDB
-package import LedgerModel
+import LedgerModel
 public import LedgerSigning
 import Synchronization
 

@@ -1,0 +1,306 @@
+-- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
+-- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
+-- Schema version 11 (0011_event_authentication).
+
+CREATE TABLE chain_head (
+    id        INTEGER PRIMARY KEY CHECK (id = 1),
+    seq       INTEGER NOT NULL CHECK (seq > 0),
+    hash      BLOB NOT NULL CHECK (length(hash) = 32),
+    signature BLOB NOT NULL CHECK (length(signature) = 64),
+    signed_at INTEGER NOT NULL
+);
+
+CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+
+CREATE TABLE interrupted_purchases (
+    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    resolved       INTEGER NOT NULL DEFAULT 0 CHECK (resolved IN (0, 1)),
+    -- Kept when the replacement is deleted, so that resolving again creates no second one.
+    replacement_id INTEGER,
+    CHECK (replacement_id IS NULL OR resolved = 1)
+);
+
+CREATE TABLE ledger_counters (
+    name  TEXT PRIMARY KEY NOT NULL,
+    value INTEGER NOT NULL CHECK (value >= 0)
+) WITHOUT ROWID;
+
+CREATE TABLE product_localizations (
+    product_id   TEXT NOT NULL REFERENCES products(id) ON DELETE CASCADE,
+    locale       TEXT NOT NULL,
+    position     INTEGER NOT NULL,
+    display_name TEXT NOT NULL,
+    description  TEXT NOT NULL,
+    PRIMARY KEY (product_id, locale)
+) WITHOUT ROWID;
+
+CREATE TABLE products (
+    id                        TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+    type                      TEXT NOT NULL
+                              CHECK (type IN ('consumable', 'nonConsumable', 'autoRenewable', 'nonRenewable')),
+    reference_name            TEXT NOT NULL,
+    price                     TEXT NOT NULL,
+    family_shareable          INTEGER NOT NULL CHECK (family_shareable IN (0, 1)),
+    subscription_group_id     TEXT REFERENCES subscription_groups(id),
+    subscription_group_level  INTEGER CHECK (subscription_group_level >= 1),
+    subscription_period       TEXT,
+    -- Introductory and promotional offers, as JSON (read back whole, never queried).
+    offers                    TEXT NOT NULL DEFAULT '[]',
+    imported_from             TEXT,
+    CHECK ((type = 'autoRenewable') = (subscription_group_id IS NOT NULL
+                                       AND subscription_group_level IS NOT NULL
+                                       AND subscription_period IS NOT NULL))
+) WITHOUT ROWID;
+
+CREATE TABLE promotions (
+    position   INTEGER PRIMARY KEY NOT NULL CHECK (position >= 0),
+    product_id TEXT NOT NULL UNIQUE REFERENCES products(id),
+    visibility TEXT NOT NULL CHECK (visibility IN ('appStoreConnectDefault', 'visible', 'hidden'))
+);
+
+CREATE TABLE rule_events (
+    kind              TEXT PRIMARY KEY NOT NULL,
+    subscription_only INTEGER NOT NULL CHECK (subscription_only IN (0, 1))
+) WITHOUT ROWID;
+
+CREATE TABLE rule_initial_states (
+    state TEXT PRIMARY KEY NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE rule_states (
+    state      TEXT PRIMARY KEY NOT NULL,
+    finishable INTEGER NOT NULL CHECK (finishable IN (0, 1)),
+    revocable  INTEGER NOT NULL CHECK (revocable IN (0, 1))
+) WITHOUT ROWID;
+
+CREATE TABLE rule_transitions (
+    from_state TEXT NOT NULL,
+    to_state   TEXT NOT NULL,
+    PRIMARY KEY (from_state, to_state)
+) WITHOUT ROWID;
+
+CREATE TABLE signing_identity (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    private_key BLOB NOT NULL CHECK (length(private_key) = 32),
+    leaf_certificate BLOB NOT NULL,
+    intermediate_certificate BLOB NOT NULL,
+    root_certificate BLOB NOT NULL,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TRIGGER signing_identity_is_kept BEFORE UPDATE ON signing_identity
+BEGIN
+    SELECT RAISE(ABORT, 'the signing identity is never changed');
+END;
+
+CREATE TRIGGER signing_identity_is_never_deleted BEFORE DELETE ON signing_identity
+BEGIN
+    SELECT RAISE(ABORT, 'the signing identity is never deleted');
+END;
+
+CREATE TABLE store_settings (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE subscription_groups (
+    id   TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
+    name TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE subscription_renewal (
+    group_id        TEXT PRIMARY KEY NOT NULL,
+    auto_renew      INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
+    -- When auto-renew was last turned on: a period that ended before it lapsed for good.
+    resumed_at      INTEGER NOT NULL DEFAULT 0,
+    -- The product the next renewal switches to (a downgrade, or a crossgrade to another period).
+    next_product_id TEXT REFERENCES products(id),
+    -- Where calendar periods are counted from, so that a purchase on the 31st renews on the
+    -- last day of shorter months and back on the 31st (not drifting to the 28th).
+    period_anchor   INTEGER
+, billing_issue_since INTEGER, grace_until INTEGER CHECK (grace_until >= billing_issue_since), retry_until INTEGER CHECK (retry_until >= billing_issue_since), pending_offer_id TEXT) WITHOUT ROWID;
+
+CREATE TABLE transaction_events (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    transaction_id INTEGER NOT NULL CHECK (transaction_id > 0),
+    kind           TEXT NOT NULL
+                   CHECK (kind = 'created' OR kind = 'stateChanged' OR kind = 'finished' OR kind = 'delivered'
+                          OR kind = 'revoked' OR kind = 'expirationChanged' OR kind = 'upgraded'
+                          OR kind = 'deleted'),
+    from_state     TEXT
+                   CHECK (from_state = 'purchasing' OR from_state = 'purchased' OR from_state = 'failed'
+                          OR from_state = 'restored' OR from_state = 'deferred'),
+    to_state       TEXT NOT NULL
+                   CHECK (to_state = 'purchasing' OR to_state = 'purchased' OR to_state = 'failed'
+                          OR to_state = 'restored' OR to_state = 'deferred'),
+    at             INTEGER NOT NULL,
+    detail         TEXT,
+    row_digest     BLOB NOT NULL CHECK (typeof(row_digest) = 'blob' AND length(row_digest) = 32),
+    hash           BLOB NOT NULL CHECK (typeof(hash) = 'blob' AND length(hash) = 32), mac BLOB CHECK (mac IS NULL OR (typeof(mac) = 'blob' AND length(mac) = 32)),
+    CHECK ((kind = 'created') = (from_state IS NULL))
+);
+
+CREATE INDEX transaction_events_by_transaction ON transaction_events (transaction_id, seq);
+
+CREATE TRIGGER transaction_events_append_only
+BEFORE UPDATE ON transaction_events
+BEGIN
+    SELECT RAISE(ABORT, 'transaction_events is append-only');
+END;
+
+CREATE TRIGGER transaction_events_legal_row
+BEFORE INSERT ON transaction_events
+WHEN NOT EXISTS (SELECT 1 FROM rule_events WHERE kind = NEW.kind AND (subscription_only = 0
+                 OR (SELECT product_type FROM transactions WHERE id = NEW.transaction_id) = 'autoRenewable'))
+  OR CASE NEW.kind
+       WHEN 'created' THEN NEW.from_state IS NOT NULL
+                           OR NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.to_state)
+       WHEN 'stateChanged' THEN NOT EXISTS (SELECT 1 FROM rule_transitions
+                                           WHERE from_state = NEW.from_state AND to_state = NEW.to_state)
+       WHEN 'finished' THEN NEW.from_state IS NOT NEW.to_state
+                            OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND finishable = 1)
+       WHEN 'revoked' THEN NEW.from_state IS NOT NEW.to_state
+                           OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND revocable = 1)
+       ELSE NEW.from_state IS NOT NEW.to_state
+     END
+BEGIN
+    SELECT RAISE(ABORT, 'illegal transaction history row');
+END;
+
+CREATE TRIGGER transaction_events_never_deleted
+BEFORE DELETE ON transaction_events
+BEGIN
+    SELECT RAISE(ABORT, 'transaction_events is append-only: history is never deleted');
+END;
+
+CREATE TABLE "transactions" (
+    id                     INTEGER PRIMARY KEY NOT NULL CHECK (id > 0),
+    original_id            INTEGER NOT NULL CHECK (original_id > 0),
+    product_id             TEXT NOT NULL CHECK (product_id <> ''),
+    product_type           TEXT NOT NULL
+                           CHECK (product_type = 'consumable' OR product_type = 'nonConsumable'
+                                  OR product_type = 'autoRenewable' OR product_type = 'nonRenewable'),
+    state                  TEXT NOT NULL
+                           CHECK (state = 'purchasing' OR state = 'purchased' OR state = 'failed'
+                                  OR state = 'restored' OR state = 'deferred'),
+    is_finished            INTEGER NOT NULL DEFAULT 0 CHECK (is_finished IN (0, 1)),
+    quantity               INTEGER NOT NULL CHECK (quantity BETWEEN 1 AND 10),
+    purchase_date          INTEGER NOT NULL,
+    original_purchase_date INTEGER NOT NULL,
+    expiration_date        INTEGER,
+    revocation_date        INTEGER,
+    revocation_reason      INTEGER,
+    is_upgraded            INTEGER NOT NULL DEFAULT 0 CHECK (is_upgraded IN (0, 1)),
+    app_account_token      TEXT,
+    error_code             INTEGER,
+    error_message          TEXT,
+    reason                 TEXT NOT NULL CHECK (reason IN ('purchase', 'renewal')),
+    subscription_group_id  TEXT,
+    storefront             TEXT NOT NULL,
+    environment            TEXT NOT NULL,
+    idempotency_key        TEXT CHECK (idempotency_key <> ''),  -- unique: transactions_idempotency_key
+    -- What the simulated store decided when the payment was added, so that a transaction
+    -- interrupted while purchasing resumes with the same outcome at the next launch.
+    planned_state          TEXT
+                           CHECK (planned_state = 'purchased' OR planned_state = 'failed' OR planned_state = 'deferred'),
+    planned_error_code     INTEGER,
+    planned_error_message  TEXT,
+    created_at             INTEGER NOT NULL,
+    updated_at             INTEGER NOT NULL,
+    finished_at            INTEGER,
+    delivery_count         INTEGER NOT NULL DEFAULT 0 CHECK (delivery_count >= 0),
+    last_delivered_at      INTEGER,
+    restored_from          INTEGER,
+    application_username   TEXT
+                           CHECK (application_username <> '' AND length(CAST(application_username AS BLOB)) <= 1024),
+    offer_type             TEXT CHECK (offer_type IN ('introductory', 'promotional')),
+    offer_id               TEXT CHECK (offer_id <> ''),
+    offer_payment_mode     TEXT
+                           CHECK (offer_payment_mode = 'freeTrial' OR offer_payment_mode = 'payAsYouGo'
+                                  OR offer_payment_mode = 'payUpFront'),
+    offer_period           TEXT CHECK (offer_period GLOB 'P[0-9]*[DWMY]'),
+    offer_nonce            TEXT,
+    -- What the database can enforce by itself.
+    CHECK (NOT (is_finished = 1 AND (state = 'purchasing' OR state = 'deferred'))),
+    CHECK ((is_finished = 1) = (finished_at IS NOT NULL)),
+    CHECK ((state = 'failed') = (error_code IS NOT NULL)),
+    CHECK (state <> 'purchasing' OR planned_state IS NOT NULL),
+    CHECK (planned_state IS NOT 'failed' OR planned_error_code IS NOT NULL),
+    CHECK ((revocation_date IS NULL) = (revocation_reason IS NULL)),
+    CHECK ((delivery_count = 0) = (last_delivered_at IS NULL))
+);
+
+CREATE INDEX transactions_by_group ON transactions (subscription_group_id, purchase_date, id)
+    WHERE subscription_group_id IS NOT NULL;
+
+CREATE INDEX transactions_by_product ON transactions (product_id, id);
+
+CREATE INDEX transactions_by_state ON transactions (state, id);
+
+CREATE UNIQUE INDEX transactions_idempotency_key ON transactions (idempotency_key) WHERE idempotency_key IS NOT NULL;
+
+CREATE UNIQUE INDEX transactions_offer_nonce ON transactions (offer_nonce) WHERE offer_nonce IS NOT NULL;
+
+CREATE INDEX transactions_restorable ON transactions (product_type, id)
+    WHERE state = 'purchased' AND revocation_date IS NULL;
+
+CREATE INDEX transactions_unfinished ON transactions (id) WHERE is_finished = 0;
+
+CREATE TRIGGER transactions_finish_rule
+BEFORE UPDATE OF is_finished ON transactions
+WHEN OLD.is_finished = 0 AND NEW.is_finished = 1
+ AND NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND finishable = 1)
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction in this state cannot be finished');
+END;
+
+CREATE TRIGGER transactions_finished_is_final
+BEFORE UPDATE OF state, is_finished ON transactions
+WHEN OLD.is_finished = 1 AND (NEW.is_finished = 0 OR NEW.state <> OLD.state)
+BEGIN
+    SELECT RAISE(ABORT, 'a finished transaction cannot change state or be unfinished');
+END;
+
+CREATE TRIGGER transactions_identity_is_immutable
+BEFORE UPDATE OF id, original_id, product_id, product_type, quantity, purchase_date,
+                 original_purchase_date, idempotency_key, created_at, restored_from ON transactions
+WHEN OLD.id IS NOT NEW.id
+  OR OLD.original_id IS NOT NEW.original_id
+  OR OLD.product_id IS NOT NEW.product_id
+  OR OLD.product_type IS NOT NEW.product_type
+  OR OLD.quantity IS NOT NEW.quantity
+  OR (OLD.state <> 'purchasing' AND OLD.state <> 'deferred' AND OLD.purchase_date IS NOT NEW.purchase_date)
+  OR (OLD.state <> 'purchasing' AND OLD.state <> 'deferred'
+      AND OLD.original_purchase_date IS NOT NEW.original_purchase_date)
+  OR OLD.idempotency_key IS NOT NEW.idempotency_key
+  OR OLD.created_at IS NOT NEW.created_at
+  OR OLD.restored_from IS NOT NEW.restored_from
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction''s identity cannot change');
+END;
+
+CREATE TRIGGER transactions_insert_state
+BEFORE INSERT ON transactions
+WHEN NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.state) OR NEW.is_finished <> 0
+  OR NEW.revocation_date IS NOT NULL OR NEW.revocation_reason IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'illegal initial transaction state');
+END;
+
+CREATE TRIGGER transactions_legal_transition
+BEFORE UPDATE OF state ON transactions
+WHEN OLD.state <> NEW.state
+ AND NOT EXISTS (SELECT 1 FROM rule_transitions WHERE from_state = OLD.state AND to_state = NEW.state)
+BEGIN
+    SELECT RAISE(ABORT, 'illegal transaction state transition');
+END;
+
+CREATE TRIGGER transactions_revocation_rule
+BEFORE UPDATE OF revocation_date, revocation_reason ON transactions
+WHEN (OLD.revocation_date IS NOT NEW.revocation_date OR OLD.revocation_reason IS NOT NEW.revocation_reason) AND (
+       OLD.revocation_date IS NOT NULL
+    OR NEW.revocation_date IS NULL
+    OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND revocable = 1))
+BEGIN
+    SELECT RAISE(ABORT, 'only a purchased or restored transaction can be refunded, and only once');
+END;

@@ -97,24 +97,32 @@ let package = Package(
         // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
-        .target(name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
+        .target(
+            name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
         .testTarget(
             name: "LedgerEngineTests",
             dependencies: [
-                "LedgerEngine", "LedgerSigning", "LedgerTestSupport", "LedgerTesting", .product(name: "X509", package: "swift-certificates"),
+                "LedgerEngine", "LedgerSigning", "LedgerTestSupport", "LedgerTesting",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
-            name: "LedgerCommandTests", dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
+            name: "LedgerCommandTests",
+            dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
             exclude: ["HelpGoldens"]),
         // StoreKit client code compiled against OpenStoreKit with only its import changed, in
         // Swift 6 mode here and in Swift 5 mode below (the client code is shared by a symlink).
-        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
-            name: "OpenStoreKitSwift5Tests", dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"],
+            name: "OpenStoreKitTests",
+            dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"]),
+        .testTarget(
+            name: "OpenStoreKitSwift5Tests",
+            dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "CrashRecoveryTests", dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab"]),
+        .testTarget(
+            name: "CrashRecoveryTests",
+            dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab"]),
     ],
     swiftLanguageModes: [.v6]
 )

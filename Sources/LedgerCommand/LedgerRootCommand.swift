@@ -49,7 +49,8 @@ public enum LedgerCLI {
         let words = CommandWords(words: arguments)
         let command = words.afterLeadingGlobalOptions
         if command.isEmpty, !arguments.isEmpty {
-            exitWithUsageError("the options need a command after them, such as `ledger --database PATH list`", json: words.wantsJSON)
+            exitWithUsageError(
+                "the options need a command after them, such as `ledger --database PATH list`", json: words.wantsJSON)
         }
         if let word = words.runTogetherShortOptions {
             exitWithUsageError(
@@ -58,7 +59,9 @@ public enum LedgerCLI {
         }
         if command.first == "help" {
             // `ledger [options] help TOPIC...`: help needs no options.
-            if let unknown = CommandWords(words: Array(command.dropFirst())).unknownCommand(root: LedgerRootCommand.self) {
+            if let unknown = CommandWords(words: Array(command.dropFirst())).unknownCommand(
+                root: LedgerRootCommand.self)
+            {
                 exitWithUsageError("no command \(quoted(unknown.word))" + Self.hint(unknown), json: words.wantsJSON)
             }
             await runAsRoot(LedgerRootCommand.self, arguments: command)
@@ -66,7 +69,8 @@ public enum LedgerCLI {
         if let unknown = words.unknownCommand(root: LedgerRootCommand.self) {
             exitWithUsageError("unknown command \(quoted(unknown.word))" + Self.hint(unknown), json: words.wantsJSON)
         }
-        await runAsRoot(LedgerRootCommand.self, arguments: words.globalOptionsAfterCommand(root: LedgerRootCommand.self))
+        await runAsRoot(
+            LedgerRootCommand.self, arguments: words.globalOptionsAfterCommand(root: LedgerRootCommand.self))
     }
 
     /// `(did you mean "list"? see `ledger help`)`.

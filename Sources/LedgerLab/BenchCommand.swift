@@ -43,12 +43,14 @@ struct BenchCommand: AsyncParsableCommand {
         // Every argument is checked before any work, --quick or not.
         let sizes = try parseSizes(), workloads = try parseWorkloads()
         guard cycles > 0, restorable > 0 else {
-            throw InputError(description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
+            throw InputError(
+                description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
         }
         let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var plan = quick
+        var plan =
+            quick
             ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
             : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
         plan.workloads = workloads
@@ -56,7 +58,8 @@ struct BenchCommand: AsyncParsableCommand {
         var bench = Bench(folder: folder, plan: plan, progress: !json)
         let results = try await bench.runAll()
         let report = Report(
-            quick: quick, machine: "\(ProcessInfo.processInfo.processorCount) cores, "
+            quick: quick,
+            machine: "\(ProcessInfo.processInfo.processorCount) cores, "
                 + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB",
             results: results)
         if json {
@@ -71,13 +74,16 @@ struct BenchCommand: AsyncParsableCommand {
         var chosen: Set<Workload> = []
         for name in workloads.split(separator: ",") {
             guard let workload = Workload(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                throw InputError(description: """
-                    invalid --workloads "\(workloads)": use names from \(Workload.allCases.map(\.rawValue).joined(separator: ","))
-                    """)
+                throw InputError(
+                    description: """
+                        invalid --workloads "\(workloads)": use names from \(Workload.allCases.map(\.rawValue).joined(separator: ","))
+                        """)
             }
             chosen.insert(workload)
         }
-        guard !chosen.isEmpty else { throw InputError(description: "invalid --workloads \"\(workloads)\": name at least one") }
+        guard !chosen.isEmpty else {
+            throw InputError(description: "invalid --workloads \"\(workloads)\": name at least one")
+        }
         return chosen
     }
 
@@ -128,8 +134,9 @@ struct BenchCommand: AsyncParsableCommand {
             for r in results {
                 let baseline = r.baseline.map { format($0, r.unit) } ?? "-"
                 let ratio = r.ratio.map { String(format: "%.2f", $0) } ?? "-"
-                lines.append("| \(r.workload) | \(format(r.ledger, r.unit)) | \(baseline) | \(ratio) | \(r.target) | \(String(format: "%.0f", r.peakMemoryMB)) MB |"
-                    + (r.note.map { " \($0)" } ?? ""))
+                lines.append(
+                    "| \(r.workload) | \(format(r.ledger, r.unit)) | \(baseline) | \(ratio) | \(r.target) | \(String(format: "%.0f", r.peakMemoryMB)) MB |"
+                        + (r.note.map { " \($0)" } ?? ""))
             }
             return lines.joined(separator: "\n")
         }
@@ -205,7 +212,9 @@ private struct Bench {
     mutating func purchaseCycles(_ durability: Durability) async throws -> BenchCommand.Result {
         let ledgerPath = path("cycles"), basePath = path("cycles-base")
         let queue = try await benchQueue(at: ledgerPath, durability: durability)
-        guard let base = lbase_open(basePath, durability == .full ? 2 : 1) else { throw BenchError("cannot open the baseline") }
+        guard let base = lbase_open(basePath, durability == .full ? 2 : 1) else {
+            throw BenchError("cannot open the baseline")
+        }
         defer { lbase_close(base) }
         let perRound = max(1, plan.cycles / plan.rounds)
         var ledgerTime = 0.0, baseTime = 0.0
@@ -216,12 +225,15 @@ private struct Bench {
                     try await queue.finish(transaction)
                 }
             }
-            baseTime += try await time { guard lbase_purchase_cycles(base, Int32(perRound)) == 0 else { throw BenchError("baseline failed") } }
+            baseTime += try await time {
+                guard lbase_purchase_cycles(base, Int32(perRound)) == 0 else { throw BenchError("baseline failed") }
+            }
         }
         try queue.ledger.close()
         let total = Double(perRound * plan.rounds)
-        return result("purchase cycle, 1 writer, \(durability.rawValue)", unit: "cycles/s", ledger: total / ledgerTime,
-                      baseline: total / baseTime, higherIsBetter: true, target: ">= 0.8")
+        return result(
+            "purchase cycle, 1 writer, \(durability.rawValue)", unit: "cycles/s", ledger: total / ledgerTime,
+            baseline: total / baseTime, higherIsBetter: true, target: ">= 0.8")
     }
 
     mutating func concurrentPayers(oneWriter: Double) async throws -> BenchCommand.Result {
@@ -262,39 +274,55 @@ private struct Bench {
             lbase_close(filler)
             var ledgerTime = Double.infinity, baseTime = Double.infinity
             for _ in 0..<3 {
-                ledgerTime = min(ledgerTime, try await time {
-                    let queue = try PaymentQueue(path: ledgerPath)
-                    let observer = CountingObserver()
-                    try await queue.add(observer)
-                    guard observer.count == 1_000 else { throw BenchError("launch delivered \(observer.count)") }
-                    try queue.ledger.close()
-                })
-                baseTime = min(baseTime, try await time {
-                    guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
-                    defer { lbase_close(base) }
-                    guard lbase_launch(base) == 1_000 else { throw BenchError("baseline launch failed") }
-                })
+                ledgerTime = min(
+                    ledgerTime,
+                    try await time {
+                        let queue = try PaymentQueue(path: ledgerPath)
+                        let observer = CountingObserver()
+                        try await queue.add(observer)
+                        guard observer.count == 1_000 else { throw BenchError("launch delivered \(observer.count)") }
+                        try queue.ledger.close()
+                    })
+                baseTime = min(
+                    baseTime,
+                    try await time {
+                        guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+                        defer { lbase_close(base) }
+                        guard lbase_launch(base) == 1_000 else { throw BenchError("baseline launch failed") }
+                    })
             }
             launchTimes[size] = ledgerTime
-            results.append(result("launch: 1,000 unfinished among \(size) finished", unit: "ms", ledger: ledgerTime * 1000,
-                                   baseline: baseTime * 1000, higherIsBetter: false,
-                                   target: size >= 1_000_000 ? "<= 10 ms, >= 0.5" : "-"))
+            results.append(
+                result(
+                    "launch: 1,000 unfinished among \(size) finished", unit: "ms", ledger: ledgerTime * 1000,
+                    baseline: baseTime * 1000, higherIsBetter: false,
+                    target: size >= 1_000_000 ? "<= 10 ms, >= 0.5" : "-"))
             var listTime = Double.infinity
             for _ in 0..<5 {
-                listTime = min(listTime, try await time { try runProcess(executable, ["list", "--limit", "50", "--json", "--database", ledgerPath]) })
+                listTime = min(
+                    listTime,
+                    try await time {
+                        try runProcess(executable, ["list", "--limit", "50", "--json", "--database", ledgerPath])
+                    })
             }
             listTimes[size] = listTime
-            results.append(BenchCommand.Result(
-                workload: "ledger list --limit 50, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: listTime * 1000,
-                baseline: nil, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB, note: nil))
-            if size <= 100_000 { results.append(try await wholeList(ledgerPath, transactions: size + 1_000, executable: executable)) }
+            results.append(
+                BenchCommand.Result(
+                    workload: "ledger list --limit 50, \(size + 1_000) transactions (whole process)", unit: "ms",
+                    ledger: listTime * 1000,
+                    baseline: nil, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB, note: nil))
+            if size <= 100_000 {
+                results.append(try await wholeList(ledgerPath, transactions: size + 1_000, executable: executable))
+            }
         }
         if let smallest = plan.sizes.first, let largest = plan.sizes.last, smallest != largest {
             for (name, times) in [("launch", launchTimes), ("list", listTimes)] {
                 guard let small = times[smallest], let large = times[largest] else { continue }
-                results.append(BenchCommand.Result(
-                    workload: "\(name) growth: \(largest) / \(smallest) finished", unit: "x", ledger: large / small, baseline: nil,
-                    ratio: nil, target: name == "launch" ? "<= 1.5" : "-", peakMemoryMB: Memory.peakMB, note: nil))
+                results.append(
+                    BenchCommand.Result(
+                        workload: "\(name) growth: \(largest) / \(smallest) finished", unit: "x", ledger: large / small,
+                        baseline: nil,
+                        ratio: nil, target: name == "launch" ? "<= 1.5" : "-", peakMemoryMB: Memory.peakMB, note: nil))
             }
         }
         return results
@@ -310,7 +338,8 @@ private struct Bench {
             jsonTime = min(jsonTime, try await time { try runProcess(executable, arguments + ["--json"]) })
         }
         return BenchCommand.Result(
-            workload: "ledger list --json, all \(transactions) transactions (whole process)", unit: "ms", ledger: jsonTime * 1000,
+            workload: "ledger list --json, all \(transactions) transactions (whole process)", unit: "ms",
+            ledger: jsonTime * 1000,
             baseline: nil, ratio: jsonTime / textTime, target: "-", peakMemoryMB: Memory.peakMB,
             note: "ratio: against the same list as text (JSON writes about 13 times its bytes)")
     }
@@ -327,21 +356,27 @@ private struct Bench {
                 try await fill(ledgerPath, finished: 0, unfinished: count)
                 var peak = 0.0
                 let seconds = try await time {
-                    peak = try runMeasuringMemory(["launch", "--finish", "--database", ledgerPath] + (format == "json" ? ["--json"] : []))
+                    peak = try runMeasuringMemory(
+                        ["launch", "--finish", "--database", ledgerPath] + (format == "json" ? ["--json"] : []))
                 }
                 peaks[format, default: [:]][count] = peak
-                results.append(BenchCommand.Result(
-                    workload: "ledger launch --finish\(format == "json" ? " --json" : ""), \(count) unfinished (whole process)",
-                    unit: "ms", ledger: seconds * 1000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: peak,
-                    note: "peak RSS: the process's own (the same command run by `ledger-lab peak-memory`)"))
+                results.append(
+                    BenchCommand.Result(
+                        workload:
+                            "ledger launch --finish\(format == "json" ? " --json" : ""), \(count) unfinished (whole process)",
+                        unit: "ms", ledger: seconds * 1000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: peak,
+                        note: "peak RSS: the process's own (the same command run by `ledger-lab peak-memory`)"))
             }
         }
         if let smallest = plan.unfinished.first, let largest = plan.unfinished.last, smallest != largest {
             for format in ["text", "json"] {
                 guard let small = peaks[format]?[smallest], let large = peaks[format]?[largest] else { continue }
-                results.append(BenchCommand.Result(
-                    workload: "launch --finish (\(format)) memory growth: \(largest) / \(smallest) unfinished", unit: "x",
-                    ledger: large / small, baseline: nil, ratio: nil, target: "<= 1.5", peakMemoryMB: large, note: nil))
+                results.append(
+                    BenchCommand.Result(
+                        workload: "launch --finish (\(format)) memory growth: \(largest) / \(smallest) unfinished",
+                        unit: "x",
+                        ledger: large / small, baseline: nil, ratio: nil, target: "<= 1.5", peakMemoryMB: large,
+                        note: nil))
             }
         }
         return results
@@ -364,11 +399,14 @@ private struct Bench {
         }
         let growth = Memory.peakMB - before
         try queue.ledger.close()
-        let baseTime = try await time { guard lbase_restore(base) == Int64(plan.restorable) else { throw BenchError("baseline restore failed") } }
+        let baseTime = try await time {
+            guard lbase_restore(base) == Int64(plan.restorable) else { throw BenchError("baseline restore failed") }
+        }
         guard restored == plan.restorable else { throw BenchError("restored \(restored) of \(plan.restorable)") }
-        var row = result("restore of \(plan.restorable) purchases", unit: "restored/s", ledger: Double(restored) / ledgerTime,
-                         baseline: Double(restored) / baseTime, higherIsBetter: true,
-                         target: ">= 100000/s, >= 0.5, <= 16 MB growth")
+        var row = result(
+            "restore of \(plan.restorable) purchases", unit: "restored/s", ledger: Double(restored) / ledgerTime,
+            baseline: Double(restored) / baseTime, higherIsBetter: true,
+            target: ">= 100000/s, >= 0.5, <= 16 MB growth")
         row = BenchCommand.Result(
             workload: row.workload, unit: row.unit, ledger: row.ledger, baseline: row.baseline, ratio: row.ratio,
             target: row.target, peakMemoryMB: row.peakMemoryMB, note: String(format: "memory growth %.0f MB", growth))
@@ -386,23 +424,30 @@ private struct Bench {
         var results: [BenchCommand.Result] = []
         var best = Double.infinity, baseBest = Double.infinity
         for _ in 0..<5 {
-            best = min(best, try await time {
-                try runProcess(executable, ["show", "\(unfinished.last ?? 1)", "--json", "--database", ledgerPath])
-            })
-            baseBest = min(baseBest, try await time {
-                guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
-                defer { lbase_close(base) }
-                _ = lbase_list(base, 1)
-            })
+            best = min(
+                best,
+                try await time {
+                    try runProcess(executable, ["show", "\(unfinished.last ?? 1)", "--json", "--database", ledgerPath])
+                })
+            baseBest = min(
+                baseBest,
+                try await time {
+                    guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
+                    defer { lbase_close(base) }
+                    _ = lbase_list(base, 1)
+                })
         }
-        results.append(BenchCommand.Result(
-            workload: "ledger show ID, \(size + 1_000) transactions (whole process)", unit: "ms", ledger: best * 1000,
-            baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
-            note: "baseline: the row read in-process, no process start"))
+        results.append(
+            BenchCommand.Result(
+                workload: "ledger show ID, \(size + 1_000) transactions (whole process)", unit: "ms",
+                ledger: best * 1000,
+                baseline: baseBest * 1000, ratio: nil, target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
+                note: "baseline: the row read in-process, no process start"))
         let resident = try probeMemory(ledgerPath)
-        results.append(BenchCommand.Result(
-            workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,
-            baseline: nil, ratio: nil, target: "<= 40 MB", peakMemoryMB: resident, note: "resident, after launch"))
+        results.append(
+            BenchCommand.Result(
+                workload: "memory of an open ledger with \(size + 1_000) transactions", unit: "MB", ledger: resident,
+                baseline: nil, ratio: nil, target: "<= 40 MB", peakMemoryMB: resident, note: "resident, after launch"))
         return results
     }
 
@@ -417,44 +462,63 @@ private struct Bench {
         var rest: [String] = []
         for (index, start) in stride(from: 0, to: more, by: ProductCatalog.maximumImport).enumerated() {
             rest.append(folder + "/catalog-\(index + 2).storekit")
-            try Self.catalogFile(prefix: "bench.catalog.\(index)", count: min(ProductCatalog.maximumImport, more - start))
-                .write(to: URL(fileURLWithPath: rest.last!))
+            try Self.catalogFile(
+                prefix: "bench.catalog.\(index)", count: min(ProductCatalog.maximumImport, more - start)
+            )
+            .write(to: URL(fileURLWithPath: rest.last!))
         }
         let localized = folder + "/catalog-localized.storekit"
-        try Self.catalogFile(prefix: "bench.catalog.l", count: imported, localizations: 40).write(to: URL(fileURLWithPath: localized))
-        let localizedSize = Double(try FileManager.default.attributesOfItem(atPath: localized)[.size] as? Int ?? 0) / 1_048_576
+        try Self.catalogFile(prefix: "bench.catalog.l", count: imported, localizations: 40).write(
+            to: URL(fileURLWithPath: localized))
+        let localizedSize =
+            Double(try FileManager.default.attributesOfItem(atPath: localized)[.size] as? Int ?? 0) / 1_048_576
         Memory.resetPeak()  // the files were built in this process; the rows report what follows
         var importTime = Double.infinity
         var ledgerPath = ""
         for _ in 0..<3 {
             ledgerPath = path("catalog")
             try runProcess(executable, ["init", "--database", ledgerPath])
-            importTime = min(importTime, try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
+            importTime = min(
+                importTime,
+                try await time { try runProcess(executable, ["products", "import", first, "--database", ledgerPath]) })
         }
         let localizedLedger = path("catalog-localized")
-        let localizedTime = try await time { try runProcess(executable, ["products", "import", localized, "--database", localizedLedger]) }
+        let localizedTime = try await time {
+            try runProcess(executable, ["products", "import", localized, "--database", localizedLedger])
+        }
         // The peaks: the same imports again, into new ledgers, each run by `peak-memory`.
         let importPeak = try runMeasuringMemory(["products", "import", first, "--database", path("catalog-peak")])
-        let localizedPeak = try runMeasuringMemory(["products", "import", localized, "--database", path("catalog-localized-peak")])
+        let localizedPeak = try runMeasuringMemory([
+            "products", "import", localized, "--database", path("catalog-localized-peak"),
+        ])
         for file in rest { try runProcess(executable, ["products", "import", file, "--database", ledgerPath]) }
         var listTime = Double.infinity, jsonTime = Double.infinity
         for _ in 0..<3 {
-            listTime = min(listTime, try await time { try runProcess(executable, ["products", "list", "--database", ledgerPath]) })
-            jsonTime = min(jsonTime, try await time { try runProcess(executable, ["products", "list", "--json", "--database", ledgerPath]) })
+            listTime = min(
+                listTime, try await time { try runProcess(executable, ["products", "list", "--database", ledgerPath]) })
+            jsonTime = min(
+                jsonTime,
+                try await time { try runProcess(executable, ["products", "list", "--json", "--database", ledgerPath]) })
         }
         return [
             BenchCommand.Result(
-                workload: "ledger products import, \(imported) products (whole process)", unit: "ms", ledger: importTime * 1000,
+                workload: "ledger products import, \(imported) products (whole process)", unit: "ms",
+                ledger: importTime * 1000,
                 baseline: nil, ratio: nil, target: "<= 1000 ms", peakMemoryMB: importPeak,
                 note: "peak RSS: the import's own (run again by `ledger-lab peak-memory`)"),
             BenchCommand.Result(
-                workload: "ledger products import, \(imported) products of 40 localizations (whole process)", unit: "ms",
-                ledger: localizedTime * 1000, baseline: nil, ratio: (localizedPeak - importPeak) / localizedSize, target: "ratio <= 4",
+                workload: "ledger products import, \(imported) products of 40 localizations (whole process)",
+                unit: "ms",
+                ledger: localizedTime * 1000, baseline: nil, ratio: (localizedPeak - importPeak) / localizedSize,
+                target: "ratio <= 4",
                 peakMemoryMB: localizedPeak,
-                note: String(format: "ratio: peak RSS (the import's own) beyond the row above's, over the file's %.0f MB", localizedSize)),
+                note: String(
+                    format: "ratio: peak RSS (the import's own) beyond the row above's, over the file's %.0f MB",
+                    localizedSize)),
             BenchCommand.Result(
                 workload: "ledger products list, \(imported + more) products (whole process)", unit: "ms",
-                ledger: listTime * 1000, baseline: nil, ratio: nil, target: "<= 500 ms", peakMemoryMB: Memory.peakMB, note: nil),
+                ledger: listTime * 1000, baseline: nil, ratio: nil, target: "<= 500 ms", peakMemoryMB: Memory.peakMB,
+                note: nil),
             BenchCommand.Result(
                 workload: "ledger products list --json, \(imported + more) products (whole process)", unit: "ms",
                 ledger: jsonTime * 1000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: Memory.peakMB,
@@ -469,7 +533,10 @@ private struct Bench {
         for index in 0..<count {
             let id = "\(prefix).\(index)"
             let localization = (0..<localizations).map {
-                ["locale": $0 == 0 ? "en_US" : "x\($0)", "displayName": "Product \(index)", "description": "Benchmark product \(index)"]
+                [
+                    "locale": $0 == 0 ? "en_US" : "x\($0)", "displayName": "Product \(index)",
+                    "description": "Benchmark product \(index)",
+                ]
             }
             var product: [String: Any] = [
                 "productID": id, "referenceName": id, "displayPrice": "0.99", "familyShareable": false,
@@ -488,11 +555,14 @@ private struct Bench {
                 groups[group, default: []].append(product)
             }
         }
-        let subscriptionGroups = groups.keys.sorted().map { ["id": $0, "name": $0, "localizations": [], "subscriptions": groups[$0]!] }
-        return try JSONSerialization.data(withJSONObject: [
-            "identifier": "BENCH", "version": ["major": 4, "minor": 0], "products": products,
-            "subscriptionGroups": subscriptionGroups, "nonRenewingSubscriptions": [], "settings": [:],
-        ] as [String: Any])
+        let subscriptionGroups = groups.keys.sorted().map {
+            ["id": $0, "name": $0, "localizations": [], "subscriptions": groups[$0]!]
+        }
+        return try JSONSerialization.data(
+            withJSONObject: [
+                "identifier": "BENCH", "version": ["major": 4, "minor": 0], "products": products,
+                "subscriptionGroups": subscriptionGroups, "nonRenewingSubscriptions": [], "settings": [:],
+            ] as [String: Any])
     }
 
     // MARK: - Helpers
@@ -529,12 +599,18 @@ private struct Bench {
         let total = Double(perRound * rounds)
         let note = "(raw SQLite column: the same ledger without the chain)"
         return [
-            chainResult("purchase cycle, 1 writer, normal, hash chain, head signed every 10 ms", total / times[1], total / times[0], note),
-            chainResult("purchase cycle, 1 writer, normal, hash chain, head signed at every commit", total / times[2], total / times[0], note),
+            chainResult(
+                "purchase cycle, 1 writer, normal, hash chain, head signed every 10 ms", total / times[1],
+                total / times[0], note),
+            chainResult(
+                "purchase cycle, 1 writer, normal, hash chain, head signed at every commit", total / times[2],
+                total / times[0], note),
         ]
     }
 
-    private func chainResult(_ name: String, _ chained: Double, _ unchained: Double, _ note: String) -> BenchCommand.Result {
+    private func chainResult(
+        _ name: String, _ chained: Double, _ unchained: Double, _ note: String
+    ) -> BenchCommand.Result {
         BenchCommand.Result(
             workload: name, unit: "cycles/s", ledger: chained, baseline: unchained, ratio: chained / unchained,
             target: ">= 0.9", peakMemoryMB: Memory.peakMB, note: note)
@@ -568,7 +644,8 @@ private struct Bench {
     ) -> BenchCommand.Result {
         BenchCommand.Result(
             workload: name, unit: unit, ledger: ledger, baseline: baseline,
-            ratio: higherIsBetter ? ledger / baseline : baseline / ledger, target: target, peakMemoryMB: Memory.peakMB, note: nil)
+            ratio: higherIsBetter ? ledger / baseline : baseline / ledger, target: target, peakMemoryMB: Memory.peakMB,
+            note: nil)
     }
 
     func time(_ body: () async throws -> Void) async throws -> Double {
@@ -620,7 +697,8 @@ private struct Bench {
         process.waitUntilExit()
         let prefix = Memory.peakPrefix
         guard process.terminationStatus == 0,
-              let line = output.split(separator: "\n").last, line.hasPrefix(prefix), let peak = Double(line.dropFirst(prefix.count))
+            let line = output.split(separator: "\n").last, line.hasPrefix(prefix),
+            let peak = Double(line.dropFirst(prefix.count))
         else { throw BenchError("\(arguments.joined(separator: " ")) failed: \(output.suffix(500))") }
         return peak
     }

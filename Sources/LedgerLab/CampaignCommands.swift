@@ -48,14 +48,18 @@ struct CrashCampaignCommand: AsyncParsableCommand {
             let result = try await CampaignRun.run(runMode, seed: runSeed)
             figures.add(runMode, result)
             if !result.violations.isEmpty {
-                let lines = ["FAILED \(runMode.rawValue) run, seed \(runSeed): replay with `ledger-lab crash-run \(result.replay)`"]
+                let lines =
+                    [
+                        "FAILED \(runMode.rawValue) run, seed \(runSeed): replay with `ledger-lab crash-run \(result.replay)`"
+                    ]
                     + result.violations.map { "  \($0)" }
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
             }
             index += 1
             if Date().timeIntervalSince(lastProgress) >= 5 || index == limit {
                 lastProgress = Date()
-                FileHandle.standardOutput.write(Data((figures.progressLine(elapsed: Date().timeIntervalSince(started)) + "\n").utf8))
+                FileHandle.standardOutput.write(
+                    Data((figures.progressLine(elapsed: Date().timeIntervalSince(started)) + "\n").utf8))
             }
         }
         print(figures.progressLine(elapsed: Date().timeIntervalSince(started)))
@@ -96,13 +100,15 @@ struct CrashRunCommand: AsyncParsableCommand {
                 throw ValidationError("give --at-write N or --at-sync N")
             }
             guard let lossMode = CrashRun.lossMode(loss) else { throw ValidationError("unknown --loss \(loss)") }
-            let kind: FaultInjection.Fault = switch fault {
-            case .power: .powerLoss
-            case .diskFull: .diskFull
-            default: .ioError
-            }
+            let kind: FaultInjection.Fault =
+                switch fault {
+                case .power: .powerLoss
+                case .diskFull: .diskFull
+                default: .ioError
+                }
             let run = CrashRun(
-                seed: seed, operations: operations, fault: kind, trigger: trigger, lossMode: lossMode, durability: durability,
+                seed: seed, operations: operations, fault: kind, trigger: trigger, lossMode: lossMode,
+                durability: durability,
                 persistent: fault == .ioPersistent || fault == .diskFull)
             result = await CampaignRun.execute(run)
         }
@@ -129,7 +135,9 @@ enum CampaignRun {
             return try await kill(seed: seed, operations: 5_000, afterMilliseconds: 30 + Int(random.next() % 470))
         case .power, .io:
             let campaign = CrashCampaign(progress: nil)
-            return await execute(try await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject))
+            return await execute(
+                try await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject)
+            )
         }
     }
 
@@ -145,8 +153,12 @@ enum CampaignRun {
         try await withTemporaryDirectory { folder in
             let database = folder + "/ledger.sqlite", ackLog = folder + "/acks.jsonl"
             let child = Process()
-            child.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            child.arguments = ["torture", "--seed", "\(seed)", "--operations", "\(operations)", "--ack-log", ackLog, "--database", database]
+            child.executableURL = URL(
+                fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            child.arguments = [
+                "torture", "--seed", "\(seed)", "--operations", "\(operations)", "--ack-log", ackLog, "--database",
+                database,
+            ]
             child.standardOutput = FileHandle.nullDevice
             child.standardError = FileHandle.nullDevice
             try child.run()
@@ -157,7 +169,8 @@ enum CampaignRun {
             let acknowledged = (try? AcknowledgementLog.read(from: ackLog)) ?? []
             var violations: [InvariantViolation] = []
             if FileManager.default.fileExists(atPath: database) {
-                violations = await InvariantChecker.check(ledgerAt: database, configuration: LedgerConfiguration(), acknowledged: acknowledged)
+                violations = await InvariantChecker.check(
+                    ledgerAt: database, configuration: LedgerConfiguration(), acknowledged: acknowledged)
             }
             return Result(
                 violations: violations, faultFired: killed, faults: killed ? 1 : 0, acknowledged: acknowledged.count,
@@ -187,7 +200,8 @@ struct CampaignFigures {
 
     func progressLine(elapsed: TimeInterval) -> String {
         let total = runs.values.reduce(0, +)
-        let byMode = CrashCampaignCommand.Mode.allCases.compactMap { mode in runs[mode].map { "\(mode.rawValue) \($0)" } }
+        let byMode = CrashCampaignCommand.Mode.allCases.compactMap { mode in runs[mode].map { "\(mode.rawValue) \($0)" }
+        }
         return "[\(Int(elapsed))s] runs \(total) (\(byMode.joined(separator: ", "))), crash points \(crashPoints), "
             + "faults injected \(faults), acknowledged changes checked \(acknowledged), violations \(violations)"
     }
@@ -195,7 +209,9 @@ struct CampaignFigures {
     func markdown(command: String, elapsed: TimeInterval) -> String {
         let total = runs.values.reduce(0, +)
         var rows = ["| figure | value |", "|---|---|", "| runs | \(total) |"]
-        for mode in CrashCampaignCommand.Mode.allCases { if let n = runs[mode] { rows.append("| \(mode.rawValue) runs | \(n) |") } }
+        for mode in CrashCampaignCommand.Mode.allCases {
+            if let n = runs[mode] { rows.append("| \(mode.rawValue) runs | \(n) |") }
+        }
         rows += [
             "| crash points (faults that cut a run, kills that landed mid-run) | \(crashPoints) |",
             "| faults injected | \(faults) |",

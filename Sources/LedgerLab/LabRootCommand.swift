@@ -17,7 +17,8 @@ public struct LabRootCommand: AsyncParsableCommand {
             the ledger through the fault VFS with that fault armed.
             """,
         subcommands: [
-            BenchCommand.self, CrashCampaignCommand.self, CrashRunCommand.self, TortureCommand.self, LedgerThroughLab.self,
+            BenchCommand.self, CrashCampaignCommand.self, CrashRunCommand.self, TortureCommand.self,
+            LedgerThroughLab.self,
             MemoryProbeCommand.self, PeakMemoryCommand.self,
         ])
 
@@ -33,7 +34,8 @@ public struct LabRootCommand: AsyncParsableCommand {
 /// its ledgers opened with the fault that STORELEDGER_FAULT arms (none without it).
 struct LedgerThroughLab: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "ledger", abstract: "Run one `ledger` command, through the fault VFS when STORELEDGER_FAULT is set.")
+        commandName: "ledger",
+        abstract: "Run one `ledger` command, through the fault VFS when STORELEDGER_FAULT is set.")
 
     @Argument(parsing: .captureForPassthrough, help: "The `ledger` command and its arguments.")
     var arguments: [String] = []
@@ -63,7 +65,9 @@ struct FaultSetting: Sendable {
         case "power": kind = .powerLoss
         case "io", "io-persistent": kind = .ioError
         case "disk-full": kind = .diskFull
-        default: throw ValidationError("invalid STORELEDGER_FAULT kind \"\(parts[0])\": power, io, io-persistent or disk-full")
+        default:
+            throw ValidationError(
+                "invalid STORELEDGER_FAULT kind \"\(parts[0])\": power, io, io-persistent or disk-full")
         }
         atWrite = point[0] == "write"
         self.nth = nth

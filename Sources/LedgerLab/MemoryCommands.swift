@@ -34,7 +34,9 @@ struct PeakMemoryCommand: AsyncParsableCommand {
 
     func run() async throws {
         // The command exits the process: the peak is printed on the way out.
-        atexit { FileHandle.standardError.write(Data(String(format: "\(Memory.peakPrefix)%.1f\n", Memory.peakMB).utf8)) }
+        atexit {
+            FileHandle.standardError.write(Data(String(format: "\(Memory.peakPrefix)%.1f\n", Memory.peakMB).utf8))
+        }
         await LedgerCLI.main(arguments: arguments)
     }
 }
@@ -53,8 +55,8 @@ enum Memory {
 
     private static func field(_ name: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
     }

@@ -23,7 +23,9 @@ struct TortureCommand: AsyncParsableCommand {
     @Option(name: .customLong("ack-log"), help: "A file that receives one synced JSON line per acknowledged change.")
     var ackLog: String?
 
-    @Flag(name: .customLong("shared-ledger"), help: "Other processes run workloads on the same ledger: skip what they answered or refunded first.")
+    @Flag(
+        name: .customLong("shared-ledger"),
+        help: "Other processes run workloads on the same ledger: skip what they answered or refunded first.")
     var sharedLedger = false
 
     func validate() throws {

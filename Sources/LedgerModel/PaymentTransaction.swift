@@ -145,9 +145,9 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
 extension PaymentTransaction: Codable {
     enum CodingKeys: String, CodingKey {
         case id, originalID, productID, productType, state, isFinished, quantity, purchaseDate,
-             originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
-             appAccountToken, applicationUsername, error, reason, subscriptionGroupID, offer, storefront, environment,
-             idempotencyKey, restoredFromID, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
+            originalPurchaseDate, expirationDate, revocationDate, revocationReason, isUpgraded,
+            appAccountToken, applicationUsername, error, reason, subscriptionGroupID, offer, storefront, environment,
+            idempotencyKey, restoredFromID, createdAt, updatedAt, finishedAt, deliveryCount, lastDeliveredAt
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.

@@ -165,7 +165,7 @@ package enum DecimalText {
     package static func parse(_ text: String) -> Decimal? {
         if let short = parseShort(text) { return short }
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-              text.filter({ $0 == "." }).count <= 1, text.first != ".", text.last != "."
+            text.filter({ $0 == "." }).count <= 1, text.first != ".", text.last != "."
         else { return nil }
         return Decimal(string: text, locale: posix)
     }
@@ -200,7 +200,7 @@ package enum DecimalText {
     package static func isExactPrice(_ text: String) -> Bool {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         guard let whole = parts.first, !whole.isEmpty, parts.count == 1 || !parts[1].isEmpty,
-              text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
         else { return false }
         let integerDigits = whole.drop { $0 == "0" }.count
         let fractionDigits = parts.count == 2 ? parts[1].count : 0

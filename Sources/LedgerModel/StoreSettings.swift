@@ -51,7 +51,8 @@ public struct StoreSettings: Sendable, Hashable {
         canMakePayments = stored[StoreSettingKey.canMakePayments] != "false"
         askToBuyEnabled = stored[StoreSettingKey.askToBuy] == "true"
         interruptedPurchasesEnabled = stored[StoreSettingKey.interruptedPurchases] == "true"
-        failTransactionsError = stored[StoreSettingKey.failTransactions].flatMap(Int.init).flatMap(StoreErrorCode.init(rawValue:))
+        failTransactionsError = stored[StoreSettingKey.failTransactions].flatMap(Int.init).flatMap(
+            StoreErrorCode.init(rawValue:))
         timeRate = stored[StoreSettingKey.timeRate].flatMap(TimeRate.init(nameOrRawValue:)) ?? .realTime
         billingRetryOnRenewal = stored[StoreSettingKey.billingRetryOnRenewal] == "true"
         billingGracePeriodEnabled = stored[StoreSettingKey.billingGracePeriod] == "true"
@@ -116,9 +117,11 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .storefront: "an ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN"
         case .locale: "a locale identifier with a known language (and region) such as en_US or fr_FR"
         case .canMakePayments, .askToBuy, .interruptedPurchases, .billingRetryOnRenewal, .billingGracePeriod,
-             .invalidSignatures: "true or false"
+            .invalidSignatures:
+            "true or false"
         case .failTransactions: "off, or an SKError code name or number such as paymentNotAllowed or 4"
-        case .timeRate: "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
+        case .timeRate:
+            "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
         case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
         case .environment: "Xcode or Sandbox"
         }
@@ -157,7 +160,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
             settings.timeRate = rate
         case .bundleID:
             guard (1...155).contains(text.utf8.count),
-                  text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
+                text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })
             else { throw invalid }
             settings.bundleID = text
         }
@@ -169,11 +172,12 @@ public enum StoreControl: String, Sendable, CaseIterable {
     /// `zh-Hant` or `zh_Hant_TW`; `xx` is refused).
     package func accepts(_ text: String) -> Bool {
         guard self == .locale else { return true }
-        guard text.utf8.count <= 35, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
+        guard text.utf8.count <= 35,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") })
         else { return false }
         var parts = text.split(separator: /[_-]/, omittingEmptySubsequences: false).map(String.init)
         guard let language = parts.first, (2...3).contains(language.count), language.allSatisfy(\.isLetter),
-              Self.languages.contains(language.lowercased())
+            Self.languages.contains(language.lowercased())
         else { return false }
         parts.removeFirst()
         if let script = parts.first, script.count == 4, script.allSatisfy(\.isLetter) { parts.removeFirst() }

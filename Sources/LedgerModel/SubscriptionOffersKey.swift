@@ -17,7 +17,7 @@ public struct SubscriptionOffersKey: Sendable {
     public init(id: String, privateKeyBase64: String) throws {
         try Self.check(id: id)
         guard let der = Data(base64Encoded: privateKeyBase64, options: .ignoreUnknownCharacters),
-              let key = try? P256.Signing.PrivateKey(derRepresentation: der)
+            let key = try? P256.Signing.PrivateKey(derRepresentation: der)
         else { throw SubscriptionOffersKeyError.invalidPrivateKey }
         self.id = id
         self.key = key
@@ -74,7 +74,8 @@ public struct OfferSignaturePayload: Sendable, Hashable {
 
     /// A payload from its fields, as given (`bytes` lowercases the account and the nonce).
     public init(
-        bundleID: String, keyID: String, productID: String, offerID: String, account: String, nonce: UUID, timestamp: Int64
+        bundleID: String, keyID: String, productID: String, offerID: String, account: String, nonce: UUID,
+        timestamp: Int64
     ) {
         self.bundleID = bundleID
         self.keyID = keyID

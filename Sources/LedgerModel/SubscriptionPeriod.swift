@@ -22,7 +22,7 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     /// Parses `P<n><D|W|M|Y>` with n >= 1; `nil` for anything else.
     public init?(iso8601 text: String) {
         guard text.count >= 3, text.first == "P", let unit = Unit(rawValue: String(text.last!)),
-              let value = Int(text.dropFirst().dropLast()), value >= 1, value <= 1_000
+            let value = Int(text.dropFirst().dropLast()), value >= 1, value <= 1_000
         else { return nil }
         self.init(value: value, unit: unit)
     }
@@ -31,7 +31,8 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     /// The lengths an auto-renewable subscription renews at on the App Store (App Store
     /// Connect's subscription durations): a week, 1, 2, 3 or 6 months, a year.
-    public static let appStoreSubscriptionPeriods: [SubscriptionPeriod] = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"].map { period($0) }
+    public static let appStoreSubscriptionPeriods: [SubscriptionPeriod] = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"].map
+    { period($0) }
 
     /// The lengths of one period of an offer on the App Store (App Store Connect's offer
     /// durations): 3 days, 1 or 2 weeks, 1, 2, 3 or 6 months, a year.
@@ -53,12 +54,13 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     public func advance(_ date: Date, times: Int) -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let component: Calendar.Component = switch unit {
-        case .day: .day
-        case .week: .weekOfYear
-        case .month: .month
-        case .year: .year
-        }
+        let component: Calendar.Component =
+            switch unit {
+            case .day: .day
+            case .week: .weekOfYear
+            case .month: .month
+            case .year: .year
+            }
         return calendar.date(byAdding: component, value: value * times, to: date)!
     }
 }

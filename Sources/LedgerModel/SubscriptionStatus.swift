@@ -41,7 +41,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
-             isInBillingRetry, gracePeriodExpirationDate
+            isInBillingRetry, gracePeriodExpirationDate
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.

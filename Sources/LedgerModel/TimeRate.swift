@@ -77,35 +77,38 @@ public enum TimeRate: Int, Sendable, Codable, NamedCode {
 extension SubscriptionPeriod {
     /// Length in days, with a month of 30 and a year of 365 (accelerated time rates).
     var days: Double {
-        let perUnit: Double = switch unit {
-        case .day: 1
-        case .week: 7
-        case .month: 30
-        case .year: 365
-        }
+        let perUnit: Double =
+            switch unit {
+            case .day: 1
+            case .week: 7
+            case .month: 30
+            case .year: 365
+            }
         return Double(value) * perUnit
     }
 
     /// Average length in seconds on the Gregorian calendar (a month is 30.436875 days, a year
     /// 365.2425), to estimate how many real-time periods fit between two dates.
     package var averageSeconds: Double {
-        let perUnit: Double = switch unit {
-        case .day: 1
-        case .week: 7
-        case .month: 30.436875
-        case .year: 365.2425
-        }
+        let perUnit: Double =
+            switch unit {
+            case .day: 1
+            case .week: 7
+            case .month: 30.436875
+            case .year: 365.2425
+            }
         return Double(value) * perUnit * 86_400
     }
 
     /// Length in months, with a week a third of a month (Xcode's "monthly renewal" tables).
     var months: Double {
-        let perUnit: Double = switch unit {
-        case .day: 1.0 / 30
-        case .week: 1.0 / 3
-        case .month: 1
-        case .year: 12
-        }
+        let perUnit: Double =
+            switch unit {
+            case .day: 1.0 / 30
+            case .week: 1.0 / 3
+            case .month: 1
+            case .year: 12
+            }
         return Double(value) * perUnit
     }
 }

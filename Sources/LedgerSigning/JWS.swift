@@ -28,7 +28,8 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     public init(compactSerialization text: String) throws(JWSVerificationError) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw JWSVerificationError(.invalidEncoding, "a compact JWS has 3 parts separated by periods, not \(parts.count)")
+            throw JWSVerificationError(
+                .invalidEncoding, "a compact JWS has 3 parts separated by periods, not \(parts.count)")
         }
         let names = ["header", "payload", "signature"]
         var decoded: [Data] = []
@@ -51,7 +52,9 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     /// a real signature of other bytes, which fails verification as a tampered value does.
     package static func sign(payload: Data, with identity: SigningIdentity, matching: Bool = true) throws -> JWS {
         let header = try JSONSerialization.data(
-            withJSONObject: ["alg": "ES256", "x5c": identity.certificates.chain.map { Data($0).base64EncodedString() }],
+            withJSONObject: [
+                "alg": "ES256", "x5c": identity.certificates.chain.map { Data($0).base64EncodedString() },
+            ],
             options: [.sortedKeys, .withoutEscapingSlashes])
         let signingInput = base64URL(header) + "." + base64URL(payload)
         let signed = matching ? signingInput : signingInput + ".not-this"
@@ -90,13 +93,14 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         }
         let checked = try chains.checked(x5c)
         guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              checked.key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
+            checked.key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
         else {
             throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
         }
         let date = signedDate ?? Date()
         for (validity, name) in zip(checked.validity, ["leaf", "intermediate", "root"]) where !validity.contains(date) {
-            throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
+            throw JWSVerificationError(
+                .invalidCertificateChain, "the \(name) certificate is not valid at \(date.formatted(.iso8601))")
         }
     }
 
@@ -109,17 +113,21 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     ) throws(JWSVerificationError) -> P256.Signing.PublicKey {
         let links = [(leaf, intermediate, "leaf"), (intermediate, root, "intermediate"), (root, root, "root")]
         for (certificate, issuer, name) in links {
-            guard certificate.issuer == issuer.subject, issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
-                throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate is not signed by its issuer")
+            guard certificate.issuer == issuer.subject,
+                issuer.publicKey.isValidSignature(certificate.signature, for: certificate)
+            else {
+                throw JWSVerificationError(
+                    .invalidCertificateChain, "the \(name) certificate is not signed by its issuer")
             }
         }
         guard (try? intermediate.extensions.basicConstraints) == .isCertificateAuthority(maxPathLength: 0),
-              intermediate.extensions[oid: SigningIdentity.intermediateMarker] != nil
+            intermediate.extensions[oid: SigningIdentity.intermediateMarker] != nil
         else {
             throw JWSVerificationError(
                 .invalidCertificateChain, "the intermediate certificate is not a signing certificate authority")
         }
-        let leafIsAuthority = if case .isCertificateAuthority? = try? leaf.extensions.basicConstraints { true } else { false }
+        let leafIsAuthority =
+            if case .isCertificateAuthority? = try? leaf.extensions.basicConstraints { true } else { false }
         guard !leafIsAuthority, leaf.extensions[oid: SigningIdentity.leafMarker] != nil else {
             throw JWSVerificationError(.invalidCertificateChain, "the leaf certificate is not a transaction signer")
         }
@@ -147,8 +155,11 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         var bytes = Array(data.base64EncodedString().utf8)
         while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
         for index in bytes.indices {
-            if bytes[index] == UInt8(ascii: "+") { bytes[index] = UInt8(ascii: "-") }
-            else if bytes[index] == UInt8(ascii: "/") { bytes[index] = UInt8(ascii: "_") }
+            if bytes[index] == UInt8(ascii: "+") {
+                bytes[index] = UInt8(ascii: "-")
+            } else if bytes[index] == UInt8(ascii: "/") {
+                bytes[index] = UInt8(ascii: "_")
+            }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -158,7 +169,8 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         bytes.reserveCapacity(part.utf8.count + 3)
         for byte in part.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 bytes.append(byte)
             case UInt8(ascii: "-"): bytes.append(UInt8(ascii: "+"))
             case UInt8(ascii: "_"): bytes.append(UInt8(ascii: "/"))
@@ -168,7 +180,9 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         bytes += Array(repeating: UInt8(ascii: "="), count: (4 - bytes.count % 4) % 4)
         // Only the canonical spelling: Foundation ignores the unused low bits of the last
         // character, so that two different texts would read as the same signature.
-        guard let data = Data(base64Encoded: Data(bytes)), base64URL(data).utf8.elementsEqual(part.utf8) else { return nil }
+        guard let data = Data(base64Encoded: Data(bytes)), base64URL(data).utf8.elementsEqual(part.utf8) else {
+            return nil
+        }
         return data
     }
 }
@@ -224,7 +238,8 @@ package final class VerifiedChains: Sendable {
         if let known = chains.withLock({ $0[x5c] }) { return known }
         var chain: [Certificate] = []
         for (text, name) in zip(x5c, ["leaf", "intermediate", "root"]) {
-            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
+            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der))
+            else {
                 throw JWSVerificationError(.invalidCertificateChain, "the \(name) certificate cannot be read")
             }
             chain.append(certificate)

@@ -131,7 +131,8 @@ package struct PayloadSigner {
     package func sign(_ payload: some Encodable) throws -> JWS {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try JWS.sign(payload: try encoder.encode(payload), with: identity, matching: !settings.invalidSignaturesEnabled)
+        return try JWS.sign(
+            payload: try encoder.encode(payload), with: identity, matching: !settings.invalidSignaturesEnabled)
     }
 }
 
@@ -163,7 +164,8 @@ extension Product {
     /// else the product's; `nil` when the catalog no longer has the offer.
     package func price(paidWith offer: TransactionOffer?) -> Decimal? {
         guard let offer else { return price }
-        let offers = offer.type == .introductory
+        let offers =
+            offer.type == .introductory
             ? [subscription?.introductoryOffer].compactMap { $0 }
             : (subscription?.promotionalOffers ?? []).filter { $0.id == offer.id }
         return offers.first.map { $0.price ?? 0 }

@@ -155,7 +155,8 @@ package struct SigningIdentity: Sendable {
         }
         return SigningIdentity(
             privateKey: leafKey,
-            certificates: SigningCertificates(leaf: try der(leaf), intermediate: try der(intermediate), root: try der(root)),
+            certificates: SigningCertificates(
+                leaf: try der(leaf), intermediate: try der(intermediate), root: try der(root)),
             createdAt: now)
     }
 }

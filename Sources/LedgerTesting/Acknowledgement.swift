@@ -59,7 +59,7 @@ public struct Acknowledgement: Codable, Sendable, Hashable {
         // A purchase's dates are set when it is charged: a deferred one's change at approval.
         let charged = state != .purchasing && state != .deferred
         guard let transaction, transaction.productID == productID, transaction.quantity == quantity,
-              !charged || transaction.purchaseDate == purchaseDate, transaction.idempotencyKey == idempotencyKey
+            !charged || transaction.purchaseDate == purchaseDate, transaction.idempotencyKey == idempotencyKey
         else { return false }
         let stateHolds = transaction.state == state || state.canMove(to: transaction.state)
         return stateHolds && (!finished || transaction.isFinished) && (!revoked || transaction.revocationDate != nil)
@@ -125,7 +125,7 @@ public final class AcknowledgementLog: Sendable {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let decoder = JSONDecoder()
         var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
-        if data.last != 0x0A { lines.removeLast() }   // the line being written when it stopped
+        if data.last != 0x0A { lines.removeLast() }  // the line being written when it stopped
         return try lines.filter { !$0.isEmpty }.map { try decoder.decode(Acknowledgement.self, from: Data($0)) }
     }
 }

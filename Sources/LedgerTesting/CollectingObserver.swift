@@ -49,7 +49,9 @@ public final class CollectingObserver: PaymentTransactionObserver {
         state.withLock { $0.callbacks.append(.removed(transactions)) }
     }
 
-    public func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {
+    public func paymentQueue(
+        _ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
+    ) async {
         state.withLock { $0.callbacks.append(.revoked(productIdentifiers)) }
     }
 
@@ -57,7 +59,8 @@ public final class CollectingObserver: PaymentTransactionObserver {
         state.withLock { $0.callbacks.append(.restoreFinished) }
     }
 
-    public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {
+    public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async
+    {
         state.withLock { $0.callbacks.append(.restoreFailed("\(error)")) }
     }
 }

@@ -92,7 +92,9 @@ public struct CrashCampaign: Sendable {
             let run = try await plannedRun(fault, seed: runSeed, subject: subject)
             let outcome = await run.runInTemporaryFolder(subject)
             report.add(run, outcome)
-            progress?("\r[\(Int((ContinuousClock.now - started).components.seconds))s] run \(index + 1)/\(runs): \(report.summary)")
+            progress?(
+                "\r[\(Int((ContinuousClock.now - started).components.seconds))s] run \(index + 1)/\(runs): \(report.summary)"
+            )
         }
         progress?("\n")
         return report
@@ -108,13 +110,16 @@ public struct CrashCampaign: Sendable {
         var random = SplitMix64(seed: seed)
         // The range's size in UInt64 (0 standing for all 2^64 values), so that no range traps.
         let span = UInt64(bitPattern: Int64(operations.upperBound &- operations.lowerBound)) &+ 1
-        let operations = operations.lowerBound &+ Int(truncatingIfNeeded: span == 0 ? random.next() : random.next() % span)
+        let operations =
+            operations.lowerBound &+ Int(truncatingIfNeeded: span == 0 ? random.next() : random.next() % span)
         let durability: Durability = fault == .power && random.next() % 4 == 0 ? .normal : .full
         let (writes, syncs) = await CrashRun.withTemporaryFolder {
             await CrashRun.measure(subject, seed: seed, operations: operations, durability: durability, in: $0)
         }
         let onSync = random.next() % 10 < 3 && syncs > 0
-        let trigger: CrashRun.Trigger = onSync ? .sync(1 + Int64(random.next() % UInt64(syncs)))
+        let trigger: CrashRun.Trigger =
+            onSync
+            ? .sync(1 + Int64(random.next() % UInt64(syncs)))
             : .write(1 + Int64(random.next() % UInt64(max(writes, 1))))
         let losses: [FaultInjection.LossMode] = [.loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll]
         let kind: FaultInjection.Fault = fault == .power ? .powerLoss : (random.next() % 3 == 0 ? .diskFull : .ioError)
@@ -193,12 +198,16 @@ extension CrashRun {
         var index = 0
         while index < words.count {
             let name = words[index]
-            guard name.hasPrefix("--"), index + 1 < words.count, values[name] == nil else { throw ReplayError(line: line, part: name) }
+            guard name.hasPrefix("--"), index + 1 < words.count, values[name] == nil else {
+                throw ReplayError(line: line, part: name)
+            }
             values[name] = words[index + 1]
             index += 2
         }
         func value<T>(_ name: String, _ parse: (String) -> T?) throws -> T {
-            guard let text = values.removeValue(forKey: name), let value = parse(text) else { throw ReplayError(line: line, part: name) }
+            guard let text = values.removeValue(forKey: name), let value = parse(text) else {
+                throw ReplayError(line: line, part: name)
+            }
             return value
         }
         let (fault, persistent): (FaultInjection.Fault, Bool) = try value("--fault") {
@@ -213,16 +222,18 @@ extension CrashRun {
         }
         let seed = try value("--seed") { UInt64($0) }
         let operations = try value("--operations") { Int($0).flatMap { $0 >= 1 ? $0 : nil } }
-        let trigger: Trigger = if values["--at-write"] != nil {
-            .write(try value("--at-write") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
-        } else {
-            .sync(try value("--at-sync") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
-        }
+        let trigger: Trigger =
+            if values["--at-write"] != nil {
+                .write(try value("--at-write") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
+            } else {
+                .sync(try value("--at-sync") { Int64($0).flatMap { $0 >= 1 ? $0 : nil } })
+            }
         let lossMode = try value("--loss") { Self.lossMode($0) }
         let durability = try value("--durability") { Durability(rawValue: $0) }
         if let extra = values.keys.sorted().first { throw ReplayError(line: line, part: extra) }
         self.init(
-            seed: seed, operations: operations, fault: fault, trigger: trigger, lossMode: lossMode, durability: durability,
+            seed: seed, operations: operations, fault: fault, trigger: trigger, lossMode: lossMode,
+            durability: durability,
             persistent: persistent)
     }
 
@@ -249,7 +260,8 @@ extension CrashRun {
         case "torn": .tornLastWrite
         case "keep-all": .keepAll
         default:
-            text.hasPrefix("lose-random:") ? UInt64(text.dropFirst("lose-random:".count)).map { .loseRandom(seed: $0) } : nil
+            text.hasPrefix("lose-random:")
+                ? UInt64(text.dropFirst("lose-random:".count)).map { .loseRandom(seed: $0) } : nil
         }
     }
 

@@ -47,22 +47,26 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        let point = switch trigger {
-        case .write(let n): "--at-write \(n)"
-        case .sync(let n): "--at-sync \(n)"
-        }
-        let loss = switch lossMode {
-        case .loseAll: "lose-all"
-        case .loseRandom(let seed): "lose-random:\(seed)"
-        case .tornLastWrite: "torn"
-        case .keepAll: "keep-all"
-        }
-        let kind = switch fault {
-        case .powerLoss: "power"
-        case .ioError: persistent ? "io-persistent" : "io"
-        case .diskFull: persistent ? "disk-full" : "disk-full-once"
-        }
-        return "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
+        let point =
+            switch trigger {
+            case .write(let n): "--at-write \(n)"
+            case .sync(let n): "--at-sync \(n)"
+            }
+        let loss =
+            switch lossMode {
+            case .loseAll: "lose-all"
+            case .loseRandom(let seed): "lose-random:\(seed)"
+            case .tornLastWrite: "torn"
+            case .keepAll: "keep-all"
+            }
+        let kind =
+            switch fault {
+            case .powerLoss: "power"
+            case .ioError: persistent ? "io-persistent" : "io"
+            case .diskFull: persistent ? "disk-full" : "disk-full-once"
+            }
+        return
+            "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
     }
 
     /// What happened: whether the fault fired, and the invariants it broke.
@@ -93,18 +97,24 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     /// Runs `subject` in `directory` (a fresh folder): prepares a new ledger, arms the fault,
     /// runs the subject until the fault cuts it (or it ends), loses the power, then checks
     /// the reopened ledger (`InvariantChecker`, then the subject's own `check`).
-    public func run(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool = false) async -> Outcome {
+    public func run(
+        _ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool = false
+    ) async -> Outcome {
         await FaultInjection.exclusively { await unscopedRun(subject, in: directory, checkingAsFull: checkingAsFull) }
     }
 
-    private func unscopedRun(_ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool) async -> Outcome {
+    private func unscopedRun(
+        _ subject: some CrashTestSubject, in directory: String, checkingAsFull: Bool
+    ) async -> Outcome {
         let context = self.context(in: directory, file: "ledger.sqlite", log: AcknowledgementLog())
         do {
             try await Self.prepare(subject, context)
         } catch {
-            return Outcome(faultFired: false, acknowledged: 0, violations: [
-                InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)"),
-            ])
+            return Outcome(
+                faultFired: false, acknowledged: 0,
+                violations: [
+                    InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)")
+                ])
         }
         FaultInjection.setLossMode(lossMode)
         switch trigger {
@@ -126,7 +136,9 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// How many writes and syncs the built-in workload makes when nothing fails, to place faults.
-    public static func measure(seed: UInt64, operations: Int, durability: Durability, in directory: String) async -> (writes: Int64, syncs: Int64) {
+    public static func measure(
+        seed: UInt64, operations: Int, durability: Durability, in directory: String
+    ) async -> (writes: Int64, syncs: Int64) {
         await measure(CrashWorkload.subject, seed: seed, operations: operations, durability: durability, in: directory)
     }
 
@@ -142,7 +154,8 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     private static func unscopedMeasure(
         _ subject: some CrashTestSubject, seed: UInt64, operations: Int, durability: Durability, in directory: String
     ) async -> (writes: Int64, syncs: Int64) {
-        let run = CrashRun(seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)
+        let run = CrashRun(
+            seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)
         let context = run.context(in: directory, file: "measure.sqlite", log: AcknowledgementLog())
         do {
             try await prepare(subject, context)
@@ -176,7 +189,8 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     private func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {
         CrashTestContext(
             ledgerPath: directory + "/" + file, directory: directory,
-            configuration: FaultInjection.configuration(LedgerConfiguration(durability: durability, headSigningInterval: .zero)),
+            configuration: FaultInjection.configuration(
+                LedgerConfiguration(durability: durability, headSigningInterval: .zero)),
             seed: seed, operations: operations, log: log)
     }
 }

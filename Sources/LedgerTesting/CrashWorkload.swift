@@ -109,19 +109,24 @@ public struct CrashWorkload: Sendable {
                     // The key names the payment, so that a workload replayed on the same ledger
                     // retries the same payment (idempotently) rather than reusing a key for another.
                     let key = random.next() % 3 == 0 ? "workload-\(seed)-\(index)-\(product)-\(quantity)" : nil
-                    let transaction = try await queue.add(Payment(
-                        productID: product, quantity: quantity, idempotencyKey: key,
-                        simulatedOutcome: outcomes[Int(random.next() % UInt64(outcomes.count))]))
+                    let transaction = try await queue.add(
+                        Payment(
+                            productID: product, quantity: quantity, idempotencyKey: key,
+                            simulatedOutcome: outcomes[Int(random.next() % UInt64(outcomes.count))]))
                     log.record(Acknowledgement(kind: .purchase, transaction: transaction))
                 case 45..<55:
-                    guard let id = try pick(&random, queue.transactions.filter { $0.state == .deferred }) else { continue }
+                    guard let id = try pick(&random, queue.transactions.filter { $0.state == .deferred }) else {
+                        continue
+                    }
                     let approve = random.next() % 2 == 0
                     do {
                         let transaction = approve ? try await queue.approve(id) : try await queue.decline(id)
                         log.record(Acknowledgement(kind: approve ? .approve : .decline, transaction: transaction))
-                    } catch where sharesLedger && Self.lostRace(error) { continue }
+                    } catch  where sharesLedger && Self.lostRace(error) { continue }
                 case 55..<80:
-                    guard let id = try pick(&random, queue.transactions.filter { $0.state.canBeFinished }) else { continue }
+                    guard let id = try pick(&random, queue.transactions.filter { $0.state.canBeFinished }) else {
+                        continue
+                    }
                     let result = try await queue.finishTransactions([id])
                     log.record(.finish, result.transactions)
                     log.record(.resolve, result.replacements)
@@ -137,15 +142,18 @@ public struct CrashWorkload: Sendable {
                     if case .failed(let error) = result.outcome { throw error }
                     log.record(.restore, try result.restored.all())
                 case 89..<93:
-                    let renewed = try await StoreTestSession(queue: queue).advanceClock(by: Double(random.next() % 40) * 86_400)
+                    let renewed = try await StoreTestSession(queue: queue).advanceClock(
+                        by: Double(random.next() % 40) * 86_400)
                     log.record(.renewal, renewed)
                 case 93..<96:
-                    let refundable = try ledger!.transactions(matching: TransactionFilter(state: .purchased, limit: 200))
-                        .filter { $0.revocationDate == nil }
+                    let refundable = try ledger!.transactions(
+                        matching: TransactionFilter(state: .purchased, limit: 200)
+                    )
+                    .filter { $0.revocationDate == nil }
                     guard let id = pick(&random, refundable) else { continue }
                     do {
                         log.record(.refund, [try await StoreTestSession(queue: queue).refundTransaction(id)])
-                    } catch where sharesLedger && Self.lostRace(error) { continue }
+                    } catch  where sharesLedger && Self.lostRace(error) { continue }
                 default:
                     let interrupted = try ledger!.interruptedPurchases().filter { !$0.resolved }.map(\.transactionID)
                     guard !interrupted.isEmpty else { continue }

@@ -34,7 +34,8 @@ public enum InvariantChecker {
     /// a suffix of it be lost. Launches a `PaymentQueue` on the ledger, which changes it as a
     /// launch does (completing purchases left `purchasing`, making due renewals).
     public static func check(
-        ledgerAt path: String, configuration: LedgerConfiguration, acknowledged: [Acknowledgement], lossAllowed: Bool = false
+        ledgerAt path: String, configuration: LedgerConfiguration, acknowledged: [Acknowledgement],
+        lossAllowed: Bool = false
     ) async -> [InvariantViolation] {
         var violations: [InvariantViolation] = []
         let ledger: Ledger
@@ -53,29 +54,37 @@ public enum InvariantChecker {
             violations += checkAcknowledged(acknowledged, byID: byID, lossAllowed: lossAllowed)
 
             var keys: [String: Set<UInt64>] = [:]
-            for transaction in byID.values { if let key = transaction.idempotencyKey { keys[key, default: []].insert(transaction.id) } }
+            for transaction in byID.values {
+                if let key = transaction.idempotencyKey { keys[key, default: []].insert(transaction.id) }
+            }
             for (key, ids) in keys where ids.count > 1 {
-                violations.append(InvariantViolation(invariant: 2, message: "idempotency key \(key) names \(ids.sorted())"))
+                violations.append(
+                    InvariantViolation(invariant: 2, message: "idempotency key \(key) names \(ids.sorted())"))
             }
 
             let queue = try PaymentQueue(ledger: ledger)
             let purchasing = try ledger.transactions(matching: TransactionFilter(state: .purchasing))
             if !purchasing.isEmpty {
-                violations.append(InvariantViolation(invariant: 5, message: "left purchasing after launch: \(purchasing.map(\.id))"))
+                violations.append(
+                    InvariantViolation(invariant: 5, message: "left purchasing after launch: \(purchasing.map(\.id))"))
             }
             let expected = try ledger.unfinishedTransactions().map(\.id)
             let observer = LaunchObserver()
             try await queue.add(observer)
             let delivered = observer.delivered
             if delivered.map(\.id) != expected {
-                violations.append(InvariantViolation(
-                    invariant: 4, message: "the launch delivered \(delivered.map(\.id)), the unfinished ones are \(expected)"))
+                violations.append(
+                    InvariantViolation(
+                        invariant: 4,
+                        message: "the launch delivered \(delivered.map(\.id)), the unfinished ones are \(expected)"))
             }
             if delivered.contains(where: \.isFinished) {
-                violations.append(InvariantViolation(invariant: 4, message: "the launch delivered a finished transaction"))
+                violations.append(
+                    InvariantViolation(invariant: 4, message: "the launch delivered a finished transaction"))
             }
         } catch {
-            violations.append(InvariantViolation(invariant: 6, message: "the ledger failed while being checked: \(error)"))
+            violations.append(
+                InvariantViolation(invariant: 6, message: "the ledger failed while being checked: \(error)"))
         }
         return violations
     }
@@ -92,9 +101,13 @@ public enum InvariantChecker {
             if !shown {
                 missing.append(index)
                 if !lossAllowed {
-                    violations.append(InvariantViolation(
-                        invariant: 1, message: "acknowledged \(acknowledgement.kind.rawValue) of \(acknowledgement.transactionID) "
-                            + "(\(acknowledgement.state.rawValue)\(acknowledgement.finished ? ", finished" : "")) is lost"))
+                    violations.append(
+                        InvariantViolation(
+                            invariant: 1,
+                            message:
+                                "acknowledged \(acknowledgement.kind.rawValue) of \(acknowledgement.transactionID) "
+                                + "(\(acknowledgement.state.rawValue)\(acknowledgement.finished ? ", finished" : "")) is lost"
+                        ))
                 }
                 continue
             }
@@ -104,9 +117,11 @@ public enum InvariantChecker {
                 acknowledged[other].burst == nil || acknowledged[other].burst != acknowledgement.burst
             }
             if let lost = lostBefore, !acknowledgedBefore(acknowledged, index, isShownIn: byID, from: lost) {
-                violations.append(InvariantViolation(
-                    invariant: 1, message: "acknowledgement \(index) survived but \(lost), acknowledged before it, is lost"))
-                missing.removeAll()   // report one reordering, not every later entry
+                violations.append(
+                    InvariantViolation(
+                        invariant: 1,
+                        message: "acknowledgement \(index) survived but \(lost), acknowledged before it, is lost"))
+                missing.removeAll()  // report one reordering, not every later entry
             }
         }
         return violations

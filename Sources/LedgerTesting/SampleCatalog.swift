@@ -57,7 +57,8 @@ public enum SampleCatalog {
     public static func ledger(
         in directory: String, configuration: LedgerConfiguration = .init()
     ) throws -> Ledger {
-        let ledger = try Ledger.open(at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
+        let ledger = try Ledger.open(
+            at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
         try ProductCatalog(ledger: ledger).importConfigurations(at: [try write(in: directory)])
         return ledger
     }

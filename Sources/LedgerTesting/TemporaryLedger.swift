@@ -29,7 +29,8 @@ public func withTemporaryLedger<T>(
     try await withTemporaryDirectory { directory in
         let file = directory + "/catalog.storekit"
         try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
-        let ledger = try Ledger.open(at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
+        let ledger = try Ledger.open(
+            at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
         defer { try? ledger.close() }
         try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
         return try await body(ledger)

@@ -43,7 +43,9 @@ package final class SimulatedFailures: Sendable {
     /// `value` as the store hands it out: `.unverified` with the simulated verification error
     /// when there is one, else what `check` finds.
     func verify<Value>(_ value: Value, check: (Value) -> VerificationResult<Value>) -> VerificationResult<Value> {
-        guard let error = error(for: .verification) as? VerificationResult<Any>.VerificationError else { return check(value) }
+        guard let error = error(for: .verification) as? VerificationResult<Any>.VerificationError else {
+            return check(value)
+        }
         return .unverified(value, VerificationResult<Value>.VerificationError(error))
     }
 }

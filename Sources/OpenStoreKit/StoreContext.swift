@@ -135,7 +135,8 @@ package final class StoreContext: Sendable {
         let process = ProcessInfo.processInfo
         return testSessionMade.load(ordering: .relaxed) || process.processName.hasSuffix(".xctest")
             || ["xctest", "swiftpm-testing-helper"].contains(process.processName)
-            || process.environment["XCTestConfigurationFilePath"] != nil || process.environment["XCTestBundlePath"] != nil
+            || process.environment["XCTestConfigurationFilePath"] != nil
+            || process.environment["XCTestBundlePath"] != nil
     }
 
     private static let testSessionMade = Atomic<Bool>(false)
@@ -151,18 +152,24 @@ package final class StoreContext: Sendable {
             return try StoreContext(ledger: Ledger.open(at: path, mode: .createIfMissing))
         case .temporary:
             let directory = try TemporaryDirectory.make(prefix: "OpenStoreKit-process-", removedAtExit: true)
-            FileHandle.standardError.write(Data((
-                "OpenStoreKit: a StoreKit call was made outside any test session's store (a detached task does not "
-                + "inherit withTaskLocalStore); it reaches a temporary store of this process at \(directory.path), "
-                + "not a ledger shared across runs\n").utf8))
-            return try StoreContext(ledger: Ledger.open(at: directory.path + "/ledger.sqlite", mode: .createIfMissing), resources: directory)
+            FileHandle.standardError.write(
+                Data(
+                    ("OpenStoreKit: a StoreKit call was made outside any test session's store (a detached task does not "
+                        + "inherit withTaskLocalStore); it reaches a temporary store of this process at \(directory.path), "
+                        + "not a ledger shared across runs\n").utf8))
+            return try StoreContext(
+                ledger: Ledger.open(at: directory.path + "/ledger.sqlite", mode: .createIfMissing), resources: directory
+            )
         }
     }
 
     /// The ledger file of a process that is not a test process (see the type's comment).
-    package static func defaultLedgerPath(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+    package static func defaultLedgerPath(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> String {
         if let path = environment["OPENSTOREKIT_LEDGER"], !path.isEmpty { return path }
-        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let dataHome =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
         let directory = dataHome + "/OpenStoreKit"
         try FileManager.default.createDirectory(
@@ -205,7 +212,8 @@ package final class TemporaryDirectory: Sendable {
     /// released before).
     package static func make(prefix: String, removedAtExit: Bool = false) throws -> TemporaryDirectory {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(prefix + UUID().uuidString).path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if removedAtExit { ExitCleanup.remove(path) }
         return TemporaryDirectory(path: path)
     }

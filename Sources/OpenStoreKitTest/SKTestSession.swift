@@ -17,6 +17,9 @@ import Synchronization
 /// As in StoreKitTest, the controls are synchronous and throw; what they change reaches the
 /// app's observers and `Transaction.updates` asynchronously. `waitUntilIdle()` (not in
 /// StoreKitTest) waits for that.
+///
+/// Sendable by hand: its properties are constants set by the initializer and a `Mutex`; some of
+/// their types (the configuration read from the file) are not declared `Sendable`.
 public final class SKTestSession: @unchecked Sendable {
     /// The rate subscription time passes at (`SKTestSession.TimeRate`): Xcode's cases and raw
     /// values. (Its own type, not the ledger's `TimeRate`, so that a test importing only this
@@ -119,16 +122,20 @@ public final class SKTestSession: @unchecked Sendable {
         if scope == .process { StoreContext.bindProcessStore(binding) }
     }
 
-    package static func locateConfiguration(named filename: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+    package static func locateConfiguration(
+        named filename: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> URL {
         let name = filename.hasSuffix(".storekit") ? String(filename.dropLast(".storekit".count)) : filename
         if let url = Bundle.main.url(forResource: name, withExtension: "storekit") { return url }
-        let directories = (environment["OPENSTOREKIT_CONFIGURATION_PATH"] ?? "").split(separator: ":").map(String.init)
+        let directories =
+            (environment["OPENSTOREKIT_CONFIGURATION_PATH"] ?? "").split(separator: ":").map(String.init)
             + [FileManager.default.currentDirectoryPath]
         for directory in directories {
             let path = directory + "/" + name + ".storekit"
             if FileManager.default.fileExists(atPath: path) { return URL(fileURLWithPath: path) }
         }
-        throw SKTestSessionError.configurationFileNotFound(name: name + ".storekit", searched: ["main bundle"] + directories)
+        throw SKTestSessionError.configurationFileNotFound(
+            name: name + ".storekit", searched: ["main bundle"] + directories)
     }
 
     /// Runs `body` with this session's store as the store of every StoreKit call made in it
@@ -397,10 +404,13 @@ public final class SKTestSession: @unchecked Sendable {
     /// Every transaction of the store, oldest first.
     public func allTransactions() -> [SKTestTransaction] {
         let rows = (try? ledger.allTransactions()) ?? []
-        let interrupted = Dictionary(((try? ledger.interruptedPurchases()) ?? []).map { ($0.transactionID, $0.resolved) }) { a, _ in a }
+        let interrupted = Dictionary(
+            ((try? ledger.interruptedPurchases()) ?? []).map { ($0.transactionID, $0.resolved) }
+        ) { a, _ in a }
         return rows.map { row in
             SKTestTransaction(
-                row, autoRenewingEnabled: row.productType == .autoRenewable
+                row,
+                autoRenewingEnabled: row.productType == .autoRenewable
                     ? ((try? ledger.isAutoRenewEnabled(for: row.productID)) ?? false) : false,
                 hasPurchaseIssue: interrupted[row.id] == false)
         }

@@ -134,22 +134,38 @@ protocol SimulatedError {
 }
 
 extension SKTestFailures.LoadProducts {
-    var error: any Error { switch self { case .generic(let error): error } }
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
     init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
 }
 
 extension SKTestFailures.AppStoreSync {
-    var error: any Error { switch self { case .generic(let error): error } }
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
     init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
 }
 
 extension SKTestFailures.SubscriptionStatus {
-    var error: any Error { switch self { case .generic(let error): error } }
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
     init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
 }
 
 extension SKTestFailures.Verification {
-    var error: any Error { switch self { case .verification(let error): error } }
+    var error: any Error {
+        switch self {
+        case .verification(let error): error
+        }
+    }
     init?(error: any Error) {
         guard let error = error as? VerificationResult<Any>.VerificationError else { return nil }
         self = .verification(error)
@@ -189,8 +205,8 @@ extension SKTestSession {
     /// The error the calls of `api` fail with, if any.
     public func simulatedError<API: FailableStoreKitAPI>(forAPI api: API) async -> API.Failure? {
         guard let target = (API.self as? any SimulatedAPI.Type)?.target,
-              let error = failures.error(for: target),
-              let failure = API.Failure.self as? any SimulatedError.Type
+            let error = failures.error(for: target),
+            let failure = API.Failure.self as? any SimulatedError.Type
         else { return nil }
         return failure.init(error: error) as? API.Failure
     }

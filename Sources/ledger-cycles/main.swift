@@ -21,9 +21,10 @@ import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers", "jws"].contains(arguments.first!),
-      let count = Int(arguments.dropFirst().first!), count > 0
+    let count = Int(arguments.dropFirst().first!), count > 0
 else {
-    FileHandle.standardError.write(Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch|payers COUNT [N]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch|payers COUNT [N]\n".utf8))
     exit(64)
 }
 let third = arguments.dropFirst(2).first
@@ -92,7 +93,9 @@ if arguments.first == "launch" {
             lap(1)
             let observer = CountingObserver()
             try await queue.add(observer)
-            guard observer.count.withLock({ $0 }) == 1_000 else { fatalError("the launch delivered the wrong transactions") }
+            guard observer.count.withLock({ $0 }) == 1_000 else {
+                fatalError("the launch delivered the wrong transactions")
+            }
             lap(2)
             try queue.ledger.close()
             lap(3)
@@ -104,7 +107,8 @@ if arguments.first == "launch" {
 } else if arguments.first == "payers" {
     let payers = third.flatMap { Int($0) } ?? 64
     runAndWait {
-        let ledger = try Ledger.open(at: folder + "/payers.sqlite", mode: .createIfMissing, configuration: configuration(.full))
+        let ledger = try Ledger.open(
+            at: folder + "/payers.sqlite", mode: .createIfMissing, configuration: configuration(.full))
         try ledger.saveProducts([Product(id: product, type: .consumable, price: 1)])
         let queue = try PaymentQueue(ledger: ledger)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -134,7 +138,7 @@ if arguments.first == "launch" {
     }
 } else if arguments.first == "baseline" {
     guard let base = lbase_open(folder + "/baseline.sqlite", durability == .full ? 2 : 1),
-          lbase_purchase_cycles(base, Int32(count)) == 0
+        lbase_purchase_cycles(base, Int32(count)) == 0
     else { fatalError("the baseline failed") }
     lbase_close(base)
 } else {

@@ -41,7 +41,9 @@ extension PowerLossTests {
         }
         for operations in [0...5, 1...100_001, 0...Int.max] {
             campaign = CrashCampaign(operations: operations, progress: nil)
-            await #expect(throws: CrashCampaign.InvalidCampaign(reason: "operations \(operations) is not within 1...100000")) {
+            await #expect(
+                throws: CrashCampaign.InvalidCampaign(reason: "operations \(operations) is not within 1...100000")
+            ) {
                 try await campaign.run(TipJarSubject())
             }
             await #expect(throws: CrashCampaign.InvalidCampaign.self) {
@@ -74,7 +76,9 @@ struct ForgetfulTipJar: CrashTestSubject {
     }
 
     func check(_ context: CrashTestContext, acknowledged: [Acknowledgement]) async -> [InvariantViolation] {
-        guard let ledger = try? Ledger.open(at: context.ledgerPath, configuration: context.configuration) else { return [] }
+        guard let ledger = try? Ledger.open(at: context.ledgerPath, configuration: context.configuration) else {
+            return []
+        }
         defer { try? ledger.close() }
         let unfinished = (try? ledger.unfinishedTransactions()) ?? []
         return unfinished.map { InvariantViolation(invariant: 0, message: "tip \($0.id) is unfinished") }
@@ -90,10 +94,13 @@ struct ForgetfulTipJar: CrashTestSubject {
             let faults: [FaultInjection.Fault] = [.powerLoss, .ioError, .diskFull]
             let (fault, persistent) = (faults[Int(random.next() % 3)], random.next() % 2 == 0)
             let point = 1 + Int64(random.next() % 1_000_000)
-            let losses: [FaultInjection.LossMode] = [.loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll]
+            let losses: [FaultInjection.LossMode] = [
+                .loseAll, .loseRandom(seed: random.next()), .tornLastWrite, .keepAll,
+            ]
             let run = CrashRun(
                 seed: random.next(), operations: 1 + Int(random.next() % 10_000), fault: fault,
-                trigger: random.next() % 2 == 0 ? .write(point) : .sync(point), lossMode: losses[Int(random.next() % 4)],
+                trigger: random.next() % 2 == 0 ? .write(point) : .sync(point),
+                lossMode: losses[Int(random.next() % 4)],
                 durability: random.next() % 2 == 0 ? .full : .normal, persistent: persistent)
             #expect(try CrashRun(replay: run.description) == run, "\(run)")
         }

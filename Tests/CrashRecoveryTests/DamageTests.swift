@@ -13,23 +13,26 @@ import Testing
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory)
             for product in [SampleCatalog.consumable, SampleCatalog.nonConsumable] {
-                let id = try ledger.addPayment(NewPayment(productID: product, idempotencyKey: "key-\(product)")).transaction.id
+                let id = try ledger.addPayment(NewPayment(productID: product, idempotencyKey: "key-\(product)"))
+                    .transaction.id
                 _ = try ledger.applyPlannedOutcome(of: id)
             }
             try ledger.close()
             let database = directory + "/ledger.sqlite"
             #expect(try LedgerProcess.run(["verify", "--database", database]).status == 0)
             // Parts separated by "-- reconnect" run in fresh connections (schema edits need one).
-            #expect(try runPython("""
-                import sqlite3
-                for part in '''\(sql)'''.split('-- reconnect'):
-                    c = sqlite3.connect('\(database)')
-                    for name, in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-                        c.execute('DROP TRIGGER ' + name)
-                    c.executescript(part)
-                    c.commit()
-                    c.close()
-                """) == 0)
+            #expect(
+                try runPython(
+                    """
+                    import sqlite3
+                    for part in '''\(sql)'''.split('-- reconnect'):
+                        c = sqlite3.connect('\(database)')
+                        for name, in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+                            c.execute('DROP TRIGGER ' + name)
+                        c.executescript(part)
+                        c.commit()
+                        c.close()
+                    """) == 0)
             let result = try LedgerProcess.run(["verify", "--json", "--database", database])
             #expect(result.status == 2, "\(result.stderr)")
             let problems = try #require(try result.json()["problems"] as? [[String: Any]])
@@ -44,7 +47,9 @@ import Testing
     func purchasedLedger(in directory: String, count: Int) throws -> (database: String, ids: [UInt64]) {
         let ledger = try SampleCatalog.ledger(in: directory)
         let ids = try (0..<count).map { _ in
-            try ledger.applyPlannedOutcome(of: try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id).id
+            try ledger.applyPlannedOutcome(
+                of: try ledger.addPayment(NewPayment(productID: SampleCatalog.consumable)).transaction.id
+            ).id
         }
         try ledger.close()
         return (directory + "/ledger.sqlite", ids)
@@ -56,16 +61,20 @@ import Testing
         try await withTemporaryDirectory { directory in
             let (database, ids) = try purchasedLedger(in: directory, count: 1)
             let id = ids[0]
-            #expect(try runPython("""
-                import sqlite3
-                c = sqlite3.connect('\(database)')
-                c.execute('PRAGMA ignore_check_constraints = ON')
-                c.execute("UPDATE transactions SET reason = 'gift' WHERE id = \(id)")
-                c.commit()
-                """) == 0)
+            #expect(
+                try runPython(
+                    """
+                    import sqlite3
+                    c = sqlite3.connect('\(database)')
+                    c.execute('PRAGMA ignore_check_constraints = ON')
+                    c.execute("UPDATE transactions SET reason = 'gift' WHERE id = \(id)")
+                    c.commit()
+                    """) == 0)
             let result = try LedgerProcess.run(["show", "\(id)", "--database", database])
             #expect(result.status == 74, "\(result.stderr)")
-            #expect(result.stderr.contains("\(database) is a damaged SQLite database: unexpected value \"gift\""), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("\(database) is a damaged SQLite database: unexpected value \"gift\""),
+                "\(result.stderr)")
         }
     }
 
@@ -79,7 +88,9 @@ import Testing
     }
 
     @Test func aHistoryThatDoesNotEndInItsRowIsFound() async throws {
-        try await damaged("UPDATE transactions SET state = 'failed', error_code = 2 WHERE id = 1", expecting: "history ends in purchased, the row is failed")
+        try await damaged(
+            "UPDATE transactions SET state = 'failed', error_code = 2 WHERE id = 1",
+            expecting: "history ends in purchased, the row is failed")
     }
 
     @Test func aFinishedTransactionThatCannotBeFinishedIsFound() async throws {
@@ -107,16 +118,18 @@ import Testing
             // The index fits its root page, whose cells fill it from the end.
             let database = try purchasedLedger(in: directory, count: 30).database
             // Scramble an index page (not the schema's first page): the file still opens.
-            #expect(try runPython("""
-                import sqlite3
-                c = sqlite3.connect('\(database)')
-                c.execute('PRAGMA wal_checkpoint(TRUNCATE)')
-                page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'transactions_by_product'").fetchone()[0]
-                c.close()
-                with open('\(database)', 'r+b') as f:
-                    f.seek((page - 1) * 4096 + 3000)   # where the cells are (they fill a page from its end)
-                    f.write(bytes(range(256)) * 4)
-                """) == 0)
+            #expect(
+                try runPython(
+                    """
+                    import sqlite3
+                    c = sqlite3.connect('\(database)')
+                    c.execute('PRAGMA wal_checkpoint(TRUNCATE)')
+                    page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'transactions_by_product'").fetchone()[0]
+                    c.close()
+                    with open('\(database)', 'r+b') as f:
+                        f.seek((page - 1) * 4096 + 3000)   # where the cells are (they fill a page from its end)
+                        f.write(bytes(range(256)) * 4)
+                    """) == 0)
             let result = try LedgerProcess.run(["verify", "--database", database])
             #expect(result.status == 2, "\(result.stdout) \(result.stderr)")
             #expect(result.stdout.contains("integrity check"), "\(result.stdout)")
@@ -130,7 +143,10 @@ import Testing
             try SampleCatalog.ledger(in: directory).close()
             let database = directory + "/ledger.sqlite"
             let child = LedgerProcess.start(
-                ["hold-purchases", "--database", database, SampleCatalog.consumable, SampleCatalog.nonConsumable, SampleCatalog.nonConsumable2])
+                [
+                    "hold-purchases", "--database", database, SampleCatalog.consumable, SampleCatalog.nonConsumable,
+                    SampleCatalog.nonConsumable2,
+                ])
             let pipe = Pipe()
             child.standardOutput = pipe
             try child.run()
@@ -150,9 +166,11 @@ import Testing
             try Data(repeating: 0xA5, count: 8_000).write(to: URL(fileURLWithPath: wal))
             let junk = try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", database])
             #expect(junk.status == 74 && junk.stderr.contains("no WAL signature"))
-            #expect(fileBytes(database) == before && fileBytes(wal) == Data(repeating: 0xA5, count: 8_000), "left untouched")
+            #expect(
+                fileBytes(database) == before && fileBytes(wal) == Data(repeating: 0xA5, count: 8_000), "left untouched"
+            )
             var badChecksum = intact
-            badChecksum[25] ^= 0xFF   // inside the header's checksum
+            badChecksum[25] ^= 0xFF  // inside the header's checksum
             try badChecksum.write(to: URL(fileURLWithPath: wal))
             let refused = try LedgerProcess.run(["list", "--database", database])
             #expect(refused.status == 74 && refused.stderr.contains("fails its checksum"), "\(refused.stderr)")
@@ -172,7 +190,8 @@ import Testing
             try SampleCatalog.ledger(in: directory).close()
             let database = directory + "/ledger.sqlite"
             let result = try LedgerProcess.run(
-                ["ledger", "purchase", SampleCatalog.consumable, "--database", database], environment: ["STORELEDGER_FAULT": fault],
+                ["ledger", "purchase", SampleCatalog.consumable, "--database", database],
+                environment: ["STORELEDGER_FAULT": fault],
                 program: .lab)
             #expect(result.status == 74, "\(fault): \(result.stderr)")
             #expect(result.stderr.contains(fault.hasPrefix("disk-full") ? "full" : "I/O error"), "\(result.stderr)")
@@ -195,7 +214,7 @@ import Testing
                 try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder)
                 try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database)
             }
-            guard getuid() != 0 else { return }   // root ignores permissions: nothing to check
+            guard getuid() != 0 else { return }  // root ignores permissions: nothing to check
             let before = fileBytes(database)
             let result = try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", database])
             #expect(result.status == 74, "\(result.stderr)")

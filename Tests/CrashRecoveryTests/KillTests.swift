@@ -19,10 +19,11 @@ import Testing
             var random = SplitMix64(seed: seed)
             // Two kills: the second lands on a ledger that already went through a crash.
             for round in 0..<2 {
-                let process = LedgerProcess.start([
-                    "torture", "--seed", "\(seed * 10 + UInt64(round))", "--operations", "5000",
-                    "--ack-log", ackLog, "--database", database,
-                ], program: .lab)
+                let process = LedgerProcess.start(
+                    [
+                        "torture", "--seed", "\(seed * 10 + UInt64(round))", "--operations", "5000",
+                        "--ack-log", ackLog, "--database", database,
+                    ], program: .lab)
                 process.standardOutput = FileHandle.nullDevice
                 let logged = Self.size(of: ackLog)
                 try process.run()

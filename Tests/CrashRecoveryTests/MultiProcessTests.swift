@@ -13,7 +13,8 @@ import Testing
             let database = directory + "/ledger.sqlite", ackLog = directory + "/acks.jsonl"
             try CrashWorkload.prepareLedger(at: database, configuration: LedgerConfiguration())
             let writer = LedgerProcess.start(
-                ["torture", "--seed", "42", "--operations", "100000", "--ack-log", ackLog, "--database", database], program: .lab)
+                ["torture", "--seed", "42", "--operations", "100000", "--ack-log", ackLog, "--database", database],
+                program: .lab)
             writer.standardOutput = FileHandle.nullDevice
             try writer.run()
             defer { if writer.isRunning { writer.terminate() } }

@@ -13,14 +13,17 @@ import Testing
     @Test func aPowerLossAtAnyWriteOrSyncLosesNothingAcknowledged() async throws {
         try await withTemporaryDirectory { directory in
             let (writes, syncs) = await CrashRun.measure(
-                seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, durability: .full, in: directory)
+                seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, durability: .full,
+                in: directory)
             #expect(writes > 20 && syncs > 5)
             var fired = 0
             let triggers = (1...writes).map(CrashRun.Trigger.write) + (1...syncs).map(CrashRun.Trigger.sync)
             for (index, trigger) in triggers.enumerated() {
                 let run = CrashRun(
-                    seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, fault: .powerLoss, trigger: trigger,
-                    lossMode: index % 3 == 0 ? .loseAll : index % 3 == 1 ? .loseRandom(seed: UInt64(index)) : .tornLastWrite)
+                    seed: Self.shortWorkload.seed, operations: Self.shortWorkload.operations, fault: .powerLoss,
+                    trigger: trigger,
+                    lossMode: index % 3 == 0
+                        ? .loseAll : index % 3 == 1 ? .loseRandom(seed: UInt64(index)) : .tornLastWrite)
                 let outcome = try await withTemporaryDirectory { await run.run(in: $0) }
                 #expect(outcome.violations.isEmpty, "replay: \(run) -> \(outcome.violations)")
                 if outcome.faultFired { fired += 1 }
@@ -34,7 +37,8 @@ import Testing
     @Test func theHarnessCatchesLossesUnderNormalDurability() async throws {
         var lossesFound = 0
         for seed in UInt64(1)...6 {
-            let run = CrashRun(seed: seed, operations: 30, fault: .powerLoss, trigger: .sync(10_000), durability: .normal)
+            let run = CrashRun(
+                seed: seed, operations: 30, fault: .powerLoss, trigger: .sync(10_000), durability: .normal)
             let outcome = try await withTemporaryDirectory { await run.run(in: $0, checkingAsFull: true) }
             if outcome.violations.contains(where: { $0.invariant == 1 }) { lossesFound += 1 }
             // Held to its own rule (only a suffix may be lost), the same runs are correct.
@@ -48,8 +52,9 @@ import Testing
         try await withTemporaryDirectory { directory in
             let (writes, _) = await CrashRun.measure(seed: 3, operations: 12, durability: .normal, in: directory)
             for point in stride(from: Int64(1), through: writes, by: 3) {
-                let run = CrashRun(seed: 3, operations: 12, fault: .powerLoss, trigger: .write(point),
-                                   lossMode: .loseRandom(seed: UInt64(point)), durability: .normal)
+                let run = CrashRun(
+                    seed: 3, operations: 12, fault: .powerLoss, trigger: .write(point),
+                    lossMode: .loseRandom(seed: UInt64(point)), durability: .normal)
                 let outcome = try await withTemporaryDirectory { await run.run(in: $0) }
                 #expect(outcome.violations.isEmpty, "replay: \(run) -> \(outcome.violations)")
             }
@@ -63,8 +68,10 @@ import Testing
             let (writes, syncs) = await CrashRun.measure(seed: 11, operations: 12, durability: .full, in: directory)
             var runs: [CrashRun] = []
             for point in stride(from: Int64(1), through: writes, by: 2) {
-                runs.append(CrashRun(seed: 11, operations: 12, fault: point % 4 == 1 ? .diskFull : .ioError, trigger: .write(point),
-                                     persistent: point % 3 == 0))
+                runs.append(
+                    CrashRun(
+                        seed: 11, operations: 12, fault: point % 4 == 1 ? .diskFull : .ioError, trigger: .write(point),
+                        persistent: point % 3 == 0))
             }
             for point in 1...syncs {
                 runs.append(CrashRun(seed: 11, operations: 12, fault: .ioError, trigger: .sync(point)))
@@ -81,7 +88,9 @@ import Testing
     /// make (which the next command, a read among them, would have written).
     @Test func aClockMoveAndItsRenewalsAreOneCommit() async throws {
         let epoch = Date(timeIntervalSince1970: 1_800_000_000)
-        let triggers = (Int64(1)...14).map { (write: $0, sync: Int64?.none) } + (Int64(1)...4).map { (write: Int64?.none, sync: $0) }
+        let triggers =
+            (Int64(1)...14).map { (write: $0, sync: Int64?.none) }
+            + (Int64(1)...4).map { (write: Int64?.none, sync: $0) }
         var interrupted = 0
         for trigger in triggers {
             try await withTemporaryDirectory { directory in
@@ -105,7 +114,9 @@ import Testing
                 let reopened = try Ledger.open(at: path, configuration: configuration)
                 let renewals = try reopened.allTransactions().filter { $0.reason == .renewal }.count
                 let clockMoved = try reopened.storeDate() > epoch.addingTimeInterval(30)
-                #expect(clockMoved ? renewals == 3 : renewals == 0, "\(trigger): clock moved \(clockMoved), \(renewals) renewals")
+                #expect(
+                    clockMoved ? renewals == 3 : renewals == 0,
+                    "\(trigger): clock moved \(clockMoved), \(renewals) renewals")
                 #expect(try reopened.verify() == [])
                 try reopened.close()
             }
@@ -127,7 +138,7 @@ import Testing
                 FaultInjection.arm(.ioError, atSync: syncPoint)
                 let payment = Payment(productID: "workload.nonconsumable.a", idempotencyKey: "checkout-42")
                 var first: PaymentTransaction?
-                do { first = try await queue.add(payment) } catch { /* the outcome is unknown */ }
+                do { first = try await queue.add(payment) } catch { /* the outcome is unknown */  }
                 let retried = try await queue.add(payment)
                 #expect(first == nil || first?.id == retried.id)
                 #expect(retried.state == .purchased)
@@ -179,7 +190,9 @@ import Testing
                 for index in 0..<32 {
                     group.addTask {
                         let product = index == 7 ? "workload.unknown" : "workload.consumable"
-                        do { return .success(try await queue.add(Payment(productID: product))) } catch { return .failure(error) }
+                        do { return .success(try await queue.add(Payment(productID: product))) } catch {
+                            return .failure(error)
+                        }
                     }
                 }
                 var results: [Result<PaymentTransaction, any Error>] = []
@@ -188,7 +201,14 @@ import Testing
             }
             let bought = results.compactMap { try? $0.get() }
             #expect(bought.count == 31 && bought.allSatisfy { $0.state == .purchased })
-            #expect(results.contains { if case .failure(let error as UnknownProductError) = $0 { error.productIdentifier == "workload.unknown" } else { false } })
+            #expect(
+                results.contains {
+                    if case .failure(let error as UnknownProductError) = $0 {
+                        error.productIdentifier == "workload.unknown"
+                    } else {
+                        false
+                    }
+                })
             let syncs = FaultInjection.counters.syncs
             #expect(syncs < 62, "31 payments ask for 62 commits; group commit shares them (\(syncs) syncs)")
             #expect(try queue.ledger.allTransactions().count == 31)

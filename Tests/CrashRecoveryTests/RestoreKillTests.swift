@@ -10,7 +10,8 @@ import Testing
         try await withTemporaryDirectory { directory in
             let purchases = 1_000
             // Set up fast (durability normal: no fsync per commit); the restore runs with full.
-            let ledger = try SampleCatalog.ledger(in: directory, configuration: LedgerConfiguration(durability: .normal))
+            let ledger = try SampleCatalog.ledger(
+                in: directory, configuration: LedgerConfiguration(durability: .normal))
             for _ in 0..<purchases {
                 let id = try await ledger.addPayment(NewPayment(productID: SampleCatalog.nonConsumable)).transaction.id
                 _ = try await ledger.applyPlannedOutcome(of: id)

@@ -22,12 +22,14 @@ struct TipJar {
 struct TipJarSubject: CrashTestSubject {
     func prepare(_ context: CrashTestContext) async throws {
         let catalog = context.directory + "/tips.storekit"
-        try Data("""
+        try Data(
+            """
             {"products": [
               {"productID": "tip.small", "type": "Consumable", "displayPrice": "0.99"},
               {"productID": "tip.large", "type": "Consumable", "displayPrice": "4.99"}
             ]}
-            """.utf8).write(to: URL(fileURLWithPath: catalog))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: catalog))
         let ledger = try Ledger.open(at: context.ledgerPath, configuration: context.configuration)
         defer { try? ledger.close() }
         try ProductCatalog(ledger: ledger).importConfigurations(at: [catalog])

@@ -19,7 +19,8 @@ import Testing
     }
 
     @Test func onlyTheWorkloadsAskedForRun() throws {
-        let result = try LedgerProcess.run(["bench", "--quick", "--json", "--workloads", "purchase,catalog"], program: .lab)
+        let result = try LedgerProcess.run(
+            ["bench", "--quick", "--json", "--workloads", "purchase,catalog"], program: .lab)
         #expect(result.status == 0, Comment(rawValue: result.stderr))
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let workloads = (report["results"] as? [[String: Any]] ?? []).compactMap { $0["workload"] as? String }

@@ -16,7 +16,8 @@ struct CLIWorkspace {
 
     @discardableResult
     func ledger(arguments: [String], environment: [String: String] = [:]) throws -> LedgerProcess.Result {
-        try LedgerProcess.run(arguments + ["--database", database], environment: environment, currentDirectory: directory)
+        try LedgerProcess.run(
+            arguments + ["--database", database], environment: environment, currentDirectory: directory)
     }
 
     /// `ledger ARGS --json --database ...`, expecting exit 0 and one JSON object.

@@ -4,8 +4,10 @@ import LedgerTesting
 import Testing
 
 @Suite struct CLIReadCommandTests {
-    @Test(arguments: [["list"], ["show", "1"], ["info"], ["products", "list"], ["products", "request", "a"],
-                      ["launch"], ["finish", "1"], ["purchase", "com.example.level1"], ["approve", "1"]])
+    @Test(arguments: [
+        ["list"], ["show", "1"], ["info"], ["products", "list"], ["products", "request", "a"],
+        ["launch"], ["finish", "1"], ["purchase", "com.example.level1"], ["approve", "1"],
+    ])
     func commandsOnAMissingLedgerExit66AndCreateNothing(_ arguments: [String]) async throws {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let result = try LedgerProcess.run(arguments + ["--database", workspace.database])
@@ -25,7 +27,11 @@ import Testing
             #expect(try workspace.json("init")["created"] as? Bool == false)
             let info = try workspace.json("info")
             let migrations = try #require(info["migrations"] as? [String])
-            #expect(migrations.count == (try FileManager.default.contentsOfDirectory(atPath: Repository.root + "/migrations")).filter { $0.hasSuffix(".sql") }.count)
+            #expect(
+                migrations.count
+                    == (try FileManager.default.contentsOfDirectory(atPath: Repository.root + "/migrations")).filter {
+                        $0.hasSuffix(".sql")
+                    }.count)
             #expect(info["schemaVersion"] as? String == migrations.last)
             #expect(info["durability"] as? String == "full")
             #expect((info["counts"] as? [String: Any])?["transactions"] as? Int == 0)
@@ -62,9 +68,12 @@ import Testing
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let ids = workspace.directory + "/products_v2.json"
             try write(#"["com.example.level2", "com.example.missing"]"#, to: ids)
-            let response = try workspace.json("products", "request", "--ids-file", ids,
-                                              "--ids-file", Repository.fixture("ids-array.plist"))
-            #expect((response["products"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["com.example.level2"])
+            let response = try workspace.json(
+                "products", "request", "--ids-file", ids,
+                "--ids-file", Repository.fixture("ids-array.plist"))
+            #expect(
+                (response["products"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["com.example.level2"]
+            )
             #expect((response["invalidProductIdentifiers"] as? [String])?.count == 4)
         }
     }
@@ -74,7 +83,8 @@ import Testing
             let path = Repository.fixture("v3.0-japan.storekit")
             #expect(try workspace.ledger("products", "import", path).status == 0)
             for machineLocale in ["en_US.UTF-8", "fr_FR.UTF-8", "C"] {
-                let result = try workspace.ledger("products", "list", "--json", environment: ["LANG": machineLocale, "LC_ALL": machineLocale])
+                let result = try workspace.ledger(
+                    "products", "list", "--json", environment: ["LANG": machineLocale, "LC_ALL": machineLocale])
                 let product = try #require((try result.json()["products"] as? [[String: Any]])?.first)
                 #expect(product["currencyCode"] as? String == "JPY")
                 let price = try #require(product["displayPrice"] as? String)
@@ -97,7 +107,10 @@ import Testing
     }
 
     /// The real-world corpus (files of other projects, present only beside CI), in one import.
-    @Test(.enabled(if: Repository.realWorldCorpusIsPresent, "../shared/fixtures/real-world is absent (it exists only beside CI)"))
+    @Test(
+        .enabled(
+            if: Repository.realWorldCorpusIsPresent,
+            "../shared/fixtures/real-world is absent (it exists only beside CI)"))
     func theRealWorldCorpusImportsFromTheCLIWhenPresent() async throws {
         let files = try #require(Repository.realWorldCorpus(withExtension: "storekit"))
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
@@ -118,7 +131,9 @@ import Testing
             #expect(missing.status == 66)
             let list = try workspace.ledger("products", "import", Repository.fixture("ids-products.plist"))
             #expect(list.status == 65 && list.stderr.contains("list of product identifiers"))
-            #expect(list.stderr.contains("(to buy these identifiers, request them with `ledger products request --ids-file`)"))
+            #expect(
+                list.stderr.contains(
+                    "(to buy these identifiers, request them with `ledger products request --ids-file`)"))
         }
     }
 }
@@ -126,23 +141,26 @@ import Testing
 extension CLIWorkspace {
     @discardableResult
     func ledger(_ arguments: [String], environment: [String: String] = [:]) throws -> LedgerProcess.Result {
-        try LedgerProcess.run(arguments + ["--database", database], environment: environment, currentDirectory: directory)
+        try LedgerProcess.run(
+            arguments + ["--database", database], environment: environment, currentDirectory: directory)
     }
 }
 
 @Suite struct CLIPurchaseTests {
     @Test func purchaseLaunchAndFinish() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
-            let bought = try workspace.json("purchase", "com.example.level1", "--quantity", "2",
-                                            "--account", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "--idempotency-key", "order-1")
+            let bought = try workspace.json(
+                "purchase", "com.example.level1", "--quantity", "2",
+                "--account", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "--idempotency-key", "order-1")
             #expect(bought["state"] as? String == "purchased" && bought["isFinished"] as? Bool == false)
             #expect(bought["quantity"] as? Int == 2 && bought["productType"] as? String == "nonConsumable")
             #expect(bought["appAccountToken"] as? String == "6F9619FF-8B86-D011-B42D-00C04FC964FF")
             #expect(bought["idempotencyKey"] as? String == "order-1")
             #expect((bought["purchaseDate"] as? String)?.hasSuffix("Z") == true)
             let id = try #require(bought["id"] as? Int)
-            let retry = try workspace.json("purchase", "com.example.level1", "--quantity", "2",
-                                           "--account", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "--idempotency-key", "order-1")
+            let retry = try workspace.json(
+                "purchase", "com.example.level1", "--quantity", "2",
+                "--account", "6F9619FF-8B86-D011-B42D-00C04FC964FF", "--idempotency-key", "order-1")
             #expect(retry["id"] as? Int == id)
 
             let launch = try workspace.json("launch")
@@ -159,7 +177,8 @@ extension CLIWorkspace {
 
     @Test func failedCancelledAndDeferredPurchasesAreNormalResults() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
-            let failed = try workspace.json("purchase", "com.example.rocket_car", "--outcome", "fail", "--error-code", "paymentNotAllowed")
+            let failed = try workspace.json(
+                "purchase", "com.example.rocket_car", "--outcome", "fail", "--error-code", "paymentNotAllowed")
             #expect(failed["state"] as? String == "failed")
             #expect((failed["error"] as? [String: Any])?["code"] as? Int == 4)
             #expect((failed["error"] as? [String: Any])?["name"] as? String == "paymentNotAllowed")
@@ -187,13 +206,18 @@ extension CLIWorkspace {
     @Test func badInputGetsItsExitCodeAndChangesNothing() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let cases: [([String], Int32, String)] = [
-                (["purchase", "com.example.nope"], 1,
-                 "error: unknown product \"com.example.nope\": it is not in the ledger's catalog (import it with `ledger products import`)"),
+                (
+                    ["purchase", "com.example.nope"], 1,
+                    "error: unknown product \"com.example.nope\": it is not in the ledger's catalog (import it with `ledger products import`)"
+                ),
                 (["purchase", "com.example.level1", "--quantity", "0"], 65, "invalid quantity 0"),
                 (["purchase", "com.example.level1", "--quantity", "11"], 65, "invalid quantity 11"),
                 (["purchase", "com.example.level1", "--account", "not-a-uuid"], 65, "invalid account \"not-a-uuid\""),
                 (["purchase", "com.example.level1", "--error-code", "bogus"], 65, "unknown error code \"bogus\""),
-                (["purchase", "com.example.level1", "--outcome", "success", "--error-code", "2"], 64, "--error-code goes with --outcome fail"),
+                (
+                    ["purchase", "com.example.level1", "--outcome", "success", "--error-code", "2"], 64,
+                    "--error-code goes with --outcome fail"
+                ),
                 (["purchase", "com.example.level1", "--outcome", "maybe"], 64, "maybe"),
                 (["show", "abc"], 64, "abc"),
                 (["finish", "-3"], 64, "Missing expected argument"),
@@ -217,7 +241,9 @@ extension CLIWorkspace {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let id = try #require(try workspace.json("purchase", "com.example.level1")["id"] as? Int)
             #expect(try workspace.ledger("finish", "\(id)", "999").status == 1)
-            #expect(try workspace.json("show", "\(id)")["transaction"].flatMap { $0 as? [String: Any] }?["isFinished"] as? Bool == false)
+            #expect(
+                try workspace.json("show", "\(id)")["transaction"].flatMap { $0 as? [String: Any] }?["isFinished"]
+                    as? Bool == false)
             #expect(try workspace.ledger("finish", "\(id)", "\(id)").status == 0)
         }
     }
@@ -226,7 +252,9 @@ extension CLIWorkspace {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             let hostile = #"com.x'; DROP TABLE transactions; -- \"q\""#
             let catalog = workspace.directory + "/hostile.storekit"
-            try write(#"{"products": [{"productID": "\#(hostile)", "type": "Consumable", "displayPrice": "1"}]}"#, to: catalog)
+            try write(
+                #"{"products": [{"productID": "\#(hostile)", "type": "Consumable", "displayPrice": "1"}]}"#, to: catalog
+            )
             #expect(try workspace.ledger("products", "import", catalog).status == 0)
             let id = "com.x'; DROP TABLE transactions; -- \"q\""
             let bought = try workspace.json("purchase", id)
@@ -255,7 +283,10 @@ extension CLIWorkspace {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let processes = [7, 8].map { seed in
                 LedgerProcess.start(
-                    ["torture", "--seed", "\(seed)", "--operations", "40", "--shared-ledger", "--database", workspace.database],
+                    [
+                        "torture", "--seed", "\(seed)", "--operations", "40", "--shared-ledger", "--database",
+                        workspace.database,
+                    ],
                     program: .lab)
             }
             let errors = processes.map { _ in Pipe() }
@@ -280,7 +311,10 @@ extension CLIWorkspace {
 
     func expectRefusedUntouched(_ workspace: CLIWorkspace, message: String) throws {
         let before = fileBytes(workspace.database)
-        for arguments in [["list"], ["info"], ["purchase", "com.example.level1"], ["init"], ["products", "import", workspace.catalog]] {
+        for arguments in [
+            ["list"], ["info"], ["purchase", "com.example.level1"], ["init"],
+            ["products", "import", workspace.catalog],
+        ] {
             _ = try? SampleCatalog.write(in: workspace.directory)
             let result = try workspace.ledger(arguments)
             #expect(result.status == 74, "\(arguments): \(result.stderr)")
@@ -297,7 +331,10 @@ extension CLIWorkspace {
             try expectRefusedUntouched(workspace, message: "empty file")
         }
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
-            #expect(try runPython("import sqlite3; c = sqlite3.connect('\(workspace.database)'); c.execute('create table t(x)'); c.commit()") == 0)
+            #expect(
+                try runPython(
+                    "import sqlite3; c = sqlite3.connect('\(workspace.database)'); c.execute('create table t(x)'); c.commit()"
+                ) == 0)
             try expectRefusedUntouched(workspace, message: "not a StoreLedger ledger")
         }
     }
@@ -305,14 +342,16 @@ extension CLIWorkspace {
     @Test func aLedgerFromANewerVersionExits74Untouched() async throws {
         try await CLIWorkspace.empty { (workspace: CLIWorkspace) throws in
             #expect(try workspace.ledger("init").status == 0)
-            #expect(try runPython("""
-                import sqlite3
-                c = sqlite3.connect('\(workspace.database)')
-                c.execute("insert into grdb_migrations values ('0099_future')")
-                c.commit()
-                c.execute('pragma wal_checkpoint(TRUNCATE)')
-                c.close()
-                """) == 0)
+            #expect(
+                try runPython(
+                    """
+                    import sqlite3
+                    c = sqlite3.connect('\(workspace.database)')
+                    c.execute("insert into grdb_migrations values ('0099_future')")
+                    c.commit()
+                    c.execute('pragma wal_checkpoint(TRUNCATE)')
+                    c.close()
+                    """) == 0)
             try expectRefusedUntouched(workspace, message: "newer version")
         }
     }
@@ -328,16 +367,20 @@ extension CLIWorkspace {
             #expect(first.stdout.contains("restore finished: 5 restored"))
             #expect(FileManager.default.fileExists(atPath: workspace.directory + "/ledger-demo.sqlite"))
             #expect(try LedgerProcess.run(["demo"], currentDirectory: workspace.directory).status == 0)
-            let list = try LedgerProcess.run(["list", "--json", "--database", workspace.directory + "/ledger-demo.sqlite"]).json()
+            let list = try LedgerProcess.run([
+                "list", "--json", "--database", workspace.directory + "/ledger-demo.sqlite",
+            ]).json()
             #expect((list["transactions"] as? [Any])?.count == 12)
             // The commands the demo suggests work as printed.
-            let suggested = try LedgerProcess.run(["show", "1", "--database", "ledger-demo.sqlite"], currentDirectory: workspace.directory)
+            let suggested = try LedgerProcess.run(
+                ["show", "1", "--database", "ledger-demo.sqlite"], currentDirectory: workspace.directory)
             #expect(suggested.status == 0, "\(suggested.stderr)")
             let summary = try LedgerProcess.run(["demo", "--json"], currentDirectory: workspace.directory)
             #expect(try summary.json()["acknowledgedBeforeCrash"] as? [Int] == [1, 2])
 
             #expect(try workspace.ledger("init").status == 0)
-            let refused = try LedgerProcess.run(["demo", "--database", workspace.database], currentDirectory: workspace.directory)
+            let refused = try LedgerProcess.run(
+                ["demo", "--database", workspace.database], currentDirectory: workspace.directory)
             #expect(refused.status == 1 && refused.stderr.contains("did not make"))
         }
     }

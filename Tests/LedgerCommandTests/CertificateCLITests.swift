@@ -9,7 +9,9 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             let pem = try workspace.ledger("certificate", "export")
             #expect(pem.status == 0, "\(pem.stderr)")
-            #expect(pem.stdout.hasPrefix("-----BEGIN CERTIFICATE-----\n") && pem.stdout.hasSuffix("-----END CERTIFICATE-----\n"))
+            #expect(
+                pem.stdout.hasPrefix("-----BEGIN CERTIFICATE-----\n")
+                    && pem.stdout.hasSuffix("-----END CERTIFICATE-----\n"))
             let json = try workspace.json("certificate", "export")
             #expect(json["certificate"] as? String == pem.stdout && json["format"] as? String == "pem")
             let der = workspace.directory + "/root.der"
@@ -23,7 +25,10 @@ import Testing
             let other = workspace.directory + "/other.sqlite"
             #expect(try LedgerProcess.run(["init", "--database", other]).status == 0)
             #expect(try LedgerProcess.run(["certificate", "export", "--database", other]).stdout != pem.stdout)
-            #expect(try workspace.ledger("certificate", "export", "--chain").stdout.components(separatedBy: "BEGIN CERTIFICATE").count == 4)
+            #expect(
+                try workspace.ledger("certificate", "export", "--chain").stdout.components(
+                    separatedBy: "BEGIN CERTIFICATE"
+                ).count == 4)
         }
     }
 
@@ -36,18 +41,26 @@ import Testing
             let taken = workspace.directory + "/taken.pem"
             try write("keep me", to: taken)
             let refused = try workspace.ledger("certificate", "export", "--output", taken)
-            #expect(refused.status == 1 && refused.stderr.contains("\(taken) exists: the certificate is never written over a file"))
+            #expect(
+                refused.status == 1
+                    && refused.stderr.contains("\(taken) exists: the certificate is never written over a file"))
             #expect(fileBytes(taken) == Data("keep me".utf8))
-            let missing = try LedgerProcess.run(["certificate", "export", "--database", workspace.directory + "/none.sqlite"])
+            let missing = try LedgerProcess.run([
+                "certificate", "export", "--database", workspace.directory + "/none.sqlite",
+            ])
             #expect(missing.status == 66)
             let nowhere = workspace.directory + "/no-such-folder/root.pem"
             let unwritable = try workspace.ledger("certificate", "export", "--output", nowhere)
-            #expect(unwritable.status == 73 && unwritable.stderr.contains("cannot write \(nowhere): No such file or directory"))
+            #expect(
+                unwritable.status == 73
+                    && unwritable.stderr.contains("cannot write \(nowhere): No such file or directory"))
             // Nothing half-written is left behind, under its name or a temporary one.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.directory).sorted()
-                == ["Sample.storekit", "ledger.sqlite", "ledger.sqlite-shm", "ledger.sqlite-wal", "taken.pem"].filter {
-                    FileManager.default.fileExists(atPath: workspace.directory + "/" + $0)
-                })
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: workspace.directory).sorted()
+                    == ["Sample.storekit", "ledger.sqlite", "ledger.sqlite-shm", "ledger.sqlite-wal", "taken.pem"]
+                    .filter {
+                        FileManager.default.fileExists(atPath: workspace.directory + "/" + $0)
+                    })
         }
     }
 
@@ -55,7 +68,10 @@ import Testing
     /// own chains (its `_ChainVerifier`: OpenSSL's strict X.509 verification against the given
     /// root, and Apple's marker extensions on the leaf and the intermediate), and fails them
     /// against another ledger's root or after the leaf has expired.
-    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func applesServerLibraryAcceptsTheChainOnlyWithItsRootAndWhileTheLeafIsValid() async throws {
         guard let python = ApplePython.path else {
             Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
@@ -67,7 +83,10 @@ import Testing
             #expect(try workspace.ledger("certificate", "export", "--chain", "--output", chain).status == 0)
             #expect(try workspace.ledger("certificate", "export", "--format", "der", "--output", root).status == 0)
             #expect(try LedgerProcess.run(["init", "--database", other]).status == 0)
-            #expect(try LedgerProcess.run(["certificate", "export", "--database", other, "--format", "der", "--output", otherRoot]).status == 0)
+            #expect(
+                try LedgerProcess.run([
+                    "certificate", "export", "--database", other, "--format", "der", "--output", otherRoot,
+                ]).status == 0)
             let script = """
                 import base64, sys
                 from cryptography import x509
@@ -85,7 +104,10 @@ import Testing
                 """
             let run = try runProcess(python, ["-c", script, chain, root, otherRoot])
             #expect(run.status == 0)
-            #expect(run.output.split(separator: "\n") == ["verified", "rejected VERIFICATION_FAILURE", "rejected VERIFICATION_FAILURE"], "\(run.output)")
+            #expect(
+                run.output.split(separator: "\n") == [
+                    "verified", "rejected VERIFICATION_FAILURE", "rejected VERIFICATION_FAILURE",
+                ], "\(run.output)")
         }
     }
 }

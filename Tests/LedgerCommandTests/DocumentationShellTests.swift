@@ -25,7 +25,8 @@ import Testing
 
     /// The ```sh blocks of a document, with what each is expected to do.
     static func blocks(of text: String) throws -> [Block] {
-        let pattern = try NSRegularExpression(pattern: #"(?:<!-- shell: ([^>]*?) -->\n)?```sh\n(.*?)```"#, options: [.dotMatchesLineSeparators])
+        let pattern = try NSRegularExpression(
+            pattern: #"(?:<!-- shell: ([^>]*?) -->\n)?```sh\n(.*?)```"#, options: [.dotMatchesLineSeparators])
         let ns = text as NSString
         return try pattern.matches(in: text, range: NSRange(location: 0, length: ns.length)).map { match in
             let marker = match.range(at: 1).location == NSNotFound ? nil : ns.substring(with: match.range(at: 1))
@@ -35,7 +36,9 @@ import Testing
             case nil: expected = 0
             case "skip": expected = nil
             case let marker? where marker.hasPrefix("exits "):
-                guard let status = Int32(marker.dropFirst("exits ".count)) else { throw ShellError(description: "line \(line): bad marker \(marker)") }
+                guard let status = Int32(marker.dropFirst("exits ".count)) else {
+                    throw ShellError(description: "line \(line): bad marker \(marker)")
+                }
                 expected = status
             case let marker?: throw ShellError(description: "line \(line): unknown marker <!-- shell: \(marker) -->")
             }
@@ -56,7 +59,9 @@ import Testing
             for block in blocks {
                 guard let expected = block.expectedStatus else { continue }
                 let result = try Self.run(block.script, in: directory)
-                #expect(result.status == expected, "\(document):\(block.line) exited \(result.status), not \(expected): \(result.output)")
+                #expect(
+                    result.status == expected,
+                    "\(document):\(block.line) exited \(result.status), not \(expected): \(result.output)")
             }
         }
     }
@@ -69,7 +74,9 @@ import Testing
             run += blocks.filter { $0.expectedStatus != nil }.count
             // Only ```sh is run: a ```bash or ```shell block would silently escape the test.
             for fence in ["```bash\n", "```shell\n", "```console\n"] {
-                #expect(!text.contains(fence), "\(document) has a \(fence.dropLast()) block: write ```sh (run) or ```text (a synopsis)")
+                #expect(
+                    !text.contains(fence),
+                    "\(document) has a \(fence.dropLast()) block: write ```sh (run) or ```text (a synopsis)")
             }
         }
         #expect(run >= 10, "only \(run) shell blocks are run")
@@ -108,8 +115,11 @@ import Testing
             while let path = walker.nextObject() as? String {
                 let full = root + "/" + folder + "/" + path
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
-                if [".swift", ".md", ".c", ".h", ".py", ".tsv", ""].contains(where: { path.hasSuffix($0) && ($0 != "" || !path.contains(".")) }) {
+                guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue
+                else { continue }
+                if [".swift", ".md", ".c", ".h", ".py", ".tsv", ""].contains(where: {
+                    path.hasSuffix($0) && ($0 != "" || !path.contains("."))
+                }) {
                     files.append(folder + "/" + path)
                 }
             }
@@ -122,9 +132,11 @@ import Testing
         // their generated copy; this file names the words it looks for. CI's machine has the
         // real-world corpus and the CLI contract check beside the clone: using them is no citation.
         let exempt: Set<String> = [
-            "Sources/LedgerEngine/Schema/EmbeddedMigrations.swift", "Tests/LedgerCommandTests/DocumentationShellTests.swift",
+            "Sources/LedgerEngine/Schema/EmbeddedMigrations.swift",
+            "Tests/LedgerCommandTests/DocumentationShellTests.swift",
         ]
-        let citation = try NSRegularExpression(pattern: #"\bSPEC\b|SPEC\.md|ARCHITECTURE|\.\./shared/(?!fixtures/real-world|contract/)"#)
+        let citation = try NSRegularExpression(
+            pattern: #"\bSPEC\b|SPEC\.md|ARCHITECTURE|\.\./shared/(?!fixtures/real-world|contract/)"#)
         for file in try Self.textFiles() where !exempt.contains(file) {
             let text = try String(contentsOfFile: Repository.root + "/" + file, encoding: .utf8)
             let found = citation.matches(in: text, range: NSRange(text.startIndex..., in: text))
@@ -135,23 +147,30 @@ import Testing
     @Test func noCommentNamesTheRemovedLedgerBench() throws {
         // `ledger bench` became `ledger-lab bench`; the performance history and the changelog
         // quote the old name for the runs made with it.
-        let exempt: Set<String> = ["docs/PERFORMANCE.md", "CHANGELOG.md", "Tests/LedgerCommandTests/DocumentationShellTests.swift"]
+        let exempt: Set<String> = [
+            "docs/PERFORMANCE.md", "CHANGELOG.md", "Tests/LedgerCommandTests/DocumentationShellTests.swift",
+        ]
         let stale = try NSRegularExpression(pattern: #"`ledger bench`|ledger bench(?![-\w])"#)
         for file in try Self.textFiles() where !exempt.contains(file) {
             let text = try String(contentsOfFile: Repository.root + "/" + file, encoding: .utf8)
-            #expect(stale.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil, "\(file) names `ledger bench`")
+            #expect(
+                stale.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) == nil,
+                "\(file) names `ledger bench`")
         }
     }
 
     @Test func theDocumentedTransactionHasEveryFieldTheToolPrints() async throws {
         let guide = try String(contentsOfFile: Repository.root + "/docs/CLI.md", encoding: .utf8)
         let blocks = guide.components(separatedBy: "```json\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        let example = try #require(blocks.first { $0.contains("\"originalPurchaseDate\"") }, "docs/CLI.md has no transaction example")
+        let example = try #require(
+            blocks.first { $0.contains("\"originalPurchaseDate\"") }, "docs/CLI.md has no transaction example")
         let documented = try #require(try JSONSerialization.jsonObject(with: Data(example.utf8)) as? [String: Any])
         try await CLIWorkspace.withCatalog { workspace in
             let printed = try workspace.json("purchase", "com.example.level1")
-            #expect(Set(documented.keys) == Set(printed.keys).subtracting(["replayed", "version"]),
-                    "documented but not printed: \(Set(documented.keys).subtracting(printed.keys)); printed but not documented: \(Set(printed.keys).subtracting(documented.keys))")
+            #expect(
+                Set(documented.keys) == Set(printed.keys).subtracting(["replayed", "version"]),
+                "documented but not printed: \(Set(documented.keys).subtracting(printed.keys)); printed but not documented: \(Set(printed.keys).subtracting(documented.keys))"
+            )
         }
     }
 }
@@ -165,7 +184,9 @@ import Testing
         for document in DocumentationShellTests.documents where document.hasPrefix("docs/") {
             let text = try String(contentsOfFile: Repository.root + "/" + document, encoding: .utf8)
             let head = text.split(separator: "\n").prefix(40)
-            #expect(head.filter { $0.hasPrefix("- [") && $0.contains("](#") }.count >= 3, "\(document) has no table of contents")
+            #expect(
+                head.filter { $0.hasPrefix("- [") && $0.contains("](#") }.count >= 3,
+                "\(document) has no table of contents")
             #expect(readme.contains("(" + document + ")"), "the README does not link \(document)")
         }
     }

@@ -13,12 +13,16 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout == LedgerRootCommand.version + "\n")
         let changelog = try String(contentsOfFile: Repository.root + "/CHANGELOG.md", encoding: .utf8)
-        let released = changelog.split(separator: "\n").first { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
+        let released = changelog.split(separator: "\n").first {
+            $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]")
+        }
         #expect(released?.hasPrefix("## [\(LedgerRootCommand.version)] - ") == true, "\(released ?? "no release")")
         let license = try String(contentsOfFile: Repository.root + "/LICENSE", encoding: .utf8)
         #expect(license.contains("Apache License") && license.contains("Version 2.0, January 2004"))
         let manifest = try String(contentsOfFile: Repository.root + "/Package.swift", encoding: .utf8)
-        #expect(manifest.contains("StoreLedger \(LedgerRootCommand.version), licensed under the Apache License, Version 2.0"))
+        #expect(
+            manifest.contains(
+                "StoreLedger \(LedgerRootCommand.version), licensed under the Apache License, Version 2.0"))
     }
 
     @Test func globalOptionsWorkBeforeTheCommandToo() async throws {
@@ -26,7 +30,8 @@ import Testing
             try workspace.ledger("purchase", "com.example.level1")
             let after = try LedgerProcess.run(["list", "--json", "--database", workspace.database])
             for before in [
-                ["--database", workspace.database, "--json", "list"], ["--json", "--database=\(workspace.database)", "list"],
+                ["--database", workspace.database, "--json", "list"],
+                ["--json", "--database=\(workspace.database)", "list"],
                 ["--wait", "5", "--durability", "normal", "--database", workspace.database, "list", "--json"],
             ] {
                 let result = try LedgerProcess.run(before)
@@ -59,9 +64,12 @@ import Testing
         let help = try LedgerProcess.run(["--json", "--database", "x.sqlite", "help", "list"])
         #expect(help.status == 0 && help.stdout.contains("USAGE: ledger list"), "\(help.stderr)")
         let typo = try LedgerProcess.run(["help", "lsit"])
-        #expect(typo.status == 64 && typo.stderr.contains("no command \"lsit\" (did you mean \"list\"?"), "\(typo.stderr)")
+        #expect(
+            typo.status == 64 && typo.stderr.contains("no command \"lsit\" (did you mean \"list\"?"), "\(typo.stderr)")
         let nested = try LedgerProcess.run(["--json", "help", "store", "sett"])
-        #expect(nested.status == 64 && nested.stderr.contains(#"no command \"sett\" (did you mean \"set\"?"#), "\(nested.stderr)")
+        #expect(
+            nested.status == 64 && nested.stderr.contains(#"no command \"sett\" (did you mean \"set\"?"#),
+            "\(nested.stderr)")
     }
 
     /// The options `CommandWords` moves after the command are exactly those every command
@@ -74,7 +82,9 @@ import Testing
             let subcommands = command["subcommands"] as? [[String: Any]] ?? []
             if subcommands.isEmpty, command["commandName"] as? String != "help" {
                 let names = (command["arguments"] as? [[String: Any]] ?? []).flatMap { argument in
-                    (argument["names"] as? [[String: Any]] ?? []).compactMap { ($0["kind"] as? String) == "long" ? "--" + ($0["name"] as? String ?? "") : nil }
+                    (argument["names"] as? [[String: Any]] ?? []).compactMap {
+                        ($0["kind"] as? String) == "long" ? "--" + ($0["name"] as? String ?? "") : nil
+                    }
                 }
                 shared = shared.map { $0.intersection(names) } ?? Set(names)
             }
@@ -84,21 +94,26 @@ import Testing
         #expect(shared?.subtracting(["--help", "--version"]) == Set(CommandWords.globalOptions.keys))
     }
 
-    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: SQLiteShell.shouldRun,
+            "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
     func aListThatFailsLeavesStdoutEmptyAndHugeDatesPrint() async throws {
         let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")
             try workspace.ledger("purchase", "com.example.level2")
             // A damaged date that 64 bits of milliseconds cannot hold prints; it does not trap.
-            let hugeDate = "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_finish_rule; "
+            let hugeDate =
+                "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_finish_rule; "
                 + "DROP TRIGGER transactions_finished_is_final; UPDATE transactions SET finished_at = 9223372036854775807, is_finished = 1 WHERE id = 1"
             #expect(try runProcess(shell, [workspace.database, hugeDate]).status == 0)
             let listed = try workspace.ledger("list", "--json")
             #expect(listed.status == 0, "\(listed.stderr)")
             #expect(try listed.json()["version"] as? Int == 1)
             // A row the ledger cannot read, after one it can: the error, and nothing on stdout.
-            let badState = "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_legal_transition; "
+            let badState =
+                "PRAGMA ignore_check_constraints = ON; DROP TRIGGER transactions_legal_transition; "
                 + "UPDATE transactions SET state = 'bogus' WHERE id = 2"
             #expect(try runProcess(shell, [workspace.database, badState]).status == 0)
             let broken = try workspace.ledger("list", "--json")
@@ -111,25 +126,33 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             let product = try workspace.ledger("purchase", "com.example.levl1")
             #expect(product.status == 1)
-            #expect(product.stderr.contains("unknown product \"com.example.levl1\"") && product.stderr.contains("did you mean \"com.example.level1\"?"))
+            #expect(
+                product.stderr.contains("unknown product \"com.example.levl1\"")
+                    && product.stderr.contains("did you mean \"com.example.level1\"?"))
             let far = try workspace.ledger("purchase", "org.nothing.alike")
             #expect(far.status == 1 && far.stderr.contains("import it with `ledger products import`"), "\(far.stderr)")
             let group = try workspace.ledger("subscriptions", "status", "Por")
             #expect(group.status == 1)
-            #expect(group.stderr.contains("no auto-renewable subscription or subscription group \"Por\" (did you mean \"Pro\"?)"), "\(group.stderr)")
+            #expect(
+                group.stderr.contains(
+                    "no auto-renewable subscription or subscription group \"Por\" (did you mean \"Pro\"?)"),
+                "\(group.stderr)")
         }
     }
 
     @Test func subscriptionGroupsAreNamedByNameOrIdentifier() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", SampleCatalog.subscription)
-            let byProduct = try workspace.json("subscriptions", "status", SampleCatalog.subscription)["status"] as? [String: Any]
+            let byProduct =
+                try workspace.json("subscriptions", "status", SampleCatalog.subscription)["status"] as? [String: Any]
             for name in ["Pro", "pro"] {  // the group's name as `products list` shows it, its identifier
                 let status = try workspace.json("subscriptions", "status", name)["status"] as? [String: Any]
                 #expect(status?["groupID"] as? String == "pro")
                 #expect(status?["state"] as? String == byProduct?["state"] as? String)
             }
-            #expect(try workspace.json("subscriptions", "auto-renew", "Pro", "off")["productID"] as? String == SampleCatalog.subscription)
+            #expect(
+                try workspace.json("subscriptions", "auto-renew", "Pro", "off")["productID"] as? String
+                    == SampleCatalog.subscription)
             let status = try workspace.json("subscriptions", "status", "pro")["status"] as? [String: Any]
             #expect(status?["willAutoRenew"] as? Bool == false)
             #expect(try workspace.json("subscriptions", "renew", "Pro")["renewal"] != nil)
@@ -190,7 +213,8 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             for arguments in [
                 ["purchase", "com.example.level1"], ["list"], ["show", "1"], ["info"], ["launch"], ["store", "show"],
-                ["clock", "show"], ["entitlements"], ["products", "list"], ["verify"], ["subscriptions", "status", "pro"],
+                ["clock", "show"], ["entitlements"], ["products", "list"], ["verify"],
+                ["subscriptions", "status", "pro"],
             ] {
                 let document = try workspace.json(arguments: arguments)
                 #expect(document["version"] as? Int == 1, "\(arguments)")
@@ -235,7 +259,9 @@ import Testing
             let rest = try workspace.json("list", "--after", "100")
             #expect((rest["transactions"] as? [[String: Any]])?.map { $0["id"] as? Int } == [101, 102, 103, 104, 105])
             let page = try workspace.ledger("list", "--limit", "3", "--after", "2")
-            #expect(page.stdout.split(separator: "\n").count == 4 && page.stdout.contains("100 more: ledger list --after 5"))
+            #expect(
+                page.stdout.split(separator: "\n").count == 4 && page.stdout.contains("100 more: ledger list --after 5")
+            )
             #expect(try workspace.ledger("list", "--state", "failed").stdout == "no transactions\n")
         }
     }
@@ -251,19 +277,29 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             let queue = try PaymentQueue(path: workspace.database)
             let account = UUID()
-            try await queue.add(Payment(productID: SampleCatalog.nonConsumable, appAccountToken: account, idempotencyKey: "quote\" back\\slash /"))
-            try await queue.add(Payment(productID: SampleCatalog.nonConsumable2, applicationUsername: "tab\there\u{1}\u{1F}é😀"))
-            try await queue.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentNotAllowed)))
-            try await queue.add(Payment(productID: SampleCatalog.subscription))  // an introductory offer, where the catalog has one
+            try await queue.add(
+                Payment(
+                    productID: SampleCatalog.nonConsumable, appAccountToken: account,
+                    idempotencyKey: "quote\" back\\slash /"))
+            try await queue.add(
+                Payment(productID: SampleCatalog.nonConsumable2, applicationUsername: "tab\there\u{1}\u{1F}é😀"))
+            try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentNotAllowed)))
+            // an introductory offer, where the catalog has one
+            try await queue.add(Payment(productID: SampleCatalog.subscription))
             try await StoreTestSession(queue: queue).refundTransaction(1)
             _ = await queue.restoreCompletedTransactions()
             let transactions = try queue.ledger.allTransactions()
             try queue.ledger.close()
             for limit in [nil, 1, 1_000] as [Int?] {
                 let shown = limit.map { Array(transactions.prefix($0)) } ?? transactions
-                let expected = try Output.encoder.encode(ListDocument(more: transactions.count - shown.count, transactions: shown, version: 1))
-                let result = try workspace.ledger(arguments: ["list", "--json"] + (limit.map { ["--limit", "\($0)"] } ?? []))
-                #expect(result.stdout == String(decoding: expected, as: UTF8.self) + "\n", "limit \(String(describing: limit))")
+                let expected = try Output.encoder.encode(
+                    ListDocument(more: transactions.count - shown.count, transactions: shown, version: 1))
+                let result = try workspace.ledger(
+                    arguments: ["list", "--json"] + (limit.map { ["--limit", "\($0)"] } ?? []))
+                #expect(
+                    result.stdout == String(decoding: expected, as: UTF8.self) + "\n",
+                    "limit \(String(describing: limit))")
             }
             let empty = try workspace.ledger("list", "--json", "--state", "deferred")
             let expected = try Output.encoder.encode(ListDocument(more: 0, transactions: [], version: 1))
@@ -277,7 +313,8 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             let queue = try PaymentQueue(path: workspace.database)
             try await queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "tab\there é"))
-            try await queue.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentNotAllowed)))
+            try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentNotAllowed)))
             try await queue.add(Payment(productID: SampleCatalog.subscription))
             try queue.ledger.close()
             let result = try workspace.ledger("launch", "--json")
@@ -285,7 +322,8 @@ import Testing
             defer { try? ledger.close() }
             let delivered = try ledger.unfinishedTransactions()
             #expect(delivered.count == 3 && delivered.allSatisfy { $0.deliveryCount == 1 })
-            let expected = try Output.encoder.encode(LaunchDocument(completedAtLaunch: [], delivered: delivered, finished: [], version: 1))
+            let expected = try Output.encoder.encode(
+                LaunchDocument(completedAtLaunch: [], delivered: delivered, finished: [], version: 1))
             #expect(result.stdout == String(decoding: expected, as: UTF8.self) + "\n")
         }
     }
@@ -299,8 +337,10 @@ import Testing
 
     @Test func stringsAreEscapedAsJSONEncoderEscapesThem() throws {
         var random = SplitMix64(seed: 22)
-        let alphabet: [Unicode.Scalar] = ["a", "Z", "/", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{8}", "\u{C}", "\u{1B}", "\u{1F}",
-                                          " ", "é", "\u{2028}", "\u{7F}", "😀", "中"]
+        let alphabet: [Unicode.Scalar] = [
+            "a", "Z", "/", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{8}", "\u{C}", "\u{1B}", "\u{1F}",
+            " ", "é", "\u{2028}", "\u{7F}", "😀", "中",
+        ]
         for _ in 0..<500 {
             var value = String.UnicodeScalarView()
             for _ in 0..<Int(random.next() % 12) { value.append(alphabet[Int(random.next() % UInt64(alphabet.count))]) }
@@ -322,7 +362,8 @@ import Testing
             let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             // Foundation truncates the binary fraction, so it may print one millisecond less
             // than the one stored; a tenth of a millisecond more shows it the stored one.
-            #expect(InternetDate.string(from: date) == date.addingTimeInterval(0.000_1).formatted(style), "\(milliseconds)")
+            #expect(
+                InternetDate.string(from: date) == date.addingTimeInterval(0.000_1).formatted(style), "\(milliseconds)")
         }
         #expect(InternetDate.string(from: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(InternetDate.string(from: Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
@@ -337,7 +378,9 @@ import Testing
         #expect(Suggestion.editDistance(Array(""), Array("abc")) == 3)
         #expect(Suggestion.nearest(to: "purchse", among: ["purchase", "products", "promotions"]) == "purchase")
         #expect(Suggestion.nearest(to: "zzz", among: ["list", "show"]) == nil)
-        #expect(Suggestion.nearest(to: String(repeating: "a", count: 200), among: [String(repeating: "a", count: 200)]) == nil)
+        #expect(
+            Suggestion.nearest(to: String(repeating: "a", count: 200), among: [String(repeating: "a", count: 200)])
+                == nil)
         // Seeded: stopping early never changes a distance within the limit.
         var random = SplitMix64(seed: 64)
         for _ in 0..<300 {
@@ -359,7 +402,9 @@ import Testing
             // Step 5 shows the failed transaction as the ledger holds it after the observer finished it.
             let failedLine = try #require(result.stdout.split(separator: "\n").first { $0.contains("  failed  ") })
             #expect(failedLine.contains("finished") && !failedLine.contains("unfinished"), "\(failedLine)")
-            #expect(result.stdout.contains("Delivered 2x: the observer was told when it was purchasing and again when it failed."))
+            #expect(
+                result.stdout.contains(
+                    "Delivered 2x: the observer was told when it was purchasing and again when it failed."))
         }
     }
 }

@@ -14,14 +14,16 @@ import Testing
 
     @Test func idsPastTheLargestStoredOneAreUnknownTransactions() async throws {
         var random = SplitMix64(seed: 63)
-        let ids = ["9223372036854775807", "9223372036854775808", "18446744073709551615"]
+        let ids =
+            ["9223372036854775807", "9223372036854775808", "18446744073709551615"]
             + (0..<3).map { _ in String(UInt64(Int64.max) + 1 + random.next() % UInt64(Int64.max)) }
         try await CLIWorkspace.withCatalog { workspace in
             for command in Self.idCommands {
                 for id in ids {
                     let result = try workspace.ledger(arguments: command + [id])
                     #expect(result.status == 1, "\(command) \(id): exit \(result.status) \(result.stderr)")
-                    let expected = command == ["store", "resolve"] && id == "9223372036854775807"
+                    let expected =
+                        command == ["store", "resolve"] && id == "9223372036854775807"
                         ? "is not an interrupted purchase" : "unknown transaction \(id)"
                     #expect(result.stderr.contains(expected), "\(command) \(id): \(result.stderr)")
                 }
@@ -44,7 +46,9 @@ import Testing
                 let text = String(date)
                 // In the date: no date at all; in the time: something after the date.
                 let why = position < 10 ? "expected YYYY-MM-DD, in ASCII digits" : "unexpected"
-                for command in [["clock", "set", text]] + (position < 10 ? [["clock", "set", String(text.prefix(10))]] : []) {
+                for command in [["clock", "set", text]]
+                    + (position < 10 ? [["clock", "set", String(text.prefix(10))]] : [])
+                {
                     let result = try workspace.ledger(arguments: command)
                     #expect(result.status == 65, "\(command): exit \(result.status) \(result.stderr)")
                     #expect(result.stderr.contains("invalid date") && result.stderr.contains(why), "\(result.stderr)")
@@ -56,17 +60,21 @@ import Testing
 
     @Test func aStoreKitFileWithATimeRateXcodeHasNotIsRefused() async throws {
         var random = SplitMix64(seed: 11)
-        let unknown = [-1, 7, 14, 999, 1006, Int(Int32.max)] + (0..<4).map { _ in 1_006 + Int(random.next() % 100_000) }
+        let unknown =
+            [-1, 7, 14, 999, 1006, Int(Int32.max)] + (0..<4).map { _ in 1_006 + Int(random.next() % 100_000) }
         try await CLIWorkspace.withCatalog { workspace in
             let before = try workspace.json("store", "show")["timeRate"] as? String
             for rate in unknown {
                 let file = workspace.directory + "/rate.storekit"
-                let catalog = #"{"products": [], "settings": {"_timeRate": \#(rate)}, "version": {"major": 4, "minor": 0}}"#
+                let catalog =
+                    #"{"products": [], "settings": {"_timeRate": \#(rate)}, "version": {"major": 4, "minor": 0}}"#
                 try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
                 for command in [["store", "import", file], ["products", "import", file]] {
                     let result = try workspace.ledger(arguments: command)
                     #expect(result.status == 65, "\(command) \(rate): \(result.stderr)")
-                    #expect(result.stderr.contains("settings._timeRate") && result.stderr.contains("one of Xcode's time rates"), "\(result.stderr)")
+                    #expect(
+                        result.stderr.contains("settings._timeRate")
+                            && result.stderr.contains("one of Xcode's time rates"), "\(result.stderr)")
                 }
             }
             #expect(try workspace.json("store", "show")["timeRate"] as? String == before, "nothing changed")
@@ -77,7 +85,9 @@ import Testing
     static func milliunits(_ text: String) -> Int64 {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         let fraction = Array(parts.count == 2 ? parts[1] : "")
-        var value = Int64(parts[0])! * 1000 + Int64(String(fraction.prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0))!
+        var value =
+            Int64(parts[0])! * 1000 + Int64(
+                String(fraction.prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0))!
         if fraction.count > 3, fraction[3].wholeNumberValue! >= 5 { value += 1 }  // rounded half up
         return value
     }
@@ -85,8 +95,10 @@ import Testing
     @Test func pricesAreKeptExactlyOrRefused() async throws {
         var random = SplitMix64(seed: 6)
         func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(random.next() % 10)) }) }
-        var prices = ["10000000000000000.00", "9223372036854775.807", "999999999999999.999", "0.99", "0", "600",
-                      String(repeating: "9", count: 40), "000000000000000000001.5"]
+        var prices = [
+            "10000000000000000.00", "9223372036854775.807", "999999999999999.999", "0.99", "0", "600",
+            String(repeating: "9", count: 40), "000000000000000000001.5",
+        ]
         for _ in 0..<24 {
             let whole = "1" + digits(Int(random.next() % 19))
             let fraction = digits(Int(random.next() % 7))
@@ -98,12 +110,15 @@ import Testing
                 let integerDigits = parts[0].drop { $0 == "0" }.count
                 let accepted = integerDigits <= 15 && integerDigits + (parts.count == 2 ? parts[1].count : 0) <= 18
                 let file = workspace.directory + "/price-\(index).storekit"
-                let catalog = #"{"products": [{"productID": "p\#(index)", "type": "NonConsumable", "displayPrice": "\#(price)"}], "version": {"major": 4, "minor": 0}}"#
+                let catalog =
+                    #"{"products": [{"productID": "p\#(index)", "type": "NonConsumable", "displayPrice": "\#(price)"}], "version": {"major": 4, "minor": 0}}"#
                 try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
                 let imported = try workspace.ledger("products", "import", file)
                 guard accepted else {
                     #expect(imported.status == 65, "\(price) was accepted")
-                    #expect(imported.stderr.contains("displayPrice") && imported.stderr.contains("at most 18 digits"), "\(imported.stderr)")
+                    #expect(
+                        imported.stderr.contains("displayPrice") && imported.stderr.contains("at most 18 digits"),
+                        "\(imported.stderr)")
                     continue
                 }
                 #expect(imported.status == 0, "\(price): \(imported.stderr)")
@@ -116,15 +131,27 @@ import Testing
 
     /// The ledger's rules live in its schema (triggers, rule tables): an edit of either is a
     /// problem `verify` reports, and a backup of such a ledger does not pass as verified.
-    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
-          arguments: [
+    @Test(
+        .enabled(
+            if: SQLiteShell.shouldRun,
+            "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
+        arguments: [
             ("DROP TRIGGER transactions_finish_rule", "schema: trigger transactions_finish_rule is missing"),
-            ("PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE type = 'trigger'", "schema: trigger transactions_legal_transition is missing"),
-            ("UPDATE rule_states SET finishable = 1 WHERE state = 'deferred'", "schema: the rules of rule_states differ from this version's"),
+            (
+                "PRAGMA writable_schema = ON; DELETE FROM sqlite_schema WHERE type = 'trigger'",
+                "schema: trigger transactions_legal_transition is missing"
+            ),
+            (
+                "UPDATE rule_states SET finishable = 1 WHERE state = 'deferred'",
+                "schema: the rules of rule_states differ from this version's"
+            ),
             ("DELETE FROM rule_transitions", "schema: the rules of rule_transitions differ from this version's"),
             ("DROP INDEX transactions_idempotency_key", "schema: index transactions_idempotency_key is missing"),
-            ("CREATE TRIGGER sneaky AFTER INSERT ON transactions BEGIN SELECT 1; END", "schema: trigger sneaky is not this version's"),
-          ])
+            (
+                "CREATE TRIGGER sneaky AFTER INSERT ON transactions BEGIN SELECT 1; END",
+                "schema: trigger sneaky is not this version's"
+            ),
+        ])
     func verifyFindsTheRulesOfTheDatabaseEdited(_ edit: String, _ expected: String) async throws {
         let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
         try await CLIWorkspace.withCatalog { workspace in
@@ -145,7 +172,8 @@ import Testing
             // A huge value with an escape sequence: quoted cut short, the ESC shown, not sent.
             let hostile = "\u{1B}[31m" + String(repeating: "a", count: 120_000)
             for json in [false, true] {
-                let result = try workspace.ledger(arguments: ["purchase", "x", "--quantity", hostile] + (json ? ["--json"] : []))
+                let result = try workspace.ledger(
+                    arguments: ["purchase", "x", "--quantity", hostile] + (json ? ["--json"] : []))
                 #expect(result.status == 64)
                 #expect(result.stderr.utf8.count < 5_000, "\(result.stderr.utf8.count) bytes")
                 #expect(!result.stderr.contains("\u{1B}"), "a raw escape reached the terminal")
@@ -155,10 +183,12 @@ import Testing
             for arguments in [["purchase", "-dash.start"], ["finish", "-h9"], ["show", "-hx"]] {
                 let result = try workspace.ledger(arguments: arguments)
                 #expect(result.status == 64, "\(arguments): exit \(result.status)")
-                #expect(result.stderr.contains("unknown option") && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+                #expect(
+                    result.stderr.contains("unknown option") && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
             }
             let escaped = try LedgerProcess.run(["--database", workspace.database, "purchase", "--", "-dash.start"])
-            #expect(escaped.status == 1 && escaped.stderr.contains(#"unknown product "-dash.start""#), "\(escaped.stderr)")
+            #expect(
+                escaped.status == 1 && escaped.stderr.contains(#"unknown product "-dash.start""#), "\(escaped.stderr)")
             #expect(try workspace.ledger("list", "-h").status == 0, "-h alone is still the help")
         }
     }
@@ -176,22 +206,31 @@ import Testing
                     #expect(result.status == 0, "\(key.utf8.count) bytes: \(result.stderr)")
                 } else {
                     #expect(result.status == 65, "\(key.utf8.count) bytes (\(key.count) characters) was accepted")
-                    #expect(result.stderr.contains("(\(key.utf8.count) bytes): it must be 1 to 256 bytes of UTF-8"), "\(result.stderr)")
+                    #expect(
+                        result.stderr.contains("(\(key.utf8.count) bytes): it must be 1 to 256 bytes of UTF-8"),
+                        "\(result.stderr)")
                 }
             }
             // One family emoji is one character and 25 bytes: eleven of them are 275 bytes.
             let family = String(repeating: "👩‍👩‍👧‍👦", count: 11)
-            #expect(try workspace.ledger("purchase", "com.example.rocket_car", "--idempotency-key", family).status == 65)
+            #expect(
+                try workspace.ledger("purchase", "com.example.rocket_car", "--idempotency-key", family).status == 65)
         }
     }
 
-    @Test(arguments: [(" padded", false), ("padded ", false), ("e\u{301}clair", false), ("\u{E9}clair", true), ("plain.id", true)])
+    @Test(arguments: [
+        (" padded", false), ("padded ", false), ("e\u{301}clair", false), ("\u{E9}clair", true), ("plain.id", true),
+    ])
     func productIdentifiersThatWouldSplitInTwoAreRefused(_ id: String, _ accepted: Bool) async throws {
         try await CLIWorkspace.empty { workspace in
             let file = workspace.directory + "/ids.storekit"
-            let escaped = id.unicodeScalars.map { $0.isASCII ? String($0) : String(format: "\\u%04x", $0.value) }.joined()
-            try Data(#"{"products": [{"productID": "\#(escaped)", "type": "Consumable", "displayPrice": "1"}], "version": {"major": 4, "minor": 0}}"#.utf8)
-                .write(to: URL(fileURLWithPath: file))
+            let escaped = id.unicodeScalars.map { $0.isASCII ? String($0) : String(format: "\\u%04x", $0.value) }
+                .joined()
+            try Data(
+                #"{"products": [{"productID": "\#(escaped)", "type": "Consumable", "displayPrice": "1"}], "version": {"major": 4, "minor": 0}}"#
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: file))
             let result = try workspace.ledger("products", "import", file)
             #expect(result.status == (accepted ? 0 : 65), "\(id.debugDescription): \(result.stderr)")
             if !accepted { #expect(result.stderr.contains("products[0].productID"), "\(result.stderr)") }
@@ -206,8 +245,10 @@ import Testing
             try workspace.ledger("purchase", SampleCatalog.subscription)
             try await Task.sleep(for: .seconds(2.5))  // a renewal is now due, not made
             let before = try RefusedCommandTests.snapshot(workspace.database)
-            for arguments in [["subscriptions", "status", "Pro"], ["list"], ["show", "1"], ["info"], ["verify"], ["jws", "1"],
-                              ["clock", "show"], ["store", "show"], ["products", "list"], ["promotions", "list"]] {
+            for arguments in [
+                ["subscriptions", "status", "Pro"], ["list"], ["show", "1"], ["info"], ["verify"], ["jws", "1"],
+                ["clock", "show"], ["store", "show"], ["products", "list"], ["promotions", "list"],
+            ] {
                 let result = try workspace.ledger(arguments: arguments)
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
                 let after = try RefusedCommandTests.snapshot(workspace.database)
@@ -228,14 +269,22 @@ import Testing
         let dead = exited.processIdentifier, alive = ProcessInfo.processInfo.processIdentifier
         try await CLIWorkspace.withCatalog { workspace in
             let stale = [
-                ".ledger.sqlite.creating-\(dead)-1", ".ledger.sqlite.creating-\(dead)-1-wal", ".copy.sqlite.backup-\(dead)-22",
+                ".ledger.sqlite.creating-\(dead)-1", ".ledger.sqlite.creating-\(dead)-1-wal",
+                ".copy.sqlite.backup-\(dead)-22",
                 ".my-audit.jsonl.writing-\(dead)-333", ".root.pem.writing-\(dead)-4-journal",
             ]
-            let kept = [".ledger.sqlite.creating-\(alive)-5", ".notes-\(dead)-6", "visible.backup-\(dead)-7", ".x.sqlite.backup-\(dead)-nope"]
-            for (index, command) in [["init", "--database", workspace.directory + "/other.sqlite"],
-                                     ["backup", workspace.directory + "/copy.sqlite", "--database", workspace.database],
-                                     ["audit", "export", workspace.directory + "/audit.jsonl", "--database", workspace.database]].enumerated() {
-                for name in stale + kept { _ = FileManager.default.createFile(atPath: workspace.directory + "/" + name, contents: Data()) }
+            let kept = [
+                ".ledger.sqlite.creating-\(alive)-5", ".notes-\(dead)-6", "visible.backup-\(dead)-7",
+                ".x.sqlite.backup-\(dead)-nope",
+            ]
+            for (index, command) in [
+                ["init", "--database", workspace.directory + "/other.sqlite"],
+                ["backup", workspace.directory + "/copy.sqlite", "--database", workspace.database],
+                ["audit", "export", workspace.directory + "/audit.jsonl", "--database", workspace.database],
+            ].enumerated() {
+                for name in stale + kept {
+                    _ = FileManager.default.createFile(atPath: workspace.directory + "/" + name, contents: Data())
+                }
                 let result = try LedgerProcess.run(command)
                 #expect(result.status == 0, "\(command): \(result.stderr)")
                 let left = Set(try FileManager.default.contentsOfDirectory(atPath: workspace.directory))
@@ -248,24 +297,31 @@ import Testing
     /// A row edited outside the ledger (its digest differs from its last event's) is never
     /// signed, and no write changes or deletes it, since its new event would record the edit as
     /// the ledger's; the rest of the ledger works on.
-    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: SQLiteShell.shouldRun,
+            "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
     func aRowEditedOutsideTheLedgerIsNeitherSignedNorChanged() async throws {
         let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
         try await CLIWorkspace.withCatalog { workspace in
-            try workspace.ledger("purchase", "com.example.level1")                          // 1, unfinished
-            try workspace.ledger("purchase", "com.example.level2", "--outcome", "deferred")   // 2
+            try workspace.ledger("purchase", "com.example.level1")  // 1, unfinished
+            try workspace.ledger("purchase", "com.example.level2", "--outcome", "deferred")  // 2
             let edit = "UPDATE transactions SET storefront = 'FRA' WHERE id IN (1, 2)"
             #expect(try runProcess(shell, [workspace.database, edit]).status == 0)
             #expect(try workspace.ledger("verify").status == 2)
             let before = try RefusedCommandTests.snapshot(workspace.database)
-            for arguments in [["jws", "1"], ["finish", "1"], ["approve", "2"], ["launch"], ["refund", "1"], ["store", "delete", "1"],
-                              ["store", "clear"], ["restore"]] {
+            for arguments in [
+                ["jws", "1"], ["finish", "1"], ["approve", "2"], ["launch"], ["refund", "1"], ["store", "delete", "1"],
+                ["store", "clear"], ["restore"],
+            ] {
                 let result = try workspace.ledger(arguments: arguments)
                 // A restore reports its failure as its outcome (exit 1, the reason on stdout).
                 let restore = arguments == ["restore"]
                 #expect(result.status == (restore ? 1 : 74), "\(arguments): exit \(result.status) \(result.stdout)")
                 #expect(restore || result.stdout.isEmpty, "\(arguments) printed \(result.stdout)")
-                #expect((result.stderr + result.stdout).contains("differs from what its history recorded"), "\(arguments): \(result.stderr)")
+                #expect(
+                    (result.stderr + result.stdout).contains("differs from what its history recorded"),
+                    "\(arguments): \(result.stderr)")
                 let after = try RefusedCommandTests.snapshot(workspace.database)
                 #expect(after.0 == before.0, "\(arguments) changed the ledger")
             }
@@ -298,29 +354,40 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")
             let nowhere = workspace.directory + "/no-such-folder"
-            for arguments in [["backup", nowhere + "/copy.sqlite"], ["audit", "export", nowhere + "/audit.jsonl"],
-                              ["certificate", "export", "--output", nowhere + "/root.pem"]] {
+            for arguments in [
+                ["backup", nowhere + "/copy.sqlite"], ["audit", "export", nowhere + "/audit.jsonl"],
+                ["certificate", "export", "--output", nowhere + "/root.pem"],
+            ] {
                 let result = try workspace.ledger(arguments: arguments)
                 #expect(result.status == 73, "\(arguments): exit \(result.status)")
-                #expect(result.stderr.contains("error: cannot write \(nowhere)/") && !result.stderr.contains("cannot use the ledger"),
-                        "\(arguments): \(result.stderr)")
+                #expect(
+                    result.stderr.contains("error: cannot write \(nowhere)/")
+                        && !result.stderr.contains("cannot use the ledger"),
+                    "\(arguments): \(result.stderr)")
                 let json = try workspace.ledger(arguments: arguments + ["--json"])
                 #expect(try FrontDoorCLITests.jsonError(json)["code"] as? String == "cannotWrite")
             }
         }
     }
 
-    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: SQLiteShell.shouldRun,
+            "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"))
     func aBackupOfALedgerThatFailsVerificationBlamesTheLedger() async throws {
         let shell = try #require(SQLiteShell.path, "STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")
-            #expect(try runProcess(shell, [workspace.database, "UPDATE transactions SET storefront = 'FRA' WHERE id = 1"]).status == 0)
+            #expect(
+                try runProcess(shell, [workspace.database, "UPDATE transactions SET storefront = 'FRA' WHERE id = 1"])
+                    .status == 0)
             let copy = workspace.directory + "/copy.sqlite"
             let result = try workspace.ledger("backup", copy)
             #expect(result.status == 74)
-            #expect(result.stderr.contains("cannot use the ledger \(workspace.database): it does not verify, so no backup was written"),
-                    "\(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "cannot use the ledger \(workspace.database): it does not verify, so no backup was written"),
+                "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: copy))
         }
     }
@@ -329,20 +396,25 @@ import Testing
     @Test func aNegativeValueReadsTheSameWithOrWithoutEquals() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             for (command, option, value) in [
-                (["purchase", "com.example.level1"], "--quantity", "-1"), (["list"], "--limit", "-3"), (["list"], "--wait", "-1"),
+                (["purchase", "com.example.level1"], "--quantity", "-1"), (["list"], "--limit", "-3"),
+                (["list"], "--wait", "-1"),
                 (["purchase", "com.example.level1", "--promotional-offer", "x"], "--offer-timestamp", "-5"),
             ] {
                 let spaced = try workspace.ledger(arguments: command + [option, value])
                 let glued = try workspace.ledger(arguments: command + ["\(option)=\(value)"])
-                #expect(spaced.status == glued.status && spaced.status != 0, "\(option) \(value): \(spaced.status) vs \(glued.status)")
+                #expect(
+                    spaced.status == glued.status && spaced.status != 0,
+                    "\(option) \(value): \(spaced.status) vs \(glued.status)")
                 #expect(!spaced.stderr.contains("Missing value"), "\(option) \(value): \(spaced.stderr)")
             }
         }
     }
 
     /// A full disk or an I/O error says so in words, not as a bare SQLite code.
-    @Test(arguments: [("disk-full@write:1", "the disk is full (SQLite error 13): free some space"),
-                      ("io@write:1", "an I/O error (SQLite error"), ("io@sync:1", "the disk may be full or failing")])
+    @Test(arguments: [
+        ("disk-full@write:1", "the disk is full (SQLite error 13): free some space"),
+        ("io@write:1", "an I/O error (SQLite error"), ("io@sync:1", "the disk may be full or failing"),
+    ])
     func storageFailuresAreExplained(_ fault: String, _ expected: String) async throws {
         try await CLIWorkspace.withCatalog { workspace in
             let result = try LedgerProcess.run(
@@ -359,7 +431,8 @@ import Testing
     @Test func aLargeLaunchIsWrittenBatchByBatch() async throws {
         try await CLIWorkspace.empty { workspace in
             let ledger = try SampleCatalog.ledger(in: workspace.directory)
-            let ids = try ledger.appendSyntheticPurchases(productID: SampleCatalog.consumable, finished: 0, unfinished: 2_345)
+            let ids = try ledger.appendSyntheticPurchases(
+                productID: SampleCatalog.consumable, finished: 0, unfinished: 2_345)
             try ledger.close()
             try FileManager.default.copyItem(atPath: workspace.database, toPath: workspace.directory + "/copy.sqlite")
             let text = try workspace.ledger("launch", "--finish")
@@ -367,17 +440,26 @@ import Testing
             let lines = text.stdout.split(separator: "\n").map(String.init)
             // Each batch's deliveries, then the finishes of that batch.
             var expected: [String] = []
-            for batch in stride(from: 0, to: ids.count, by: 1_000).map({ Array(ids[$0..<min($0 + 1_000, ids.count)]) }) {
+            for batch in stride(from: 0, to: ids.count, by: 1_000).map({ Array(ids[$0..<min($0 + 1_000, ids.count)]) })
+            {
                 expected += batch.map { "delivered #\($0)" } + batch.map { "finished #\($0)" }
             }
-            #expect(lines.map { $0.hasPrefix("delivered") ? String($0.prefix { $0 != " " }) + " " + String($0.split(separator: " ")[1]) : $0 }
-                == expected)
+            #expect(
+                lines.map {
+                    $0.hasPrefix("delivered")
+                        ? String($0.prefix { $0 != " " }) + " " + String($0.split(separator: " ")[1]) : $0
+                }
+                    == expected)
             #expect(try workspace.ledger("launch").stdout == "nothing delivered: no unfinished transactions\n")
 
-            let json = try LedgerProcess.run(["launch", "--finish", "--json", "--database", workspace.directory + "/copy.sqlite"])
+            let json = try LedgerProcess.run([
+                "launch", "--finish", "--json", "--database", workspace.directory + "/copy.sqlite",
+            ])
             #expect(json.status == 0, "\(json.stderr)")
             let document = try json.json()
-            #expect(((document["delivered"] as? [[String: Any]]) ?? []).compactMap { ($0["id"] as? NSNumber)?.uint64Value } == ids)
+            #expect(
+                ((document["delivered"] as? [[String: Any]]) ?? []).compactMap { ($0["id"] as? NSNumber)?.uint64Value }
+                    == ids)
             #expect(((document["finished"] as? [NSNumber]) ?? []).map(\.uint64Value) == ids)
             #expect((document["completedAtLaunch"] as? [Any])?.isEmpty == true && document["version"] as? Int == 1)
         }

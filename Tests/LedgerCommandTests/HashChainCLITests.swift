@@ -21,7 +21,9 @@ import Testing
     static let tamperings: [Tampering] = [
         Tampering(
             name: "an event edited with its trigger dropped",
-            statements: ["DROP TRIGGER transaction_events_append_only; UPDATE transaction_events SET at = at + 1 WHERE seq = 3"],
+            statements: [
+                "DROP TRIGGER transaction_events_append_only; UPDATE transaction_events SET at = at + 1 WHERE seq = 3"
+            ],
             expected: "hash chain broken at event 3"),
         Tampering(
             name: "an event edited with its trigger removed by writable_schema",
@@ -33,17 +35,21 @@ import Testing
         Tampering(
             name: "an event deleted",
             statements: ["DROP TRIGGER transaction_events_never_deleted; DELETE FROM transaction_events WHERE seq = 3"],
-            expected: "hash chain broken at event 4: its link does not follow from the history before it (event 3 is not there)"),
+            expected:
+                "hash chain broken at event 4: its link does not follow from the history before it (event 3 is not there)"
+        ),
         Tampering(
             name: "the last event deleted",
             statements: ["DROP TRIGGER transaction_events_never_deleted; DELETE FROM transaction_events WHERE seq = 7"],
             expected: "the signed head names event 7, which is not there"),
         Tampering(
             name: "an event inserted, copied from another",
-            statements: ["""
+            statements: [
+                """
                 INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, detail, row_digest, hash)
                 SELECT transaction_id, kind, from_state, to_state, at, detail, row_digest, hash FROM transaction_events WHERE seq = 5
-                """],
+                """
+            ],
             expected: "hash chain broken at event 8"),
         Tampering(
             name: "two events swapped",
@@ -52,7 +58,7 @@ import Testing
                 DROP TRIGGER transaction_events_append_only;
                 UPDATE transaction_events SET seq = -seq WHERE seq IN (3, 4);
                 UPDATE transaction_events SET seq = CASE seq WHEN -3 THEN 4 ELSE 3 END WHERE seq < 0;
-                """,
+                """
             ],
             expected: "hash chain broken at event 3"),
         Tampering(
@@ -61,7 +67,9 @@ import Testing
             expected: "transaction 2: hash chain: the row differs from what its last event recorded"),
         Tampering(
             name: "a row edited with its identity trigger dropped",
-            statements: ["DROP TRIGGER transactions_identity_is_immutable; UPDATE transactions SET quantity = 9 WHERE id = 1"],
+            statements: [
+                "DROP TRIGGER transactions_identity_is_immutable; UPDATE transactions SET quantity = 9 WHERE id = 1"
+            ],
             expected: "transaction 1: hash chain: the row differs from what its last event recorded"),
         Tampering(
             name: "a row deleted without an event",
@@ -77,10 +85,12 @@ import Testing
             expected: "hash chain: the history has no signed head"),
         Tampering(
             name: "the last event cut off and the head moved back to the one before",
-            statements: ["""
+            statements: [
+                """
                 DROP TRIGGER transaction_events_never_deleted; DELETE FROM transaction_events WHERE seq = 7;
                 UPDATE chain_head SET seq = 6, hash = (SELECT hash FROM transaction_events WHERE seq = 6)
-                """],
+                """
+            ],
             expected: "hash chain: the head's signature is not the ledger's"),
     ]
 
@@ -95,13 +105,18 @@ import Testing
                 #expect(result.status == 0, "\(arguments): \(result.stderr)")
             }
             let clean = try workspace.ledger("verify")
-            #expect(clean.status == 0 && clean.stdout.contains("hash chain: 7 events, signed through event 7;"), "\(clean.stdout)")
+            #expect(
+                clean.status == 0 && clean.stdout.contains("hash chain: 7 events, signed through event 7;"),
+                "\(clean.stdout)")
             try await body(workspace)
         }
     }
 
-    @Test(.enabled(if: SQLiteShell.shouldRun, "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
-          arguments: tamperings)
+    @Test(
+        .enabled(
+            if: SQLiteShell.shouldRun,
+            "the sqlite3 shell is not installed (apt-get install sqlite3; .ci/run installs it)"),
+        arguments: tamperings)
     func verifyFindsTheTampering(_ tampering: Tampering) async throws {
         guard let shell = SQLiteShell.path else {
             Issue.record("STORELEDGER_SQLITE3 is set, but: \(SQLiteShell.unavailableReason)")
@@ -116,7 +131,8 @@ import Testing
             #expect(verified.status == 2, "\(verified.stdout) \(verified.stderr)")
             let problems = try verified.json()["problems"] as? [[String: Any]] ?? []
             let messages = problems.map { problem in
-                ((problem["transactionID"] as? Int).map { "transaction \($0): " } ?? "") + (problem["message"] as? String ?? "")
+                ((problem["transactionID"] as? Int).map { "transaction \($0): " } ?? "")
+                    + (problem["message"] as? String ?? "")
             }
             #expect(messages.contains { $0.contains(tampering.expected) }, "\(messages)")
 
@@ -132,7 +148,10 @@ import Testing
 
     /// An untouched ledger's export checks, against the exported root too; an edited export, a
     /// truncated one, and another ledger's root are found; a file that is not an export is refused.
-    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func verifyAuditChecksAnExportIndependently() async throws {
         guard let python = ApplePython.path else {
             Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
@@ -142,13 +161,16 @@ import Testing
             let directory = workspace.directory
             let export = directory + "/audit.jsonl"
             let exported = try workspace.json("audit", "export", export)
-            #expect(exported["events"] as? Int == 7 && exported["transactions"] as? Int == 3 && exported["signedSequence"] as? Int == 7)
+            #expect(
+                exported["events"] as? Int == 7 && exported["transactions"] as? Int == 3
+                    && exported["signedSequence"] as? Int == 7)
             let again = try workspace.ledger("audit", "export", export)
             #expect(again.status == 1 && again.stderr.contains("\(export) exists"))
             #expect(try workspace.ledger("certificate", "export", "--output", directory + "/root.pem").status == 0)
             let tool = Repository.root + "/tools/verify-audit"
             let ok = try runProcess(python, [tool, export, "--root", directory + "/root.pem"])
-            #expect(ok.status == 0 && ok.output.hasPrefix("ok: 7 events chained, signed through event 7"), "\(ok.output)")
+            #expect(
+                ok.status == 0 && ok.output.hasPrefix("ok: 7 events chained, signed through event 7"), "\(ok.output)")
 
             let lines = try String(contentsOfFile: export, encoding: .utf8).split(separator: "\n").map(String.init)
             func check(_ edited: [String], expecting message: String, _ extra: [String] = []) throws {
@@ -161,12 +183,18 @@ import Testing
             edited[3] = edited[3].replacingOccurrences(of: #""detail":null"#, with: #""detail":"edited""#)
             #expect(edited[3] != lines[3])
             try check(edited, expecting: "hash chain broken at event 3")
-            try check(lines.filter { !$0.contains(#""seq":7,"transactionId""#) }, expecting: "the signed head names event 7, which is not there")
+            try check(
+                lines.filter { !$0.contains(#""seq":7,"transactionId""#) },
+                expecting: "the signed head names event 7, which is not there")
             #expect(try LedgerProcess.run(["init", "--database", directory + "/other.sqlite"]).status == 0)
-            #expect(try LedgerProcess.run([
-                "certificate", "export", "--database", directory + "/other.sqlite", "--output", directory + "/other.pem",
-            ]).status == 0)
-            try check(lines, expecting: "the export's root certificate is not the one given with --root", ["--root", directory + "/other.pem"])
+            #expect(
+                try LedgerProcess.run([
+                    "certificate", "export", "--database", directory + "/other.sqlite", "--output",
+                    directory + "/other.pem",
+                ]).status == 0)
+            try check(
+                lines, expecting: "the export's root certificate is not the one given with --root",
+                ["--root", directory + "/other.pem"])
             let notAnExport = try runProcess(python, [tool, directory + "/root.pem"])
             #expect(notAnExport.status == 2)
 
@@ -176,14 +204,23 @@ import Testing
             try check(Array(lines.dropLast()) + [forged, head], expecting: "a second signed head")
             // Files no export is: exit 2 with one line, never a traceback.
             for (name, hostile) in [
-                ("deep nesting", [lines[0], String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)]),
-                ("a sequence number of 2^70", [lines[0], lines[1].replacingOccurrences(of: #""seq":1"#, with: #""seq":1180591620717411303424"#)]),
+                (
+                    "deep nesting",
+                    [lines[0], String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)]
+                ),
+                (
+                    "a sequence number of 2^70",
+                    [lines[0], lines[1].replacingOccurrences(of: #""seq":1"#, with: #""seq":1180591620717411303424"#)]
+                ),
                 ("a line that is no object", [lines[0], "[1, 2]"]),
             ] {
                 let path = directory + "/hostile.jsonl"
                 try (hostile.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-                let result = try runProcess("/bin/sh", ["-c", #""$0" "$1" "$2" 2>&1"#, python, tool, path])  // stderr too
-                #expect(result.status == 2 && result.output.contains("not a usable audit export"), "\(name): \(result.output)")
+                // stderr too
+                let result = try runProcess("/bin/sh", ["-c", #""$0" "$1" "$2" 2>&1"#, python, tool, path])
+                #expect(
+                    result.status == 2 && result.output.contains("not a usable audit export"),
+                    "\(name): \(result.output)")
                 #expect(!result.output.contains("Traceback"), "\(name): \(result.output)")
             }
         }

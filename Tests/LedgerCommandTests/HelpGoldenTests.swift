@@ -13,19 +13,26 @@ import Testing
     static let folder = Repository.root + "/Tests/LedgerCommandTests/HelpGoldens"
 
     /// Every command path of the tool: [], ["products"], ["products", "import"], ...
-    static func commandPaths(_ command: any ParsableCommand.Type = LedgerRootCommand.self, prefix: [String] = []) -> [[String]] {
-        [prefix] + command.configuration.subcommands.flatMap { sub in
-            commandPaths(sub, prefix: prefix + [sub._commandName])
-        }
+    static func commandPaths(
+        _ command: any ParsableCommand.Type = LedgerRootCommand.self, prefix: [String] = []
+    ) -> [[String]] {
+        [prefix]
+            + command.configuration.subcommands.flatMap { sub in
+                commandPaths(sub, prefix: prefix + [sub._commandName])
+            }
     }
 
     /// About sixty processes, one after another: run on a thread of their own.
     @Test func everyCommandsHelpMatchesItsGolden() async throws {
-        let commands = Self.commandPaths().map { (LedgerProcess.Program.ledger, $0) }
+        let commands =
+            Self.commandPaths().map { (LedgerProcess.Program.ledger, $0) }
             + Self.commandPaths(LabRootCommand.self).map { (LedgerProcess.Program.lab, $0) }
         let helps = try await onItsOwnThread {
             try commands.map { program, path in
-                (program, path, try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"], program: program))
+                (
+                    program, path,
+                    try LedgerProcess.run(["help"] + path, environment: ["COLUMNS": "100"], program: program)
+                )
             }
         }
         let update = ProcessInfo.processInfo.environment["UPDATE_HELP_GOLDENS"] == "1"

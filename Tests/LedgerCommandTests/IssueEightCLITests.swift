@@ -11,7 +11,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ["refund", "999"], ["init"], ["purchase", "com.example.level1", "--quantity", "0"], ["clock", "set", "2001-01-01"],
+        ["refund", "999"], ["init"], ["purchase", "com.example.level1", "--quantity", "0"],
+        ["clock", "set", "2001-01-01"],
         ["finish", "999"], ["approve", "1"], ["purchase", "nope"], ["store", "set", "locale", "xx"],
         ["clock", "set", "2030-02-30"], ["subscriptions", "renew", "com.example.level1"],
     ])
@@ -19,7 +20,7 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")
             let before = try Self.snapshot(workspace.database)
-            try await Task.sleep(for: .milliseconds(20)) // a rewrite would show in the modification time
+            try await Task.sleep(for: .milliseconds(20))  // a rewrite would show in the modification time
             let result = try workspace.ledger(arguments)
             #expect(result.status != 0 || arguments == ["init"], "\(arguments): \(result.stderr)")
             let after = try Self.snapshot(workspace.database)
@@ -36,7 +37,9 @@ import Testing
             #expect(result.status == 65)
             #expect(result.stderr.contains("already defined by"))
             #expect(!FileManager.default.fileExists(atPath: workspace.database), "no ledger was created")
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace.directory).filter { $0.contains("ledger") }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: workspace.directory).filter {
+                $0.contains("ledger")
+            }
             #expect(leftovers.isEmpty, "\(leftovers)")
         }
     }
@@ -94,7 +97,8 @@ import Testing
             try workspace.ledger("purchase", "com.example.pro.monthly")
             try workspace.ledger("clock", "advance", "P2M")
             // Damage two periods behind the ledger's back (triggers allow date changes).
-            let status = try runPython("""
+            let status = try runPython(
+                """
                 import sqlite3
                 db = sqlite3.connect('\(workspace.database)')
                 rows = db.execute("SELECT id, purchase_date FROM transactions WHERE reason = 'renewal' ORDER BY id").fetchall()
@@ -117,22 +121,27 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             let holder = Process()
             holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            holder.arguments = ["python3", "-c", """
+            holder.arguments = [
+                "python3", "-c",
+                """
                 import sqlite3, time
                 db = sqlite3.connect('\(workspace.database)', isolation_level=None)
                 db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(4); db.execute('ROLLBACK')
-                """]
+                """,
+            ]
             let out = Pipe()
             holder.standardOutput = out
             try holder.run()
-            _ = out.fileHandleForReading.availableData // "locked"
+            _ = out.fileHandleForReading.availableData  // "locked"
             let before = fileBytes(workspace.database)
             let result = try workspace.ledger("purchase", "com.example.level1", "--wait", "1.5")
             holder.waitUntilExit()
             #expect(result.status == 75, "\(result.stderr)")
             #expect(result.stderr.contains("another process holds the ledger"), "\(result.stderr)")
             #expect(result.stderr.contains("is busy"), "\(result.stderr)")
-            #expect(result.stderr.contains("nothing was changed (try again, or wait longer with --wait SECONDS)"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("nothing was changed (try again, or wait longer with --wait SECONDS)"),
+                "\(result.stderr)")
             #expect(fileBytes(workspace.database) == before)
             // Released, the same command goes through.
             #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
@@ -155,7 +164,10 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: Unprivileged.isPossible, "root ignores directory permissions and /usr/bin/setpriv is missing (apt-get install util-linux)"))
+    @Test(
+        .enabled(
+            if: Unprivileged.isPossible,
+            "root ignores directory permissions and /usr/bin/setpriv is missing (apt-get install util-linux)"))
     func readCommandsWorkInAReadOnlyDirectory() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")
@@ -171,7 +183,8 @@ import Testing
             for command in [["list"], ["info"], ["show", "1"], ["verify"], ["products", "list"], ["clock", "show"]] {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: prefix.first ?? LedgerProcess.executable)
-                process.arguments = Array(prefix.dropFirst()) + (prefix.isEmpty ? [] : [LedgerProcess.executable])
+                process.arguments =
+                    Array(prefix.dropFirst()) + (prefix.isEmpty ? [] : [LedgerProcess.executable])
                     + command + ["--database", path]
                 let err = Pipe()
                 process.standardOutput = FileHandle.nullDevice
@@ -181,7 +194,9 @@ import Testing
                 process.waitUntilExit()
                 #expect(process.terminationStatus == 0, "\(command): \(message)")
             }
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["ledger.sqlite"], "nothing created beside it")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: folder) == ["ledger.sqlite"],
+                "nothing created beside it")
         }
     }
 }
@@ -191,7 +206,8 @@ import Testing
     @Test func productIdentifiersWithControlCharactersAreRefusedAtImport() async throws {
         try await CLIWorkspace.empty { workspace in
             let file = workspace.directory + "/Nul.storekit"
-            try write("""
+            try write(
+                """
                 {"products": [{"productID": "dup\\u0000a", "type": "Consumable", "displayPrice": "1"},
                               {"productID": "dup\\u0000b", "type": "Consumable", "displayPrice": "1"}],
                  "version": {"major": 3, "minor": 0}}
@@ -199,7 +215,9 @@ import Testing
             let result = try workspace.ledger("products", "import", file)
             #expect(result.status == 65)
             #expect(result.stderr.contains("products[0].productID"), "\(result.stderr)")
-            #expect(result.stderr.contains("without control characters") && result.stderr.contains("U+0000"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("without control characters") && result.stderr.contains("U+0000"),
+                "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: workspace.database))
         }
     }
@@ -245,7 +263,8 @@ import Testing
 
     @Test func storedControlCharactersAreEscapedInTables() async throws {
         try await CLIWorkspace.withCatalog { workspace in
-            let status = try runPython("""
+            let status = try runPython(
+                """
                 import sqlite3
                 db = sqlite3.connect('\(workspace.database)')
                 db.execute("UPDATE product_localizations SET display_name = 'Evil' || char(27) || '[31m' WHERE product_id = 'com.example.level1'")

@@ -17,17 +17,25 @@ import Testing
             let header = try #require(json["header"] as? [String: Any])
             #expect((json["jws"] as? String)?.split(separator: ".").count == 3)
             #expect(header["alg"] as? String == "ES256" && (header["x5c"] as? [String])?.count == 3)
-            #expect(payload["transactionId"] as? String == "1" && payload["productId"] as? String == SampleCatalog.subscription)
-            #expect(payload["type"] as? String == "Auto-Renewable Subscription" && payload["environment"] as? String == "Xcode")
+            #expect(
+                payload["transactionId"] as? String == "1"
+                    && payload["productId"] as? String == SampleCatalog.subscription)
+            #expect(
+                payload["type"] as? String == "Auto-Renewable Subscription"
+                    && payload["environment"] as? String == "Xcode")
             let renewal = try workspace.json("jws", "--renewal", SampleCatalog.subscription)
             let renewalPayload = try #require(renewal["payload"] as? [String: Any])
-            #expect(renewalPayload["originalTransactionId"] as? String == "1" && renewalPayload["autoRenewStatus"] as? Int == 1)
+            #expect(
+                renewalPayload["originalTransactionId"] as? String == "1"
+                    && renewalPayload["autoRenewStatus"] as? Int == 1)
             // The store's settings name the app and the environment.
             #expect(try workspace.ledger("store", "set", "bundleID", "com.example.shop").status == 0)
             let sandbox = try workspace.json("store", "set", "environment", "Sandbox")
             #expect(sandbox["environment"] as? String == "Sandbox" && sandbox["invalidSignatures"] as? Bool == false)
             let resigned = try #require(try workspace.json("jws", "1")["payload"] as? [String: Any])
-            #expect(resigned["bundleId"] as? String == "com.example.shop" && resigned["environment"] as? String == "Sandbox")
+            #expect(
+                resigned["bundleId"] as? String == "com.example.shop" && resigned["environment"] as? String == "Sandbox"
+            )
         }
     }
 
@@ -38,15 +46,24 @@ import Testing
             #expect(neither.status == 64 && neither.stderr.contains("give a transaction id, or --renewal PRODUCT_ID"))
             #expect(try workspace.ledger("jws", "1", "--renewal", SampleCatalog.subscription).status == 64)
             let deferred = try workspace.ledger("jws", "1")
-            #expect(deferred.status == 1 && deferred.stderr.contains("transaction 1 is deferred: only purchased and restored transactions are signed"))
+            #expect(
+                deferred.status == 1
+                    && deferred.stderr.contains(
+                        "transaction 1 is deferred: only purchased and restored transactions are signed")
+            )
             let unknown = try workspace.ledger("jws", "7")
             #expect(unknown.status == 1 && unknown.stderr.contains("unknown transaction 7"))
             let never = try workspace.ledger("jws", "--renewal", SampleCatalog.subscription)
             #expect(never.status == 1 && never.stderr.contains("its subscription group was never bought"))
             let notSubscription = try workspace.ledger("jws", "--renewal", SampleCatalog.nonConsumable)
-            #expect(notSubscription.status == 1 && notSubscription.stderr.contains("is not an auto-renewable subscription"))
+            #expect(
+                notSubscription.status == 1 && notSubscription.stderr.contains("is not an auto-renewable subscription"))
             let environment = try workspace.ledger("store", "set", "environment", "Production")
-            #expect(environment.status == 65 && environment.stderr.contains("invalid value \"Production\" for environment: expected Xcode or Sandbox"))
+            #expect(
+                environment.status == 65
+                    && environment.stderr.contains(
+                        "invalid value \"Production\" for environment: expected Xcode or Sandbox")
+            )
         }
     }
 
@@ -55,7 +72,10 @@ import Testing
     /// off, the chain's dates checked at `signedDate`), and rejects a tampered payload, another
     /// ledger's root, an expired leaf, the store's invalid signatures, and another app's bundle
     /// identifier. jwcrypto, a generic JOSE library, checks the signature with the leaf's key.
-    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func applesServerLibraryAndAGenericJOSELibraryVerifyTheSignedTransactions() async throws {
         guard let python = ApplePython.path else {
             Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
@@ -65,15 +85,24 @@ import Testing
             let directory = workspace.directory
             func save(_ text: String, _ name: String) throws { try write(text, to: directory + "/" + name) }
             #expect(try workspace.ledger("store", "set", "environment", "Sandbox").status == 0)
-            #expect(try workspace.ledger("purchase", SampleCatalog.subscription, "--account", "7e3fb20b-4cdb-47cc-936d-99d65f608138").status == 0)
+            #expect(
+                try workspace.ledger(
+                    "purchase", SampleCatalog.subscription, "--account", "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+                ).status == 0)
             #expect(try workspace.ledger("purchase", SampleCatalog.consumable).status == 0)
             try save(try workspace.ledger("jws", "1").stdout, "subscription.jws")
             try save(try workspace.ledger("jws", "2").stdout, "consumable.jws")
             try save(try workspace.ledger("jws", "--renewal", SampleCatalog.subscription).stdout, "renewal.jws")
-            #expect(try workspace.ledger("certificate", "export", "--format", "der", "--output", directory + "/root.der").status == 0)
+            #expect(
+                try workspace.ledger("certificate", "export", "--format", "der", "--output", directory + "/root.der")
+                    .status == 0)
             let other = directory + "/other.sqlite"
             #expect(try LedgerProcess.run(["init", "--database", other]).status == 0)
-            #expect(try LedgerProcess.run(["certificate", "export", "--database", other, "--format", "der", "--output", directory + "/other.der"]).status == 0)
+            #expect(
+                try LedgerProcess.run([
+                    "certificate", "export", "--database", other, "--format", "der", "--output",
+                    directory + "/other.der",
+                ]).status == 0)
             #expect(try workspace.ledger("store", "set", "invalidSignatures", "true").status == 0)
             try save(try workspace.ledger("jws", "2").stdout, "invalid.jws")
             #expect(try workspace.ledger("store", "set", "invalidSignatures", "false").status == 0)
@@ -127,18 +156,19 @@ import Testing
                 """
             let run = try runProcess(python, ["-c", script, directory])
             #expect(run.status == 0, "\(run.output)")
-            #expect(run.output.split(separator: "\n") == [
-                "subscription 1 \(SampleCatalog.subscription) AUTO_RENEWABLE_SUBSCRIPTION SANDBOX 7e3fb20b-4cdb-47cc-936d-99d65f608138 4990 USD",
-                "renewal 1 ON 4990",
-                "consumable 2 CONSUMABLE PURCHASE",
-                "tampered rejected VERIFICATION_FAILURE",
-                "other-root rejected VERIFICATION_FAILURE",
-                "invalid rejected VERIFICATION_FAILURE",
-                "late rejected VERIFICATION_FAILURE",
-                "other-app rejected INVALID_APP_IDENTIFIER",
-                "jwcrypto consumable.jws verified 2",
-                "jwcrypto invalid.jws rejected",
-            ], "\(run.output)")
+            #expect(
+                run.output.split(separator: "\n") == [
+                    "subscription 1 \(SampleCatalog.subscription) AUTO_RENEWABLE_SUBSCRIPTION SANDBOX 7e3fb20b-4cdb-47cc-936d-99d65f608138 4990 USD",
+                    "renewal 1 ON 4990",
+                    "consumable 2 CONSUMABLE PURCHASE",
+                    "tampered rejected VERIFICATION_FAILURE",
+                    "other-root rejected VERIFICATION_FAILURE",
+                    "invalid rejected VERIFICATION_FAILURE",
+                    "late rejected VERIFICATION_FAILURE",
+                    "other-app rejected INVALID_APP_IDENTIFIER",
+                    "jwcrypto consumable.jws verified 2",
+                    "jwcrypto invalid.jws rejected",
+                ], "\(run.output)")
         }
     }
 }

@@ -63,7 +63,8 @@ import Testing
     }
 
     static func schemaObjects(_ db: Database) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT type || ' ' || name || ' on ' || tbl_name FROM sqlite_master ORDER BY type, name")
+        try String.fetchAll(
+            db, sql: "SELECT type || ' ' || name || ' on ' || tbl_name FROM sqlite_master ORDER BY type, name")
     }
 
     @Test func aLedgerOfSchema0007KeepsEveryRowIndexAndTriggerThrough0008() async throws {
@@ -72,8 +73,11 @@ import Testing
             let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
             try old.write { db in try db.execute(sql: Self.history) }
             let (transactionsBefore, eventsBefore, counterBefore) = try old.read { db in
-                (try Self.dump(db, "transactions", orderBy: "id"), try Self.dump(db, "transaction_events", orderBy: "seq"),
-                 try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'"))
+                (
+                    try Self.dump(db, "transactions", orderBy: "id"),
+                    try Self.dump(db, "transaction_events", orderBy: "seq"),
+                    try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'")
+                )
             }
             try old.close()
             #expect(transactionsBefore.count == 5 && eventsBefore.count == 13 && counterBefore == 14)
@@ -83,12 +87,16 @@ import Testing
             try ledger.close()
             let raw = try DatabaseQueue(path: path)
             let after = try raw.read { db in
-                (transactions: try Self.dump(db, "transactions", orderBy: "id"), events: try Self.dump(db, "transaction_events", orderBy: "seq"),
-                 counter: try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'"),
-                 counterRows: try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_sequence"),
-                 objects: try Self.schemaObjects(db),
-                 integrity: try String.fetchAll(db, sql: "PRAGMA integrity_check"),
-                 foreignKeys: try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count)
+                (
+                    transactions: try Self.dump(db, "transactions", orderBy: "id"),
+                    events: try Self.dump(db, "transaction_events", orderBy: "seq"),
+                    counter: try Int64.fetchOne(
+                        db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'"),
+                    counterRows: try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_sequence"),
+                    objects: try Self.schemaObjects(db),
+                    integrity: try String.fetchAll(db, sql: "PRAGMA integrity_check"),
+                    foreignKeys: try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").count
+                )
             }
             try raw.close()
             #expect(after.transactions == transactionsBefore)
@@ -109,7 +117,8 @@ import Testing
             let migrated = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
             defer { try? migrated.close() }
             _ = try migrated.finish([4])
-            let last = try migrated.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM transaction_events") }
+            let last = try migrated.read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM transaction_events")
+            }
             #expect(last == 15)
         }
     }
@@ -136,8 +145,16 @@ import Testing
                 "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = 1 WHERE id = 1",
             ]
             let (opcodes, triggers) = try ledger.read { db in
-                (try statements.map { sql in try Row.fetchAll(db, sql: "EXPLAIN " + sql).map { $0["opcode"] as String } },
-                 try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('transactions', 'transaction_events')"))
+                (
+                    try statements.map { sql in
+                        try Row.fetchAll(db, sql: "EXPLAIN " + sql).map { $0["opcode"] as String }
+                    },
+                    try String.fetchAll(
+                        db,
+                        sql:
+                            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('transactions', 'transaction_events')"
+                    )
+                )
             }
             for (sql, program) in zip(statements, opcodes) {
                 #expect(!program.isEmpty)

@@ -11,9 +11,13 @@ import Testing
     /// The lines of the document's `mermaid` block that starts with `kind`.
     static func diagram(_ kind: String) throws -> [String] {
         let text = try String(contentsOfFile: document, encoding: .utf8)
-        let blocks = text.components(separatedBy: "```mermaid\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let blocks = text.components(separatedBy: "```mermaid\n").dropFirst().map {
+            $0.components(separatedBy: "```")[0]
+        }
         let block = try #require(blocks.first { $0.hasPrefix(kind) }, "no \(kind) diagram in docs/DESIGN.md")
-        return block.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return block.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
     }
 
     /// "A --> B" for each module A of Sources/ that imports B, another module of Sources/.
@@ -24,10 +28,12 @@ import Testing
         for module in modules {
             guard let files = FileManager.default.enumerator(atPath: sources + "/" + module) else { continue }
             for case let file as String in files where file.hasSuffix(".swift") {
-                for line in try String(contentsOfFile: "\(sources)/\(module)/\(file)", encoding: .utf8).split(separator: "\n") {
+                for line in try String(contentsOfFile: "\(sources)/\(module)/\(file)", encoding: .utf8).split(
+                    separator: "\n")
+                {
                     let words = line.split(separator: " ")
                     guard let index = words.firstIndex(of: "import"), words.count == index + 1 + 1,
-                          words[..<index].allSatisfy({ ["@_exported", "public", "package", "internal"].contains($0) })
+                        words[..<index].allSatisfy({ ["@_exported", "public", "package", "internal"].contains($0) })
                     else { continue }
                     let imported = String(words[index + 1])
                     if modules.contains(imported), imported != module { edges.insert("\(module) --> \(imported)") }
@@ -64,6 +70,30 @@ import Testing
         let total = lines.values.reduce(0, +)
         for (module, count) in lines {
             #expect(count * 3 <= total, "\(module): \(count) of \(total) lines")
+        }
+    }
+
+    /// Every `@unchecked Sendable` says, in the comment just above it, why it is safe
+    /// ("Sendable by hand: ..."): the compiler cannot check it, a reader must.
+    @Test func everyUncheckedSendableSaysWhyItIsSafe() throws {
+        for folder in ["Sources", "Tests"] {
+            let root = Repository.root + "/" + folder
+            guard let files = FileManager.default.enumerator(atPath: root) else { continue }
+            for case let file as String in files where file.hasSuffix(".swift") {
+                let lines = try String(contentsOfFile: root + "/" + file, encoding: .utf8).split(
+                    separator: "\n", omittingEmptySubsequences: false)
+                for (index, line) in lines.enumerated()
+                where line.contains("@unchecked Sendable") && !line.contains("\"")
+                    && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                {
+                    let comment = lines[..<index].reversed().prefix {
+                        $0.trimmingCharacters(in: .whitespaces).hasPrefix("//")
+                    }
+                    #expect(
+                        comment.joined().contains("Sendable by hand"),
+                        "\(folder)/\(file):\(index + 1) does not say why it is Sendable")
+                }
+            }
         }
     }
 }

@@ -16,14 +16,16 @@ import Testing
         #expect(Hex.string(genesis) == "22edc57e7a1832bd6918a7bd8cf01442956d47454310289e80fa288790db5ed5")
         let event = ChainedEvent(
             seq: 1,
-            content: .init(transactionID: 7, kind: .created, from: nil, to: .purchasing, at: 1_800_000_000_000, detail: nil),
+            content: .init(
+                transactionID: 7, kind: .created, from: nil, to: .purchasing, at: 1_800_000_000_000, detail: nil),
             rowDigest: HashChain.noRow)
         let link = HashChain.link(previous: genesis, event)
         #expect(Hex.string(link) == "47ba1f101d3bcbf212fc1248ba89fefb119bb898635b4bbb9df4006f740a1ad0")
-        #expect(Hex.string(ChainHead.message(sequence: 1, hash: link)) == """
-            020000001853746f72654c656467657220636861696e20686561642031010000000000000001\
-            030000002047ba1f101d3bcbf212fc1248ba89fefb119bb898635b4bbb9df4006f740a1ad0
-            """)
+        #expect(
+            Hex.string(ChainHead.message(sequence: 1, hash: link)) == """
+                020000001853746f72654c656467657220636861696e20686561642031010000000000000001\
+                030000002047ba1f101d3bcbf212fc1248ba89fefb119bb898635b4bbb9df4006f740a1ad0
+                """)
         var row = ChainEncoding()
         row.integer(1)
         row.text("x")
@@ -46,12 +48,15 @@ import Testing
     /// encoded in `rowColumns` order, whatever order they were selected in.
     @Test func aRowIsDigestedInTheTablesOrderWhateverItsSelectionOrder() async throws {
         #expect(HashChain.selectedColumns.sorted() == HashChain.rowColumns.sorted())
-        #expect(Array(HashChain.selectedColumns.prefix(PaymentTransaction.columnNames.count)) == PaymentTransaction.columnNames)
+        #expect(
+            Array(HashChain.selectedColumns.prefix(PaymentTransaction.columnNames.count))
+                == PaymentTransaction.columnNames)
         try await withLedger { ledger, _ in
             let bought = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
             let (digest, inTableOrder) = try ledger.read { db in
                 let digest = try HashChain.rowDigest(db, id: bought.id)
-                let select = try FastStatement(db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
+                let select = try FastStatement(
+                    db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
                 select.bind(1, Int64(bought.id))
                 let inTableOrder = try select.first { columns in
                     var encoding = ChainEncoding()
@@ -126,7 +131,8 @@ import Testing
             let path = directory + "/ledger.sqlite"
             let ledger = try Ledger.open(
                 at: path, mode: .createIfMissing,
-                configuration: LedgerConfiguration(busyTimeout: 0.05, clock: .fixed(testEpoch), headSigningInterval: .seconds(3_600)))
+                configuration: LedgerConfiguration(
+                    busyTimeout: 0.05, clock: .fixed(testEpoch), headSigningInterval: .seconds(3_600)))
             try ledger.saveProducts([Product(id: "consumable", type: .consumable, price: 0.99)])
             let added = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
             _ = try ledger.applyPlannedOutcome(of: added.id)
@@ -171,16 +177,21 @@ import Testing
                 let end = try HashChain.end(db)
                 let event = ChainedEvent(
                     seq: end.seq + 1,
-                    content: .init(transactionID: bought.id, kind: .revoked, from: .purchased, to: .purchased,
-                                   at: testEpoch.ledgerMilliseconds, detail: nil),
+                    content: .init(
+                        transactionID: bought.id, kind: .revoked, from: .purchased, to: .purchased,
+                        at: testEpoch.ledgerMilliseconds, detail: nil),
                     rowDigest: try #require(try HashChain.rowDigest(db, id: bought.id)))
                 let hash = HashChain.link(previous: end.hash, event)
                 let mac: [UInt8]? = withForgedMAC ? HashChain.mac(of: hash, key: [UInt8](repeating: 7, count: 32)) : nil
-                try db.execute(sql: """
-                    INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash, mac)
-                    VALUES (?, ?, 'revoked', 'purchased', 'purchased', ?, NULL, ?, ?, ?)
-                    """, arguments: [event.seq, Int64(bought.id), testEpoch.ledgerMilliseconds, Data(event.rowDigest), Data(hash),
-                                     mac.map { Data($0) }])
+                try db.execute(
+                    sql: """
+                        INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash, mac)
+                        VALUES (?, ?, 'revoked', 'purchased', 'purchased', ?, NULL, ?, ?, ?)
+                        """,
+                    arguments: [
+                        event.seq, Int64(bought.id), testEpoch.ledgerMilliseconds, Data(event.rowDigest), Data(hash),
+                        mac.map { Data($0) },
+                    ])
             }
             try forger.close()
 
@@ -188,7 +199,9 @@ import Testing
             defer { try? reopened.close() }
             #expect(try reopened.chainStatus().unsignedEventCount == 1)
             let problems = try reopened.verify().map(\.message)
-            #expect(problems.contains { $0.contains("follows the signed head without the ledger's authentication") }, "\(problems)")
+            #expect(
+                problems.contains { $0.contains("follows the signed head without the ledger's authentication") },
+                "\(problems)")
             let before = try reopened.chainStatus()
             #expect { _ = try reopened.addPayment(NewPayment(productID: "level")) } throws: {
                 ($0 as? LedgerError)?.code == .corrupted && "\($0)".contains("without the ledger's authentication")
@@ -200,7 +213,9 @@ import Testing
 
     /// An event whose value was edited into another type (its CHECKs and triggers switched
     /// off) makes `verify` report it or refuse the ledger as damaged; it never stops the process.
-    @Test(arguments: ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"], ["X'00ff'", "7", "'x'"])
+    @Test(
+        arguments: ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"],
+        ["X'00ff'", "7", "'x'"])
     func anEventEditedIntoAnotherTypeIsFoundNotACrash(column: String, value: String) async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger.sqlite"
@@ -261,7 +276,8 @@ import Testing
                 try db.execute(sql: CheapChecksMigrationTests.history)
                 try SigningIdentity.create(db, at: Date(timeIntervalSince1970: 1_800_000_000))
             }
-            let eventsBefore = try old.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM transaction_events") }
+            let eventsBefore = try old.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM transaction_events")
+            }
             try old.close()
 
             let ledger = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
@@ -272,12 +288,17 @@ import Testing
             #expect(status.head?.sequence == 13 && status.unsignedEventCount == 0)
             #expect(try ledger.verify() == [])
             let genesis = HashChain.genesis(root: try ledger.signingCertificates().root)
-            let firstLink = try ledger.read { db in try Data.fetchOne(db, sql: "SELECT hash FROM transaction_events WHERE seq = 1") }
-            let firstRow = try ledger.read { db in try Row.fetchOne(db, sql: "SELECT * FROM transaction_events WHERE seq = 1") }!
+            let firstLink = try ledger.read { db in
+                try Data.fetchOne(db, sql: "SELECT hash FROM transaction_events WHERE seq = 1")
+            }
+            let firstRow = try ledger.read { db in
+                try Row.fetchOne(db, sql: "SELECT * FROM transaction_events WHERE seq = 1")
+            }!
             let recomputed = HashChain.link(
                 previous: genesis,
                 ChainedEvent(
-                    seq: 1, content: .init(transactionID: 1, kind: .created, from: nil, to: .purchasing, at: 10, detail: nil),
+                    seq: 1,
+                    content: .init(transactionID: 1, kind: .created, from: nil, to: .purchasing, at: 10, detail: nil),
                     rowDigest: [UInt8](firstRow["row_digest"] as Data)))
             #expect(firstLink.map([UInt8].init) == recomputed)
             _ = try ledger.finish([4])
@@ -299,7 +320,9 @@ import Testing
             #expect(restored.count == 150)
             // The launch hands out the rows its events' scan read: as stored after the delivery.
             let delivered = try ledger.recordDeliveryOfUnfinishedTransactions()
-            let stored = try ledger.read { db in try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id") }
+            let stored = try ledger.read { db in
+                try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            }
             #expect(delivered.count == 300 && delivered == stored)
             #expect(delivered.allSatisfy { $0.deliveryCount >= 1 && $0.lastDeliveredAt != nil })
             let beforeClear = try ledger.chainStatus().eventCount
@@ -308,7 +331,8 @@ import Testing
             #expect(status.eventCount == beforeClear + 300 && status.lastSequence == Int64(status.eventCount))
             #expect(try ledger.verify() == [])
             let kinds = try ledger.read { db in
-                try String.fetchAll(db, sql: "SELECT kind FROM transaction_events WHERE seq > ? ORDER BY seq", arguments: [beforeClear])
+                try String.fetchAll(
+                    db, sql: "SELECT kind FROM transaction_events WHERE seq > ? ORDER BY seq", arguments: [beforeClear])
             }
             #expect(kinds == Array(repeating: "deleted", count: 300))
         }
@@ -342,8 +366,9 @@ import Testing
                 let tampered = try Ledger.open(at: copy, access: .readOnly)
                 let problems = (try? tampered.verify()).map { $0.map(\.message) } ?? ["verify refused a damaged value"]
                 try tampered.close()
-                #expect(problems.contains { $0.hasPrefix("hash chain") || $0 == "verify refused a damaged value" },
-                        "seed \(seed) trial \(trial): \(edit) -> \(problems)")
+                #expect(
+                    problems.contains { $0.hasPrefix("hash chain") || $0 == "verify refused a damaged value" },
+                    "seed \(seed) trial \(trial): \(edit) -> \(problems)")
                 Ledger.removeDatabaseFiles(copy)
             }
         }
@@ -384,13 +409,16 @@ import Testing
                 return "deleted event \(seq)"
             case 1:
                 let other = seq == Int64(eventCount) ? seq - 1 : seq + 1
-                try db.execute(sql: """
-                    UPDATE transaction_events SET seq = -seq WHERE seq IN (?, ?);
-                    UPDATE transaction_events SET seq = CASE seq WHEN -? THEN ? ELSE ? END WHERE seq < 0;
-                    """, arguments: [seq, other, seq, other, seq])
+                try db.execute(
+                    sql: """
+                        UPDATE transaction_events SET seq = -seq WHERE seq IN (?, ?);
+                        UPDATE transaction_events SET seq = CASE seq WHEN -? THEN ? ELSE ? END WHERE seq < 0;
+                        """, arguments: [seq, other, seq, other, seq])
                 return "swapped events \(seq) and \(other)"
             case 2:
-                let columns = ["transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash"]
+                let columns = [
+                    "transaction_id", "kind", "from_state", "to_state", "at", "detail", "row_digest", "hash",
+                ]
                 let column = columns[Int(random.next() % UInt64(columns.count))]
                 try change(db, table: "transaction_events", key: "seq", id: seq, column: column, &random)
                 return "event \(seq).\(column)"
@@ -405,15 +433,19 @@ import Testing
     }
 
     /// Sets `column` of one row to another value of the same storage class (NULL becomes a number).
-    static func change(_ db: Database, table: String, key: String, id: Int64, column: String, _ random: inout SplitMix64) throws {
-        let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(column) FROM \(table) WHERE \(key) = ?", arguments: [id])!
-        let replacement: DatabaseValue = switch value.storage {
-        case .int64(let number): (number + Int64(random.next() % 1_000) + 1).databaseValue
-        case .string(let text): (text + "x").databaseValue
-        case .blob(let bytes): Data(bytes.map { $0 ^ UInt8(truncatingIfNeeded: random.next() | 1) }).databaseValue
-        case .double(let number): (number + 1).databaseValue
-        case .null: Int64(random.next() % 1_000).databaseValue
-        }
+    static func change(
+        _ db: Database, table: String, key: String, id: Int64, column: String, _ random: inout SplitMix64
+    ) throws {
+        let value = try DatabaseValue.fetchOne(
+            db, sql: "SELECT \(column) FROM \(table) WHERE \(key) = ?", arguments: [id])!
+        let replacement: DatabaseValue =
+            switch value.storage {
+            case .int64(let number): (number + Int64(random.next() % 1_000) + 1).databaseValue
+            case .string(let text): (text + "x").databaseValue
+            case .blob(let bytes): Data(bytes.map { $0 ^ UInt8(truncatingIfNeeded: random.next() | 1) }).databaseValue
+            case .double(let number): (number + 1).databaseValue
+            case .null: Int64(random.next() % 1_000).databaseValue
+            }
         try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(key) = ?", arguments: [replacement, id])
     }
 }

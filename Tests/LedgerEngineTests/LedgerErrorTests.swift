@@ -29,7 +29,9 @@ import Testing
                 #expect {
                     try ledger.write { db in try db.execute(sql: "SELECT 1") }
                 } throws: { error in
-                    guard let error = error as? LedgerError, let cause = error.underlyingError as? DatabaseError else { return false }
+                    guard let error = error as? LedgerError, let cause = error.underlyingError as? DatabaseError else {
+                        return false
+                    }
                     return error.code == .busy && error.path == path && cause.resultCode == .SQLITE_BUSY
                         && error.sqliteResultCode == 5  // SQLITE_BUSY
                 }
@@ -108,7 +110,8 @@ import Testing
         #expect(!(LedgerError.corrupted ~= busy))
         #expect(!(LedgerError.busy ~= PaymentQueueError.unknownTransaction(1)))
         // `==` compares what an error says, not the error it wraps.
-        #expect(LedgerError.busy(path: "/tmp/x", underlyingError: POSIXError(.EAGAIN)) == LedgerError.busy(path: "/tmp/x"))
+        #expect(
+            LedgerError.busy(path: "/tmp/x", underlyingError: POSIXError(.EAGAIN)) == LedgerError.busy(path: "/tmp/x"))
         #expect(LedgerError.busy(path: "/tmp/x") != LedgerError.busy(path: "/tmp/y"))
     }
 }

@@ -12,8 +12,9 @@ import Testing
         #expect(files.map { String($0.dropLast(4)) } == Migration.embedded.map(\.identifier))
         for (file, migration) in zip(files, Migration.embedded) {
             let sql = try String(contentsOfFile: folder + "/" + file, encoding: .utf8)
-            #expect(sql.trimmingCharacters(in: .newlines) == migration.sql.trimmingCharacters(in: .newlines),
-                    "\(file) differs from its embedded copy: run tools/embed-migrations")
+            #expect(
+                sql.trimmingCharacters(in: .newlines) == migration.sql.trimmingCharacters(in: .newlines),
+                "\(file) differs from its embedded copy: run tools/embed-migrations")
         }
     }
 
@@ -32,7 +33,9 @@ import Testing
             #expect(try reopened.appliedMigrations() == Ledger.knownMigrations)
             try reopened.close()
             // No temporary file is left behind.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("creating") }.isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("creating") }
+                    .isEmpty)
         }
     }
 
@@ -71,7 +74,10 @@ import Testing
             let path = directory + "/other.sqlite"
             let other = try DatabaseQueue(path: path)
             try other.write { db in
-                try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')")
+                try db.execute(
+                    sql:
+                        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('keep me')"
+                )
             }
             try other.close()
             let before = fileBytes(path)
@@ -146,8 +152,11 @@ import Testing
     func durabilityIsAppliedAndChecked(_ durability: Durability) async throws {
         try await withLedger(durability: durability) { (ledger, _) throws in
             let values = try ledger.writer!.writeWithoutTransaction { db in
-                (try Int.fetchOne(db, sql: "PRAGMA synchronous"), try String.fetchOne(db, sql: "PRAGMA journal_mode"),
-                 try Bool.fetchOne(db, sql: "PRAGMA foreign_keys"))
+                (
+                    try Int.fetchOne(db, sql: "PRAGMA synchronous"),
+                    try String.fetchOne(db, sql: "PRAGMA journal_mode"),
+                    try Bool.fetchOne(db, sql: "PRAGMA foreign_keys")
+                )
             }
             #expect(values.0 == durability.synchronousValue)
             #expect(values.1 == "wal")
@@ -212,14 +221,15 @@ import Testing
             let path = directory + "/old.sqlite"
             let old = try olderLedger(at: path, migrations: Array(Migration.embedded.prefix(1)))
             try old.write { db in
-                try db.execute(sql: """
-                    INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'consumable', 'p', '1', 0);
-                    INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
-                        original_purchase_date, reason, storefront, environment, planned_state, created_at, updated_at)
-                    VALUES (1, 1, 'p', 'consumable', 'purchasing', 1, 0, 0, 'purchase', 'USA', 'xcode', 'purchased', 0, 0);
-                    INSERT INTO transaction_events (transaction_id, kind, to_state, at) VALUES (1, 'created', 'purchasing', 0);
-                    UPDATE ledger_counters SET value = 1;
-                    """)
+                try db.execute(
+                    sql: """
+                        INSERT INTO products (id, type, reference_name, price, family_shareable) VALUES ('p', 'consumable', 'p', '1', 0);
+                        INSERT INTO transactions (id, original_id, product_id, product_type, state, quantity, purchase_date,
+                            original_purchase_date, reason, storefront, environment, planned_state, created_at, updated_at)
+                        VALUES (1, 1, 'p', 'consumable', 'purchasing', 1, 0, 0, 'purchase', 'USA', 'xcode', 'purchased', 0, 0);
+                        INSERT INTO transaction_events (transaction_id, kind, to_state, at) VALUES (1, 'created', 'purchasing', 0);
+                        UPDATE ledger_counters SET value = 1;
+                        """)
             }
             try old.close()
 

@@ -32,8 +32,12 @@ import Testing
 
     @Test func unknownAndEmptyProductsAreRefused() async throws {
         try await withLedger { (ledger, _) throws in
-            #expect(throws: UnknownProductError(productIdentifier: "nope")) { try ledger.addPayment(NewPayment(productID: "nope")) }
-            #expect(throws: PaymentQueueError.emptyProductIdentifier) { try ledger.addPayment(NewPayment(productID: "")) }
+            #expect(throws: UnknownProductError(productIdentifier: "nope")) {
+                try ledger.addPayment(NewPayment(productID: "nope"))
+            }
+            #expect(throws: PaymentQueueError.emptyProductIdentifier) {
+                try ledger.addPayment(NewPayment(productID: ""))
+            }
             #expect(try ledger.counts().transactions == 0)
             // A refused payment does not use up an id.
             #expect(try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id == 1)
@@ -78,8 +82,10 @@ import Testing
 
     @Test func thePlannedOutcomeIsAppliedAndASubscriptionGetsItsExpiration() async throws {
         try await withLedger { (ledger, _) throws in
-            let failed = try ledger.addPayment(NewPayment(
-                productID: "consumable", simulatedOutcome: .failed(.paymentNotAllowed))).transaction
+            let failed = try ledger.addPayment(
+                NewPayment(
+                    productID: "consumable", simulatedOutcome: .failed(.paymentNotAllowed))
+            ).transaction
             #expect(try ledger.applyPlannedOutcome(of: failed.id).error == TransactionError(code: .paymentNotAllowed))
             let monthly = try ledger.addPayment(NewPayment(productID: "monthly")).transaction
             let bought = try ledger.applyPlannedOutcome(of: monthly.id)
@@ -94,8 +100,11 @@ import Testing
     @Test func purchasingAndDeferredTransactionsCannotBeFinished() async throws {
         try await withLedger { (ledger, _) throws in
             let purchasing = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
-            #expect(throws: PaymentQueueError.cannotFinishPurchasing(purchasing.id)) { try ledger.finish([purchasing.id]) }
-            let deferred = try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .deferred)).transaction
+            #expect(throws: PaymentQueueError.cannotFinishPurchasing(purchasing.id)) {
+                try ledger.finish([purchasing.id])
+            }
+            let deferred = try ledger.addPayment(NewPayment(productID: "consumable", simulatedOutcome: .deferred))
+                .transaction
             _ = try ledger.applyPlannedOutcome(of: deferred.id)
             #expect(throws: PaymentQueueError.cannotFinishDeferred(deferred.id)) { try ledger.finish([deferred.id]) }
             #expect(throws: PaymentQueueError.unknownTransaction(999)) { try ledger.finish([999]) }
@@ -108,7 +117,9 @@ import Testing
             let id = try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id
             _ = try ledger.applyPlannedOutcome(of: id)
             let first = try ledger.finish([id])
-            #expect(first.changed == [true] && first.transactions[0].isFinished && first.transactions[0].finishedAt == testEpoch)
+            #expect(
+                first.changed == [true] && first.transactions[0].isFinished
+                    && first.transactions[0].finishedAt == testEpoch)
             let second = try ledger.finish([id])
             #expect(second.changed == [false] && second.transactions == first.transactions && second.finished.isEmpty)
             #expect(try ledger.events(of: id).map(\.kind) == [.created, .stateChanged, .finished])
@@ -127,8 +138,10 @@ import Testing
 
     @Test func approveAndDeclineApplyToDeferredTransactionsOnly() async throws {
         try await withLedger { (ledger, _) throws in
-            let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
-            let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred)).transaction.id
+            let a = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred))
+                .transaction.id
+            let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred))
+                .transaction.id
             _ = try ledger.recoverAtLaunch().completed
             #expect(try ledger.approve(a).state == .purchased)
             let declined = try ledger.decline(b)
@@ -169,7 +182,9 @@ import Testing
             let id = try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id
             _ = try ledger.applyPlannedOutcome(of: id)
             func rejects(_ sql: String) {
-                #expect(throws: LedgerError.self, Comment(rawValue: sql)) { try ledger.write { db in try db.execute(sql: sql) } }
+                #expect(throws: LedgerError.self, Comment(rawValue: sql)) {
+                    try ledger.write { db in try db.execute(sql: sql) }
+                }
             }
             rejects("UPDATE transactions SET state = 'deferred' WHERE id = \(id)")
             rejects("UPDATE transactions SET state = 'purchasing' WHERE id = \(id)")
@@ -192,7 +207,10 @@ import Testing
         #expect(first == (try await seededIDs()))
         #expect(first == first.sorted() && Set(first).count == 5)
         try await withLedger { (ledger, _) throws in
-            #expect(try (0..<3).map { _ in try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id } == [1, 2, 3])
+            #expect(
+                try (0..<3).map { _ in try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id } == [
+                    1, 2, 3,
+                ])
         }
         try await withLedger(idGenerator: TransactionIDGenerator { _ in 0 }) { (ledger, _) throws in
             #expect(throws: PaymentQueueError.idGeneratorWentBackwards(lastIssued: 0, proposed: 0)) {
@@ -207,7 +225,9 @@ import Testing
         try await withLedger(idGenerator: .seeded(7)) { (ledger, _) throws in
             let unfinished = try ledger.appendSyntheticPurchases(productID: "consumable", finished: 3, unfinished: 2)
             let all = try ledger.allTransactions()
-            #expect(all.count == 5 && all.map(\.id) == all.map(\.id).sorted() && Array(all.map(\.id).suffix(2)) == unfinished)
+            #expect(
+                all.count == 5 && all.map(\.id) == all.map(\.id).sorted()
+                    && Array(all.map(\.id).suffix(2)) == unfinished)
             #expect(all.prefix(3).allSatisfy(\.isFinished) && !all.suffix(2).contains(where: \.isFinished))
             #expect(try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id > all.last!.id)
             #expect(try ledger.verify() == [])
@@ -217,15 +237,19 @@ import Testing
     @Test func listingPagesOldestFirstWithFilters() async throws {
         try await withLedger { (ledger, _) throws in
             for index in 0..<7 {
-                let id = try ledger.addPayment(NewPayment(productID: index % 2 == 0 ? "consumable" : "nonconsumable")).transaction.id
+                let id = try ledger.addPayment(NewPayment(productID: index % 2 == 0 ? "consumable" : "nonconsumable"))
+                    .transaction.id
                 _ = try ledger.applyPlannedOutcome(of: id)
             }
             _ = try ledger.finish([1, 2])
             #expect(try ledger.transactions(matching: TransactionFilter(limit: 3)).map(\.id) == [1, 2, 3])
             #expect(try ledger.transactions(matching: TransactionFilter(afterID: 3, limit: 3)).map(\.id) == [4, 5, 6])
-            #expect(try ledger.transactions(matching: TransactionFilter(productID: "nonconsumable")).map(\.id) == [2, 4, 6])
-            #expect(try ledger.transactions(matching: TransactionFilter(unfinishedOnly: true)).map(\.id) == [3, 4, 5, 6, 7])
-            #expect(try ledger.transactions(matching: TransactionFilter(state: .purchased, afterID: 6)).map(\.id) == [7])
+            #expect(
+                try ledger.transactions(matching: TransactionFilter(productID: "nonconsumable")).map(\.id) == [2, 4, 6])
+            #expect(
+                try ledger.transactions(matching: TransactionFilter(unfinishedOnly: true)).map(\.id) == [3, 4, 5, 6, 7])
+            #expect(
+                try ledger.transactions(matching: TransactionFilter(state: .purchased, afterID: 6)).map(\.id) == [7])
             let counts = try ledger.counts()
             #expect(counts.transactions == 7 && counts.unfinished == 5 && counts.byState["purchased"] == 7)
         }
@@ -238,7 +262,9 @@ import Testing
             try await withThrowingTaskGroup(of: [UInt64].self) { group in
                 for writer in [ledger, other] {
                     group.addTask {
-                        try (0..<25).map { _ in try writer.addPayment(NewPayment(productID: "consumable")).transaction.id }
+                        try (0..<25).map { _ in
+                            try writer.addPayment(NewPayment(productID: "consumable")).transaction.id
+                        }
                     }
                 }
                 var all: [UInt64] = []

@@ -15,7 +15,8 @@ import Testing
     }
 
     func open(_ path: String) throws -> Ledger {
-        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
+        let ledger = try Ledger.open(
+            at: path, mode: .createIfMissing, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
         try ledger.saveProducts([Product(id: "consumable", type: .consumable, price: 0.99)])
         return ledger
     }
@@ -26,7 +27,7 @@ import Testing
             let ledger = try open(closed)
             _ = try buyAndFinish(ledger, "consumable")
             #expect(FileManager.default.fileExists(atPath: closed + "-wal"))
-            try ledger.close()   // throws SQLITE_BUSY if a statement were left
+            try ledger.close()  // throws SQLITE_BUSY if a statement were left
             // The last connection to close checkpoints and removes the WAL: it really closed.
             #expect(!FileManager.default.fileExists(atPath: closed + "-wal"))
 

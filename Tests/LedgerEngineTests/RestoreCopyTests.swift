@@ -16,7 +16,8 @@ import Testing
             ("nonconsumable", account, nil), ("consumable", nil, nil), ("monthly", nil, "player"),
             ("nonconsumable", nil, "player"), ("nonconsumable", nil, nil),
         ] as [(String, UUID?, String?)] {
-            let added = try ledger.addPayment(NewPayment(productID: product, appAccountToken: token, applicationUsername: name))
+            let added = try ledger.addPayment(
+                NewPayment(productID: product, appAccountToken: token, applicationUsername: name))
             bought.append(try ledger.applyPlannedOutcome(of: added.transaction.id))
         }
         _ = try ledger.refund(bought[4].id, reason: 0)
@@ -28,20 +29,29 @@ import Testing
         let ids = try #require(batch.ids)
         let copies = try ledger.transactions(in: ids, after: 0, limit: 100)
         #expect(copies.count == batch.count && batch.count == 3)
-        #expect(copies.map(\.id) == copies.map(\.id).sorted() && copies.first?.id == ids.lowerBound && copies.last?.id == ids.upperBound)
+        #expect(
+            copies.map(\.id) == copies.map(\.id).sorted() && copies.first?.id == ids.lowerBound
+                && copies.last?.id == ids.upperBound)
         for copy in copies {
             let sourceID = try #require(copy.restoredFromID)
             let source = try #require(try ledger.transaction(sourceID))
             #expect(copy.state == .restored && !copy.isFinished && copy.error == nil && copy.reason == .purchase)
             #expect(copy.originalID == source.originalID && copy.originalPurchaseDate == source.originalPurchaseDate)
             #expect(copy.purchaseDate == restoreTime && copy.createdAt == restoreTime && copy.updatedAt == restoreTime)
-            #expect(copy.productID == source.productID && copy.productType == source.productType && copy.quantity == source.quantity)
-            #expect(copy.appAccountToken == source.appAccountToken && copy.applicationUsername == source.applicationUsername)
+            #expect(
+                copy.productID == source.productID && copy.productType == source.productType
+                    && copy.quantity == source.quantity)
+            #expect(
+                copy.appAccountToken == source.appAccountToken && copy.applicationUsername == source.applicationUsername
+            )
             #expect(copy.expirationDate == source.expirationDate && copy.isUpgraded == source.isUpgraded)
-            #expect(copy.storefront == source.storefront && copy.environment == source.environment && copy.offer == source.offer)
+            #expect(
+                copy.storefront == source.storefront && copy.environment == source.environment
+                    && copy.offer == source.offer)
             #expect(copy.subscriptionGroupID == source.subscriptionGroupID && copy.idempotencyKey == nil)
             #expect(copy.deliveryCount == (recordingDelivery ? 1 : 0))
-            #expect(try ledger.events(of: copy.id).map(\.kind) == (recordingDelivery ? [.created, .delivered] : [.created]))
+            #expect(
+                try ledger.events(of: copy.id).map(\.kind) == (recordingDelivery ? [.created, .delivered] : [.created]))
         }
         #expect(try ledger.verify().isEmpty)
         return copies.map(\.productID)
@@ -61,7 +71,8 @@ import Testing
 
     @Test func aRestoreWithNothingToRestoreWritesNothing() async throws {
         try await withLedger { ledger, _ in
-            _ = try ledger.applyPlannedOutcome(of: try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id)
+            _ = try ledger.applyPlannedOutcome(
+                of: try ledger.addPayment(NewPayment(productID: "consumable")).transaction.id)
             let before = try ledger.counts()
             #expect(try ledger.restorePurchases(delivery: .recorded) == RestoreBatch(ids: nil, count: 0))
             #expect(try ledger.counts() == before)
@@ -80,7 +91,7 @@ import Testing
                 row.idempotencyKey = "same"
                 let writer = ledger.writer(db, at: 0)
                 _ = try writer.insert(row)
-                let first = Result { try writer.insert(row).id }   // the same idempotency key: refused
+                let first = Result { try writer.insert(row).id }  // the same idempotency key: refused
                 row.idempotencyKey = "other"
                 return (first, try writer.insert(row).id)
             }

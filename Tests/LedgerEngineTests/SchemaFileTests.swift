@@ -19,11 +19,13 @@ import Testing
             let ledger = try Ledger.open(at: directory + "/schema.sqlite", mode: .createIfMissing)
             defer { try? ledger.close() }
             let rows = try ledger.read { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT type, name, tbl_name, sql FROM sqlite_master
-                    WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
-                    ORDER BY tbl_name, CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 WHEN 'trigger' THEN 2 ELSE 3 END, name
-                    """)
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT type, name, tbl_name, sql FROM sqlite_master
+                        WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%'
+                        ORDER BY tbl_name, CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 WHEN 'trigger' THEN 2 ELSE 3 END, name
+                        """)
             }
             let statements = rows.map { row -> String in
                 let sql: String = row["sql"]
@@ -61,7 +63,8 @@ import Testing
             if parts.count == 2 { frozen[String(parts[1])] = String(parts[0]) }
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sql") }.sorted()
-        #expect(Set(files) == Set(frozen.keys), "every migration, and only they, have their sum in migrations/SHA256SUMS")
+        #expect(
+            Set(files) == Set(frozen.keys), "every migration, and only they, have their sum in migrations/SHA256SUMS")
         for file in files {
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file))
             let sum = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()

@@ -17,7 +17,9 @@ import X509
             let leaf = try Certificate(derEncoded: certificates.leaf)
             let intermediate = try Certificate(derEncoded: certificates.intermediate)
             let root = try Certificate(derEncoded: certificates.root)
-            #expect(leaf.issuer == intermediate.subject && intermediate.issuer == root.subject && root.issuer == root.subject)
+            #expect(
+                leaf.issuer == intermediate.subject && intermediate.issuer == root.subject
+                    && root.issuer == root.subject)
             #expect(intermediate.publicKey.isValidSignature(leaf.signature, for: leaf))
             #expect(root.publicKey.isValidSignature(intermediate.signature, for: intermediate))
             #expect(root.publicKey.isValidSignature(root.signature, for: root))
@@ -34,9 +36,13 @@ import X509
     @Test func theIdentityIsNeverChangedNorDeleted() async throws {
         try await withLedger { (ledger, _) throws in
             let before = try ledger.signingCertificates()
-            for sql in ["UPDATE signing_identity SET created_at = 0", "DELETE FROM signing_identity",
-                        "INSERT INTO signing_identity VALUES (2, zeroblob(32), x'00', x'00', x'00', 0)"] {
-                #expect(throws: LedgerError.self, Comment(rawValue: sql)) { try ledger.write { db in try db.execute(sql: sql) } }
+            for sql in [
+                "UPDATE signing_identity SET created_at = 0", "DELETE FROM signing_identity",
+                "INSERT INTO signing_identity VALUES (2, zeroblob(32), x'00', x'00', x'00', 0)",
+            ] {
+                #expect(throws: LedgerError.self, Comment(rawValue: sql)) {
+                    try ledger.write { db in try db.execute(sql: sql) }
+                }
             }
             #expect(try ledger.signingCertificates() == before)
         }

@@ -24,13 +24,15 @@ func withLedgerResult<T>(
     try await withTemporaryDirectory { directory in
         let configuration = LedgerConfiguration(
             durability: durability, clock: .fixed(testEpoch), idGenerator: idGenerator)
-        let ledger = try Ledger.open(at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
+        let ledger = try Ledger.open(
+            at: directory + "/ledger.sqlite", mode: .createIfMissing, configuration: configuration)
         try ledger.saveProducts([
             Product(id: "consumable", type: .consumable, price: 0.99),
             Product(id: "nonconsumable", type: .nonConsumable, price: Decimal(string: "1.99")!),
             Product(
                 id: "monthly", type: .autoRenewable, price: Decimal(string: "4.99")!,
-                subscription: SubscriptionInfo(groupID: "g", groupName: "Group", level: 1, period: SubscriptionPeriod(iso8601: "P1M")!)),
+                subscription: SubscriptionInfo(
+                    groupID: "g", groupName: "Group", level: 1, period: SubscriptionPeriod(iso8601: "P1M")!)),
         ])
         defer { try? ledger.close() }
         return try await body(ledger, directory)

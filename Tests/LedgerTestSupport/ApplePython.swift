@@ -32,9 +32,12 @@ public enum ApplePython: OutsideTool {
         let configured = ProcessInfo.processInfo.environment["STORELEDGER_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
         let path = configured ?? Repository.root + "/.build/python/bin/python3"
         guard FileManager.default.isExecutableFile(atPath: path),
-              (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer, jwcrypto"]).status) == 0
+            (try? runProcess(path, ["-c", "import appstoreserverlibrary.promotional_offer, jwcrypto"]).status) == 0
         else {
-            return (nil, "no Python with app-store-server-library and jwcrypto at \(path) (`.ci/run` installs them)", configured != nil)
+            return (
+                nil, "no Python with app-store-server-library and jwcrypto at \(path) (`.ci/run` installs them)",
+                configured != nil
+            )
         }
         return (path, "", configured != nil)
     }
@@ -65,7 +68,10 @@ public enum SQLiteShell: OutsideTool {
         let configured = ProcessInfo.processInfo.environment["STORELEDGER_SQLITE3"].flatMap { $0.isEmpty ? nil : $0 }
         let candidates = configured.map { [$0] } ?? ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
         guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return (nil, "no sqlite3 shell at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)", configured != nil)
+            return (
+                nil, "no sqlite3 shell at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)",
+                configured != nil
+            )
         }
         return (path, "", configured != nil)
     }

@@ -49,7 +49,8 @@ public struct LedgerProcess {
     /// Runs `ledger arguments...` (or the lab's) to completion.
     @discardableResult
     public static func run(
-        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil, program: Program = .ledger
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil,
+        program: Program = .ledger
     ) throws -> Result {
         let process = start(arguments, environment: environment, currentDirectory: currentDirectory, program: program)
         let out = Pipe(), err = Pipe()
@@ -80,7 +81,8 @@ public struct LedgerProcess {
 
     /// A configured, not yet started `ledger` (or lab) process.
     public static func start(
-        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil, program: Program = .ledger
+        _ arguments: [String], environment: [String: String] = [:], currentDirectory: String? = nil,
+        program: Program = .ledger
     ) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program.path)
@@ -96,6 +98,9 @@ public struct LedgerProcess {
 }
 
 /// Reads a pipe to its end on another thread.
+///
+/// Sendable by hand: the reading thread writes `data` before it signals `done`; the reader waits
+/// for `done` before it reads.
 private final class ReadAll: @unchecked Sendable {
     // Written once by the reading thread before `done` is signalled, read after: safe.
     private var data = Data()

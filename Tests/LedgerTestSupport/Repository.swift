@@ -39,7 +39,8 @@ public enum Repository {
 
     /// Whether `realWorldFixtures` is there (a folder that can be listed, so that
     /// `realWorldCorpus(withExtension:)` is not `nil`): the condition of the tests over it.
-    public static let realWorldCorpusIsPresent = (try? FileManager.default.contentsOfDirectory(atPath: realWorldFixtures)) != nil
+    public static let realWorldCorpusIsPresent =
+        (try? FileManager.default.contentsOfDirectory(atPath: realWorldFixtures)) != nil
 }
 
 /// Reads a whole file, for "the file was left untouched" checks.

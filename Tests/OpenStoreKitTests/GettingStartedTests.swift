@@ -15,7 +15,8 @@ import Testing
         let session = try SKTestSession(contentsOf: configuration, scope: .taskLocal)
         try await session.withTaskLocalStore {
             session.askToBuyEnabled = true
-            let greenhouse = try #require(try await Product.products(for: ["com.example.fixtures.garden.greenhouse"]).first)
+            let greenhouse = try #require(
+                try await Product.products(for: ["com.example.fixtures.garden.greenhouse"]).first)
             #expect(greenhouse.displayPrice == "$2.99")
 
             // Ask to Buy: the purchase waits for a parent.

@@ -29,7 +29,9 @@ enum OfferServer {
     }
 
     /// Signs with Apple's `PromotionalOfferSignatureCreator`, given the key in PEM.
-    static func signWithAppleLibrary(python: String, productID: String, offerID: String, account: String = "") throws -> SignedOffer {
+    static func signWithAppleLibrary(
+        python: String, productID: String, offerID: String, account: String = ""
+    ) throws -> SignedOffer {
         let key = try key()
         let nonce = UUID()
         let timestamp = Int((Date().timeIntervalSince1970 * 1000).rounded())
@@ -40,10 +42,12 @@ enum OfferServer {
             creator = PromotionalOfferSignatureCreator(pem.encode(), key_id, bundle_id)
             print(creator.create_signature(product, offer, account, uuid.UUID(nonce), int(timestamp)))
             """
-        let run = try runProcess(python, [
-            "-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, offerID, account,
-            nonce.uuidString.lowercased(), String(timestamp),
-        ])
+        let run = try runProcess(
+            python,
+            [
+                "-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, offerID, account,
+                nonce.uuidString.lowercased(), String(timestamp),
+            ])
         guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
         return SignedOffer(
             offerID: offerID, keyID: key.id, nonce: nonce, timestamp: timestamp,

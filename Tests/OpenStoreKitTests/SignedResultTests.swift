@@ -12,7 +12,8 @@ import Testing
     @Test func aPurchaseIsVerifiedAndItsJWSChecksAgainstTheLedgersRoot() async throws {
         try await Shop.withSession { session in
             let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
-            guard case .success(let result) = try await monthly.purchase(), case .verified(let transaction) = result else {
+            guard case .success(let result) = try await monthly.purchase(), case .verified(let transaction) = result
+            else {
                 Issue.record("expected a verified purchase")
                 return
             }
@@ -20,10 +21,15 @@ import Testing
             try jws.verify(trustingRoot: try Ledger.open(at: session.ledgerPath).signingCertificates().root)
             #expect(result.payloadData == transaction.jsonRepresentation && result.payloadData == jws.payload)
             #expect(result.headerData == jws.header && result.signatureData == jws.signature)
-            #expect(result.signedData == Data(result.jwsRepresentation.split(separator: ".").prefix(2).joined(separator: ".").utf8))
+            #expect(
+                result.signedData
+                    == Data(result.jwsRepresentation.split(separator: ".").prefix(2).joined(separator: ".").utf8))
             #expect(result.signedDate == transaction.signedDate)
-            let payload = try #require(try JSONSerialization.jsonObject(with: transaction.jsonRepresentation) as? [String: Any])
-            #expect(payload["transactionId"] as? String == String(transaction.id) && payload["productId"] as? String == Shop.monthly)
+            let payload = try #require(
+                try JSONSerialization.jsonObject(with: transaction.jsonRepresentation) as? [String: Any])
+            #expect(
+                payload["transactionId"] as? String == String(transaction.id)
+                    && payload["productId"] as? String == Shop.monthly)
             #expect(transaction.environment == .xcode)
             let status = try #require(try await monthly.subscription?.status.first)
             guard case .verified(let renewal) = status.renewalInfo else {

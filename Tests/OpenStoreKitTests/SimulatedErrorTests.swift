@@ -22,9 +22,11 @@ import Testing
             }
             var entitlements: [VerificationResult<Transaction>] = []
             for await entitlement in Transaction.currentEntitlements { entitlements.append(entitlement) }
-            #expect(entitlements.count == 1 && entitlements.allSatisfy { if case .unverified = $0 { true } else { false } })
+            #expect(
+                entitlements.count == 1 && entitlements.allSatisfy { if case .unverified = $0 { true } else { false } })
             let status = try #require(try await monthly.subscription?.status.first)
-            guard case .unverified(_, .invalidSignature) = status.transaction, case .unverified = status.renewalInfo else {
+            guard case .unverified(_, .invalidSignature) = status.transaction, case .unverified = status.renewalInfo
+            else {
                 Issue.record("expected the status's transaction and renewal info unverified")
                 return
             }
@@ -48,7 +50,8 @@ import Testing
             let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
             try await session.setSimulatedError(.generic(.userCancelled), forAPI: .purchase)
             await #expect(throws: StoreKitError.userCancelled) { try await greenhouse.purchase() }
-            try await session.setSimulatedError(SKTestFailures.Purchase.purchase(.productUnavailable), forAPI: StoreKitPurchaseAPI.purchase)
+            try await session.setSimulatedError(
+                SKTestFailures.Purchase.purchase(.productUnavailable), forAPI: StoreKitPurchaseAPI.purchase)
             #expect(await session.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
             await #expect(throws: Product.PurchaseError.productUnavailable) { try await greenhouse.purchase() }
             #expect(session.allTransactions().isEmpty)

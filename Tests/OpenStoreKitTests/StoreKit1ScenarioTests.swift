@@ -86,8 +86,13 @@ import Testing
             try await waitFor(session) { observer.removedCount == 2 }
             #expect(observer.delivered == [Shop.greenhouse: 1])
             #expect(observer.failures == [.paymentCancelled])
-            let again = #expect(throws: (any Error).self) { try session.approveAskToBuyTransaction(identifier: deferred[0].identifier) }
-            #expect(again?.localizedDescription == "transaction \(deferred[0].identifier) is purchased, not deferred: only a deferred (Ask to Buy) transaction can be approved or declined")
+            let again = #expect(throws: (any Error).self) {
+                try session.approveAskToBuyTransaction(identifier: deferred[0].identifier)
+            }
+            #expect(
+                again?.localizedDescription
+                    == "transaction \(deferred[0].identifier) is purchased, not deferred: only a deferred (Ask to Buy) transaction can be approved or declined"
+            )
         }
     }
 
@@ -96,7 +101,9 @@ import Testing
             let products = try await fetchShopProducts(session)
             let buyer = StoreObserver()
             SKPaymentQueue.default().add(buyer)
-            for id in [Shop.seeds, Shop.greenhouse, Shop.monthly] { buyer.buy(try #require(products[id]), username: "gardener-7") }
+            for id in [Shop.seeds, Shop.greenhouse, Shop.monthly] {
+                buyer.buy(try #require(products[id]), username: "gardener-7")
+            }
             buyer.buy(try #require(products[Shop.season]), username: "someone-else")
             try await waitFor(session) { buyer.removedCount == 4 }
             SKPaymentQueue.default().remove(buyer)
@@ -183,7 +190,9 @@ import Testing
 /// Waits until `condition` holds, letting the store's calls and callbacks run; fails after a
 /// minute (the whole suite runs in parallel on small CI machines).
 @MainActor
-func waitFor(_ session: SKTestSession, _ condition: @MainActor () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+func waitFor(
+    _ session: SKTestSession, _ condition: @MainActor () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
     let deadline = Date().addingTimeInterval(60)
     while !condition() {
         guard Date() < deadline else {
@@ -207,21 +216,31 @@ func waitFor(_ session: SKTestSession, _ condition: @MainActor () -> Bool, sourc
             SKPaymentQueue.default().add(observer)
             func discount(_ offer: SignedOffer) -> SKPaymentDiscount {
                 SKPaymentDiscount(
-                    identifier: offer.offerID, keyIdentifier: offer.keyID, nonce: offer.nonce, signature: offer.signature,
+                    identifier: offer.offerID, keyIdentifier: offer.keyID, nonce: offer.nonce,
+                    signature: offer.signature,
                     timestamp: NSNumber(value: offer.timestamp))
             }
-            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
-                productID: Shop.monthly, offerID: offerID, account: "player-7")))
+            observer.buy(
+                monthly, username: "player-7",
+                discount: discount(
+                    try OfferServer.sign(
+                        productID: Shop.monthly, offerID: offerID, account: "player-7")))
             try await waitFor(session) { observer.failures == [.ineligibleForOffer] }
             observer.buy(monthly)
             try await waitFor(session) { observer.delivered[Shop.monthly] == 1 }
             try session.expireSubscription(productIdentifier: Shop.monthly)
             // Signed for another account: the signature does not hold.
-            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
-                productID: Shop.monthly, offerID: offerID, account: "player-8")))
+            observer.buy(
+                monthly, username: "player-7",
+                discount: discount(
+                    try OfferServer.sign(
+                        productID: Shop.monthly, offerID: offerID, account: "player-8")))
             try await waitFor(session) { observer.failures == [.ineligibleForOffer, .invalidSignature] }
-            observer.buy(monthly, username: "player-7", discount: discount(try OfferServer.sign(
-                productID: Shop.monthly, offerID: offerID, account: "player-7")))
+            observer.buy(
+                monthly, username: "player-7",
+                discount: discount(
+                    try OfferServer.sign(
+                        productID: Shop.monthly, offerID: offerID, account: "player-7")))
             try await waitFor(session) { observer.delivered[Shop.monthly] == 2 }
             let redeemed = try #require(session.allTransactions().last)
             #expect(redeemed.productIdentifier == Shop.monthly && redeemed.state == .purchased)

@@ -15,7 +15,9 @@ import Testing
             try await store.requestProducts([Shop.monthly, Shop.greenhouse, "com.example.unknown"])
             #expect(store.products.map(\.id) == [Shop.monthly, Shop.greenhouse])
             let monthly = try #require(store.product(Shop.monthly))
-            #expect(monthly.displayName == "Pro Monthly" && monthly.displayPrice == "$3.99" && monthly.price == Decimal(string: "3.99"))
+            #expect(
+                monthly.displayName == "Pro Monthly" && monthly.displayPrice == "$3.99"
+                    && monthly.price == Decimal(string: "3.99"))
             #expect(monthly.type == .autoRenewable && store.product(Shop.greenhouse)?.type == .nonConsumable)
             #expect(monthly.price.formatted(monthly.priceFormatStyle) == "$3.99")
             let subscription = try #require(monthly.subscription)
@@ -36,11 +38,14 @@ import Testing
             try await store.requestProducts(Shop.all)
             let product = try #require(store.product(Shop.greenhouse))
             let bought = try #require(try await store.purchase(product))
-            #expect(bought.productID == Shop.greenhouse && bought.purchasedQuantity == 1 && bought.environment == .xcode)
+            #expect(
+                bought.productID == Shop.greenhouse && bought.purchasedQuantity == 1 && bought.environment == .xcode)
             #expect(store.isPurchased(Shop.greenhouse))
             // A purchase made outside the app reaches the listener.
             try session.buyProduct(productIdentifier: Shop.season)
-            try await waitFor(session) { store.isPurchased(Shop.season) && SKPaymentQueue.default().transactions.isEmpty }
+            try await waitFor(session) {
+                store.isPurchased(Shop.season) && SKPaymentQueue.default().transactions.isEmpty
+            }
             #expect(store.updates.count == 1 && !store.updates.contains(bought.id))
             var unfinished = 0
             for await _ in Transaction.unfinished { unfinished += 1 }
@@ -162,7 +167,8 @@ import Testing
             try session.relaunch()
             let store = Store()
             try await waitFor(session) {
-                store.updates == [unfinished.id] && store.isPurchased(Shop.greenhouse) && SKPaymentQueue.default().transactions.isEmpty
+                store.updates == [unfinished.id] && store.isPurchased(Shop.greenhouse)
+                    && SKPaymentQueue.default().transactions.isEmpty
             }
             var left = 0
             for await _ in Transaction.unfinished { left += 1 }
@@ -174,7 +180,9 @@ import Testing
         try await Shop.withProcessSession { session in
             let store = Store()
             try await store.requestProducts(Shop.all)
-            for id in [Shop.seeds, Shop.greenhouse, Shop.season] { _ = try await store.purchase(try #require(store.product(id))) }
+            for id in [Shop.seeds, Shop.greenhouse, Shop.season] {
+                _ = try await store.purchase(try #require(store.product(id)))
+            }
             var all: [String] = []
             for await result in Transaction.all { all.append(try result.payloadValue.productID) }
             #expect(all == [Shop.greenhouse, Shop.season])
@@ -192,8 +200,11 @@ import Testing
             #expect(order.map(\.productID) == [Shop.monthly, Shop.greenhouse])
             order[1].visibility = .hidden
             try await order[1].update()
-            #expect(try await Product.PromotionInfo.currentOrder.map(\.visibility) == [.appStoreConnectDefault, .hidden])
-            await #expect(throws: StoreKitError.self) { try await Product.PromotionInfo.updateProductOrder(byID: ["com.example.unknown"]) }
+            #expect(
+                try await Product.PromotionInfo.currentOrder.map(\.visibility) == [.appStoreConnectDefault, .hidden])
+            await #expect(throws: StoreKitError.self) {
+                try await Product.PromotionInfo.updateProductOrder(byID: ["com.example.unknown"])
+            }
             try await Product.PromotionInfo.updateAll([Product.PromotionInfo]())
             #expect(try await Product.PromotionInfo.currentOrder.isEmpty)
         }
@@ -250,8 +261,10 @@ import Testing
     @Test func buyingOutsideTheAppWithOptionsReturnsThatTransaction() async throws {
         try await Shop.withSession { session in
             let account = UUID()
-            let bought = try await session.buyProduct(identifier: Shop.seeds, options: [.quantity(3), .appAccountToken(account)])
-            #expect(bought.productID == Shop.seeds && bought.purchasedQuantity == 3 && bought.appAccountToken == account)
+            let bought = try await session.buyProduct(
+                identifier: Shop.seeds, options: [.quantity(3), .appAccountToken(account)])
+            #expect(
+                bought.productID == Shop.seeds && bought.purchasedQuantity == 3 && bought.appAccountToken == account)
             _ = try await session.buyProduct(identifier: Shop.monthly)
             await #expect(throws: SKTestSessionError.purchaseFailed(productIdentifier: Shop.monthly)) {
                 try await session.buyProduct(identifier: Shop.monthly)  // already subscribed
@@ -297,13 +310,16 @@ import Testing
             let monthly = try #require(store.product(Shop.monthly))
             // Promotional offers are for current and lapsed subscribers.
             await #expect(throws: Product.PurchaseError.ineligibleForOffer) {
-                try await store.purchase(monthly, offer: try OfferServer.sign(productID: Shop.monthly, offerID: Self.comeback))
+                try await store.purchase(
+                    monthly, offer: try OfferServer.sign(productID: Shop.monthly, offerID: Self.comeback))
             }
             _ = try #require(try await store.purchase(monthly))
             try session.expireSubscription(productIdentifier: Shop.monthly)
             await #expect(throws: Product.PurchaseError.invalidOfferSignature) {
-                try await store.purchase(monthly, offer: try OfferServer.sign(
-                    productID: Shop.monthly, offerID: Self.comeback, signedProductID: Shop.yearly))
+                try await store.purchase(
+                    monthly,
+                    offer: try OfferServer.sign(
+                        productID: Shop.monthly, offerID: Self.comeback, signedProductID: Shop.yearly))
             }
             await #expect(throws: Product.PurchaseError.invalidOfferIdentifier) {
                 try await store.purchase(monthly, offer: try OfferServer.sign(productID: Shop.monthly, offerID: "nope"))
@@ -321,7 +337,10 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: ApplePython.shouldRun, "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func anOfferSignedByApplesServerLibraryIsAccepted() async throws {
         guard let python = ApplePython.path else {
             Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
@@ -355,7 +374,8 @@ import Testing
         try await Shop.withSession { session in
             _ = try await session.buyProduct(identifier: Shop.monthly)
             try session.expireSubscription(productIdentifier: Shop.monthly)
-            let redeemed = try await session.buyProduct(identifier: Shop.monthly, options: [.promotionalOffer(id: Self.comeback)])
+            let redeemed = try await session.buyProduct(
+                identifier: Shop.monthly, options: [.promotionalOffer(id: Self.comeback)])
             #expect(redeemed.offerID == Self.comeback && redeemed.offerType == .promotional)
         }
     }

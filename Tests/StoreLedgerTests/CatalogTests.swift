@@ -20,7 +20,8 @@ import Testing
 
     @Test(arguments: try Repository.fixtureNames(withExtension: "storekit"))
     func everyFixtureConfigurationImports(_ name: String) async throws {
-        let expected = try #require(Self.fixtureContents[name], "\(name): add its version and product count to fixtureContents")
+        let expected = try #require(
+            Self.fixtureContents[name], "\(name): add its version and product count to fixtureContents")
         let path = Repository.fixture(name)
         let configuration = try StoreKitConfiguration(contentsOf: path)
         #expect(configuration.formatVersion == expected.version)
@@ -44,7 +45,10 @@ import Testing
 
     /// The real-world corpus (files of other projects, present only beside CI): every
     /// configuration file imports, every property list is a product identifier list.
-    @Test(.enabled(if: Repository.realWorldCorpusIsPresent, "../shared/fixtures/real-world is absent (it exists only beside CI)"))
+    @Test(
+        .enabled(
+            if: Repository.realWorldCorpusIsPresent,
+            "../shared/fixtures/real-world is absent (it exists only beside CI)"))
     func theRealWorldCorpusImportsWhenPresent() async throws {
         let configurations = try #require(Repository.realWorldCorpus(withExtension: "storekit"))
         let lists = try #require(Repository.realWorldCorpus(withExtension: "plist"))
@@ -65,33 +69,45 @@ import Testing
         }
         for path in lists {
             #expect(try ProductIdentifierList(contentsOf: path).productIDs.isEmpty == false, "\(path)")
-            #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) { try StoreKitConfiguration(contentsOf: path) }
+            #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) {
+                try StoreKitConfiguration(contentsOf: path)
+            }
         }
     }
 
     @Test func everyProductTypeIsReadExactly() throws {
-        let configuration = try StoreKitConfiguration(contentsOf: Repository.fixture("v2.0-every-product-type.storekit"))
+        let configuration = try StoreKitConfiguration(
+            contentsOf: Repository.fixture("v2.0-every-product-type.storekit"))
         #expect(configuration.formatVersion == "2.0")
         #expect(configuration.products.count == 10)
         let byID = Dictionary(uniqueKeysWithValues: configuration.products.map { ($0.id, $0) })
         let gems = try #require(byID["com.example.fixtures.arcade.gems.50"])
         #expect(gems.type == .consumable && gems.price == Decimal(string: "0.99")!)
         #expect(gems.referenceName == "Gems 50")
-        #expect(gems.localizations == [ProductLocalization(locale: "en_US", displayName: "50 Gems", description: "A pouch of 50 gems")])
+        #expect(
+            gems.localizations == [
+                ProductLocalization(locale: "en_US", displayName: "50 Gems", description: "A pouch of 50 gems")
+            ])
         #expect(byID["com.example.fixtures.arcade.world.space"]?.type == .nonConsumable)
         #expect(byID["com.example.fixtures.arcade.world.space"]?.isFamilyShareable == true)
         #expect(byID["com.example.fixtures.arcade.noads"]?.isFamilyShareable == false)
         #expect(byID["com.example.fixtures.arcade.pass.month"]?.type == .nonRenewable)
         let weekly = try #require(byID["com.example.fixtures.arcade.club.weekly"]?.subscription)
-        #expect(weekly.level == 1 && weekly.period == SubscriptionPeriod(value: 1, unit: .week) && weekly.introductoryOffer == nil)
+        #expect(
+            weekly.level == 1 && weekly.period == SubscriptionPeriod(value: 1, unit: .week)
+                && weekly.introductoryOffer == nil)
         let yearly = try #require(byID["com.example.fixtures.arcade.club.yearly"]?.subscription)
         #expect(yearly.groupID == "20000400" && yearly.groupName == "arcade-club" && yearly.level == 3)
         #expect(yearly.period == SubscriptionPeriod(value: 1, unit: .year))
-        #expect(yearly.introductoryOffer == SubscriptionOffer(
-            id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1, price: nil))
+        #expect(
+            yearly.introductoryOffer
+                == SubscriptionOffer(
+                    id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
+                    price: nil))
         #expect(yearly.promotionalOffers.isEmpty)
         #expect(configuration.settings.storefront == "USA" && configuration.settings.locale == "en_US")
-        #expect(configuration.settings.askToBuyEnabled == true && configuration.settings.failTransactionsEnabled == true)
+        #expect(
+            configuration.settings.askToBuyEnabled == true && configuration.settings.failTransactionsEnabled == true)
         #expect(configuration.settings.storeKitError == 0)
     }
 
@@ -104,38 +120,56 @@ import Testing
         #expect(supporter.price == Decimal(5) && !supporter.isFamilyShareable, "a price written as a JSON number")
         let reader = try StoreKitConfiguration(contentsOf: Repository.fixture("v1.2-subscriptions-only.storekit"))
         #expect(reader.formatVersion == "1.2" && reader.settings.timeRate == 6)
-        #expect(reader.products.allSatisfy { $0.subscription?.level == 1 && $0.subscription?.groupName == "Reader Premium" })
+        #expect(
+            reader.products.allSatisfy { $0.subscription?.level == 1 && $0.subscription?.groupName == "Reader Premium" }
+        )
     }
 
     @Test func newerFormatsWithOffersAndErrorListsAreRead() throws {
         let offers = try StoreKitConfiguration(contentsOf: Repository.fixture("v5.0-offers.storekit"))
         #expect(offers.formatVersion == "5.0")
-        let monthly = try #require(offers.products.first(where: { $0.id == "com.example.fixtures.studio.plus.monthly" })?.subscription)
-        #expect(monthly.promotionalOffers.map(\.id) == [
-            "com.example.fixtures.studio.plus.monthly.year_discount", "com.example.fixtures.studio.plus.monthly.pay_as_you_go",
-        ])
+        let monthly = try #require(
+            offers.products.first(where: { $0.id == "com.example.fixtures.studio.plus.monthly" })?.subscription)
+        #expect(
+            monthly.promotionalOffers.map(\.id) == [
+                "com.example.fixtures.studio.plus.monthly.year_discount",
+                "com.example.fixtures.studio.plus.monthly.pay_as_you_go",
+            ])
         #expect(monthly.promotionalOffers.first?.price == Decimal(string: "39.99")!)
-        #expect(monthly.promotionalOffers.last == SubscriptionOffer(
-            id: "com.example.fixtures.studio.plus.monthly.pay_as_you_go", paymentMode: "payAsYouGo",
-            period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3, price: Decimal(string: "2.99")!))
-        #expect(monthly.introductoryOffer == SubscriptionOffer(
-            id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1, price: nil))
-        let lite = try #require(offers.products.first(where: { $0.id == "com.example.fixtures.studio.lite.monthly" })?.subscription)
+        #expect(
+            monthly.promotionalOffers.last
+                == SubscriptionOffer(
+                    id: "com.example.fixtures.studio.plus.monthly.pay_as_you_go", paymentMode: "payAsYouGo",
+                    period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3, price: Decimal(string: "2.99")!)
+        )
+        #expect(
+            monthly.introductoryOffer
+                == SubscriptionOffer(
+                    id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
+                    price: nil))
+        let lite = try #require(
+            offers.products.first(where: { $0.id == "com.example.fixtures.studio.lite.monthly" })?.subscription)
         #expect(lite.level == 2 && lite.introductoryOffer == nil && lite.promotionalOffers.isEmpty)
-        #expect(Set(offers.products.compactMap { $0.subscription?.groupName }) == Set(["Studio Plus", "Studio Family"]))
+        #expect(
+            Set(offers.products.compactMap { $0.subscription?.groupName }) == Set(["Studio Plus", "Studio Family"]))
         #expect(offers.settings.timeRate == 0 && offers.settings.enabledStoreKitErrors.isEmpty)
 
         let japan = try StoreKitConfiguration(contentsOf: Repository.fixture("v3.0-japan.storekit"))
         #expect(japan.formatVersion == "3.0")
         #expect(japan.settings.enabledStoreKitErrors.isEmpty)
         #expect(japan.settings.storefront == "JPN" && japan.settings.locale == "ja_JP")
-        let premium = try #require(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.monthly" }))
+        let premium = try #require(
+            japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.monthly" }))
         #expect(premium.localization(for: "ja_JP")?.displayName == "漢字プレミアム 月額プラン")
         #expect(premium.localization(for: "en_US")?.displayName == "Kanji Premium Monthly")
         #expect(premium.subscription?.groupName == "プレミアム会員")
-        let yearly = try #require(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.yearly" })?.subscription)
-        #expect(yearly.introductoryOffer == SubscriptionOffer(
-            id: nil, paymentMode: "payUpFront", period: SubscriptionPeriod(value: 3, unit: .month), periodCount: 1, price: Decimal(1000)))
+        let yearly = try #require(
+            japan.products.first(where: { $0.id == "com.example.fixtures.kanji.premium.yearly" })?.subscription)
+        #expect(
+            yearly.introductoryOffer
+                == SubscriptionOffer(
+                    id: nil, paymentMode: "payUpFront", period: SubscriptionPeriod(value: 3, unit: .month),
+                    periodCount: 1, price: Decimal(1000)))
         #expect(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.hints" })?.price == Decimal(120))
 
         let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("v4.0-taiwan.storekit"))
@@ -146,12 +180,18 @@ import Testing
 
         let france = try StoreKitConfiguration(contentsOf: Repository.fixture("v6.0-france.storekit"))
         #expect(france.formatVersion == "6.0")
-        #expect(france.settings.storefront == "FRA" && france.settings.locale == "fr_FR" && france.settings.timeRate == 1002)
+        #expect(
+            france.settings.storefront == "FRA" && france.settings.locale == "fr_FR" && france.settings.timeRate == 1002
+        )
         #expect(france.settings.enabledStoreKitErrors == ["Purchase"] && france.settings.failTransactionsEnabled == nil)
-        let mensuel = try #require(france.products.first(where: { $0.id == "com.example.fixtures.atelier.premium.mensuel" })?.subscription)
-        #expect(mensuel.introductoryOffer == SubscriptionOffer(
-            id: nil, paymentMode: "payAsYouGo", period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3,
-            price: Decimal(string: "0.99")!), "the newer introductoryOffers array")
+        let mensuel = try #require(
+            france.products.first(where: { $0.id == "com.example.fixtures.atelier.premium.mensuel" })?.subscription)
+        #expect(
+            mensuel.introductoryOffer
+                == SubscriptionOffer(
+                    id: nil, paymentMode: "payAsYouGo", period: SubscriptionPeriod(value: 1, unit: .month),
+                    periodCount: 3,
+                    price: Decimal(string: "0.99")!), "the newer introductoryOffers array")
         #expect(mensuel.promotionalOffers.map(\.id) == ["com.example.fixtures.atelier.premium.mensuel.fidelite"])
         let credits = try #require(france.products.first(where: { $0.id == "com.example.fixtures.atelier.credits" }))
         #expect(credits.localization(for: "fr_FR")?.displayName == "Crédits supplémentaires")
@@ -162,8 +202,13 @@ import Testing
     @Test func aMissingRequiredKeyNamesTheFileAndKeyPath() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/bad.storekit"
-            try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": "1"}, {"type": "Consumable", "displayPrice": "1"}]}"#, to: path)
-            #expect(throws: CatalogError.missingKey(path: path, keyPath: "products[1].productID", expected: "a product identifier")) {
+            try write(
+                #"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": "1"}, {"type": "Consumable", "displayPrice": "1"}]}"#,
+                to: path)
+            #expect(
+                throws: CatalogError.missingKey(
+                    path: path, keyPath: "products[1].productID", expected: "a product identifier")
+            ) {
                 try StoreKitConfiguration(contentsOf: path)
             }
         }
@@ -173,22 +218,35 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory + "/bad.storekit"
             try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": true}]}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "products[0].displayPrice", expected: "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point",
-                found: "a boolean")) { try StoreKitConfiguration(contentsOf: path) }
-            try write(#"{"subscriptionGroups": [{"id": "g", "subscriptions": [{"productID": "s", "displayPrice": "1", "groupNumber": 1, "recurringSubscriptionPeriod": "P1Q"}]}]}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "subscriptionGroups[0].subscriptions[0].recurringSubscriptionPeriod",
-                expected: "one of the App Store's periods here: P1W, P1M, P2M, P3M, P6M, P1Y", found: "\"P1Q\"")) { try StoreKitConfiguration(contentsOf: path) }
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "products[0].displayPrice",
+                    expected:
+                        "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point",
+                    found: "a boolean")
+            ) { try StoreKitConfiguration(contentsOf: path) }
+            try write(
+                #"{"subscriptionGroups": [{"id": "g", "subscriptions": [{"productID": "s", "displayPrice": "1", "groupNumber": 1, "recurringSubscriptionPeriod": "P1Q"}]}]}"#,
+                to: path)
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "subscriptionGroups[0].subscriptions[0].recurringSubscriptionPeriod",
+                    expected: "one of the App Store's periods here: P1W, P1M, P2M, P3M, P6M, P1Y", found: "\"P1Q\"")
+            ) { try StoreKitConfiguration(contentsOf: path) }
             try write(#"{"products": [{"productID": "a", "type": "Gadget", "displayPrice": "1"}]}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "products[0].type", expected: "Consumable or NonConsumable", found: "\"Gadget\"")) {
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "products[0].type", expected: "Consumable or NonConsumable",
+                    found: "\"Gadget\"")
+            ) {
                 try StoreKitConfiguration(contentsOf: path)
             }
             try write(#"{"products": [], "settings": {"_storefront": "XYZ"}}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "settings._storefront",
-                expected: "a known ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN", found: "\"XYZ\"")) {
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "settings._storefront",
+                    expected: "a known ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN", found: "\"XYZ\"")
+            ) {
                 try StoreKitConfiguration(contentsOf: path)
             }
         }
@@ -211,11 +269,15 @@ import Testing
         }
     }
 
-    @Test(arguments: ["ids-array.plist", "ids-products.plist", "ids-groups.plist", "ids-keyed.plist",
-                      "products_v2.json", "product_groups.json"])
+    @Test(arguments: [
+        "ids-array.plist", "ids-products.plist", "ids-groups.plist", "ids-keyed.plist",
+        "products_v2.json", "product_groups.json",
+    ])
     func anIdentifierListIsNotProductDefinitions(_ name: String) throws {
         let path = Repository.fixture(name)
-        #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) { try StoreKitConfiguration(contentsOf: path) }
+        #expect(throws: CatalogError.identifierListNotDefinitions(path: path)) {
+            try StoreKitConfiguration(contentsOf: path)
+        }
     }
 
     @Test func aBadFileAmongGoodOnesImportsNothing() async throws {
@@ -224,7 +286,9 @@ import Testing
             let bad = directory + "/bad.storekit"
             try write(#"{"products": [{"productID": "x"}]}"#, to: bad)
             #expect(throws: CatalogError.self) {
-                try ProductCatalog(ledger: ledger).importConfigurations(at: [try SampleCatalog.write(in: directory), bad])
+                try ProductCatalog(ledger: ledger).importConfigurations(at: [
+                    try SampleCatalog.write(in: directory), bad,
+                ])
             }
             #expect(try ledger.allProducts().isEmpty)
             #expect(try ledger.storeSettings().isEmpty)
@@ -249,10 +313,16 @@ import Testing
             try write(Self.consumables(ProductCatalog.maximumImport, prefix: "a"), to: limit)
             #expect(try StoreKitConfiguration(contentsOf: limit).products.count == 10_000)
             // The 10,001st product is malformed: the count is refused before any product is read.
-            try write(String(Self.consumables(ProductCatalog.maximumImport, prefix: "a").dropLast(2)) + #", {"productID": 7}]}"#, to: over)
-            #expect(throws: CatalogError.tooManyProducts(path: over, count: 10_001)) { try StoreKitConfiguration(contentsOf: over) }
-            #expect("\(CatalogError.tooManyProducts(path: over, count: 10_001))"
-                == "\(over): 10001 products in one import, more than the 10000 App Store Connect allows one app; import fewer at a time")
+            try write(
+                String(Self.consumables(ProductCatalog.maximumImport, prefix: "a").dropLast(2))
+                    + #", {"productID": 7}]}"#, to: over)
+            #expect(throws: CatalogError.tooManyProducts(path: over, count: 10_001)) {
+                try StoreKitConfiguration(contentsOf: over)
+            }
+            #expect(
+                "\(CatalogError.tooManyProducts(path: over, count: 10_001))"
+                    == "\(over): 10001 products in one import, more than the 10000 App Store Connect allows one app; import fewer at a time"
+            )
         }
     }
 
@@ -262,7 +332,8 @@ import Testing
             let first = directory + "/first.storekit", second = directory + "/second.storekit"
             try write(Self.consumables(6_000, prefix: "first"), to: first)
             // The second file's 4,001st product is malformed: the count is refused before it is read.
-            try write(String(Self.consumables(4_000, prefix: "second").dropLast(2)) + #", {"productID": 7}]}"#, to: second)
+            try write(
+                String(Self.consumables(4_000, prefix: "second").dropLast(2)) + #", {"productID": 7}]}"#, to: second)
             #expect(throws: CatalogError.tooManyProducts(path: second, count: 10_001)) {
                 try ProductCatalog(ledger: ledger).importConfigurations(at: [first, second])
             }
@@ -281,7 +352,10 @@ import Testing
             let body = String(repeating: "<string>com.example.product</string>\n", count: 4 * 1_048_576 / 36 + 1)
             try write("<plist version=\"1.0\"><array>\n" + body + "</array></plist>\n", to: path)
             let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
-            #expect(throws: CatalogError.unreadableFile(path: path, reason: "\(size) bytes is larger than the 4 MiB a property list may have")) {
+            #expect(
+                throws: CatalogError.unreadableFile(
+                    path: path, reason: "\(size) bytes is larger than the 4 MiB a property list may have")
+            ) {
                 try ProductIdentifierList(contentsOf: path)
             }
         }
@@ -292,7 +366,8 @@ import Testing
     static func nestedReferences(levels: Int, width: Int) -> Data {
         var objects: [[UInt8]] = []
         for level in 0..<levels {
-            let marker: [UInt8] = width < 15 ? [0xA0 | UInt8(width)] : [0xAF, 0x11, UInt8(width >> 8), UInt8(width & 0xFF)]
+            let marker: [UInt8] =
+                width < 15 ? [0xA0 | UInt8(width)] : [0xAF, 0x11, UInt8(width >> 8), UInt8(width & 0xFF)]
             let next = UInt16(level + 1)
             objects.append(marker + (0..<width).flatMap { _ in [UInt8(next >> 8), UInt8(next & 0xFF)] })
         }
@@ -303,7 +378,11 @@ import Testing
             file += object
         }
         let table = file.count
-        for offset in offsets { file += [UInt8(offset >> 24 & 0xFF), UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF)] }
+        for offset in offsets {
+            file += [
+                UInt8(offset >> 24 & 0xFF), UInt8(offset >> 16 & 0xFF), UInt8(offset >> 8 & 0xFF), UInt8(offset & 0xFF),
+            ]
+        }
         // Trailer: 6 unused bytes, offset size 4, reference size 2, object count, top object, table offset.
         file += [0, 0, 0, 0, 0, 0, 4, 2]
         for value in [objects.count, 0, table] { file += (0..<8).reversed().map { UInt8(value >> ($0 * 8) & 0xFF) } }
@@ -315,8 +394,11 @@ import Testing
             let path = directory + "/bomb.plist"
             try Self.nestedReferences(levels: 2, width: 3_000).write(to: URL(fileURLWithPath: path))
             #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0 < 20_000)
-            #expect(throws: CatalogError.malformedFile(
-                path: path, reason: "not a valid property list (the property list holds more than 8388608 values and bytes)")) {
+            #expect(
+                throws: CatalogError.malformedFile(
+                    path: path,
+                    reason: "not a valid property list (the property list holds more than 8388608 values and bytes)")
+            ) {
                 try ProductIdentifierList(contentsOf: path)
             }
             // Foundation refuses a binary list this deep itself; the tree's own limit stands behind it.
@@ -340,7 +422,10 @@ import Testing
     /// A file whose size is not what `fstat` said once read (here /proc's, which say 0) is
     /// refused, never read in part.
     @Test func aFileThatChangesWhileItIsReadIsRefused() {
-        #expect(throws: CatalogError.unreadableFile(path: "/proc/self/status", reason: "it changed while it was read (0 bytes, then 1)")) {
+        #expect(
+            throws: CatalogError.unreadableFile(
+                path: "/proc/self/status", reason: "it changed while it was read (0 bytes, then 1)")
+        ) {
             try StoreKitConfiguration(contentsOf: "/proc/self/status")
         }
     }
@@ -351,7 +436,10 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory + "/version.storekit"
             try write(#"{"products": [], "version": {"major": 4503599627370496.5}}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(path: path, keyPath: "version.major", expected: "a whole number", found: "a number")) {
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "version.major", expected: "a whole number", found: "a number")
+            ) {
                 try StoreKitConfiguration(contentsOf: path)
             }
             try write(#"{"products": [], "version": {"major": 3.00, "minor": 1}}"#, to: path)
@@ -363,12 +451,20 @@ import Testing
     @Test func aNumericPriceIsReadAsWritten() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/numbers.storekit"
-            try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1.10, "localizations": []}]}"#, to: path)
+            try write(
+                #"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1.10, "localizations": []}]}"#,
+                to: path)
             #expect(try StoreKitConfiguration(contentsOf: path).products.first?.price == Decimal(string: "1.1"))
-            try write(#"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1e2, "localizations": []}]}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(
-                path: path, keyPath: "products[0].displayPrice",
-                expected: "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point", found: "a number")) {
+            try write(
+                #"{"products": [{"productID": "a", "type": "Consumable", "displayPrice": 1e2, "localizations": []}]}"#,
+                to: path)
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "products[0].displayPrice",
+                    expected:
+                        "a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point",
+                    found: "a number")
+            ) {
                 try StoreKitConfiguration(contentsOf: path)
             }
         }
@@ -378,10 +474,11 @@ import Testing
 @Suite struct ProductIdentifierListTests {
     @Test func propertyListsLoadInEveryShape() throws {
         let array = try ProductIdentifierList(contentsOf: Repository.fixture("ids-array.plist"))
-        #expect(array.productIDs == [
-            "com.example.fixtures.arcade.club.weekly", "com.example.fixtures.arcade.club.monthly",
-            "com.example.fixtures.arcade.club.yearly",
-        ])
+        #expect(
+            array.productIDs == [
+                "com.example.fixtures.arcade.club.weekly", "com.example.fixtures.arcade.club.monthly",
+                "com.example.fixtures.arcade.club.yearly",
+            ])
         #expect(array.subscriptionGroups.isEmpty)
         let products = try ProductIdentifierList(contentsOf: Repository.fixture("ids-products.plist"))
         #expect(products.productIDs.count == 7 && products.subscriptionGroups.isEmpty)
@@ -389,21 +486,24 @@ import Testing
         let groups = try ProductIdentifierList(contentsOf: Repository.fixture("ids-groups.plist"))
         #expect(groups.productIDs.count == 6)
         #expect(groups.subscriptionGroups.map(\.name) == ["plus", "family"])
-        #expect(groups.subscriptionGroups.first?.productIDs == [
-            "com.example.fixtures.studio.plus.yearly", "com.example.fixtures.studio.plus.monthly",
-            "com.example.fixtures.studio.lite.monthly",
-        ])
+        #expect(
+            groups.subscriptionGroups.first?.productIDs == [
+                "com.example.fixtures.studio.plus.yearly", "com.example.fixtures.studio.plus.monthly",
+                "com.example.fixtures.studio.lite.monthly",
+            ])
         let keyed = try ProductIdentifierList(contentsOf: Repository.fixture("ids-keyed.plist"))
         #expect(keyed.productIDs.count == 6 && keyed.productIDs.contains("com.example.fixtures.hovernotes.unlock"))
-        #expect(keyed.productIDs == keyed.productIDs.sorted(), "the keys, in order; the values (emoji, titles) are ignored")
+        #expect(
+            keyed.productIDs == keyed.productIDs.sorted(), "the keys, in order; the values (emoji, titles) are ignored")
     }
 
     @Test func jsonFixtureListsLoad() throws {
         let array = try ProductIdentifierList(contentsOf: Repository.fixture("products_v2.json"))
-        #expect(array.productIDs == [
-            "com.example.fixtures.kanji.advanced", "com.example.fixtures.kanji.hints",
-            "com.example.fixtures.kanji.premium.monthly", "com.example.fixtures.kanji.premium.yearly",
-        ], "each identifier once, in file order")
+        #expect(
+            array.productIDs == [
+                "com.example.fixtures.kanji.advanced", "com.example.fixtures.kanji.hints",
+                "com.example.fixtures.kanji.premium.monthly", "com.example.fixtures.kanji.premium.yearly",
+            ], "each identifier once, in file order")
         let groups = try ProductIdentifierList(contentsOf: Repository.fixture("product_groups.json"))
         #expect(groups.productIDs.count == 6)
         #expect(groups.subscriptionGroups.map(\.name) == ["Abonnement Atelier", "Cours en ligne"])
@@ -414,8 +514,10 @@ import Testing
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
             let catalog = ProductCatalog(ledger: ledger)
-            try catalog.importConfigurations(at: try Repository.fixtureNames(withExtension: "storekit").map(Repository.fixture))
-            let lists = try Repository.fixtureNames(withExtension: "plist") + Repository.fixtureNames(withExtension: "json")
+            try catalog.importConfigurations(
+                at: try Repository.fixtureNames(withExtension: "storekit").map(Repository.fixture))
+            let lists =
+                try Repository.fixtureNames(withExtension: "plist") + Repository.fixtureNames(withExtension: "json")
             #expect(lists.count == 6)
             for name in lists {
                 let ids = try ProductIdentifierList(contentsOf: Repository.fixture(name)).productIDs
@@ -430,13 +532,17 @@ import Testing
         try await withTemporaryDirectory { directory in
             for name in ["products_v2.json", "ids.txt", "Products"] {
                 let path = directory + "/" + name
-                try write(#"["com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.level1"]"#, to: path)
-                #expect(try ProductIdentifierList(contentsOf: path).productIDs == [
-                    "com.example.level1", "com.example.level2", "com.example.rocket_car",
-                ])
+                try write(
+                    #"["com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.level1"]"#,
+                    to: path)
+                #expect(
+                    try ProductIdentifierList(contentsOf: path).productIDs == [
+                        "com.example.level1", "com.example.level2", "com.example.rocket_car",
+                    ])
             }
             let dictionary = directory + "/products_v3.json"
-            try write(#"{"Products": ["a"], "Subscriptions": [{"Group": "g", "Products": ["b", "c"]}]}"#, to: dictionary)
+            try write(
+                #"{"Products": ["a"], "Subscriptions": [{"Group": "g", "Products": ["b", "c"]}]}"#, to: dictionary)
             #expect(try ProductIdentifierList(contentsOf: dictionary).productIDs == ["a", "b", "c"])
         }
     }
@@ -445,11 +551,16 @@ import Testing
         try await withTemporaryDirectory { directory in
             let path = directory + "/ids.json"
             try write(#"{"Products": ["a", 7]}"#, to: path)
-            #expect(throws: CatalogError.invalidValue(path: path, keyPath: "Products[1]", expected: "a string", found: "a number")) {
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "Products[1]", expected: "a string", found: "a number")
+            ) {
                 try ProductIdentifierList(contentsOf: path)
             }
             try write(#"42"#, to: path)
-            #expect(throws: CatalogError.notAnIdentifierList(path: path)) { try ProductIdentifierList(contentsOf: path) }
+            #expect(throws: CatalogError.notAnIdentifierList(path: path)) {
+                try ProductIdentifierList(contentsOf: path)
+            }
             try write(#"<plist><array><string>a</string>"#, to: path)
             #expect(throws: CatalogError.self) { try ProductIdentifierList(contentsOf: path) }
         }
@@ -460,7 +571,10 @@ import Testing
     @Test func everyRequestedIdentifierLandsInExactlyOneList() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory)
-            let requested = [SampleCatalog.nonConsumable, "com.example.unknown", SampleCatalog.consumable, "", SampleCatalog.nonConsumable]
+            let requested = [
+                SampleCatalog.nonConsumable, "com.example.unknown", SampleCatalog.consumable, "",
+                SampleCatalog.nonConsumable,
+            ]
             let response = try ProductCatalog(ledger: ledger).products(for: requested)
             #expect(response.products.map(\.id) == [SampleCatalog.nonConsumable, SampleCatalog.consumable])
             #expect(response.invalidProductIdentifiers == ["com.example.unknown", ""])

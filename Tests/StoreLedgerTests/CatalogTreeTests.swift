@@ -37,7 +37,10 @@ import Testing
         ("+1", "expected a value, found '+' at line 1, column 1"),
         ("[\n\n  ,]", "expected a value, found ',' at line 3, column 3"),
         ("\"abc", "expected the string's closing quote, found the end of the file at line 1, column 5"),
-        ("\"a\u{01}\"", "expected an escaped control character (U+0001) in the string, found byte 0x01 at line 1, column 3"),
+        (
+            "\"a\u{01}\"",
+            "expected an escaped control character (U+0001) in the string, found byte 0x01 at line 1, column 3"
+        ),
         ("\"a\\q\"", "expected an escape such as \\n, \\\" or \\u00E9, found '\\' at line 1, column 3"),
         ("\"\\u12G4\"", "expected four hexadecimal digits after \\u, found '1' at line 1, column 4"),
         ("\"\\uD83D\"", "a \\u escape of half a surrogate pair at line 1, column 2"),
@@ -55,7 +58,9 @@ import Testing
     }
 
     @Test func bytesThatAreNotUTF8AreRefused() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22]] {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22],
+        ] {
             #expect(throws: CatalogTree.SyntaxError.self, "\(bytes)") { try CatalogTree(json: bytes) }
             do {
                 _ = try CatalogTree(json: bytes)
@@ -78,7 +83,9 @@ import Testing
             #expect("\(error)" == "arrays and objects nested more than 512 deep at line 1, column 513")
         }
         // A million opening brackets: refused at the limit, without recursion.
-        #expect(throws: CatalogTree.SyntaxError.self) { try CatalogTree(json: [UInt8](repeating: UInt8(ascii: "["), count: 1_000_000)) }
+        #expect(throws: CatalogTree.SyntaxError.self) {
+            try CatalogTree(json: [UInt8](repeating: UInt8(ascii: "["), count: 1_000_000))
+        }
     }
 
     @Test func aKeyGivenTwiceMeansItsLastValueAndEscapedKeysAreFound() throws {
@@ -99,7 +106,8 @@ import Testing
 
     @Test func aPropertyListBecomesTheSameTree() throws {
         let tree = try CatalogTree(
-            propertyList: ["Products": ["a", "b"], "Count": 2, "On": true, "When": Date(timeIntervalSince1970: 0)] as [String: Any],
+            propertyList: ["Products": ["a", "b"], "Count": 2, "On": true, "When": Date(timeIntervalSince1970: 0)]
+                as [String: Any],
             budget: 1_000)
         #expect(tree.members(tree.root).map { tree.text($0.key) } == ["Count", "On", "Products", "When"])
         let products = try #require(tree.member("Products", of: tree.root))
@@ -116,17 +124,27 @@ private enum RandomJSON: Equatable {
 
     /// Not U+FEFF: Foundation on Linux drops it inside a string (`aLeadingByteOrderMarkIsSkipped`
     /// checks that this reader keeps it).
-    static let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "ß", "€", "😀", "\u{7F}"]
+    static let alphabet: [Character] = [
+        "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{01}", "\u{1F}", "é", "ß", "€", "😀", "\u{7F}",
+    ]
 
     static func value(depth: Int, using random: inout SplitMix64) -> RandomJSON {
         switch random.next() % (depth > 3 ? 4 : 6) {
         case 0: .null
         case 1: .boolean(random.next() % 2 == 0)
-        case 2: .number(Double(Int64(bitPattern: random.next()) % 1_000_000) / Double([1, 10, 100, 1000][Int(random.next() % 4)]))
+        case 2:
+            .number(
+                Double(Int64(bitPattern: random.next()) % 1_000_000)
+                    / Double([1, 10, 100, 1000][Int(random.next() % 4)]))
         case 3: .string(string(using: &random))
         case 4: .array((0..<Int(random.next() % 5)).map { _ in value(depth: depth + 1, using: &random) })
         default:
-            .object(Dictionary((0..<Int(random.next() % 5)).map { _ in (string(using: &random), value(depth: depth + 1, using: &random)) }) { $1 })
+            .object(
+                Dictionary(
+                    (0..<Int(random.next() % 5)).map { _ in
+                        (string(using: &random), value(depth: depth + 1, using: &random))
+                    }
+                ) { $1 })
         }
     }
 
@@ -143,7 +161,10 @@ private enum RandomJSON: Equatable {
         case .string(let string): space + quote(string, using: &random)
         case .array(let elements): "[" + elements.map { write($0, using: &random) }.joined(separator: ",") + space + "]"
         case .object(let members):
-            "{" + members.sorted { $0.key < $1.key }.map { quote($0.key, using: &random) + space + ":" + write($0.value, using: &random) }
+            "{"
+                + members.sorted { $0.key < $1.key }.map {
+                    quote($0.key, using: &random) + space + ":" + write($0.value, using: &random)
+                }
                 .joined(separator: space + ",") + "}"
         }
     }

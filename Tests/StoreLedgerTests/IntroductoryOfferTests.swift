@@ -27,7 +27,8 @@ private func withOfferStore(
     try await withTemporaryDirectory { directory in
         let file = directory + "/offers.storekit"
         try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
-        let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+        let ledger = try Ledger.open(
+            at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
         try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
         let queue = try PaymentQueue(ledger: ledger)
         let session = StoreTestSession(queue: queue)
@@ -37,21 +38,28 @@ private func withOfferStore(
 }
 
 private let freeWeek = #"{"paymentMode": "free", "subscriptionPeriod": "P1W", "numberOfPeriods": 1}"#
-private let threeCheaperMonths = #"{"paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M", "numberOfPeriods": 3, "displayPrice": "0.99"}"#
-private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod": "P3M", "numberOfPeriods": 1, "displayPrice": "9.99"}"#
+private let threeCheaperMonths =
+    #"{"paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M", "numberOfPeriods": 3, "displayPrice": "0.99"}"#
+private let quarterUpFront =
+    #"{"paymentMode": "payUpFront", "subscriptionPeriod": "P3M", "numberOfPeriods": 1, "displayPrice": "9.99"}"#
 
 @Suite struct IntroductoryOfferTests {
     @Test func aNewSubscriberGetsTheFreeTrialThenRenewsAtTheProductsPeriod() async throws {
         try await withOfferStore(offerCatalog(freeWeek)) { queue, session in
             #expect(try queue.ledger.isEligibleForIntroductoryOffer(group: "g1"))
             let trial = try await queue.add(Payment(productID: "plus.monthly"))
-            #expect(trial.offer == TransactionOffer(type: .introductory, paymentMode: .freeTrial, period: SubscriptionPeriod(value: 1, unit: .week)))
+            #expect(
+                trial.offer
+                    == TransactionOffer(
+                        type: .introductory, paymentMode: .freeTrial, period: SubscriptionPeriod(value: 1, unit: .week))
+            )
             #expect(trial.expirationDate == storeEpoch.addingTimeInterval(7 * day))
             #expect(try !queue.ledger.isEligibleForIntroductoryOffer(group: "g1"))
             let renewals = try await session.advanceClock(by: 8 * day)
             #expect(renewals.count == 1)
             #expect(renewals[0].offer == nil && renewals[0].purchaseDate == trial.expirationDate)
-            let monthLater = Calendar(identifier: .gregorian).date(byAdding: .month, value: 1, to: try #require(trial.expirationDate))
+            let monthLater = Calendar(identifier: .gregorian).date(
+                byAdding: .month, value: 1, to: try #require(trial.expirationDate))
             #expect(renewals[0].expirationDate == monthLater)
             #expect(try queue.ledger.verify() == [])
         }
@@ -68,13 +76,17 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
             let period = "P\(1 + random.next() % 13)\(random.pick(["D", "W", "M", "Y"]))"
             let offerPeriod = "P\(1 + random.next() % 13)\(random.pick(["D", "W", "M", "Y"]))"
             let count = random.pick([-1, 0, 1, 2, 3, 6, 12, 13, 1_000_000, 1_000_000_000_000])
-            let intro = #"{"paymentMode": "payAsYouGo", "subscriptionPeriod": "\#(offerPeriod)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
-            let catalog = offerCatalog(intro).replacingOccurrences(of: #""recurringSubscriptionPeriod": "P1M""#, with: #""recurringSubscriptionPeriod": "\#(period)""#)
-            let accepted = subscriptionPeriods.contains(period) && offerPeriods.contains(offerPeriod) && (1...12).contains(count)
+            let intro =
+                #"{"paymentMode": "payAsYouGo", "subscriptionPeriod": "\#(offerPeriod)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
+            let catalog = offerCatalog(intro).replacingOccurrences(
+                of: #""recurringSubscriptionPeriod": "P1M""#, with: #""recurringSubscriptionPeriod": "\#(period)""#)
+            let accepted =
+                subscriptionPeriods.contains(period) && offerPeriods.contains(offerPeriod) && (1...12).contains(count)
             try await withTemporaryDirectory { directory in
                 let file = directory + "/offers.storekit"
                 try Data(catalog.utf8).write(to: URL(fileURLWithPath: file))
-                let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+                let ledger = try Ledger.open(
+                    at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
                 defer { try? ledger.close() }
                 do {
                     try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
@@ -82,7 +94,9 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
                 } catch let error as CatalogError {
                     #expect(!accepted, "\(period), offer \(count) x \(offerPeriod): \(error)")
                     let text = "\(error)"
-                    #expect(text.contains("recurringSubscriptionPeriod") || text.contains("subscriptionPeriod") || text.contains("numberOfPeriods"), "\(text)")
+                    #expect(
+                        text.contains("recurringSubscriptionPeriod") || text.contains("subscriptionPeriod")
+                            || text.contains("numberOfPeriods"), "\(text)")
                     #expect(try ledger.allProducts().isEmpty, "a refused import changes nothing")
                 }
             }
@@ -112,7 +126,9 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
             // Buying the group's other product, which has the offer, after the yearly one: no trial.
             let monthly = try await queue.add(Payment(productID: "plus.monthly"))
             #expect(monthly.offer == nil)
-            #expect(monthly.expirationDate == Calendar(identifier: .gregorian).date(byAdding: .month, value: 1, to: storeEpoch))
+            #expect(
+                monthly.expirationDate
+                    == Calendar(identifier: .gregorian).date(byAdding: .month, value: 1, to: storeEpoch))
         }
     }
 
@@ -131,8 +147,12 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
     @Test func payUpFrontCoversAllItsPeriodsInOneTransaction() async throws {
         try await withOfferStore(offerCatalog(quarterUpFront)) { queue, _ in
             let first = try await queue.add(Payment(productID: "plus.monthly"))
-            #expect(first.offer?.paymentMode == .payUpFront && first.offer?.period == SubscriptionPeriod(value: 3, unit: .month))
-            #expect(first.expirationDate == Calendar(identifier: .gregorian).date(byAdding: .month, value: 3, to: storeEpoch))
+            #expect(
+                first.offer?.paymentMode == .payUpFront
+                    && first.offer?.period == SubscriptionPeriod(value: 3, unit: .month))
+            #expect(
+                first.expirationDate
+                    == Calendar(identifier: .gregorian).date(byAdding: .month, value: 3, to: storeEpoch))
         }
     }
 
@@ -144,10 +164,15 @@ private let quarterUpFront = #"{"paymentMode": "payUpFront", "subscriptionPeriod
     func offersHoldUnderEveryRateAndClockJump(seed: Int) async throws {
         var random = SplitMix(seed: UInt64(seed) &* 0x9E37_79B9 &+ 7)
         let mode = random.pick(["free", "payAsYouGo", "payUpFront"])
-        let length = mode == "payAsYouGo" ? random.pick(["P1M", "P2M", "P3M"]) : random.pick(["P3D", "P1W", "P2W", "P1M", "P2M", "P3M"])
+        let length =
+            mode == "payAsYouGo"
+            ? random.pick(["P1M", "P2M", "P3M"]) : random.pick(["P3D", "P1W", "P2W", "P1M", "P2M", "P3M"])
         let count = 1 + Int(random.next() % 4)
-        let intro = #"{"paymentMode": "\#(mode)", "subscriptionPeriod": "\#(length)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
-        let rate = random.pick([TimeRate.realTime, .oneMinuteIsOneDay, .monthlyRenewalEveryThirtySeconds, .oneRenewalEveryTenSeconds])
+        let intro =
+            #"{"paymentMode": "\#(mode)", "subscriptionPeriod": "\#(length)", "numberOfPeriods": \#(count), "displayPrice": "0.99"}"#
+        let rate = random.pick([
+            TimeRate.realTime, .oneMinuteIsOneDay, .monthlyRenewalEveryThirtySeconds, .oneRenewalEveryTenSeconds,
+        ])
         try await withOfferStore(offerCatalog(intro), rate: rate) { queue, session in
             var chain = [try await queue.add(Payment(productID: "plus.monthly"))]
             for _ in 0..<(1 + random.next() % 5) {

@@ -55,7 +55,9 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
             #expect(again.updated.map(\.id) == [a.id, c.id])
             #expect(again.updated.map(\.deliveryCount) == [3, 3])
             try await thirdLaunch.finish([a.id, c.id])
-            #expect(again.callbacks.last == .removed(try [a.id, c.id].map { try #require(try thirdLaunch.ledger.transaction($0)) }))
+            #expect(
+                again.callbacks.last
+                    == .removed(try [a.id, c.id].map { try #require(try thirdLaunch.ledger.transaction($0)) }))
 
             let fourthLaunch = try PaymentQueue(path: path)
             let none = CollectingObserver()
@@ -108,16 +110,19 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
             var received: [String] = []
             for await update in updates {
                 switch update {
-                case .updated(let transactions): received += transactions.map { "updated \($0.id) \($0.state.rawValue)" }
+                case .updated(let transactions):
+                    received += transactions.map { "updated \($0.id) \($0.state.rawValue)" }
                 case .removed(let transactions): received += transactions.map { "removed \($0.id)" }
                 default: received.append("other")
                 }
                 if received.count == 4 { break }
             }
-            #expect(received == [
-                "updated \(earlier.id) purchased", "updated \(bought.id) purchasing", "updated \(bought.id) purchased",
-                "removed \(bought.id)",
-            ])
+            #expect(
+                received == [
+                    "updated \(earlier.id) purchased", "updated \(bought.id) purchasing",
+                    "updated \(bought.id) purchased",
+                    "removed \(bought.id)",
+                ])
         }
     }
 
@@ -137,20 +142,30 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
     @Test func outcomesAndAskToBuy() async throws {
         try await withSampleLedger { path in
             let queue = try PaymentQueue(path: path)
-            let cancelled = try await queue.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .userCancelled))
-            #expect(cancelled.state == .failed && cancelled.error?.code == .paymentCancelled && cancelled.error?.code.rawValue == 2)
-            let failed = try await queue.add(Payment(
-                productID: SampleCatalog.consumable, simulatedOutcome: .failed(.storeProductNotAvailable, message: "gone")))
+            let cancelled = try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .userCancelled))
+            #expect(
+                cancelled.state == .failed && cancelled.error?.code == .paymentCancelled
+                    && cancelled.error?.code.rawValue == 2)
+            let failed = try await queue.add(
+                Payment(
+                    productID: SampleCatalog.consumable,
+                    simulatedOutcome: .failed(.storeProductNotAvailable, message: "gone")))
             #expect(failed.error == TransactionError(code: .storeProductNotAvailable, message: "gone"))
-            let deferred = try await queue.add(Payment(productID: SampleCatalog.nonConsumable, simulatedOutcome: .deferred))
+            let deferred = try await queue.add(
+                Payment(productID: SampleCatalog.nonConsumable, simulatedOutcome: .deferred))
             #expect(deferred.state == .deferred)
-            await #expect(throws: PaymentQueueError.cannotFinishDeferred(deferred.id)) { try await queue.finish(deferred) }
+            await #expect(throws: PaymentQueueError.cannotFinishDeferred(deferred.id)) {
+                try await queue.finish(deferred)
+            }
             let observer = CollectingObserver()
             try await queue.add(observer)
             let approved = try await queue.approve(deferred.id)
             #expect(approved.state == .purchased)
             #expect(observer.updated.last?.state == .purchased)
-            await #expect(throws: PaymentQueueError.notDeferred(approved.id, state: .purchased)) { try await queue.decline(approved.id) }
+            await #expect(throws: PaymentQueueError.notDeferred(approved.id, state: .purchased)) {
+                try await queue.decline(approved.id)
+            }
         }
     }
 
@@ -164,7 +179,9 @@ func withSampleLedger(_ body: (String) async throws -> Void) async throws {
         try await withSampleLedger { path in
             // A process that stored the payment and died before the store processed it.
             let ledger = try Ledger.open(at: path)
-            let interrupted = try await ledger.addPayment(NewPayment(productID: SampleCatalog.consumable, simulatedOutcome: .deferred)).transaction
+            let interrupted = try await ledger.addPayment(
+                NewPayment(productID: SampleCatalog.consumable, simulatedOutcome: .deferred)
+            ).transaction
             try ledger.close()
             let queue = try PaymentQueue(path: path)
             #expect(queue.completedAtLaunch.map(\.id) == [interrupted.id])
@@ -209,6 +226,9 @@ private final class DeferredFinishingObserver: PaymentTransactionObserver {
 }
 
 /// An observer that restores again, from its callback, when a restore finishes (once).
+///
+/// Sendable by hand: `again` is set in a callback and read after `waitUntilNotified()`; the queue
+/// runs callbacks one at a time.
 private final class RestoringAgainObserver: PaymentTransactionObserver, @unchecked Sendable {
     private(set) var again: RestoreResult?
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {}
@@ -230,11 +250,15 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
             let first = await queue.restoreCompletedTransactions()
             #expect(first.isFinished && first.restored.count == 1)
             // Asked for while the first one was delivering: it joins it (same rows, no wait).
-            #expect(try observer.again?.isFinished == true && observer.again?.restored.all().map(\.id) == first.restored.all().map(\.id))
+            #expect(
+                try observer.again?.isFinished == true
+                    && observer.again?.restored.all().map(\.id) == first.restored.all().map(\.id))
             // The queue still delivers: a new purchase reaches the observers.
             let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
             let deadline = Date().addingTimeInterval(60)
-            while !collector.updated.contains(where: { $0.id == bought.id && $0.state == .purchased }), Date() < deadline {
+            while !collector.updated.contains(where: { $0.id == bought.id && $0.state == .purchased }),
+                Date() < deadline
+            {
                 try await Task.sleep(for: .milliseconds(10))
             }
             #expect(collector.updated.contains { $0.id == bought.id && $0.state == .purchased })
@@ -339,11 +363,13 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
         var checked = 0
         for module in ["LedgerEngine", "StoreLedger", "OpenStoreKit", "OpenStoreKitTest", "LedgerTesting"] {
             let folder = sources.appendingPathComponent(module)
-            let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
+            let files =
+                FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
                 .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
             for file in files {
                 checked += 1
-                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").enumerated() {
+                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n").enumerated()
+                {
                     let code = line.trimmingCharacters(in: .whitespaces)
                     guard !code.hasPrefix("//"), let quote = code.firstIndex(of: "\"") else { continue }
                     #expect(!code[quote...].contains("`ledger "), "\(file.lastPathComponent):\(number + 1): \(code)")

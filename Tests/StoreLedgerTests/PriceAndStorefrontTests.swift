@@ -9,12 +9,18 @@ import Testing
         let china = try #require(Storefront(countryCode: "CHN"))
         let taiwan = try #require(Storefront(countryCode: "TWN"))
         let japan = try #require(Storefront(countryCode: "JPN"))
-        #expect(PriceFormatter.string(for: Decimal(string: "1.99")!, storefront: china, locale: "zh_CN").hasSuffix("1.99"))
-        #expect(PriceFormatter.string(for: Decimal(string: "1.99")!, storefront: taiwan, locale: "zh_TW").hasSuffix("1.99"))
-        #expect(PriceFormatter.string(for: Decimal(string: "0.49")!, storefront: japan, locale: "ja_JP").hasSuffix("0.49"))
+        #expect(
+            PriceFormatter.string(for: Decimal(string: "1.99")!, storefront: china, locale: "zh_CN").hasSuffix("1.99"))
+        #expect(
+            PriceFormatter.string(for: Decimal(string: "1.99")!, storefront: taiwan, locale: "zh_TW").hasSuffix("1.99"))
+        #expect(
+            PriceFormatter.string(for: Decimal(string: "0.49")!, storefront: japan, locale: "ja_JP").hasSuffix("0.49"))
         #expect(PriceFormatter.string(for: 600, storefront: japan, locale: "ja_JP").hasSuffix("600"))
-        #expect(PriceFormatter.string(for: Decimal(string: "1.999")!, storefront: .unitedStates, locale: "en_US") == "$1.999")
-        #expect(PriceFormatter.string(for: Decimal(string: "1.5")!, storefront: .unitedStates, locale: "en_US") == "$1.50")
+        #expect(
+            PriceFormatter.string(for: Decimal(string: "1.999")!, storefront: .unitedStates, locale: "en_US")
+                == "$1.999")
+        #expect(
+            PriceFormatter.string(for: Decimal(string: "1.5")!, storefront: .unitedStates, locale: "en_US") == "$1.50")
     }
 
     @Test func currencyDigitsComeFromLocaleData() {
@@ -22,7 +28,9 @@ import Testing
         #expect(PriceFormatter.minorUnitDigits(of: "CNY") == 2)
         #expect(PriceFormatter.minorUnitDigits(of: "JPY") == 0)
         #expect(PriceFormatter.minorUnitDigits(of: "KWD") == 3)
-        #expect(PriceFormatter.inexactness(of: Decimal(string: "0.49")!, in: "JPY")?.contains("JPY has no minor unit") == true)
+        #expect(
+            PriceFormatter.inexactness(of: Decimal(string: "0.49")!, in: "JPY")?.contains("JPY has no minor unit")
+                == true)
         #expect(PriceFormatter.inexactness(of: Decimal(string: "1.99")!, in: "CNY") == nil)
         #expect(PriceFormatter.inexactness(of: 600, in: "JPY") == nil)
     }
@@ -45,7 +53,9 @@ import Testing
             let inexact = PriceFormatter.inexactness(of: price, in: storefront.currencyCode) != nil
             let text = "\(price)"
             let places = text.split(separator: ".").dropFirst().first?.count ?? 0
-            #expect(inexact == (places > PriceFormatter.minorUnitDigits(of: storefront.currencyCode)), "\(storefront) \(price)")
+            #expect(
+                inexact == (places > PriceFormatter.minorUnitDigits(of: storefront.currencyCode)),
+                "\(storefront) \(price)")
         }
     }
 
@@ -59,14 +69,18 @@ import Testing
         let regions = Set(Locale.Region.isoRegions.map(\.identifier))
         for storefront in Storefront.all {
             #expect(currencies.contains(storefront.currencyCode), "\(storefront): \(storefront.currencyCode)")
-            #expect(regions.contains(storefront.region) || storefront.region == "XK", "\(storefront): \(storefront.region)")
+            #expect(
+                regions.contains(storefront.region) || storefront.region == "XK", "\(storefront): \(storefront.region)")
             #expect(storefront.defaultLocale.hasSuffix("_" + storefront.region))
         }
         #expect(Storefront(countryCode: "EST")?.currencyCode == "EUR")
         #expect(Storefront(countryCode: "EST")?.defaultLocale == "et_EE")
     }
 
-    @Test(.enabled(if: ISOCodes.isInstalled, "Debian's iso-codes is not installed (apt-get install iso-codes; .ci/run installs it)"))
+    @Test(
+        .enabled(
+            if: ISOCodes.isInstalled,
+            "Debian's iso-codes is not installed (apt-get install iso-codes; .ci/run installs it)"))
     func theStorefrontTableMatchesItsSources() throws {
         #expect(try checkGeneratedFile(tool: "generate-storefronts") == 0, "run tools/generate-storefronts")
     }
@@ -79,15 +93,21 @@ import Testing
             #expect(first.warnings.isEmpty, "\(first.warnings)")
             let france = Repository.fixture("v6.0-france.storekit")
             let second = try ProductCatalog(ledger: ledger).importConfigurations(at: [france])
-            #expect(second.warnings.contains { $0.contains(france) && $0.contains("FRA") && $0.contains("JPN") && $0.contains("JPY") },
-                    "\(second.warnings)")
+            #expect(
+                second.warnings.contains {
+                    $0.contains(france) && $0.contains("FRA") && $0.contains("JPN") && $0.contains("JPY")
+                },
+                "\(second.warnings)")
             let cheap = directory + "/Cheap.storekit"
-            try write("""
+            try write(
+                """
                 {"products": [{"productID": "cheap", "type": "Consumable", "displayPrice": "0.49"}],
                  "settings": {"_storefront": "JPN"}, "version": {"major": 3, "minor": 0}}
                 """, to: cheap)
             let third = try ProductCatalog(ledger: ledger).importConfigurations(at: [cheap])
-            #expect(third.warnings.contains { $0.contains("cheap") && $0.contains("JPY has no minor unit") }, "\(third.warnings)")
+            #expect(
+                third.warnings.contains { $0.contains("cheap") && $0.contains("JPY has no minor unit") },
+                "\(third.warnings)")
             #expect(try StoreSettings(ledger: ledger).storefront.countryCode == "JPN", "the storefront stays")
             try ledger.close()
         }

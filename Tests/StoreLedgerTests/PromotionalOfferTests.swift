@@ -6,33 +6,37 @@ import Testing
 
 /// A one-group catalog with promotional offers, and the subscription offers key that signs them.
 private func promotionalCatalog(key: SubscriptionOffersKey?) -> String {
-    let pair = key.map { #", "subscriptionOffersKeyPair": {"id": "\#($0.id)", "privateKey": "\#($0.privateKeyBase64)"}"# } ?? ""
+    let pair =
+        key.map { #", "subscriptionOffersKeyPair": {"id": "\#($0.id)", "privateKey": "\#($0.privateKeyBase64)"}"# }
+        ?? ""
     return """
-    {"products": [], "settings": {},
-     "subscriptionGroups": [{"id": "g1", "name": "Plus", "subscriptions": [
-        {"productID": "plus.monthly", "type": "RecurringSubscription", "displayPrice": "4.99", "groupNumber": 2,
-         "recurringSubscriptionPeriod": "P1M", "referenceName": "monthly", "subscriptionGroupID": "g1", "localizations": [],
-         "introductoryOffer": {"paymentMode": "free", "subscriptionPeriod": "P1W", "numberOfPeriods": 1},
-         "adHocOffers": [
-            {"offerID": "comeback", "paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M", "numberOfPeriods": 2, "displayPrice": "0.99"},
-            {"offerID": "three.free", "paymentMode": "free", "subscriptionPeriod": "P1M", "numberOfPeriods": 3}]},
-        {"productID": "plus.yearly", "type": "RecurringSubscription", "displayPrice": "39.99", "groupNumber": 1,
-         "recurringSubscriptionPeriod": "P1Y", "referenceName": "yearly", "subscriptionGroupID": "g1", "localizations": [],
-         "adHocOffers": [
-            {"offerID": "yearly.deal", "paymentMode": "payUpFront", "subscriptionPeriod": "P1Y", "numberOfPeriods": 1, "displayPrice": "19.99"}]}]}]
-     \(pair), "version": {"major": 3, "minor": 0}}
-    """
+        {"products": [], "settings": {},
+         "subscriptionGroups": [{"id": "g1", "name": "Plus", "subscriptions": [
+            {"productID": "plus.monthly", "type": "RecurringSubscription", "displayPrice": "4.99", "groupNumber": 2,
+             "recurringSubscriptionPeriod": "P1M", "referenceName": "monthly", "subscriptionGroupID": "g1", "localizations": [],
+             "introductoryOffer": {"paymentMode": "free", "subscriptionPeriod": "P1W", "numberOfPeriods": 1},
+             "adHocOffers": [
+                {"offerID": "comeback", "paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M", "numberOfPeriods": 2, "displayPrice": "0.99"},
+                {"offerID": "three.free", "paymentMode": "free", "subscriptionPeriod": "P1M", "numberOfPeriods": 3}]},
+            {"productID": "plus.yearly", "type": "RecurringSubscription", "displayPrice": "39.99", "groupNumber": 1,
+             "recurringSubscriptionPeriod": "P1Y", "referenceName": "yearly", "subscriptionGroupID": "g1", "localizations": [],
+             "adHocOffers": [
+                {"offerID": "yearly.deal", "paymentMode": "payUpFront", "subscriptionPeriod": "P1Y", "numberOfPeriods": 1, "displayPrice": "19.99"}]}]}]
+         \(pair), "version": {"major": 3, "minor": 0}}
+        """
 }
 
 /// A launched queue on a new ledger of the promotional catalog, its clock fixed at `storeEpoch`.
 private func withPromotionalStore(
-    key: SubscriptionOffersKey? = nil, _ body: (PaymentQueue, StoreTestSession, SubscriptionOffersKey) async throws -> Void
+    key: SubscriptionOffersKey? = nil,
+    _ body: (PaymentQueue, StoreTestSession, SubscriptionOffersKey) async throws -> Void
 ) async throws {
     let key = try key ?? SubscriptionOffersKey(generatingWithID: "K1")
     try await withTemporaryDirectory { directory in
         let file = directory + "/offers.storekit"
         try write(promotionalCatalog(key: key), to: file)
-        let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+        let ledger = try Ledger.open(
+            at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
         try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
         let queue = try PaymentQueue(ledger: ledger)
         try await body(queue, StoreTestSession(queue: queue), key)
@@ -52,7 +56,8 @@ private func signedPayment(
     var payment = Payment(productID: productID, appAccountToken: account)
     payment.discount = PaymentDiscount(
         offerID: offerID,
-        signature: OfferSignature(keyID: key.id, nonce: nonce, timestamp: milliseconds, signature: try key.signature(for: payload)))
+        signature: OfferSignature(
+            keyID: key.id, nonce: nonce, timestamp: milliseconds, signature: try key.signature(for: payload)))
     return payment
 }
 
@@ -65,11 +70,13 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
 @Suite struct PromotionalOfferTests {
     @Test func aLapsedSubscriberRedeemsASignedOfferThatStartsNowAndRunsForItsPeriods() async throws {
         try await withPromotionalStore { queue, session, key in
-            try await queue.add(Payment(productID: "plus.monthly"))   // the free week
+            try await queue.add(Payment(productID: "plus.monthly"))  // the free week
             try session.expireSubscription("plus.monthly")
             let redeemed = try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key))
             #expect(redeemed.state == .purchased)
-            #expect(redeemed.offer == TransactionOffer(type: .promotional, id: "comeback", paymentMode: .payAsYouGo, period: month))
+            #expect(
+                redeemed.offer
+                    == TransactionOffer(type: .promotional, id: "comeback", paymentMode: .payAsYouGo, period: month))
             #expect(redeemed.expirationDate == (try months(1, after: redeemed.purchaseDate)))
             // Two periods at the offer (this one and one renewal), then the product's price.
             let renewals = try await session.advanceClock(by: 100 * day)
@@ -85,7 +92,8 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             let firstRenewal = try await session.advanceClock(by: 8 * day)
             let current = try #require(firstRenewal.first)
             let redeemed = try await queue.add(
-                try signedPayment("plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
+                try signedPayment(
+                    "plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
             // The payment has no period of its own: the current one runs on unchanged.
             #expect(redeemed.state == .purchased && redeemed.offer?.id == "three.free")
             #expect(redeemed.expirationDate == redeemed.purchaseDate)
@@ -103,7 +111,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func anOfferForTheProductSubscribedToDropsAPendingDowngradeAndTurnsAutoRenewOn() async throws {
         try await withPromotionalStore { queue, session, key in
             let yearly = try await queue.add(Payment(productID: "plus.yearly"))
-            try await queue.add(Payment(productID: "plus.monthly"))   // a downgrade, at the next renewal
+            try await queue.add(Payment(productID: "plus.monthly"))  // a downgrade, at the next renewal
             #expect(try queue.ledger.pendingProductChange(for: "plus.yearly") == "plus.monthly")
             try session.setAutoRenew(false, for: "plus.yearly")
             try await queue.add(try signedPayment("plus.yearly", offer: "yearly.deal", key: key))
@@ -118,12 +126,17 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
 
     @Test func oneOfferAtATime() async throws {
         try await withPromotionalStore { queue, session, key in
-            try await queue.add(Payment(productID: "plus.monthly"))   // the free week
+            try await queue.add(Payment(productID: "plus.monthly"))  // the free week
             _ = try await session.advanceClock(by: 8 * day)
-            try await queue.add(try signedPayment("plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
+            try await queue.add(
+                try signedPayment(
+                    "plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
             // Waiting for the next renewal: a second offer is refused.
-            await #expect(throws: PromotionalOfferError.offerInProgress(productID: "plus.monthly", offer: "three.free")) {
-                try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
+            await #expect(throws: PromotionalOfferError.offerInProgress(productID: "plus.monthly", offer: "three.free"))
+            {
+                try await queue.add(
+                    try signedPayment(
+                        "plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
             }
             try session.expireSubscription("plus.monthly")
             // A lapsed subscriber's pay-as-you-go offer runs for two periods: no other offer meanwhile.
@@ -131,7 +144,9 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
                 try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
             #expect(comeback.offer?.id == "comeback")
             await #expect(throws: PromotionalOfferError.offerInProgress(productID: "plus.monthly", offer: "comeback")) {
-                try await queue.add(try signedPayment("plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
+                try await queue.add(
+                    try signedPayment(
+                        "plus.monthly", offer: "three.free", key: key, timestamp: try queue.ledger.storeDate()))
             }
             #expect(PromotionalOfferError.offerInProgress(productID: "p", offer: "o").code == .ineligibleForOffer)
         }
@@ -146,7 +161,9 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             let first = try await queue.add(plain)
             var withOffer = try signedPayment("plus.yearly", offer: "yearly.deal", key: key)
             withOffer.idempotencyKey = "order-9"
-            await #expect(throws: PaymentQueueError.idempotencyKeyReused(key: "order-9", existingTransactionID: first.id)) {
+            await #expect(
+                throws: PaymentQueueError.idempotencyKeyReused(key: "order-9", existingTransactionID: first.id)
+            ) {
                 try await queue.add(withOffer)
             }
         }
@@ -156,9 +173,14 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         try await withPromotionalStore { queue, _, key in
             let monthly = try await queue.add(Payment(productID: "plus.monthly"))
             let yearly = try await queue.add(try signedPayment("plus.yearly", offer: "yearly.deal", key: key))
-            #expect(yearly.offer == TransactionOffer(
-                type: .promotional, id: "yearly.deal", paymentMode: .payUpFront, period: SubscriptionPeriod(value: 1, unit: .year)))
-            #expect(yearly.expirationDate == Calendar(identifier: .gregorian).date(byAdding: .year, value: 1, to: yearly.purchaseDate))
+            #expect(
+                yearly.offer
+                    == TransactionOffer(
+                        type: .promotional, id: "yearly.deal", paymentMode: .payUpFront,
+                        period: SubscriptionPeriod(value: 1, unit: .year)))
+            #expect(
+                yearly.expirationDate
+                    == Calendar(identifier: .gregorian).date(byAdding: .year, value: 1, to: yearly.purchaseDate))
             #expect(try queue.ledger.transaction(monthly.id)?.isUpgraded == true)
             #expect(try queue.ledger.verify() == [])
         }
@@ -182,7 +204,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             let otherKey = try SubscriptionOffersKey(generatingWithID: "K1")
             let account = UUID()
             var unsignedDetails = try signedPayment("plus.monthly", offer: "comeback", key: key)
-            unsignedDetails.appAccountToken = account   // signed without the account
+            unsignedDetails.appAccountToken = account  // signed without the account
             var noKeyID = try signedPayment("plus.monthly", offer: "comeback", key: key)
             noKeyID.discount?.signature?.keyID = ""
             var noSignature = try signedPayment("plus.monthly", offer: "comeback", key: key)
@@ -190,24 +212,47 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             var wrongKeyID = try signedPayment("plus.monthly", offer: "comeback", key: key)
             wrongKeyID.discount?.signature?.keyID = "K2"
             let cases: [(Payment, PromotionalOfferError)] = [
-                (try signedPayment("plus.monthly", offer: "nope", key: key), .unknownOffer(productID: "plus.monthly", offerID: "nope")),
-                (try signedPayment("plus.monthly", offer: "yearly.deal", key: key), .unknownOffer(productID: "plus.monthly", offerID: "yearly.deal")),
+                (
+                    try signedPayment("plus.monthly", offer: "nope", key: key),
+                    .unknownOffer(productID: "plus.monthly", offerID: "nope")
+                ),
+                (
+                    try signedPayment("plus.monthly", offer: "yearly.deal", key: key),
+                    .unknownOffer(productID: "plus.monthly", offerID: "yearly.deal")
+                ),
                 (noKeyID, .missingParameters("no key identifier")),
                 (noSignature, .missingParameters("no signature")),
                 (wrongKeyID, .invalidSignature("unknown key \"K2\" (the store's key is \"K1\")")),
-                (try signedPayment("plus.monthly", offer: "comeback", key: otherKey), .invalidSignature(Self.notSigned)),
-                (try signedPayment("plus.monthly", offer: "comeback", key: key, signedProductID: "plus.yearly"), .invalidSignature(Self.notSigned)),
-                (try signedPayment("plus.monthly", offer: "comeback", key: key, bundleID: "com.other.app"), .invalidSignature(Self.notSigned)),
+                (
+                    try signedPayment("plus.monthly", offer: "comeback", key: otherKey),
+                    .invalidSignature(Self.notSigned)
+                ),
+                (
+                    try signedPayment("plus.monthly", offer: "comeback", key: key, signedProductID: "plus.yearly"),
+                    .invalidSignature(Self.notSigned)
+                ),
+                (
+                    try signedPayment("plus.monthly", offer: "comeback", key: key, bundleID: "com.other.app"),
+                    .invalidSignature(Self.notSigned)
+                ),
                 (unsignedDetails, .invalidSignature(Self.notSigned)),
-                (try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: storeEpoch.addingTimeInterval(-25 * 3600)),
-                 .invalidSignature("it was signed at 1799910000000 ms, more than 24 hours from the store's clock (1800000000000 ms)")),
+                (
+                    try signedPayment(
+                        "plus.monthly", offer: "comeback", key: key,
+                        timestamp: storeEpoch.addingTimeInterval(-25 * 3600)),
+                    .invalidSignature(
+                        "it was signed at 1799910000000 ms, more than 24 hours from the store's clock (1800000000000 ms)"
+                    )
+                ),
             ]
             for (payment, error) in cases {
                 await #expect(throws: error) { try await queue.add(payment) }
             }
             var emptyOffer = Payment(productID: "plus.monthly")
             emptyOffer.discount = PaymentDiscount(offerID: "", signature: nil)
-            await #expect(throws: PromotionalOfferError.missingParameters("no offer identifier")) { try await queue.add(emptyOffer) }
+            await #expect(throws: PromotionalOfferError.missingParameters("no offer identifier")) {
+                try await queue.add(emptyOffer)
+            }
             #expect(try queue.ledger.allTransactions() == before)
             #expect(PromotionalOfferError.invalidSignature("x").code == .invalidSignature)
             #expect(PromotionalOfferError.ineligible(productID: "p").code == .ineligibleForOffer)
@@ -228,7 +273,10 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             failing.simulatedOutcome = .failed(.unknown)
             let failed = try await queue.add(failing)
             #expect(failed.state == .failed)
-            await #expect(throws: PromotionalOfferError.invalidSignature("its nonce was used already, by transaction \(failed.id)")) {
+            await #expect(
+                throws: PromotionalOfferError.invalidSignature(
+                    "its nonce was used already, by transaction \(failed.id)")
+            ) {
                 try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key, nonce: nonce))
             }
             // A retry of the same payment (its idempotency key) is not a second use.
@@ -250,12 +298,17 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
                 bundleID: "org.example.garden", keyID: key.id, productID: "plus.monthly", offerID: "comeback",
                 account: "Player-42", nonce: nonce, timestamp: 1_800_000_000_000)
             // Apple's payload: the fields joined by U+2063, account and nonce in lowercase.
-            let expected = ["org.example.garden", "K1", "plus.monthly", "comeback", "player-42", nonce.uuidString.lowercased(), "1800000000000"]
+            let expected = [
+                "org.example.garden", "K1", "plus.monthly", "comeback", "player-42", nonce.uuidString.lowercased(),
+                "1800000000000",
+            ]
             #expect(payload.bytes == Data(expected.joined(separator: "\u{2063}").utf8))
             var payment = Payment(productID: "plus.monthly", applicationUsername: "Player-42")
             payment.discount = PaymentDiscount(
                 offerID: "comeback",
-                signature: OfferSignature(keyID: "K1", nonce: nonce, timestamp: 1_800_000_000_000, signature: try key.signature(for: payload)))
+                signature: OfferSignature(
+                    keyID: "K1", nonce: nonce, timestamp: 1_800_000_000_000, signature: try key.signature(for: payload))
+            )
             let redeemed = try await queue.add(payment)
             #expect(redeemed.offer?.id == "comeback" && redeemed.applicationUsername == "Player-42")
         }
@@ -265,15 +318,19 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         try await withTemporaryDirectory { directory in
             let file = directory + "/offers.storekit"
             try write(promotionalCatalog(key: nil), to: file)
-            let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+            let ledger = try Ledger.open(
+                at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
             try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
             #expect(try ledger.subscriptionOffersKey() == nil)
             let queue = try PaymentQueue(ledger: ledger)
             try await queue.add(Payment(productID: "plus.monthly"))
             try StoreTestSession(queue: queue).expireSubscription("plus.monthly")
             let key = try SubscriptionOffersKey(generatingWithID: "K1")
-            await #expect(throws: PromotionalOfferError.invalidSignature(
-                "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)")) {
+            await #expect(
+                throws: PromotionalOfferError.invalidSignature(
+                    "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)"
+                )
+            ) {
                 try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key))
             }
             var unsigned = Payment(productID: "plus.monthly")
@@ -296,18 +353,21 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
                 let now = try queue.ledger.storeDate()
                 let nowMilliseconds = Int64((now.timeIntervalSince1970 * 1000).rounded())
                 // Offsets around the boundary, and anywhere within a few days.
-                let offset: Int64 = switch random.next() % 3 {
-                case 0: Ledger.offerSignatureLifetime + Int64(random.next() % 3) - 1
-                case 1: -Ledger.offerSignatureLifetime - Int64(random.next() % 3) + 1
-                default: Int64(random.next() % (4 * 86_400_000)) - 2 * 86_400_000
-                }
+                let offset: Int64 =
+                    switch random.next() % 3 {
+                    case 0: Ledger.offerSignatureLifetime + Int64(random.next() % 3) - 1
+                    case 1: -Ledger.offerSignatureLifetime - Int64(random.next() % 3) + 1
+                    default: Int64(random.next() % (4 * 86_400_000)) - 2 * 86_400_000
+                    }
                 let signedAt = Date(timeIntervalSince1970: Double(nowMilliseconds + offset) / 1000)
                 var payment = try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: signedAt)
-                payment.simulatedOutcome = .failed(.unknown)   // keeps the customer lapsed
+                payment.simulatedOutcome = .failed(.unknown)  // keeps the customer lapsed
                 if abs(offset) <= Ledger.offerSignatureLifetime {
                     #expect(try await queue.add(payment).state == .failed, "seed \(seed), offset \(offset)")
                 } else {
-                    await #expect(throws: PromotionalOfferError.self, "seed \(seed), offset \(offset)") { try await queue.add(payment) }
+                    await #expect(throws: PromotionalOfferError.self, "seed \(seed), offset \(offset)") {
+                        try await queue.add(payment)
+                    }
                 }
             }
             #expect(try queue.ledger.verify() == [])
@@ -317,11 +377,16 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func aConfigurationFilesKeyIsCheckedAtImportAndReplacesTheStoresKey() async throws {
         try await withTemporaryDirectory { directory in
             let bad = directory + "/bad.storekit"
-            try write(promotionalCatalog(key: nil).replacingOccurrences(
-                of: #""version""#, with: #""subscriptionOffersKeyPair": {"id": "K9", "privateKey": "bm90IGEga2V5"}, "version""#), to: bad)
-            #expect(throws: CatalogError.invalidValue(
-                path: bad, keyPath: "subscriptionOffersKeyPair.privateKey",
-                expected: "a base64 PKCS #8 ECDSA P-256 private key", found: "a string")) {
+            try write(
+                promotionalCatalog(key: nil).replacingOccurrences(
+                    of: #""version""#,
+                    with: #""subscriptionOffersKeyPair": {"id": "K9", "privateKey": "bm90IGEga2V5"}, "version""#),
+                to: bad)
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: bad, keyPath: "subscriptionOffersKeyPair.privateKey",
+                    expected: "a base64 PKCS #8 ECDSA P-256 private key", found: "a string")
+            ) {
                 try StoreKitConfiguration(contentsOf: bad)
             }
             let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)

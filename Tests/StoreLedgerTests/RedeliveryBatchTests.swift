@@ -13,7 +13,8 @@ import Testing
     /// A ledger of the sample catalog holding `unfinished` unfinished purchases (and 10 finished).
     static func ledger(unfinished: Int, in directory: String) throws -> (path: String, ids: [UInt64]) {
         let ledger = try SampleCatalog.ledger(in: directory)
-        let ids = try ledger.appendSyntheticPurchases(productID: SampleCatalog.consumable, finished: 10, unfinished: unfinished)
+        let ids = try ledger.appendSyntheticPurchases(
+            productID: SampleCatalog.consumable, finished: 10, unfinished: unfinished)
         try ledger.close()
         return (directory + "/ledger.sqlite", ids)
     }

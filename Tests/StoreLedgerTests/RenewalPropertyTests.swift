@@ -27,7 +27,9 @@ import Testing
     func randomClockJumpsKeepRenewalChainsExactAndEveryMoveEnds(seed: UInt64) async throws {
         var random = SplitMix(seed: seed)
         // A purchase instant between 2001 and 2033 with a random sub-millisecond part.
-        let start = Date(timeIntervalSince1970: 1e9 + Double(random.next() % 1_000_000_000) + Double(random.next() % 1_000_000) / 1e6)
+        let start = Date(
+            timeIntervalSince1970: 1e9 + Double(random.next() % 1_000_000_000) + Double(random.next() % 1_000_000) / 1e6
+        )
         let configuration = LedgerConfiguration(clock: .fixed(start), renewalLimit: Self.limit)
         try await withTemporaryDirectory { directory in
             let catalogPath = directory + "/Periods.storekit"
@@ -47,13 +49,15 @@ import Testing
                 let clockBefore = try queue.ledger.storeDate()
                 let countBefore = try queue.ledger.allTransactions().count
                 // A jump of 10^x milliseconds, x uniform in [0, 12.5): up to ~100 years; or the end of time.
-                let jump = random.next() % 8 == 0
+                let jump =
+                    random.next() % 8 == 0
                     ? Ledger.latestStoreDate.timeIntervalSince(clockBefore)
                     : pow(10, Double(random.next() % 12_500) / 1_000) / 1_000
                 do {
                     let renewed = try await session.advanceClock(by: jump)
                     #expect(renewed.count <= Self.limit)
-                    #expect(try await queue.processSubscriptionRenewals().isEmpty, "a move makes every renewal it allowed")
+                    #expect(
+                        try await queue.processSubscriptionRenewals().isEmpty, "a move makes every renewal it allowed")
                 } catch StoreControlError.tooManyRenewals(let limit) {
                     #expect(limit == Self.limit)
                     #expect(try queue.ledger.storeDate() == clockBefore, "a refused move leaves the clock")
@@ -74,11 +78,14 @@ import Testing
         for chain in Dictionary(grouping: periods, by: \.originalID).values {
             let ordered = chain.sorted { $0.id < $1.id }
             for (previous, renewal) in zip(ordered, ordered.dropFirst()) {
-                #expect(renewal.purchaseDate == previous.expirationDate, "seed \(seed): chain \(renewal.originalID) is contiguous")
+                #expect(
+                    renewal.purchaseDate == previous.expirationDate,
+                    "seed \(seed): chain \(renewal.originalID) is contiguous")
             }
             for period in ordered {
                 let expiration = try #require(period.expirationDate)
-                #expect(expiration.timeIntervalSince(period.purchaseDate) >= 2, "seed \(seed): transaction \(period.id)")
+                #expect(
+                    expiration.timeIntervalSince(period.purchaseDate) >= 2, "seed \(seed): transaction \(period.id)")
             }
         }
     }
@@ -87,15 +94,19 @@ import Testing
     func aYearlyOrMonthlySubscriptionBoughtAtAnyInstantRenewsOncePerPeriod(seed: UInt64) async throws {
         var random = SplitMix(seed: seed)
         // The reported hang: a purchase at an instant with a sub-millisecond part, then a long jump.
-        let start = Date(timeIntervalSince1970: 1.7e9 + Double(random.next() % 100_000_000) + Double(random.next() % 1_000_000) / 1e6)
+        let start = Date(
+            timeIntervalSince1970: 1.7e9 + Double(random.next() % 100_000_000) + Double(random.next() % 1_000_000) / 1e6
+        )
         let configuration = LedgerConfiguration(clock: .fixed(start))
         try await withTemporaryDirectory { directory in
             try SampleCatalog.ledger(in: directory, configuration: configuration).close()
             let queue = try PaymentQueue(path: directory + "/ledger.sqlite", configuration: configuration)
             let session = StoreTestSession(queue: queue)
             let yearly = try await queue.add(Payment(productID: SampleCatalog.yearlySubscription))
-            #expect(yearly.purchaseDate.timeIntervalSince1970 * 1000 == (yearly.purchaseDate.timeIntervalSince1970 * 1000).rounded(),
-                    "dates are whole milliseconds")
+            #expect(
+                yearly.purchaseDate.timeIntervalSince1970 * 1000
+                    == (yearly.purchaseDate.timeIntervalSince1970 * 1000).rounded(),
+                "dates are whole milliseconds")
             let renewed = try await session.advanceClock(by: 20 * 365.2425 * day)
             #expect(renewed.count == 20 || renewed.count == 19, "one renewal per year, seed \(seed)")
             #expect(try await queue.processSubscriptionRenewals().isEmpty)
@@ -105,7 +116,8 @@ import Testing
                 // One calendar year; a year anchored on February 29 ends on the 28th, then the 29th.
                 let calendarEnd = milliseconds(SubscriptionPeriod(value: 1, unit: .year).advance(renewal.purchaseDate))
                 let end = milliseconds(try #require(renewal.expirationDate))
-                #expect(end == calendarEnd || end == calendarEnd + 86_400_000, "seed \(seed): transaction \(renewal.id)")
+                #expect(
+                    end == calendarEnd || end == calendarEnd + 86_400_000, "seed \(seed): transaction \(renewal.id)")
                 previous = renewal
             }
             #expect(try queue.ledger.verify() == [])

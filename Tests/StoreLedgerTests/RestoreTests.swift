@@ -37,16 +37,22 @@ import Testing
             #expect(try result.restored.all().map(\.restoredFromID) == [level1.id, pro.id])
             for (restored, source) in zip(try result.restored.all(), [level1, pro]) {
                 #expect(restored.state == .restored && !restored.isFinished && restored.id > refunded.id)
-                #expect(restored.originalID == source.originalID && restored.originalPurchaseDate == source.originalPurchaseDate)
+                #expect(
+                    restored.originalID == source.originalID
+                        && restored.originalPurchaseDate == source.originalPurchaseDate)
                 #expect(restored.purchaseDate == storeEpoch.addingTimeInterval(3_600))
                 #expect(restored.productID == source.productID && restored.expirationDate == source.expirationDate)
             }
             // Delivered (committed first), then exactly one "finished".
-            #expect(Array(observer.callbacks.dropFirst(before)) == [.updated(try result.restored.all()), .restoreFinished])
+            #expect(
+                Array(observer.callbacks.dropFirst(before)) == [.updated(try result.restored.all()), .restoreFinished])
             #expect(try observer.committedAtNotification.suffix(2) == result.restored.all().map(Optional.some))
 
             let withNonRenewing = await store.queue.restoreCompletedTransactions(includeNonRenewing: true)
-            #expect(try withNonRenewing.restored.all().map(\.productID) == [SampleCatalog.nonConsumable, SampleCatalog.subscription, SampleCatalog.nonRenewing])
+            #expect(
+                try withNonRenewing.restored.all().map(\.productID) == [
+                    SampleCatalog.nonConsumable, SampleCatalog.subscription, SampleCatalog.nonRenewing,
+                ])
         }
     }
 
@@ -70,7 +76,10 @@ import Testing
             #expect(try first.restored.all()[0].id != second.restored.all()[0].id)
             let observer = CollectingObserver()
             try await store.relaunch().add(observer)
-            #expect(try observer.updated.filter { $0.state == .restored }.map(\.id) == [first.restored.all()[0].id, second.restored.all()[0].id])
+            #expect(
+                try observer.updated.filter { $0.state == .restored }.map(\.id) == [
+                    first.restored.all()[0].id, second.restored.all()[0].id,
+                ])
         }
     }
 
@@ -90,9 +99,11 @@ import Testing
     @Test func anApplicationUsernameIsAnyOpaqueStringAndScopesRestores() async throws {
         try await StoreFixture.with { store in
             let token = UUID()
-            let player1 = try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "player-1"))
+            let player1 = try await store.queue.add(
+                Payment(productID: SampleCatalog.nonConsumable, applicationUsername: "player-1"))
             try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable2, applicationUsername: "player-2"))
-            let byToken = try await store.queue.add(Payment(productID: SampleCatalog.subscription, applicationUsername: token.uuidString))
+            let byToken = try await store.queue.add(
+                Payment(productID: SampleCatalog.subscription, applicationUsername: token.uuidString))
             #expect(player1.applicationUsername == "player-1" && player1.appAccountToken == nil)
             #expect(byToken.applicationUsername == token.uuidString && byToken.appAccountToken == token)
 
@@ -103,7 +114,8 @@ import Testing
             // A UUID name also finds purchases made with that app account token (StoreKit 2).
             try await store.buy(SampleCatalog.nonConsumable2, account: token)
             let mine = await store.queue.restoreCompletedTransactions(applicationUsername: token.uuidString)
-            #expect(try mine.restored.all().map(\.productID) == [SampleCatalog.subscription, SampleCatalog.nonConsumable2])
+            #expect(
+                try mine.restored.all().map(\.productID) == [SampleCatalog.subscription, SampleCatalog.nonConsumable2])
         }
     }
 
@@ -118,10 +130,11 @@ import Testing
                 let result = await store.queue.restoreCompletedTransactions(applicationUsername: name)
                 #expect(!result.isFinished && result.restored.isEmpty)
             }
-            #expect(Array(observer.callbacks.dropFirst(before)) == [
-                .restoreFailed(PaymentQueueError.invalidApplicationUsername("").description),
-                .restoreFailed(PaymentQueueError.invalidApplicationUsername(long).description),
-            ])
+            #expect(
+                Array(observer.callbacks.dropFirst(before)) == [
+                    .restoreFailed(PaymentQueueError.invalidApplicationUsername("").description),
+                    .restoreFailed(PaymentQueueError.invalidApplicationUsername(long).description),
+                ])
             await #expect(throws: PaymentQueueError.invalidApplicationUsername(long)) {
                 try await store.queue.add(Payment(productID: SampleCatalog.nonConsumable, applicationUsername: long))
             }
@@ -150,7 +163,8 @@ import Testing
     /// them back page by page.
     @Test func aLargeRestoreIsDeliveredInPagesAndReadBackInPages() async throws {
         try await StoreFixture.with { store in
-            try store.ledger.appendSyntheticPurchases(productID: SampleCatalog.nonConsumable, finished: 2_300, unfinished: 0)
+            try store.ledger.appendSyntheticPurchases(
+                productID: SampleCatalog.nonConsumable, finished: 2_300, unfinished: 0)
             let observer = CollectingObserver()
             try await store.queue.add(observer)
             let before = observer.callbacks.count

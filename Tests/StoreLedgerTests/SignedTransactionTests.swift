@@ -54,7 +54,8 @@ import Testing
             #expect(payload["subscriptionGroupIdentifier"] as? String == "pro")
             #expect(payload["expiresDate"] as? Int64 == period.expirationDate?.ms)
             #expect(payload["transactionReason"] as? String == "PURCHASE")
-            #expect(payload["bundleId"] as? String == "com.example.shop" && payload["environment"] as? String == "Sandbox")
+            #expect(
+                payload["bundleId"] as? String == "com.example.shop" && payload["environment"] as? String == "Sandbox")
             #expect(payload["storefront"] as? String == "FRA" && payload["currency"] as? String == "EUR")
             #expect(payload["price"] as? Int == 4990)
 
@@ -73,16 +74,20 @@ import Testing
             #expect(renewalPayload["environment"] as? String == "Sandbox")
             try info.verify(trustingRoot: try store.ledger.signingCertificates().root)
             try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
-            #expect(try fields(try #require(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription)))["autoRenewStatus"] as? Int == 0)
+            #expect(
+                try fields(try #require(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription)))[
+                    "autoRenewStatus"] as? Int == 0)
 
             // A refund dates the revocation and gives its reason.
             _ = try await store.session.advanceClock(by: day)
             let refunded = try await store.session.refundTransaction(renewal.id, reason: .developerIssue)
             let revoked = try fields(try store.ledger.signedTransaction(renewal.id))
-            #expect(revoked["revocationDate"] as? Int64 == refunded.revocationDate?.ms && refunded.revocationDate != nil)
+            #expect(
+                revoked["revocationDate"] as? Int64 == refunded.revocationDate?.ms && refunded.revocationDate != nil)
             #expect(revoked["revocationReason"] as? Int == 1)
             #expect(revoked["signedDate"] as? Int64 == refunded.updatedAt.ms)
-            #expect(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.basicSubscription) != nil)  // same group
+            // same group
+            #expect(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.basicSubscription) != nil)
         }
     }
 
@@ -96,8 +101,9 @@ import Testing
             #expect(throws: StoreControlError.notSigned(failed.id, state: .failed)) {
                 try store.ledger.signedTransactions([failed])
             }
-            #expect("\(StoreControlError.notSigned(failed.id, state: .failed))"
-                == "transaction \(failed.id) is failed: only purchased and restored transactions are signed")
+            #expect(
+                "\(StoreControlError.notSigned(failed.id, state: .failed))"
+                    == "transaction \(failed.id) is failed: only purchased and restored transactions are signed")
             #expect(throws: PaymentQueueError.unknownTransaction(999)) { try store.ledger.signedTransaction(999) }
             #expect(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription) == nil)  // never bought
             #expect(throws: StoreControlError.notAutoRenewable(SampleCatalog.nonConsumable)) {
@@ -117,8 +123,10 @@ import Testing
 
             // The payload changed after signing: the price halved.
             let parts = jws.compactSerialization.split(separator: ".").map(String.init)
-            let cheaper = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(of: "\"price\":990", with: "\"price\":495")
-            let tampered = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(cheaper.utf8)), parts[2]].joined(separator: "."))
+            let cheaper = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(
+                of: "\"price\":990", with: "\"price\":495")
+            let tampered = try JWS(
+                compactSerialization: [parts[0], JWS.base64URL(Data(cheaper.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try tampered.verify(trustingRoot: root) } == .invalidSignature)
 
             // Tampered into a date outside the chain's validity: still a bad signature, as the
@@ -126,7 +134,8 @@ import Testing
             let future = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(
                 of: "\"signedDate\":\(bought.updatedAt.ms)", with: "\"signedDate\":7258118400000")
             #expect(future != String(decoding: jws.payload, as: UTF8.self))
-            let postdated = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(future.utf8)), parts[2]].joined(separator: "."))
+            let postdated = try JWS(
+                compactSerialization: [parts[0], JWS.base64URL(Data(future.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try postdated.verify(trustingRoot: root) } == .invalidSignature)
 
             // A chain of the root three times: signed all along, but its "intermediate" is not a
@@ -135,12 +144,14 @@ import Testing
             let rootOnly = try JSONSerialization.data(withJSONObject: [
                 "alg": "ES256", "x5c": Array(repeating: Data(certificates.root).base64EncodedString(), count: 3),
             ])
-            let rootChain = try JWS(compactSerialization: [JWS.base64URL(rootOnly), parts[1], parts[2]].joined(separator: "."))
+            let rootChain = try JWS(
+                compactSerialization: [JWS.base64URL(rootOnly), parts[1], parts[2]].joined(separator: "."))
             #expect(kind { try rootChain.verify(trustingRoot: root) } == .invalidCertificateChain)
             let twoCertificates = try JSONSerialization.data(withJSONObject: [
                 "alg": "ES256", "x5c": certificates.chain.prefix(2).map { Data($0).base64EncodedString() },
             ])
-            let short = try JWS(compactSerialization: [JWS.base64URL(twoCertificates), parts[1], parts[2]].joined(separator: "."))
+            let short = try JWS(
+                compactSerialization: [JWS.base64URL(twoCertificates), parts[1], parts[2]].joined(separator: "."))
             #expect(kind { try short.verify(trustingRoot: root) } == .invalidEncoding)
 
             // The store's test control signs badly.
@@ -177,14 +188,17 @@ import Testing
                 _ = try other.saveProducts([Product(id: "p", type: .consumable, price: 1)])
                 return try other.signingCertificates().root
             }
-            #expect(kind { try store.ledger.signedTransaction(bought[0].id).verify(with: VerifiedChains(root: other)) }
-                == .invalidCertificateChain)
+            #expect(
+                kind { try store.ledger.signedTransaction(bought[0].id).verify(with: VerifiedChains(root: other)) }
+                    == .invalidCertificateChain)
 
             // With the chain known, a changed payload and the store's bad signatures still fail.
             let jws = try store.ledger.signedTransaction(bought[0].id)
             let parts = jws.compactSerialization.split(separator: ".").map(String.init)
-            let changed = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":2")
-            let tampered = try JWS(compactSerialization: [parts[0], JWS.base64URL(Data(changed.utf8)), parts[2]].joined(separator: "."))
+            let changed = String(decoding: jws.payload, as: UTF8.self).replacingOccurrences(
+                of: "\"quantity\":1", with: "\"quantity\":2")
+            let tampered = try JWS(
+                compactSerialization: [parts[0], JWS.base64URL(Data(changed.utf8)), parts[2]].joined(separator: "."))
             #expect(kind { try tampered.verify(with: chains) } == .invalidSignature)
             try store.session.set(.invalidSignatures, to: "true")
             #expect(kind { try store.ledger.signedTransaction(bought[0].id).verify(with: chains) } == .invalidSignature)
@@ -192,7 +206,8 @@ import Testing
             // And the dates: signed after the leaf expired.
             _ = try await store.session.advanceClock(by: 21 * 365.25 * day)
             let late = try await store.buy(SampleCatalog.nonConsumable2)
-            #expect(kind { try store.ledger.signedTransaction(late.id).verify(with: chains) } == .invalidCertificateChain)
+            #expect(
+                kind { try store.ledger.signedTransaction(late.id).verify(with: chains) } == .invalidCertificateChain)
             #expect(chains.count == 1)
         }
     }
@@ -218,7 +233,9 @@ import Testing
                     if text[at] == replacement { continue }
                     text[at] = replacement
                 case 1: text.removeLast(Int.random(in: 1...text.count, using: &random))
-                default: text.insert(alphabet.randomElement(using: &random)!, at: Int.random(in: 0...text.count, using: &random))
+                default:
+                    text.insert(
+                        alphabet.randomElement(using: &random)!, at: Int.random(in: 0...text.count, using: &random))
                 }
                 let altered = String(text)
                 if altered == jws { continue }

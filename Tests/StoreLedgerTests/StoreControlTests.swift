@@ -28,7 +28,9 @@ import Testing
             await expectUnknown("delete") { try store.session.deleteTransaction(id) }
             await expectUnknown("sign") { _ = try store.queue.ledger.signedTransaction(id) }
             let ledger = store.queue.ledger
-            let (stored, events, interrupted) = (try ledger.transaction(id), try ledger.events(of: id), try ledger.isInterruptedPurchase(id))
+            let (stored, events, interrupted) = (
+                try ledger.transaction(id), try ledger.events(of: id), try ledger.isInterruptedPurchase(id)
+            )
             #expect(stored == nil && events.isEmpty && !interrupted)
         }
     }
@@ -37,7 +39,9 @@ import Testing
         try await StoreFixture.with { store in
             try store.session.update { $0.askToBuyEnabled = true }
             #expect(try await store.buy(SampleCatalog.consumable).state == .deferred)
-            #expect(try await store.buy(SampleCatalog.consumable, outcome: .success).state == .purchased, "an explicit outcome wins")
+            #expect(
+                try await store.buy(SampleCatalog.consumable, outcome: .success).state == .purchased,
+                "an explicit outcome wins")
             try store.session.update { $0.failTransactionsError = .paymentInvalid }
             let failed = try await store.buy(SampleCatalog.consumable)
             #expect(failed.state == .failed && failed.error?.code == .paymentInvalid)
@@ -47,13 +51,17 @@ import Testing
                 #expect(refused.error?.code == .paymentNotAllowed)
             }
             let settings = try StoreSettings(ledger: try Ledger.open(at: store.path, access: .readOnly))
-            #expect(!settings.canMakePayments && settings.askToBuyEnabled && settings.failTransactionsError == .paymentInvalid)
+            #expect(
+                !settings.canMakePayments && settings.askToBuyEnabled
+                    && settings.failTransactionsError == .paymentInvalid)
         }
     }
 
     /// A purchase is dated when the store charges it: an Ask to Buy purchase when it is
     /// approved, whatever the product (a non-consumable kept the request's time).
-    @Test(arguments: [SampleCatalog.nonConsumable, SampleCatalog.consumable, SampleCatalog.nonRenewing, SampleCatalog.subscription])
+    @Test(arguments: [
+        SampleCatalog.nonConsumable, SampleCatalog.consumable, SampleCatalog.nonRenewing, SampleCatalog.subscription,
+    ])
     func anApprovedAskToBuyPurchaseIsDatedAtTheApproval(_ product: String) async throws {
         try await StoreFixture.with { store in
             try store.session.update { $0.askToBuyEnabled = true }
@@ -99,9 +107,13 @@ import Testing
             let replacement = try #require(observer.updated.last)
             #expect(replacement.id != interrupted.id && replacement.state == .purchased)
             #expect(replacement.productID == interrupted.productID && replacement.quantity == interrupted.quantity)
-            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == replacement, "resolving again creates nothing")
+            #expect(
+                try await store.session.resolveIssueForTransaction(interrupted.id) == replacement,
+                "resolving again creates nothing")
             try store.session.deleteTransaction(replacement.id)
-            #expect(try await store.session.resolveIssueForTransaction(interrupted.id) == nil, "a deleted replacement is not made again")
+            #expect(
+                try await store.session.resolveIssueForTransaction(interrupted.id) == nil,
+                "a deleted replacement is not made again")
 
             let second = try await store.buy(SampleCatalog.nonConsumable2)
             try await store.queue.finish(second)
@@ -122,7 +134,8 @@ import Testing
             // The row goes; the history stays, closed by a `deleted` event (the hash chain keeps every event).
             #expect(try store.ledger.transaction(a.id) == nil)
             let history = try store.ledger.events(of: a.id).map(\.kind)
-            #expect(history.first == .created && history.last == .deleted && history.filter { $0 == .deleted }.count == 1)
+            #expect(
+                history.first == .created && history.last == .deleted && history.filter { $0 == .deleted }.count == 1)
             #expect(throws: PaymentQueueError.unknownTransaction(a.id)) { try store.session.deleteTransaction(a.id) }
             #expect(try store.session.clearTransactions() == 1)
             #expect(try store.queue.transactions.isEmpty && store.ledger.events(of: b.id).last?.kind == .deleted)
@@ -136,7 +149,9 @@ import Testing
             let bought = try await store.buy(SampleCatalog.consumable)
             let sqlite = Process()
             sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            sqlite.arguments = ["python3", "-c", """
+            sqlite.arguments = [
+                "python3", "-c",
+                """
                 import sqlite3, sys
                 c = sqlite3.connect('\(store.path)')
                 try:
@@ -144,7 +159,8 @@ import Testing
                     c.commit()
                 except sqlite3.DatabaseError as e:
                     sys.exit(3)
-                """]
+                """,
+            ]
             try sqlite.run()
             sqlite.waitUntilExit()
             #expect(sqlite.terminationStatus == 3)
@@ -161,12 +177,18 @@ import Testing
             #expect(try store.session.applySettings(of: reader).timeRate == .oneSecondIsOneDay)
             let taiwan = try StoreKitConfiguration(contentsOf: Repository.fixture("v4.0-taiwan.storekit"))
             let applied = try store.session.applySettings(of: taiwan)
-            #expect(applied.storefront.countryCode == "TWN" && !applied.askToBuyEnabled && applied.failTransactionsError == nil)
+            #expect(
+                applied.storefront.countryCode == "TWN" && !applied.askToBuyEnabled
+                    && applied.failTransactionsError == nil)
             #expect(applied.timeRate == .realTime)
             let france = try StoreKitConfiguration(contentsOf: Repository.fixture("v6.0-france.storekit"))
             let french = try store.session.applySettings(of: france)
-            #expect(french.storefront.countryCode == "FRA" && french.locale == "fr_FR" && french.timeRate == .oneRenewalEveryMinute)
-            #expect(french.failTransactionsError == nil, "a file without _failTransactionsEnabled leaves the switch as it is")
+            #expect(
+                french.storefront.countryCode == "FRA" && french.locale == "fr_FR"
+                    && french.timeRate == .oneRenewalEveryMinute)
+            #expect(
+                french.failTransactionsError == nil,
+                "a file without _failTransactionsEnabled leaves the switch as it is")
         }
     }
 
@@ -182,12 +204,16 @@ import Testing
         try await StoreFixture.with { store in
             try store.ledger.advanceClock(by: day)
             #expect(try store.now() == storeEpoch.addingTimeInterval(day))
-            #expect(throws: StoreControlError.clockCannotGoBack(current: storeEpoch.addingTimeInterval(day), requested: storeEpoch)) {
+            #expect(
+                throws: StoreControlError.clockCannotGoBack(
+                    current: storeEpoch.addingTimeInterval(day), requested: storeEpoch)
+            ) {
                 try store.ledger.setClock(to: storeEpoch)
             }
             try await store.session.setClock(to: storeEpoch.addingTimeInterval(10 * day))
             #expect(try store.now() == storeEpoch.addingTimeInterval(10 * day))
-            #expect(try await store.buy(SampleCatalog.consumable).purchaseDate == storeEpoch.addingTimeInterval(10 * day))
+            #expect(
+                try await store.buy(SampleCatalog.consumable).purchaseDate == storeEpoch.addingTimeInterval(10 * day))
         }
     }
 
@@ -196,7 +222,9 @@ import Testing
         (.timeRate, "warp"), (.askToBuy, ""),
     ])
     func badSettingValuesAreRefused(control: StoreControl, value: String) throws {
-        #expect(throws: StoreSettingError(control: control, value: value)) { try control.apply(value, to: StoreSettings()) }
+        #expect(throws: StoreSettingError(control: control, value: value)) {
+            try control.apply(value, to: StoreSettings())
+        }
     }
 
     @Test func settingValuesParse() throws {
@@ -218,18 +246,21 @@ import Testing
             let ledger = store.ledger
             #expect(try ledger.promotionOrder().isEmpty, "no overrides: the defaults apply")
             try ledger.updatePromotionOrder(byIDs: [SampleCatalog.subscription, SampleCatalog.nonConsumable])
-            #expect(try ledger.promotionOrder() == [
-                PromotionInfo(productID: SampleCatalog.subscription), PromotionInfo(productID: SampleCatalog.nonConsumable),
-            ])
+            #expect(
+                try ledger.promotionOrder() == [
+                    PromotionInfo(productID: SampleCatalog.subscription),
+                    PromotionInfo(productID: SampleCatalog.nonConsumable),
+                ])
             try ledger.updatePromotionVisibility(.hidden, for: SampleCatalog.nonConsumable)
             try ledger.updatePromotionVisibility(.visible, for: SampleCatalog.consumable)
             // Reordering keeps each product's visibility; leaving one out hides it.
             try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, SampleCatalog.consumable])
             let reopened = try Ledger.open(at: store.path, access: .readOnly)
-            #expect(try reopened.promotionOrder() == [
-                PromotionInfo(productID: SampleCatalog.nonConsumable, visibility: .hidden),
-                PromotionInfo(productID: SampleCatalog.consumable, visibility: .visible),
-            ])
+            #expect(
+                try reopened.promotionOrder() == [
+                    PromotionInfo(productID: SampleCatalog.nonConsumable, visibility: .hidden),
+                    PromotionInfo(productID: SampleCatalog.consumable, visibility: .visible),
+                ])
             try ledger.updatePromotions([PromotionInfo(productID: SampleCatalog.nonRenewing, visibility: .visible)])
             #expect(try ledger.promotionOrder().map(\.productID) == [SampleCatalog.nonRenewing])
             try ledger.updatePromotionOrder(byIDs: [])
@@ -247,7 +278,9 @@ import Testing
             #expect(throws: StoreControlError.duplicatePromotion(SampleCatalog.nonConsumable)) {
                 try ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable, SampleCatalog.nonConsumable])
             }
-            #expect(throws: UnknownProductError(productIdentifier: "x")) { try ledger.updatePromotionVisibility(.hidden, for: "x") }
+            #expect(throws: UnknownProductError(productIdentifier: "x")) {
+                try ledger.updatePromotionVisibility(.hidden, for: "x")
+            }
             #expect(try ledger.promotionOrder() == [PromotionInfo(productID: SampleCatalog.consumable)])
         }
     }

@@ -31,7 +31,9 @@ struct StoreFixture {
     }
 
     @discardableResult
-    func buy(_ productID: String, account: UUID? = nil, outcome: SimulatedOutcome? = nil) async throws -> PaymentTransaction {
+    func buy(
+        _ productID: String, account: UUID? = nil, outcome: SimulatedOutcome? = nil
+    ) async throws -> PaymentTransaction {
         try await queue.add(Payment(productID: productID, appAccountToken: account, simulatedOutcome: outcome))
     }
 

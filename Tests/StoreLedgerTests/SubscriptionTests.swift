@@ -18,7 +18,8 @@ import Testing
                 #expect(renewal.reason == .renewal && renewal.state == .purchased && !renewal.isFinished)
                 #expect(renewal.originalID == first.id && renewal.originalPurchaseDate == first.purchaseDate)
                 #expect(renewal.purchaseDate == previous.expirationDate)
-                #expect(renewal.expirationDate == SubscriptionPeriod(value: 1, unit: .month).advance(renewal.purchaseDate))
+                #expect(
+                    renewal.expirationDate == SubscriptionPeriod(value: 1, unit: .month).advance(renewal.purchaseDate))
                 #expect(renewal.id > previous.id)
                 previous = renewal
             }
@@ -39,7 +40,8 @@ import Testing
 
     @Test(arguments: [
         (TimeRate.monthlyRenewalEveryThirtySeconds, "P1M", 30.0), (.monthlyRenewalEveryThirtySeconds, "P1W", 10),
-        (.monthlyRenewalEveryThirtySeconds, "P1Y", 360), (.oneSecondIsOneDay, "P1M", 30), (.oneSecondIsOneDay, "P1Y", 365),
+        (.monthlyRenewalEveryThirtySeconds, "P1Y", 360), (.oneSecondIsOneDay, "P1M", 30),
+        (.oneSecondIsOneDay, "P1Y", 365),
         (.oneRenewalEveryTwoSeconds, "P1Y", 2), (.monthlyRenewalEveryHour, "P2M", 7_200),
     ])
     func timeRatesCompressPeriodsAsXcodeDoes(rate: TimeRate, period: String, seconds: Double) throws {
@@ -104,8 +106,12 @@ import Testing
             #expect(try store.queue.currentEntitlements().map(\.id) == [pro.id])
 
             let downgrade = try await store.buy(SampleCatalog.basicSubscription)
-            #expect(downgrade.state == .purchased && downgrade.expirationDate == downgrade.purchaseDate, "no period of its own")
-            #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == SampleCatalog.basicSubscription)
+            #expect(
+                downgrade.state == .purchased && downgrade.expirationDate == downgrade.purchaseDate,
+                "no period of its own")
+            #expect(
+                try store.ledger.pendingProductChange(for: SampleCatalog.subscription)
+                    == SampleCatalog.basicSubscription)
             #expect(try store.ledger.transaction(pro.id)?.isUpgraded == false)
             #expect(try store.queue.currentEntitlements().map(\.id) == [pro.id])
             let renewed = try await store.session.advanceClock(by: 31 * day)
@@ -124,7 +130,9 @@ import Testing
             let renewed = try await store.session.advanceClock(by: 32 * day)
             #expect(renewed.map(\.productID) == [SampleCatalog.yearlySubscription])
             #expect(renewed.first?.purchaseDate == monthly.expirationDate)
-            #expect(renewed.first?.expirationDate == SubscriptionPeriod(value: 1, unit: .year).advance(monthly.expirationDate!))
+            #expect(
+                renewed.first?.expirationDate
+                    == SubscriptionPeriod(value: 1, unit: .year).advance(monthly.expirationDate!))
         }
     }
 
@@ -166,9 +174,10 @@ import Testing
             let first = try await queue.add(Payment(productID: SampleCatalog.subscription))
             let renewed = try await StoreTestSession(queue: queue).advanceClock(by: 100 * day)
             let formatter = ISO8601DateFormatter()
-            #expect(([first] + renewed).compactMap(\.expirationDate).map(formatter.string(from:)) == [
-                "2027-02-28T12:00:00Z", "2027-03-31T12:00:00Z", "2027-04-30T12:00:00Z", "2027-05-31T12:00:00Z",
-            ])
+            #expect(
+                ([first] + renewed).compactMap(\.expirationDate).map(formatter.string(from:)) == [
+                    "2027-02-28T12:00:00Z", "2027-03-31T12:00:00Z", "2027-04-30T12:00:00Z", "2027-05-31T12:00:00Z",
+                ])
         }
     }
 
@@ -212,7 +221,8 @@ import Testing
         var random = SplitMix64(seed: 9999)
         try await withTemporaryDirectory { directory in
             let path = directory + "/ledger.sqlite"
-            try SampleCatalog.ledger(in: directory, configuration: LedgerConfiguration(clock: .fixed(storeEpoch))).close()
+            try SampleCatalog.ledger(in: directory, configuration: LedgerConfiguration(clock: .fixed(storeEpoch)))
+                .close()
             let setter = try PaymentQueue(path: path, configuration: LedgerConfiguration(clock: .fixed(storeEpoch)))
             try await StoreTestSession(queue: setter).setClock(to: Ledger.latestStoreDate)
             try setter.ledger.close()
@@ -223,7 +233,9 @@ import Testing
                 #expect(try queue.ledger.storeDate() == Ledger.latestStoreDate, "\(later) s later")
                 let bought = try await queue.add(Payment(productID: SampleCatalog.consumable))
                 #expect(bought.purchaseDate == Ledger.latestStoreDate)
-                await #expect(throws: StoreControlError.self) { try await StoreTestSession(queue: queue).advanceClock(by: 1) }
+                await #expect(throws: StoreControlError.self) {
+                    try await StoreTestSession(queue: queue).advanceClock(by: 1)
+                }
                 try queue.ledger.close()
             }
         }
@@ -250,7 +262,9 @@ import Testing
             #expect(throws: StoreControlError.notAutoRenewable(SampleCatalog.nonConsumable)) {
                 try store.session.expireSubscription(SampleCatalog.nonConsumable)
             }
-            #expect(throws: UnknownProductError(productIdentifier: "nope")) { try store.session.setAutoRenew(false, for: "nope") }
+            #expect(throws: UnknownProductError(productIdentifier: "nope")) {
+                try store.session.setAutoRenew(false, for: "nope")
+            }
             await #expect(throws: StoreControlError.noSubscription(SampleCatalog.subscription)) {
                 try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
             }
@@ -279,7 +293,9 @@ import Testing
     @Test func aRefundRevokesThePurchaseWithItsRestoredCopies() async throws {
         try await StoreFixture.with { store in
             let level1 = try await store.buy(SampleCatalog.nonConsumable)
-            let copies = try await store.queue.restoreCompletedTransactions().restored.all() + store.queue.restoreCompletedTransactions().restored.all()
+            let copies =
+                try await store.queue.restoreCompletedTransactions().restored.all()
+                + store.queue.restoreCompletedTransactions().restored.all()
             let refunded = try await store.session.refundTransaction(copies[0].id)
             #expect(refunded.id == copies[0].id)
             for id in [level1.id] + copies.map(\.id) {
@@ -296,10 +312,14 @@ import Testing
             await #expect(throws: StoreControlError.cannotRefund(failed.id, state: .failed)) {
                 try await store.session.refundTransaction(failed.id)
             }
-            await #expect(throws: PaymentQueueError.unknownTransaction(99)) { try await store.session.refundTransaction(99) }
+            await #expect(throws: PaymentQueueError.unknownTransaction(99)) {
+                try await store.session.refundTransaction(99)
+            }
             let bought = try await store.buy(SampleCatalog.nonConsumable)
             try await store.session.refundTransaction(bought.id)
-            await #expect(throws: StoreControlError.alreadyRefunded(bought.id)) { try await store.session.refundTransaction(bought.id) }
+            await #expect(throws: StoreControlError.alreadyRefunded(bought.id)) {
+                try await store.session.refundTransaction(bought.id)
+            }
         }
     }
 
@@ -325,7 +345,8 @@ import Testing
             try await store.buy(SampleCatalog.subscription)
             #expect(try store.ledger.transaction(copy.id)?.isUpgraded == true, "the upgrade replaced the copy too")
             let pro = try #require(try store.queue.currentEntitlements().first)
-            let proCopy = try #require(await store.queue.restoreCompletedTransactions().restored.all().first { $0.restoredFromID == pro.id })
+            let proCopy = try #require(
+                await store.queue.restoreCompletedTransactions().restored.all().first { $0.restoredFromID == pro.id })
             try store.session.expireSubscription(SampleCatalog.subscription)
             #expect(try store.ledger.transaction(proCopy.id)?.expirationDate == storeEpoch)
             #expect(try store.queue.currentEntitlements().isEmpty)
@@ -345,7 +366,9 @@ import Testing
             #expect(try store.queue.currentEntitlements().map(\.id) == [level1Again.id, pro.id, pass.id])
             try store.ledger.advanceClock(by: 40 * day)
             try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
-            #expect(try store.queue.currentEntitlements().map(\.id) == [level1Again.id, pass.id], "an expired subscription is no entitlement")
+            #expect(
+                try store.queue.currentEntitlements().map(\.id) == [level1Again.id, pass.id],
+                "an expired subscription is no entitlement")
         }
     }
 }
@@ -412,10 +435,12 @@ import Testing
 
     @Test func renewalsKeepTheApplicationUsernameSoThatRestoresFindThem() async throws {
         try await StoreFixture.with { store in
-            let bought = try await store.queue.add(Payment(productID: SampleCatalog.subscription, applicationUsername: "player-9"))
+            let bought = try await store.queue.add(
+                Payment(productID: SampleCatalog.subscription, applicationUsername: "player-9"))
             let renewals = try await store.session.advanceClock(by: 40 * day)
             #expect(renewals.count == 1 && renewals[0].applicationUsername == "player-9")
-            let restored = try await store.queue.restoreCompletedTransactions(applicationUsername: "player-9").restored.all()
+            let restored = try await store.queue.restoreCompletedTransactions(applicationUsername: "player-9").restored
+                .all()
             #expect(restored.compactMap(\.restoredFromID) == [bought.id, renewals[0].id])
         }
     }
@@ -449,13 +474,17 @@ import Testing
         try await StoreFixture.with { store in
             let bought = try await enterBillingRetry(store, grace: false)
             let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
-            #expect(status.state == .inBillingRetryPeriod && status.isInBillingRetry && status.gracePeriodExpirationDate == nil)
+            #expect(
+                status.state == .inBillingRetryPeriod && status.isInBillingRetry
+                    && status.gracePeriodExpirationDate == nil)
             #expect(status.willAutoRenew && status.renewalDate == nil && status.expirationReason == nil)
             #expect(try store.queue.currentEntitlements().isEmpty)
             #expect(try await store.session.advanceClock(by: 5 * day).isEmpty, "no renewal while the issue lasts")
             let renewal = try #require(try await store.session.resolveIssueForTransaction(bought.id))
             #expect(renewal.reason == .renewal && renewal.originalID == bought.id)
-            #expect(renewal.purchaseDate == storeEpoch.addingTimeInterval(36 * day), "it renews now: the days in retry are lost")
+            #expect(
+                renewal.purchaseDate == storeEpoch.addingTimeInterval(36 * day),
+                "it renews now: the days in retry are lost")
             #expect(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .subscribed)
             #expect(try store.queue.currentEntitlements().map(\.id) == [renewal.id])
             #expect(try store.ledger.verify() == [])
@@ -480,7 +509,9 @@ import Testing
         try await StoreFixture.with { store in
             let bought = try await enterBillingRetry(store, grace: true)
             try await store.session.advanceClock(by: 17 * day)
-            #expect(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .inBillingRetryPeriod)
+            #expect(
+                try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state
+                    == .inBillingRetryPeriod)
             #expect(try store.queue.currentEntitlements().isEmpty)
             try await store.session.advanceClock(by: 50 * day)
             let expired = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
@@ -513,10 +544,14 @@ import Testing
     @Test(arguments: 0..<10)
     func billingRetryHoldsUnderEveryRate(seed: Int) async throws {
         var random = SplitMix(seed: UInt64(seed) &+ 0xB111)
-        let rate = random.pick([TimeRate.realTime, .oneHourIsOneDay, .monthlyRenewalEveryFiveMinutes, .oneRenewalEveryMinute])
+        let rate = random.pick([
+            TimeRate.realTime, .oneHourIsOneDay, .monthlyRenewalEveryFiveMinutes, .oneRenewalEveryMinute,
+        ])
         let grace = random.next() % 2 == 0
         try await StoreFixture.with { store in
-            try store.session.update { $0.timeRate = rate; $0.billingRetryOnRenewal = true; $0.billingGracePeriodEnabled = grace }
+            try store.session.update {
+                $0.timeRate = rate; $0.billingRetryOnRenewal = true; $0.billingGracePeriodEnabled = grace
+            }
             let bought = try await store.buy(SampleCatalog.subscription)
             let expiration = try #require(bought.expirationDate)
             let jump = expiration.timeIntervalSince(storeEpoch) * Double(1 + random.next() % 40) / 10

@@ -32,8 +32,10 @@ import Testing
         var random = SplitMix(seed: seed)
         let alphabet = Array("0000123456789.....x- ")
         for _ in 0..<5_000 {
-            let text = String((0..<Int.random(in: 1...22, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
-            let plain = text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && text.filter { $0 == "." }.count <= 1
+            let text = String(
+                (0..<Int.random(in: 1...22, using: &random)).map { _ in alphabet.randomElement(using: &random)! })
+            let plain =
+                text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && text.filter { $0 == "." }.count <= 1
                 && text.first != "." && text.last != "."
             let expected = plain ? Decimal(string: text, locale: posix) : nil
             let parsed = DecimalText.parse(text)

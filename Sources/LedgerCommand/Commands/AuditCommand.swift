@@ -28,12 +28,14 @@ struct AuditCommand: AsyncParsableCommand {
         func run() async throws {
             let ledger = try options.openLedgerForReading()
             let export = try ledger.exportAudit(to: file)
-            try options.output.emit(Exported(
-                path: file, events: export.eventCount, transactions: export.transactionCount,
-                signedSequence: export.head?.sequence)
+            try options.output.emit(
+                Exported(
+                    path: file, events: export.eventCount, transactions: export.transactionCount,
+                    signedSequence: export.head?.sequence)
             ) {
                 let head = export.head.map { "signed through event \($0.sequence)" } ?? "no signed head (empty history)"
-                return "exported \(export.eventCount) events and \(export.transactionCount) transactions to \(file), \(head)"
+                return
+                    "exported \(export.eventCount) events and \(export.transactionCount) transactions to \(file), \(head)"
             }
         }
 

@@ -39,7 +39,9 @@ struct CertificateCommand: AsyncParsableCommand {
         var chain = false
 
         func validate() throws {
-            if format == .der && output == nil { throw ValidationError("--format der writes binary: give --output FILE") }
+            if format == .der && output == nil {
+                throw ValidationError("--format der writes binary: give --output FILE")
+            }
             if format == .der && chain { throw ValidationError("--chain is PEM only") }
         }
 
@@ -57,7 +59,9 @@ struct CertificateCommand: AsyncParsableCommand {
                 return
             }
             try write(bytes, to: output)
-            try options.output.emit(Exported(format: format.rawValue, certificate: nil, output: output, sha256: fingerprint)) {
+            try options.output.emit(
+                Exported(format: format.rawValue, certificate: nil, output: output, sha256: fingerprint)
+            ) {
                 "wrote the \(chain ? "certificate chain" : "root certificate") of \(ledger.path) to \(output) "
                     + "(\(format.rawValue); the root's SHA-256 \(fingerprint))"
             }

@@ -45,8 +45,9 @@ struct DemoCommand: AsyncParsableCommand {
         let isDemo = try existing.storeSettings()[Self.demoMarker] == "true"
         try existing.close()
         guard isDemo else {
-            throw CommandRefusal(description: "\(database) is a ledger that `ledger demo` did not make; "
-                + "refusing to replace it (pass --database with another path)")
+            throw CommandRefusal(
+                description: "\(database) is a ledger that `ledger demo` did not make; "
+                    + "refusing to replace it (pass --database with another path)")
         }
         for suffix in ["", "-wal", "-shm"] { unlink(database + suffix) }
     }
@@ -60,9 +61,12 @@ struct DemoCommand: AsyncParsableCommand {
         try ledger.setStoreSettings([Self.demoMarker: "true"])
         let catalog = ProductCatalog(ledger: ledger)
         let imported = try catalog.importConfigurations(at: [catalogFile])
-        say("Created \(database) (owner-only) and imported \(imported.productIDs.count) products from a StoreKit configuration file.")
+        say(
+            "Created \(database) (owner-only) and imported \(imported.productIDs.count) products from a StoreKit configuration file."
+        )
         let response = try catalog.products(for: [
-            "com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.pro.monthly", "com.example.unknown",
+            "com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.pro.monthly",
+            "com.example.unknown",
         ])
         for product in response.products {
             say("  \(product.id)  \(product.type.rawValue)  \(try catalog.displayPrice(of: product))")
@@ -94,11 +98,14 @@ struct DemoCommand: AsyncParsableCommand {
         queue = try PaymentQueue(path: database, configuration: configuration)
         observer = RecordingObserver(finishing: true)
         try await queue.add(observer)
-        say(observer.delivered.isEmpty ? "  nothing delivered: every transaction is finished"
-            : "  unexpected: \(observer.delivered.count) delivered")
+        say(
+            observer.delivered.isEmpty
+                ? "  nothing delivered: every transaction is finished"
+                : "  unexpected: \(observer.delivered.count) delivered")
 
         step("5. A failed purchase and an Ask to Buy purchase")
-        let failed = try await queue.add(Payment(productID: "com.example.level2", simulatedOutcome: .failed(.paymentNotAllowed)))
+        let failed = try await queue.add(
+            Payment(productID: "com.example.level2", simulatedOutcome: .failed(.paymentNotAllowed)))
         await queue.waitUntilNotified()
         say("  " + describe(try stored(failed.id, in: queue)))
         say("  Delivered 2x: the observer was told when it was purchasing and again when it failed. It finished")
@@ -119,7 +126,9 @@ struct DemoCommand: AsyncParsableCommand {
         say("Time rate monthlyRenewalEveryThirtySeconds: a month lasts 30 seconds.")
         say("  " + describe(subscription) + "  expires \(format(subscription.expirationDate))")
         let renewals = try await session.advanceClock(by: 65)
-        say("The store clock moves 65 seconds: \(renewals.count) renewals arrive, each a new transaction of the same chain:")
+        say(
+            "The store clock moves 65 seconds: \(renewals.count) renewals arrive, each a new transaction of the same chain:"
+        )
         for renewal in renewals { say("  " + describe(renewal) + "  expires \(format(renewal.expirationDate))") }
         say("  entitlements: \(try queue.currentEntitlements().map(\.productID).joined(separator: ", "))")
         try session.setAutoRenew(false, for: "com.example.pro.monthly")
@@ -138,13 +147,19 @@ struct DemoCommand: AsyncParsableCommand {
         for transaction in restored {
             say("  restored #\(transaction.id) \(transaction.productID)  (original #\(transaction.originalID))")
         }
-        say("  restore \(restore.isFinished ? "finished" : "failed"): \(restore.restored.count) restored; the consumable rocket car is not restorable.")
+        say(
+            "  restore \(restore.isFinished ? "finished" : "failed"): \(restore.restored.count) restored; the consumable rocket car is not restorable."
+        )
 
         step("8. A refund")
         let refunded = try await StoreTestSession(queue: queue).refundTransaction(acknowledged[0])
-        say("  refunded #\(refunded.id) \(refunded.productID): its state stays \(refunded.state.rawValue), its revocation date is set.")
+        say(
+            "  refunded #\(refunded.id) \(refunded.productID): its state stays \(refunded.state.rawValue), its revocation date is set."
+        )
         let entitlements = try queue.currentEntitlements()
-        say("  entitlements now: \(entitlements.isEmpty ? "none" : entitlements.map(\.productID).joined(separator: ", "))")
+        say(
+            "  entitlements now: \(entitlements.isEmpty ? "none" : entitlements.map(\.productID).joined(separator: ", "))"
+        )
 
         step("What next")
         say("Inspect the ledger this demo left behind:")
@@ -187,7 +202,8 @@ struct DemoCommand: AsyncParsableCommand {
     private func runAndKillChild(buying products: [String]) throws -> [UInt64] {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: try currentExecutable())
-        child.arguments = ["hold-purchases", "--database", database, "--durability", options.durability.rawValue] + products
+        child.arguments =
+            ["hold-purchases", "--database", database, "--durability", options.durability.rawValue] + products
         let pipe = Pipe()
         child.standardOutput = pipe
         try child.run()

@@ -4,7 +4,10 @@ import Foundation
 
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show the ledger's path, schema version, storefront and counts by state, and the durability this command used.")
+        commandName: "info",
+        abstract:
+            "Show the ledger's path, schema version, storefront and counts by state, and the durability this command used."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -27,7 +30,9 @@ struct InfoCommand: AsyncParsableCommand {
                 "transactions:  \(counts.transactions) (\(counts.unfinished) unfinished)",
             ]
             for state in TransactionState.allCases {
-                lines.append("  \(state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.byState[state.rawValue] ?? 0)")
+                lines.append(
+                    "  \(state.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0)) \(counts.byState[state.rawValue] ?? 0)"
+                )
             }
             lines.append("events:        \(counts.events)")
             return lines.joined(separator: "\n")

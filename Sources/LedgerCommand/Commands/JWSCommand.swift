@@ -23,8 +23,9 @@ struct JWSCommand: AsyncParsableCommand {
     @Argument(help: "The transaction id.")
     var id: UInt64?
 
-    @Option(help: ArgumentHelp(
-        "The renewal info of this auto-renewable subscription's group instead.", valueName: "product-id"))
+    @Option(
+        help: ArgumentHelp(
+            "The renewal info of this auto-renewable subscription's group instead.", valueName: "product-id"))
     var renewal: String?
 
     func validate() throws {
@@ -36,14 +37,16 @@ struct JWSCommand: AsyncParsableCommand {
         let jws: JWS
         if let renewal {
             guard let signed = try ledger.signedRenewalInfo(forProduct: renewal) else {
-                throw CommandRefusal(description: "no renewal info for \(quoted(renewal)): its subscription group was never bought")
+                throw CommandRefusal(
+                    description: "no renewal info for \(quoted(renewal)): its subscription group was never bought")
             }
             jws = signed
         } else {
             jws = try ledger.signedTransaction(id!)
         }
         try options.output.emit(
-            Signed(jws: jws.compactSerialization, header: try JSONValue(jws.header), payload: try JSONValue(jws.payload))
+            Signed(
+                jws: jws.compactSerialization, header: try JSONValue(jws.header), payload: try JSONValue(jws.payload))
         ) { jws.compactSerialization }
     }
 

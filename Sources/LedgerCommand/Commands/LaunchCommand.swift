@@ -72,7 +72,9 @@ struct LaunchReport {
     init(json: Bool, completedAtLaunch: [PaymentTransaction]) {
         self.json = json
         if json {
-            out.bytes += ("{\n  \"completedAtLaunch\" : [" + Self.idArray(completedAtLaunch.map(\.id)) + ",\n  \"delivered\" : [").utf8
+            out.bytes +=
+                ("{\n  \"completedAtLaunch\" : [" + Self.idArray(completedAtLaunch.map(\.id)) + ",\n  \"delivered\" : [")
+                .utf8
         } else {
             for transaction in completedAtLaunch {
                 out.bytes += "completed at launch: #\(transaction.id) -> \(transaction.state.rawValue)\n".utf8
@@ -104,7 +106,9 @@ struct LaunchReport {
 
     mutating func end() {
         if json {
-            out.bytes += ((delivered == 0 ? HeldOutput.emptyArray : "\n  ]") + ",\n  \"finished\" : [" + Self.idArray(finished)).utf8
+            out.bytes +=
+                ((delivered == 0 ? HeldOutput.emptyArray : "\n  ]") + ",\n  \"finished\" : [" + Self.idArray(finished))
+                .utf8
             out.bytes += ",\n  \"version\" : \(Output.jsonVersion)\n}\n".utf8
         } else if delivered == 0 {
             out.bytes += "nothing delivered: no unfinished transactions\n".utf8

@@ -17,7 +17,8 @@ struct ProductsCommand: AsyncParsableCommand {
 
         init(_ product: Product, settings: StoreSettings) {
             self.product = product
-            displayPrice = PriceFormatter.string(for: product.price, storefront: settings.storefront, locale: settings.locale)
+            displayPrice = PriceFormatter.string(
+                for: product.price, storefront: settings.storefront, locale: settings.locale)
             currencyCode = settings.storefront.currencyCode
             let localization = product.localization(for: settings.locale)
             displayName = localization?.displayName ?? product.referenceName
@@ -65,9 +66,10 @@ struct ProductsCommand: AsyncParsableCommand {
             let result = try ProductCatalog(ledger: ledger).importConfigurations(checked)
             let settings = try StoreSettings(ledger: ledger)
             for warning in result.warnings { Output.message("warning: \(warning)") }
-            try options.output.emit(ImportResult(
-                imported: result.productIDs, files: files, storefront: settings.storefront.countryCode,
-                locale: settings.locale, fileSettings: result.settings, warnings: result.warnings)
+            try options.output.emit(
+                ImportResult(
+                    imported: result.productIDs, files: files, storefront: settings.storefront.countryCode,
+                    locale: settings.locale, fileSettings: result.settings, warnings: result.warnings)
             ) {
                 "imported \(result.productIDs.count) product(s) from \(files.count) file(s); storefront "
                     + "\(settings.storefront.countryCode) (\(settings.locale))"
@@ -94,7 +96,8 @@ struct ProductsCommand: AsyncParsableCommand {
             let settings = try StoreSettings(ledger: ledger)
             let views = try ledger.allProducts().map { ProductView($0, settings: settings) }
             try options.output.emit(["products": views]) {
-                views.isEmpty ? "no products (import some with `ledger products import FILE.storekit`)"
+                views.isEmpty
+                    ? "no products (import some with `ledger products import FILE.storekit`)"
                     : views.map(\.line).joined(separator: "\n")
             }
         }
@@ -130,7 +133,9 @@ struct ProductsCommand: AsyncParsableCommand {
             let settings = try StoreSettings(ledger: ledger)
             let response = try ProductCatalog(ledger: ledger).products(for: requested)
             let views = response.products.map { ProductView($0, settings: settings) }
-            try options.output.emit(RequestResult(products: views, invalidProductIdentifiers: response.invalidProductIdentifiers)) {
+            try options.output.emit(
+                RequestResult(products: views, invalidProductIdentifiers: response.invalidProductIdentifiers)
+            ) {
                 (views.map(\.line) + response.invalidProductIdentifiers.map { "\($0)  invalid identifier" })
                     .joined(separator: "\n")
             }

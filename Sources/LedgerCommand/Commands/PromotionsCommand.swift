@@ -18,7 +18,8 @@ struct PromotionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "promotions",
         abstract: "Override the order and visibility of promoted products on this device (Product.PromotionInfo).",
-        discussion: "A product left out of the order is hidden; an empty order (reset) goes back to the App Store Connect defaults.",
+        discussion:
+            "A product left out of the order is hidden; an empty order (reset) goes back to the App Store Connect defaults.",
         subcommands: [List.self, Order.self, Visibility.self, Reset.self])
 
     struct Promotions: Encodable {
@@ -31,9 +32,15 @@ struct PromotionsCommand: AsyncParsableCommand {
         let overridden = try ledger.isPromotionOrderOverridden()
         try options.output.emit(Promotions(promotions: promotions, orderOverridden: overridden)) {
             if promotions.isEmpty { return "no overrides: the App Store Connect defaults apply" }
-            let header = overridden ? "order set on this device (products left out are hidden):"
+            let header =
+                overridden
+                ? "order set on this device (products left out are hidden):"
                 : "App Store Connect order, with these visibility overrides:"
-            return ([header] + promotions.enumerated().map { "\($0.offset + 1). \($0.element.productID)  \($0.element.visibility.rawValue)" })
+            return
+                ([header]
+                + promotions.enumerated().map {
+                    "\($0.offset + 1). \($0.element.productID)  \($0.element.visibility.rawValue)"
+                })
                 .joined(separator: "\n")
         }
     }
@@ -60,12 +67,14 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let ledger = try options.openLedger()
-            try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionOrder(byIDs: productIDs))
+            try PromotionsCommand.emit(
+                options, ledger, try ProductCatalog(ledger: ledger).updatePromotionOrder(byIDs: productIDs))
         }
     }
 
     struct Visibility: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set one product's visibility: hidden, visible or default.")
+        static let configuration = CommandConfiguration(
+            abstract: "Set one product's visibility: hidden, visible or default.")
 
         @OptionGroup var options: GlobalOptions
 
@@ -77,12 +86,15 @@ struct PromotionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let ledger = try options.openLedger()
-            try PromotionsCommand.emit(options, ledger, try ProductCatalog(ledger: ledger).updatePromotionVisibility(visibility, for: productID))
+            try PromotionsCommand.emit(
+                options, ledger,
+                try ProductCatalog(ledger: ledger).updatePromotionVisibility(visibility, for: productID))
         }
     }
 
     struct Reset: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove every override: the App Store Connect defaults apply.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every override: the App Store Connect defaults apply.")
 
         @OptionGroup var options: GlobalOptions
 

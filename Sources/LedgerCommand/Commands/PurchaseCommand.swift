@@ -35,13 +35,19 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("idempotency-key"), help: "A key that makes retrying this purchase safe.")
     var idempotencyKey: String?
 
-    @Option(help: "What the simulated store does: success, cancel, fail, deferred (Ask to Buy) or interrupted (default: the store's settings).")
+    @Option(
+        help:
+            "What the simulated store does: success, cancel, fail, deferred (Ask to Buy) or interrupted (default: the store's settings)."
+    )
     var outcome: Outcome?
 
-    @Option(name: .customLong("error-code"), help: "The SKError code of a failure, by name or number (default unknown).")
+    @Option(
+        name: .customLong("error-code"), help: "The SKError code of a failure, by name or number (default unknown).")
     var errorCode: String?
 
-    @Option(name: .customLong("promotional-offer"), help: "The identifier of a promotional offer of the subscription to redeem.")
+    @Option(
+        name: .customLong("promotional-offer"),
+        help: "The identifier of a promotional offer of the subscription to redeem.")
     var promotionalOffer: String?
 
     @Option(name: .customLong("offer-key-id"), help: "The identifier of the key that signed the offer.")
@@ -50,7 +56,9 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("offer-nonce"), help: "The signed nonce, a UUID.")
     var offerNonce: String?
 
-    @Option(name: .customLong("offer-timestamp"), parsing: .unconditional, help: "When the offer was signed, in milliseconds since 1970.")
+    @Option(
+        name: .customLong("offer-timestamp"), parsing: .unconditional,
+        help: "When the offer was signed, in milliseconds since 1970.")
     var offerTimestamp: Int64?
 
     @Option(name: .customLong("offer-signature"), help: "The offer's signature: base64 of its DER encoding.")
@@ -60,12 +68,15 @@ struct PurchaseCommand: AsyncParsableCommand {
         if errorCode != nil, let outcome, outcome != .fail {
             throw ValidationError("--error-code goes with --outcome fail, not \(outcome.rawValue)")
         }
-        let signed = [offerKeyID, offerNonce, offerTimestamp.map(String.init), offerSignature].filter { $0 != nil }.count
+        let signed = [offerKeyID, offerNonce, offerTimestamp.map(String.init), offerSignature].filter { $0 != nil }
+            .count
         if signed > 0, promotionalOffer == nil {
-            throw ValidationError("--offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature go with --promotional-offer")
+            throw ValidationError(
+                "--offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature go with --promotional-offer")
         }
         if signed > 0, signed < 4 {
-            throw ValidationError("a signed offer needs all of --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
+            throw ValidationError(
+                "a signed offer needs all of --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
         }
     }
 
@@ -76,8 +87,9 @@ struct PurchaseCommand: AsyncParsableCommand {
         payment.discount = try discount()
         let added = try await options.openQueue().addReportingReplay(payment)
         try options.output.emit(Purchased(transaction: added.transaction, replayed: added.replayed)) {
-            describe(added.transaction) + (added.replayed
-                ? "\nreplayed: the idempotency key names this earlier transaction; nothing was bought again" : "")
+            describe(added.transaction)
+                + (added.replayed
+                    ? "\nreplayed: the idempotency key names this earlier transaction; nothing was bought again" : "")
         }
     }
 
@@ -105,7 +117,8 @@ struct PurchaseCommand: AsyncParsableCommand {
             throw InputError(description: "invalid --offer-nonce \"\(offerNonce)\": it must be a UUID")
         }
         guard let signature = Data(base64Encoded: offerSignature) else {
-            throw InputError(description: "invalid --offer-signature: it must be base64 (of the signature's DER encoding)")
+            throw InputError(
+                description: "invalid --offer-signature: it must be base64 (of the signature's DER encoding)")
         }
         return PaymentDiscount(
             offerID: promotionalOffer,
@@ -116,8 +129,10 @@ struct PurchaseCommand: AsyncParsableCommand {
         var code = StoreErrorCode.unknown
         if let errorCode {
             guard let parsed = StoreErrorCode(nameOrRawValue: errorCode) else {
-                throw InputError(description: "unknown error code \"\(errorCode)\": use an SKError code name "
-                    + "(paymentCancelled, paymentNotAllowed, ...) or number (0...\(StoreErrorCode.allCases.count - 1))")
+                throw InputError(
+                    description: "unknown error code \"\(errorCode)\": use an SKError code name "
+                        + "(paymentCancelled, paymentNotAllowed, ...) or number (0...\(StoreErrorCode.allCases.count - 1))"
+                )
             }
             code = parsed
         }
@@ -136,7 +151,10 @@ struct PurchaseCommand: AsyncParsableCommand {
 func parseAccount(_ text: String?) throws -> UUID? {
     guard let text else { return nil }
     guard let uuid = UUID(uuidString: text) else {
-        throw InputError(description: "invalid account \"\(text)\": an app account token must be a UUID such as 6F9619FF-8B86-D011-B42D-00C04FC964FF")
+        throw InputError(
+            description:
+                "invalid account \"\(text)\": an app account token must be a UUID such as 6F9619FF-8B86-D011-B42D-00C04FC964FF"
+        )
     }
     return uuid
 }

@@ -11,14 +11,19 @@ extension RevocationReason: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map(\.name) }
 
     public static var allValueDescriptions: [String: String] {
-        [RevocationReason.other.name: "any other reason (0)", RevocationReason.developerIssue.name: "an issue in the app (1)"]
+        [
+            RevocationReason.other.name: "any other reason (0)",
+            RevocationReason.developerIssue.name: "an issue in the app (1)",
+        ]
     }
 }
 
 struct RefundCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refund",
-        abstract: "Refund a purchased or restored transaction: sets its revocation date and reason; the state does not change.")
+        abstract:
+            "Refund a purchased or restored transaction: sets its revocation date and reason; the state does not change."
+    )
 
     @OptionGroup var options: GlobalOptions
 
@@ -29,7 +34,8 @@ struct RefundCommand: AsyncParsableCommand {
     var reason: RevocationReason?
 
     func run() async throws {
-        let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(id, reason: reason ?? .other)
+        let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(
+            id, reason: reason ?? .other)
         try options.output.emit(refunded) { "refunded " + describe(refunded) }
     }
 }

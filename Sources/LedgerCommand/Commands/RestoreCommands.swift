@@ -5,7 +5,8 @@ import StoreLedger
 struct RestoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Restore completed purchases: one new restored transaction per non-consumable and auto-renewable purchase.",
+        abstract:
+            "Restore completed purchases: one new restored transaction per non-consumable and auto-renewable purchase.",
         discussion: """
             Consumables are never restored; non-renewing subscriptions only with --include-non-renewing. \
             All restored transactions are committed together. Restoring twice restores twice, as StoreKit does. \
@@ -27,9 +28,12 @@ struct RestoreCommand: AsyncParsableCommand {
         var error: String?
         if case .failed(let failure) = result.outcome { error = "\(failure)" }
         let restored = try result.restored.all()
-        try options.output.emit(Restored(restored: restored, outcome: result.isFinished ? "finished" : "failed", error: error)) {
+        try options.output.emit(
+            Restored(restored: restored, outcome: result.isFinished ? "finished" : "failed", error: error)
+        ) {
             if let error { return "restore failed: \(error)" }
-            return restored.isEmpty ? "restore finished: nothing to restore (0 transactions)"
+            return restored.isEmpty
+                ? "restore finished: nothing to restore (0 transactions)"
                 : (["restore finished: \(restored.count) transaction(s) restored"] + restored.map(describe))
                     .joined(separator: "\n")
         }

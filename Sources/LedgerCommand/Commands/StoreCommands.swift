@@ -70,7 +70,8 @@ struct StoreCommand: AsyncParsableCommand {
 
     static func emitSettings(_ options: GlobalOptions, _ ledger: Ledger) throws {
         let view = SettingsView(
-            try StoreSettings(ledger: ledger), offersKeyID: try ledger.subscriptionOffersKey()?.id, now: try ledger.storeDate())
+            try StoreSettings(ledger: ledger), offersKeyID: try ledger.subscriptionOffersKey()?.id,
+            now: try ledger.storeDate())
         try options.output.emit(view) { view.text }
     }
 
@@ -105,7 +106,7 @@ struct StoreCommand: AsyncParsableCommand {
         var value: String
 
         func run() async throws {
-            _ = try key.apply(value, to: StoreSettings())   // a bad value changes nothing, opens nothing
+            _ = try key.apply(value, to: StoreSettings())  // a bad value changes nothing, opens nothing
             let session = StoreTestSession(ledger: try options.openLedger())
             try session.set(key, to: value)
             try StoreCommand.emitSettings(options, session.ledger)
@@ -114,8 +115,11 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Apply the settings of a StoreKit configuration file (storefront, locale, Ask to Buy, failing, time rate).",
-            discussion: "`ledger products import` takes only the products (and seeds the storefront); this takes the test switches too.")
+            abstract:
+                "Apply the settings of a StoreKit configuration file (storefront, locale, Ask to Buy, failing, time rate).",
+            discussion:
+                "`ledger products import` takes only the products (and seeds the storefront); this takes the test switches too."
+        )
 
         @OptionGroup var options: GlobalOptions
 
@@ -132,7 +136,9 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete every transaction, unfinished ones included; histories stay, closed by a deleted event. Ids are not reused.")
+            abstract:
+                "Delete every transaction, unfinished ones included; histories stay, closed by a deleted event. Ids are not reused."
+        )
 
         @OptionGroup var options: GlobalOptions
 
@@ -143,7 +149,8 @@ struct StoreCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete one transaction; its history stays, closed by a deleted event.")
+        static let configuration = CommandConfiguration(
+            abstract: "Delete one transaction; its history stays, closed by a deleted event.")
 
         @OptionGroup var options: GlobalOptions
 
@@ -159,7 +166,9 @@ struct StoreCommand: AsyncParsableCommand {
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Resolve the issue of an interrupted purchase.",
-            discussion: "Once the failed transaction is finished too, a new purchased transaction for the same product arrives.")
+            discussion:
+                "Once the failed transaction is finished too, a new purchased transaction for the same product arrives."
+        )
 
         @OptionGroup var options: GlobalOptions
 
@@ -170,12 +179,14 @@ struct StoreCommand: AsyncParsableCommand {
             let ledger = try options.openLedger()
             let replacement = try await StoreTestSession(ledger: ledger).resolveIssueForTransaction(id)
             // No replacement: it waits for the app's finish, or it was made and then deleted.
-            let deletedReplacement = replacement == nil
+            let deletedReplacement =
+                replacement == nil
                 ? try ledger.interruptedPurchases().first { $0.transactionID == id }?.replacementID : nil
             try options.output.emit(Resolved(resolved: id, replacement: replacement)) {
                 if let replacement { return "resolved #\(id); its new purchase: " + describe(replacement) }
                 if let deletedReplacement {
-                    return "resolved #\(id) already; its new purchase #\(deletedReplacement) was deleted, and none is made again"
+                    return
+                        "resolved #\(id) already; its new purchase #\(deletedReplacement) was deleted, and none is made again"
                 }
                 return "resolved #\(id); the new purchase arrives when the app finishes #\(id)"
             }
@@ -224,7 +235,9 @@ struct ClockCommand: AsyncParsableCommand {
             let ledger = try options.openLedgerForReading()
             let now = try ledger.storeDate()
             let rate = try StoreSettings(ledger: ledger).timeRate
-            try options.output.emit(Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)) {
+            try options.output.emit(
+                Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)
+            ) {
                 "store clock: \(InternetDate.string(from: now)) (time rate \(rate.name))"
             }
         }
@@ -252,7 +265,7 @@ struct ClockCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            _ = try StoreTime.date(after: duration[0], from: Date())   // a bad duration opens nothing
+            _ = try StoreTime.date(after: duration[0], from: Date())  // a bad duration opens nothing
             let session = StoreTestSession(ledger: try options.openLedger())
             let now = try session.ledger.storeDate()
             let interval = try StoreTime.date(after: duration[0], from: now).timeIntervalSince(now)
@@ -263,7 +276,8 @@ struct ClockCommand: AsyncParsableCommand {
 
     struct SetDate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set", abstract: "Set the store's clock to a later date (ISO 8601: 2027-01-31 or 2027-01-31T12:00:00Z).")
+            commandName: "set",
+            abstract: "Set the store's clock to a later date (ISO 8601: 2027-01-31 or 2027-01-31T12:00:00Z).")
 
         @OptionGroup var options: GlobalOptions
 

@@ -22,12 +22,14 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "An auto-renewable subscription's product identifier, or a subscription group's identifier or name.")
+        @Argument(
+            help: "An auto-renewable subscription's product identifier, or a subscription group's identifier or name.")
         var groupOrProduct: String
 
         func run() async throws {
             let ledger = try options.openLedgerForReading()
-            let status = try ledger.subscriptionStatus(forGroup: try SubscriptionChoice(groupOrProduct, in: ledger).groupID)
+            let status = try ledger.subscriptionStatus(
+                forGroup: try SubscriptionChoice(groupOrProduct, in: ledger).groupID)
             try options.output.emit(StatusOutput(status: status)) {
                 guard let status else { return "\(groupOrProduct): never bought" }
                 return summary(status)
@@ -52,7 +54,9 @@ struct SubscriptionsCommand: AsyncParsableCommand {
                 "group \(status.groupID): \(status.state.rawValue)",
                 "latest: " + describe(transaction),
             ]
-            if let expiration = transaction.expirationDate { lines.append("expires: \(expiration.formatted(.iso8601))") }
+            if let expiration = transaction.expirationDate {
+                lines.append("expires: \(expiration.formatted(.iso8601))")
+            }
             if status.willAutoRenew {
                 let when = status.renewalDate.map { " at \($0.formatted(.iso8601))" } ?? ""
                 lines.append("auto-renew: on, renews to \(status.autoRenewProductID)\(when)")
@@ -61,7 +65,9 @@ struct SubscriptionsCommand: AsyncParsableCommand {
             }
             if let reason = status.expirationReason { lines.append("expiration reason: \(reason.rawValue)") }
             lines.append("billing retry: \(status.isInBillingRetry ? "yes" : "no")")
-            if let grace = status.gracePeriodExpirationDate { lines.append("grace period until: \(grace.formatted(.iso8601))") }
+            if let grace = status.gracePeriodExpirationDate {
+                lines.append("grace period until: \(grace.formatted(.iso8601))")
+            }
             return lines.joined(separator: "\n")
         }
     }
@@ -156,14 +162,18 @@ struct SubscriptionChoice {
         }
         let byName = Set(groups.filter { $0.groupName == argument }.map(\.groupID))
         guard byName.count <= 1 else {
-            throw CommandRefusal(description: "\(quoted(argument)) names \(byName.count) subscription groups: "
-                + "give one's identifier (\(byName.sorted().joined(separator: ", ")))")
+            throw CommandRefusal(
+                description: "\(quoted(argument)) names \(byName.count) subscription groups: "
+                    + "give one's identifier (\(byName.sorted().joined(separator: ", ")))")
         }
         guard let group = byName.first else {
             let names = subscriptions.map(\.id) + groups.map(\.groupID) + groups.map(\.groupName)
-            let hint = Suggestion.nearest(to: argument, among: Array(Set(names)).sorted()).map { " (did you mean \(quoted($0))?)" }
-            throw CommandRefusal(description: "no auto-renewable subscription or subscription group \(quoted(argument))"
-                + (hint ?? ": `ledger products list` shows them"))
+            let hint = Suggestion.nearest(to: argument, among: Array(Set(names)).sorted()).map {
+                " (did you mean \(quoted($0))?)"
+            }
+            throw CommandRefusal(
+                description: "no auto-renewable subscription or subscription group \(quoted(argument))"
+                    + (hint ?? ": `ledger products list` shows them"))
         }
         (named, groupID) = (nil, group)
     }

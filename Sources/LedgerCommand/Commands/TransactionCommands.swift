@@ -56,7 +56,8 @@ struct FinishCommand: AsyncParsableCommand {
     func run() async throws {
         let result = try await options.openQueue().finishTransactions(ids)
         try options.output.emit(["finished": result.transactions, "replacements": result.replacements]) {
-            (result.transactions.map(describe) + result.replacements.map { "new purchase replacing an interrupted one: " + describe($0) })
+            (result.transactions.map(describe)
+                + result.replacements.map { "new purchase replacing an interrupted one: " + describe($0) })
                 .joined(separator: "\n")
         }
     }
@@ -97,7 +98,8 @@ struct ListCommand: AsyncParsableCommand {
 
     func run() async throws {
         let filter = TransactionFilter(
-            state: state, productID: productID, unfinishedOnly: unfinished, afterID: after, limit: limit ?? Self.defaultLimit)
+            state: state, productID: productID, unfinishedOnly: unfinished, afterID: after,
+            limit: limit ?? Self.defaultLimit)
         var list = TransactionListWriter(json: options.json)
         let more = try options.openLedgerForReading().readTransactions(matching: filter) { page, more in
             list.write(page, more: more)
@@ -169,11 +171,13 @@ struct ShowCommand: AsyncParsableCommand {
         guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
         let events = try ledger.events(of: id)
         try options.output.emit(Shown(transaction: transaction, events: events)) {
-            ([describe(transaction)] + events.map { event in
-                let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
-                return "  \(event.sequence)  \(event.kind.rawValue)  \(change)\(event.toState.rawValue)  \(event.date)"
-                    + (event.detail.map { "  \($0)" } ?? "")
-            }).joined(separator: "\n")
+            ([describe(transaction)]
+                + events.map { event in
+                    let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
+                    return
+                        "  \(event.sequence)  \(event.kind.rawValue)  \(change)\(event.toState.rawValue)  \(event.date)"
+                        + (event.detail.map { "  \($0)" } ?? "")
+                }).joined(separator: "\n")
         }
     }
 

@@ -5,7 +5,8 @@ import StoreLedger
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check the ledger: SQLite's integrity check, the schema version, the ledger's own invariants and its hash chain.",
+        abstract:
+            "Check the ledger: SQLite's integrity check, the schema version, the ledger's own invariants and its hash chain.",
         discussion: """
             The schema and the rules in the database (tables, indexes, triggers, the rule_* tables) must be \
             those this version's migrations make. \
@@ -73,9 +74,11 @@ struct VerifyCommand: AsyncParsableCommand {
         }
 
         var summary: String {
-            let head = signedSequence.map { sequence in
-                "signed through event \(sequence)" + (unsignedEvents > 0 ? " (\(unsignedEvents) later events chained, not yet signed)" : "")
-            } ?? "nothing to sign"
+            let head =
+                signedSequence.map { sequence in
+                    "signed through event \(sequence)"
+                        + (unsignedEvents > 0 ? " (\(unsignedEvents) later events chained, not yet signed)" : "")
+                } ?? "nothing to sign"
             return "hash chain: \(events) events, \(head); root certificate SHA-256 \(rootFingerprint)"
         }
     }

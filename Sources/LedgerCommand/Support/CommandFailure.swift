@@ -74,8 +74,9 @@ private func exitReporting(_ error: any Error, root: any ParsableCommand.Type, j
             ErrorReport(message: cut(root.message(for: error), after: 1_000), exitCode: code).print(json: true)
         } else {
             // Argument-parser's words, with what they quote bounded and escaped, as ours are.
-            Output.message(root.fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
-                .map { cut(String($0), after: 1_000) }.joined(separator: "\n"))
+            Output.message(
+                root.fullMessage(for: error).split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { cut(String($0), after: 1_000) }.joined(separator: "\n"))
         }
         Foundation.exit(code)
     }
@@ -99,7 +100,8 @@ struct ErrorReport: Error {
     func print(json: Bool) {
         guard json else { return Output.message("error: " + message) }
         let document = Document(
-            error: Body(code: Self.codeNames[exitCode] ?? "failed", exitCode: exitCode, message: message), version: Output.jsonVersion)
+            error: Body(code: Self.codeNames[exitCode] ?? "failed", exitCode: exitCode, message: message),
+            version: Output.jsonVersion)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let text = (try? encoder.encode(document)).map { String(decoding: $0, as: UTF8.self) } ?? #"{"error":{}}"#
@@ -143,8 +145,11 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
     case is LedgerError:
         (LedgerExitCode.unusableLedger, nil)
     case let unknown as UnknownProductError:
-        (LedgerExitCode.refused, OpenLedgers.nearestProduct(to: unknown.productIdentifier).map { "did you mean \(quoted($0))?" }
-            ?? "import it with `ledger products import`")
+        (
+            LedgerExitCode.refused,
+            OpenLedgers.nearestProduct(to: unknown.productIdentifier).map { "did you mean \(quoted($0))?" }
+                ?? "import it with `ledger products import`"
+        )
     case CatalogError.identifierListNotDefinitions:
         (LedgerExitCode.dataError, "to buy these identifiers, request them with `ledger products request --ids-file`")
     case CatalogError.missingFile, CatalogError.unreadableFile:
@@ -152,7 +157,7 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
     case is CatalogError, is InputError, is StoreSettingError:
         (LedgerExitCode.dataError, nil)
     case PaymentQueueError.invalidQuantity, PaymentQueueError.invalidIdempotencyKey,
-         PaymentQueueError.emptyProductIdentifier, PaymentQueueError.invalidApplicationUsername:
+        PaymentQueueError.emptyProductIdentifier, PaymentQueueError.invalidApplicationUsername:
         (LedgerExitCode.dataError, nil)
     default:
         (LedgerExitCode.refused, nil)

@@ -4,7 +4,9 @@ import ArgumentParser
 /// type that argument-parser alone would refuse or misreport.
 package struct CommandWords {
     /// The options every command takes (`GlobalOptions`), with whether each takes a value.
-    package static let globalOptions: [String: Bool] = ["--database": true, "--json": false, "--durability": true, "--wait": true]
+    package static let globalOptions: [String: Bool] = [
+        "--database": true, "--json": false, "--durability": true, "--wait": true,
+    ]
 
     let words: [String]
 
@@ -29,7 +31,8 @@ package struct CommandWords {
     /// Negative numbers (`-1`, `-5s`) are left to the command.
     var runTogetherShortOptions: String? {
         words.prefix { $0 != "--" }.first { word in
-            word.count > 2 && word.hasPrefix("-") && !word.hasPrefix("--") && !(word.dropFirst().first?.isNumber ?? false)
+            word.count > 2 && word.hasPrefix("-") && !word.hasPrefix("--")
+                && !(word.dropFirst().first?.isNumber ?? false)
         }
     }
 
@@ -96,7 +99,8 @@ package enum Suggestion {
         let typed = Array(word.lowercased())
         let allowed = min(3, max(1, typed.count / 3))
         var best: (candidate: String, distance: Int)?
-        for candidate in candidates where abs(candidate.count - typed.count) <= allowed && candidate.count <= longestWord {
+        for candidate in candidates
+        where abs(candidate.count - typed.count) <= allowed && candidate.count <= longestWord {
             let distance = editDistance(typed, Array(candidate.lowercased()), giveUpAbove: allowed)
             if distance <= allowed, distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }

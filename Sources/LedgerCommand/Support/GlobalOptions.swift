@@ -18,9 +18,11 @@ package struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "full (default: survives power loss) or normal (survives a killed process).")
     package var durability: Durability = .full
 
-    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp(
-        "Seconds to wait for another process that holds the ledger (default 30); then exit 75.",
-        valueName: "seconds"))
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: ArgumentHelp(
+            "Seconds to wait for another process that holds the ledger (default 30); then exit 75.",
+            valueName: "seconds"))
     package var wait: Double = 30
 
     package func validate() throws {
@@ -38,15 +40,19 @@ package struct GlobalOptions: ParsableArguments {
 
     /// Opens the ledger; only `mode: .createIfMissing` may create the file.
     package func openLedger(mode: Ledger.OpenMode = .existing, access: Ledger.Access = .readWrite) throws -> Ledger {
-        OpenLedgers.keep(try Ledger.open(at: databasePath, mode: mode, access: access, configuration: try ledgerConfiguration()))
+        OpenLedgers.keep(
+            try Ledger.open(at: databasePath, mode: mode, access: access, configuration: try ledgerConfiguration()))
     }
 
     /// The configuration every command opens ledgers with: the options', then `configure`.
     package func ledgerConfiguration() throws -> LedgerConfiguration {
         let path = databasePath, wait = wait
-        let configuration = LedgerConfiguration(durability: durability, busyTimeout: wait, onLockWait: {
-            Output.message("another process holds the ledger \(path); waiting up to \(wait.formatted()) s (--wait SECONDS)...")
-        })
+        let configuration = LedgerConfiguration(
+            durability: durability, busyTimeout: wait,
+            onLockWait: {
+                Output.message(
+                    "another process holds the ledger \(path); waiting up to \(wait.formatted()) s (--wait SECONDS)...")
+            })
         return try Self.configure.withLock { $0 }(configuration)
     }
 

@@ -9,15 +9,24 @@ enum StoreTime {
     static func date(after text: String, from start: Date) throws -> Date {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("-") {
-            throw InputError(description: "invalid duration \"\(text)\": the store clock only moves forward, durations cannot be negative")
+            throw InputError(
+                description:
+                    "invalid duration \"\(text)\": the store clock only moves forward, durations cannot be negative")
         }
-        guard let components = trimmed.uppercased().hasPrefix("P") ? iso8601(trimmed.uppercased()) : compact(trimmed.lowercased()) else {
-            throw InputError(description: "invalid duration \"\(text)\": use a number and a unit (30d, 1h30m, 45s, 2w) or ISO 8601 (P1M, P1Y, PT1H)")
+        guard
+            let components = trimmed.uppercased().hasPrefix("P")
+                ? iso8601(trimmed.uppercased()) : compact(trimmed.lowercased())
+        else {
+            throw InputError(
+                description:
+                    "invalid duration \"\(text)\": use a number and a unit (30d, 1h30m, 45s, 2w) or ISO 8601 (P1M, P1Y, PT1H)"
+            )
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         guard let date = calendar.date(byAdding: components, to: start), date <= Ledger.latestStoreDate else {
-            throw InputError(description: "invalid duration \"\(text)\": too large (the store clock stops at the year 9999)")
+            throw InputError(
+                description: "invalid duration \"\(text)\": too large (the store clock stops at the year 9999)")
         }
         return date
     }
@@ -86,11 +95,13 @@ enum StoreTime {
     static func date(_ text: String) throws -> Date {
         let shown = quoted(text)
         func invalid(_ why: String) -> InputError {
-            InputError(description: "invalid date \(shown): \(why); use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
+            InputError(
+                description: "invalid date \(shown): \(why); use ISO 8601, such as 2027-01-31 or 2027-01-31T12:00:00Z")
         }
         // ASCII digits only: `\d` alone also matches fullwidth or Arabic-Indic digits, which
         // `Int` does not read.
-        let pattern = /(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?/.asciiOnlyDigits()
+        let pattern = /(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?/
+            .asciiOnlyDigits()
         guard let match = text.prefixMatch(of: pattern) else { throw invalid("expected YYYY-MM-DD, in ASCII digits") }
         guard match.output.0.endIndex == text.endIndex else {
             throw invalid("unexpected \(quoted(String(text[match.output.0.endIndex...]))) after \(match.output.0)")
@@ -98,7 +109,9 @@ enum StoreTime {
         let (year, month, day) = (Int(match.output.1)!, Int(match.output.2)!, Int(match.output.3)!)
         guard (1...12).contains(month) else { throw invalid("month \(month) does not exist") }
         let monthLength = daysIn(month: month, year: year)
-        guard (1...monthLength).contains(day) else { throw invalid("day \(day) does not exist: that month has \(monthLength) days") }
+        guard (1...monthLength).contains(day) else {
+            throw invalid("day \(day) does not exist: that month has \(monthLength) days")
+        }
         var milliseconds = Int64(daysSince1970(year: year, month: month, day: day)) * 86_400_000
         if let hourText = match.output.4 {
             guard let zone = match.output.8 else { throw invalid("a time needs a zone: Z or an offset such as +01:00") }
@@ -108,7 +121,9 @@ enum StoreTime {
             guard second <= 59 else { throw invalid("second \(second) is out of range (00 to 59)") }
             var fraction: Int64 = 0
             if let digits = match.output.7 {
-                guard digits.count <= 3 else { throw invalid("at most 3 fractional digits: the store keeps milliseconds") }
+                guard digits.count <= 3 else {
+                    throw invalid("at most 3 fractional digits: the store keeps milliseconds")
+                }
                 fraction = Int64(digits.padding(toLength: 3, withPad: "0", startingAt: 0))!
             }
             var offset = 0

@@ -9,6 +9,8 @@ import Synchronization
 /// caller is answered only after the commit that holds its change (or with the commit's error,
 /// when the commit fails: then nobody in the group is acknowledged).
 final class CommitGroup: Sendable {
+    // Sendable by hand: its closures are not, but they run only on the commit queue, one job at a
+    // time.
     private struct Job: @unchecked Sendable {
         // `body` and `finish` are only called on the commit queue, one job at a time.
         let body: (Database) throws -> any Sendable
@@ -47,7 +49,7 @@ final class CommitGroup: Sendable {
     func perform<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let onCallersThread = state.withLock { state in
             guard !state.committing,
-                  Self.callerCommit.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+                Self.callerCommit.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
             else { return false }
             state.committing = true
             return true
@@ -75,7 +77,9 @@ final class CommitGroup: Sendable {
     /// One change in its own commit, on the calling thread (GRDB's synchronous write).
     private func commitAlone<T>(_ body: (Database) throws -> T) throws -> T {
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
+            return try writer.writeWithoutTransaction { db in
+                try db.immediateTransaction(signing: headSigner) { try body(db) }
+            }
         } catch {
             throw mapError(error)
         }
@@ -132,20 +136,22 @@ final class CommitGroup: Sendable {
     /// the commit fails, nobody in the batch is acknowledged.
     private func commit(_ batch: [Job]) -> [Result<any Sendable, any Error>] {
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) {
-                if batch.count == 1 { return [.success(try batch[0].body(db))] }
-                var outcomes: [Result<any Sendable, any Error>] = []
-                for job in batch {
-                    do {
-                        outcomes.append(.success(try db.inCachedSavepoint { try job.body(db) }))
-                    } catch let failed as SavepointRollbackFailed {
-                        throw failed.error  // rolls the whole batch back: nobody is acknowledged
-                    } catch {
-                        outcomes.append(.failure(mapError(error)))
+            return try writer.writeWithoutTransaction { db in
+                try db.immediateTransaction(signing: headSigner) {
+                    if batch.count == 1 { return [.success(try batch[0].body(db))] }
+                    var outcomes: [Result<any Sendable, any Error>] = []
+                    for job in batch {
+                        do {
+                            outcomes.append(.success(try db.inCachedSavepoint { try job.body(db) }))
+                        } catch let failed as SavepointRollbackFailed {
+                            throw failed.error  // rolls the whole batch back: nobody is acknowledged
+                        } catch {
+                            outcomes.append(.failure(mapError(error)))
+                        }
                     }
+                    return outcomes
                 }
-                return outcomes
-            } }
+            }
         } catch {
             let failure = mapError(error)
             return batch.map { _ in .failure(failure) }

@@ -14,7 +14,9 @@ enum ConnectionSettings {
         let foreignKeys = try Bool.fetchOne(db, sql: "PRAGMA foreign_keys") ?? false
         var wrong: [String] = []
         if journalMode.lowercased() != "wal" { wrong.append("journal_mode is \(journalMode), not wal") }
-        if synchronous != durability.synchronousValue { wrong.append("synchronous is \(synchronous), not \(durability.synchronousValue)") }
+        if synchronous != durability.synchronousValue {
+            wrong.append("synchronous is \(synchronous), not \(durability.synchronousValue)")
+        }
         if !foreignKeys { wrong.append("foreign keys are off") }
         guard wrong.isEmpty else {
             throw Mismatch(description: "connection settings not applied: " + wrong.joined(separator: ", "))

@@ -61,8 +61,10 @@ public final class Ledger: Sendable {
         self.configuration = configuration
         self.reader = reader
         self.writer = writer
-        let headSigner = writer != nil && configuration.keepsHashChain
-            ? HeadSigner(interval: configuration.headSigningInterval, clock: configuration.clock, identities: identities) : nil
+        let headSigner =
+            writer != nil && configuration.keepsHashChain
+            ? HeadSigner(
+                interval: configuration.headSigningInterval, clock: configuration.clock, identities: identities) : nil
         self.headSigner = headSigner
         self.commitGroup = writer.map {
             CommitGroup(writer: $0, headSigner: headSigner, mapError: { Ledger.mapError($0, path: path) })
@@ -106,7 +108,8 @@ public final class Ledger: Sendable {
         // checkpoint the WAL into the file: a ledger from a newer version is left untouched.
         let queue: DatabaseQueue
         do {
-            queue = try DatabaseQueue(path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
+            queue = try DatabaseQueue(
+                path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
         } catch {
             throw mapError(error, path: path)
         }
@@ -154,11 +157,13 @@ public final class Ledger: Sendable {
             return try DatabaseQueue(path: configuration.sqlitePath(path, immutable: immutable), configuration: grdb)
         } catch {
             if walPresent, access(directory, W_OK) != 0, !FileManager.default.fileExists(atPath: path + "-shm") {
-                throw LedgerError.unusable(path: path, reason: """
-                    its directory is read-only and it has commits in \(path)-wal, which SQLite reads only through \
-                    a \(path)-shm it cannot create there; open it once where its directory is writable \
-                    (any command checkpoints it on exit), or copy the file with its -wal to such a directory
-                    """)
+                throw LedgerError.unusable(
+                    path: path,
+                    reason: """
+                        its directory is read-only and it has commits in \(path)-wal, which SQLite reads only through \
+                        a \(path)-shm it cannot create there; open it once where its directory is writable \
+                        (any command checkpoints it on exit), or copy the file with its -wal to such a directory
+                        """)
             }
             throw mapError(error, path: path)
         }
@@ -235,7 +240,8 @@ public final class Ledger: Sendable {
             // dangling symbolic link is in the way too, and is not.)
             if errno == EEXIST, try LedgerFile.exists(at: path) { return }
             if failure == EEXIST {
-                throw LedgerError.unusable(path: path, reason: "cannot create it: something that is not a file is in the way")
+                throw LedgerError.unusable(
+                    path: path, reason: "cannot create it: something that is not a file is in the way")
             }
             throw LedgerError.system(failure, path: path, doing: "cannot create it")
         }
@@ -244,12 +250,15 @@ public final class Ledger: Sendable {
 
     /// An empty, owner-only file beside `path` (SQLite gives its -wal and -shm files the same
     /// mode), for a ledger built there and then linked into place. Returns it and its directory.
-    static func makeTemporaryFile(beside path: String, purpose: TemporaryFiles.Purpose) throws -> (path: String, directory: String) {
+    static func makeTemporaryFile(
+        beside path: String, purpose: TemporaryFiles.Purpose
+    ) throws -> (path: String, directory: String) {
         let (temporary, directory) = TemporaryFiles.name(beside: path, for: purpose)
         let fd = Foundation.open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             // A new ledger is the ledger; a backup is a file written elsewhere.
-            throw purpose == .creating ? LedgerError.system(errno, path: path, doing: "cannot create it")
+            throw purpose == .creating
+                ? LedgerError.system(errno, path: path, doing: "cannot create it")
                 : LedgerError.cannotWrite(errno, destination: path)
         }
         Foundation.close(fd)
@@ -275,7 +284,7 @@ public final class Ledger: Sendable {
         grdb.busyMode = LockWait.busyMode(configuration)
         grdb.foreignKeysEnabled = true
         grdb.label = "StoreLedger"
-        grdb.journalMode = .default // WAL is the file's own mode; see `writer`
+        grdb.journalMode = .default  // WAL is the file's own mode; see `writer`
         let durability = configuration.durability
         grdb.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
@@ -296,11 +305,13 @@ public final class Ledger: Sendable {
                 // new table, in the same transaction.
                 if migration.identifier == "0010_hash_chain" {
                     try HashChain.adopt(db)
-                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db, checkingTail: false)
+                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(
+                        db, checkingTail: false)
                 }
                 // Events from now on carry MACs; the head is signed over those that do not.
                 if migration.identifier == "0011_event_authentication" {
-                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db, checkingTail: false)
+                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(
+                        db, checkingTail: false)
                 }
             }
         }
@@ -309,12 +320,13 @@ public final class Ledger: Sendable {
 
     // MARK: - Access
 
-
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
     func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do {
-            return try writer.writeWithoutTransaction { db in try db.immediateTransaction(signing: headSigner) { try body(db) } }
+            return try writer.writeWithoutTransaction { db in
+                try db.immediateTransaction(signing: headSigner) { try body(db) }
+            }
         } catch {
             throw Self.mapError(error, path: path)
         }
@@ -334,7 +346,11 @@ public final class Ledger: Sendable {
             return try reader.unsafeRead { db in
                 try db.ensureConnected()
                 var value: T?
-                try db.readOnly { try db.inTransaction(.deferred) { value = try body(db); return .commit } }
+                try db.readOnly {
+                    try db.inTransaction(.deferred) {
+                        value = try body(db); return .commit
+                    }
+                }
                 return value!
             }
         } catch {
@@ -351,13 +367,14 @@ public final class Ledger: Sendable {
             return LedgerError.corrupted(path: path, reason: damaged.reason)
         }
         guard let error = error as? DatabaseError else { return error }
-        let code: LedgerError.Code = switch error.resultCode {
-        case .SQLITE_NOTADB: .notADatabase
-        case .SQLITE_CORRUPT: .corrupted
-        case .SQLITE_BUSY, .SQLITE_LOCKED: .busy
-        case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH: .unusable
-        default: .storage
-        }
+        let code: LedgerError.Code =
+            switch error.resultCode {
+            case .SQLITE_NOTADB: .notADatabase
+            case .SQLITE_CORRUPT: .corrupted
+            case .SQLITE_BUSY, .SQLITE_LOCKED: .busy
+            case .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH: .unusable
+            default: .storage
+            }
         return LedgerError(
             code, path: path, reason: error.message ?? "\(error.resultCode)",
             sqliteResultCode: error.extendedResultCode.rawValue, sql: error.sql, underlyingError: error)

@@ -128,7 +128,8 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         case .storage where (sqliteResultCode ?? 0) & 0xFF == 10:  // SQLITE_IOERR and its kinds
             "\(path): an I/O error (SQLite error \(sqliteResultCode ?? 0), \(reason)): the disk may be full or failing"
         default:
-            "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)" + (sql.map { " (while executing \($0))" } ?? "")
+            "SQLite error \(sqliteResultCode ?? 0) on \(path): \(reason)"
+                + (sql.map { " (while executing \($0))" } ?? "")
         }
     }
 }
@@ -165,11 +166,15 @@ extension LedgerError {
     /// An `.emptyFile` error: `path` is a zero-length file.
     public static func emptyFile(path: String) -> LedgerError { LedgerError(.emptyFile, path: path) }
     /// A `.notADatabase` error: `path` is not a SQLite database, for `reason`.
-    public static func notADatabase(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+    public static func notADatabase(
+        path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
+    ) -> LedgerError {
         LedgerError(.notADatabase, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.corrupted` error: `path` is a damaged SQLite database, as `reason` says.
-    public static func corrupted(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+    public static func corrupted(
+        path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
+    ) -> LedgerError {
         LedgerError(.corrupted, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.notALedger` error: `path` is the database of the application `applicationID` names.
@@ -181,7 +186,9 @@ extension LedgerError {
         LedgerError(.newerSchema, path: path, unknownMigrations: unknownMigrations)
     }
     /// An `.unusable` error: `path` cannot be read or written, for `reason`.
-    public static func unusable(path: String, reason: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+    public static func unusable(
+        path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
+    ) -> LedgerError {
         LedgerError(.unusable, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.busy` error: another process held the lock of `path` too long; nothing was changed.

@@ -33,7 +33,9 @@ enum TemporaryFiles {
         var stale: [String] = []
         for _ in 0..<namesExamined {
             guard let entry = readdir(folder) else { break }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if let pid = processID(ofTemporary: name), kill(pid, 0) != 0, errno == ESRCH { stale.append(name) }
         }
         for name in stale { unlink(directory + "/" + name) }
@@ -47,7 +49,8 @@ enum TemporaryFiles {
         for suffix in ["-wal", "-shm", "-journal"] where base.hasSuffix(suffix) { base = base.dropLast(suffix.count) }
         let parts = base.split(separator: "-")
         guard parts.count >= 3, let random = parts.last, random.allSatisfy(\.isASCII), UInt32(random) != nil,
-              let pid = pid_t(parts[parts.count - 2]), pid > 0 else { return nil }
+            let pid = pid_t(parts[parts.count - 2]), pid > 0
+        else { return nil }
         let head = parts.dropLast(2).joined(separator: "-")
         guard Purpose.allCases.contains(where: { head.hasSuffix("." + $0.rawValue) }) else { return nil }
         return pid

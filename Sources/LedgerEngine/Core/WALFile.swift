@@ -26,7 +26,9 @@ struct WALFile {
         guard magic == 0x377F_0682 || magic == 0x377F_0683 else { throw damaged("its header has no WAL signature") }
         let bigEndianChecksums = magic & 1 == 1
         let pageSize = Int(Self.bigEndian(header, 8))
-        guard Self.bigEndian(header, 4) == 3_007_000, pageSize >= 512, pageSize <= 65_536, pageSize & (pageSize - 1) == 0 else {
+        guard Self.bigEndian(header, 4) == 3_007_000, pageSize >= 512, pageSize <= 65_536,
+            pageSize & (pageSize - 1) == 0
+        else {
             throw damaged("its header has an unknown version or page size")
         }
         let checksum = Self.checksum(header[0..<24], bigEndian: bigEndianChecksums, from: (0, 0))
@@ -40,7 +42,9 @@ struct WALFile {
     }
 
     /// SQLite's WAL checksum: over pairs of 32-bit words, in the byte order the magic names.
-    private static func checksum(_ bytes: ArraySlice<UInt8>, bigEndian: Bool, from start: (UInt32, UInt32)) -> (UInt32, UInt32) {
+    private static func checksum(
+        _ bytes: ArraySlice<UInt8>, bigEndian: Bool, from start: (UInt32, UInt32)
+    ) -> (UInt32, UInt32) {
         var (s1, s2) = start
         var index = bytes.startIndex
         while index + 8 <= bytes.endIndex {

@@ -35,7 +35,8 @@ extension Ledger {
             try NewFile.write(to: path) { handle in
                 var lines = AuditLines(handle: handle)
                 let certificates = identity.certificates
-                try lines.write("""
+                try lines.write(
+                    """
                     {"type":"header","format":"StoreLedger audit","version":\(Self.auditFormatVersion),\
                     "rowColumns":[\(HashChain.rowColumns.map(AuditLines.quoted).joined(separator: ","))],\
                     "certificates":{"leaf":"\(Data(certificates.leaf).base64EncodedString())",\
@@ -44,7 +45,9 @@ extension Ledger {
                     "genesis":"\(Hex.string(HashChain.genesis(root: certificates.root)))"}
                     """)
                 let events = try FastStatement(db, HashChain.selectEvents)
-                let names = ["seq", "transactionId", "kind", "fromState", "toState", "at", "detail", "rowDigest", "hash"]
+                let names = [
+                    "seq", "transactionId", "kind", "fromState", "toState", "at", "detail", "rowDigest", "hash",
+                ]
                 try events.forEachRow { columns in
                     export.eventCount += 1
                     var line = #"{"type":"event""#
@@ -53,14 +56,18 @@ extension Ledger {
                     }
                     try lines.write(line + "}")
                 }
-                let rows = try FastStatement(db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions ORDER BY id")
+                let rows = try FastStatement(
+                    db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions ORDER BY id")
                 try rows.forEachRow { columns in
                     export.transactionCount += 1
-                    let values = (0..<Int32(HashChain.rowColumns.count)).map { AuditLines.value(columns, $0, hexBlob: false) }
+                    let values = (0..<Int32(HashChain.rowColumns.count)).map {
+                        AuditLines.value(columns, $0, hexBlob: false)
+                    }
                     try lines.write(#"{"type":"transaction","values":["# + values.joined(separator: ",") + "]}")
                 }
                 if let head {
-                    try lines.write("""
+                    try lines.write(
+                        """
                         {"type":"head","seq":\(head.sequence),"hash":"\(Hex.string(head.hash))",\
                         "signature":"\(Hex.string(head.signature))","signedAt":\(head.signedAt.ledgerMilliseconds)}
                         """)

@@ -11,7 +11,9 @@ extension Ledger {
     /// - Throws: `LedgerError.destinationExists`; `.cannotWrite` when `destination` cannot be
     ///   written; `.unusable` (about this ledger) when the copy does not verify (it is removed).
     public func backup(to destination: String) throws {
-        guard !FileManager.default.fileExists(atPath: destination) else { throw LedgerError.destinationExists(path: destination) }
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw LedgerError.destinationExists(path: destination)
+        }
         let (temporary, directory) = try Self.makeTemporaryFile(beside: destination, purpose: .backup)
         defer { Self.removeDatabaseFiles(temporary) }
         do {
@@ -25,7 +27,8 @@ extension Ledger {
             try copy.close()
         } catch {
             // A damaged ledger fails its own read; anything else is the copy's to blame.
-            let damaged = (error as? DatabaseError).map { [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains($0.resultCode) } ?? false
+            let damaged =
+                (error as? DatabaseError).map { [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains($0.resultCode) } ?? false
             throw Self.mapError(error, path: error is LedgerClosed || damaged ? path : destination)
         }
         let checked = try Ledger.open(at: temporary, access: .readOnly, configuration: configuration)
@@ -34,7 +37,10 @@ extension Ledger {
         guard problems.isEmpty else {
             // The copy is the ledger as it is: what fails to verify is the ledger's.
             throw LedgerError.unusable(
-                path: path, reason: "it does not verify, so no backup was written: \(problems.map(\.description).joined(separator: "; "))")
+                path: path,
+                reason:
+                    "it does not verify, so no backup was written: \(problems.map(\.description).joined(separator: "; "))"
+            )
         }
         let copyDescriptor = Foundation.open(temporary, O_RDONLY | O_CLOEXEC)
         if copyDescriptor >= 0 {

@@ -18,13 +18,16 @@ extension Ledger {
         encoder.outputFormatting = .sortedKeys
         try write { db in
             for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
-                try db.run(sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
+                try db.run(
+                    sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
             }
             if let offersKey {
-                try Self.saveSettings(db, [
-                    StoreSettingKey.subscriptionOffersKeyID: offersKey.id,
-                    StoreSettingKey.subscriptionOffersPrivateKey: offersKey.privateKeyBase64,
-                ])
+                try Self.saveSettings(
+                    db,
+                    [
+                        StoreSettingKey.subscriptionOffersKeyID: offersKey.id,
+                        StoreSettingKey.subscriptionOffersPrivateKey: offersKey.privateKeyBase64,
+                    ])
             }
             for product in products {
                 if let subscription = product.subscription {
@@ -36,8 +39,10 @@ extension Ledger {
                         arguments: [subscription.groupID, subscription.groupName])
                 }
                 let offers = OfferColumn(
-                    introductory: product.subscription?.introductoryOffer, promotional: product.subscription?.promotionalOffers ?? [])
-                let offersJSON = offers.introductory == nil && offers.promotional.isEmpty
+                    introductory: product.subscription?.introductoryOffer,
+                    promotional: product.subscription?.promotionalOffers ?? [])
+                let offersJSON =
+                    offers.introductory == nil && offers.promotional.isEmpty
                     ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
                 try db.run(
                     sql: """
@@ -60,8 +65,12 @@ extension Ledger {
                 try db.run(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
                 for (position, localization) in product.localizations.enumerated() {
                     try db.run(
-                        sql: "INSERT OR REPLACE INTO product_localizations (product_id, locale, position, display_name, description) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [product.id, localization.locale, position, localization.displayName, localization.description])
+                        sql:
+                            "INSERT OR REPLACE INTO product_localizations (product_id, locale, position, display_name, description) VALUES (?, ?, ?, ?, ?)",
+                        arguments: [
+                            product.id, localization.locale, position, localization.displayName,
+                            localization.description,
+                        ])
                 }
             }
         }
@@ -73,7 +82,8 @@ extension Ledger {
             try ids.compactMap { id in
                 let product = try FastStatement(db, Self.productQuery + " WHERE p.id = ?")
                 product.bind(1, id)
-                let localizations = try FastStatement(db, Self.localizationQuery + " WHERE product_id = ? ORDER BY position")
+                let localizations = try FastStatement(
+                    db, Self.localizationQuery + " WHERE product_id = ? ORDER BY position")
                 localizations.bind(1, id)
                 let found = try localizations.all(Self.localization)
                 return try product.first { try Self.product($0, localizations: found.map(\.localization)) }
@@ -88,8 +98,11 @@ extension Ledger {
         try read { db in
             var products: [Product] = []
             try FastStatement(db, Self.catalogQuery).forEachRow { row in
-                let localization = row.isNull(10)
-                    ? nil : ProductLocalization(locale: row.string(10), displayName: row.string(11), description: row.string(12))
+                let localization =
+                    row.isNull(10)
+                    ? nil
+                    : ProductLocalization(
+                        locale: row.string(10), displayName: row.string(11), description: row.string(12))
                 if let localization, let last = products.indices.last, products[last].id == row.string(0) {
                     products[last].localizations.append(localization)
                 } else {
@@ -106,23 +119,32 @@ extension Ledger {
         """
     private static let productTables = "products p LEFT JOIN subscription_groups g ON g.id = p.subscription_group_id"
     private static let productQuery = "SELECT \(productColumns) FROM \(productTables)"
-    private static let catalogQuery = LedgerSQL("""
+    private static let catalogQuery = LedgerSQL(
+        """
         SELECT \(productColumns), l.locale, l.display_name, l.description
         FROM \(productTables) LEFT JOIN product_localizations l ON l.product_id = p.id
         ORDER BY p.id, l.position
         """)
 
-    private static let localizationQuery = "SELECT product_id, locale, display_name, description FROM product_localizations"
+    private static let localizationQuery =
+        "SELECT product_id, locale, display_name, description FROM product_localizations"
 
-    private static func localization(_ row: FastStatement.Columns) -> (productID: String, localization: ProductLocalization) {
-        (row.string(0), ProductLocalization(locale: row.string(1), displayName: row.string(2), description: row.string(3)))
+    private static func localization(
+        _ row: FastStatement.Columns
+    ) -> (productID: String, localization: ProductLocalization) {
+        (
+            row.string(0),
+            ProductLocalization(locale: row.string(1), displayName: row.string(2), description: row.string(3))
+        )
     }
 
     /// A row of `productQuery` or `catalogQuery` (the same first ten columns).
     private static func product(_ row: FastStatement.Columns, localizations: [ProductLocalization]) throws -> Product {
         let id = row.string(0)
         var subscription: SubscriptionInfo?
-        if let groupID = row.optionalString(5), let period = row.optionalString(7).flatMap(SubscriptionPeriod.init(iso8601:)) {
+        if let groupID = row.optionalString(5),
+            let period = row.optionalString(7).flatMap(SubscriptionPeriod.init(iso8601:))
+        {
             let offers = row.optionalString(8).flatMap(offers(inOffersColumn:))
             subscription = SubscriptionInfo(
                 groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),

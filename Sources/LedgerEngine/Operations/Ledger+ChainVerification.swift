@@ -29,7 +29,8 @@ extension Ledger {
                 eventCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transaction_events") ?? 0,
                 lastSequence: end?.0, lastHash: end?.1, head: head,
                 unsignedEventCount: try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM transaction_events WHERE seq > ?", arguments: [head?.sequence ?? 0]) ?? 0)
+                    db, sql: "SELECT COUNT(*) FROM transaction_events WHERE seq > ?", arguments: [head?.sequence ?? 0])
+                    ?? 0)
         }
     }
 
@@ -58,12 +59,19 @@ extension Ledger {
             let stored = columns.blob(8)
             if brokenAt == nil, encoding.sha256 != stored {
                 brokenAt = seq
-                let gap = previousSeq + 1 == seq ? "" : previousSeq + 2 == seq ? " (event \(seq - 1) is not there)"
-                    : " (events \(previousSeq + 1) to \(seq - 1) are not there)"
-                problems.append(LedgerProblem(transactionID: UInt64(exactly: columns.int64(1)), message: """
-                    hash chain broken at event \(seq): its link does not follow from the history before it\(gap): \
-                    an event at or before it was edited, deleted, inserted or reordered
-                    """))
+                let gap =
+                    previousSeq + 1 == seq
+                    ? ""
+                    : previousSeq + 2 == seq
+                        ? " (event \(seq - 1) is not there)"
+                        : " (events \(previousSeq + 1) to \(seq - 1) are not there)"
+                problems.append(
+                    LedgerProblem(
+                        transactionID: UInt64(exactly: columns.int64(1)),
+                        message: """
+                            hash chain broken at event \(seq): its link does not follow from the history before it\(gap): \
+                            an event at or before it was edited, deleted, inserted or reordered
+                            """))
             }
             if seq == head?.sequence { headLink = stored }
             // The links that follow are checked from the stored one: the first break is the one reported.
@@ -99,19 +107,30 @@ extension Ledger {
         return [LedgerProblem(transactionID: id, message: message)]
     }
 
-    private static func headProblems(_ db: Database, head: ChainHead?, eventCount: Int, headLink: [UInt8]?) throws -> [LedgerProblem] {
+    private static func headProblems(
+        _ db: Database, head: ChainHead?, eventCount: Int, headLink: [UInt8]?
+    ) throws -> [LedgerProblem] {
         guard let head else {
-            return eventCount == 0 ? [] : [LedgerProblem(transactionID: nil, message: "hash chain: the history has no signed head")]
+            return eventCount == 0
+                ? [] : [LedgerProblem(transactionID: nil, message: "hash chain: the history has no signed head")]
         }
         guard let headLink else {
-            return [LedgerProblem(transactionID: nil, message: """
-                hash chain: the signed head names event \(head.sequence), which is not there (the history was cut or renumbered)
-                """)]
+            return [
+                LedgerProblem(
+                    transactionID: nil,
+                    message: """
+                        hash chain: the signed head names event \(head.sequence), which is not there (the history was cut or renumbered)
+                        """)
+            ]
         }
         guard headLink == head.hash else {
-            return [LedgerProblem(transactionID: nil, message: """
-                hash chain: event \(head.sequence)'s link differs from the signed head's (the history up to it was rewritten)
-                """)]
+            return [
+                LedgerProblem(
+                    transactionID: nil,
+                    message: """
+                        hash chain: event \(head.sequence)'s link differs from the signed head's (the history up to it was rewritten)
+                        """)
+            ]
         }
         let identity = try SigningIdentity.load(db)
         guard head.isSigned(by: identity.certificates) else {
@@ -120,10 +139,14 @@ extension Ledger {
         // The events after the head are authenticated by their MACs, or were appended without
         // the key: no writer may sign over them.
         if let forged = try HashChain.firstUnauthenticated(db, after: head.sequence, key: identity.eventKey) {
-            return [LedgerProblem(transactionID: nil, message: """
-                hash chain: event \(forged) follows the signed head without the ledger's authentication (it was appended \
-                without the ledger's key; no head will be signed over it)
-                """)]
+            return [
+                LedgerProblem(
+                    transactionID: nil,
+                    message: """
+                        hash chain: event \(forged) follows the signed head without the ledger's authentication (it was appended \
+                        without the ledger's key; no head will be signed over it)
+                        """)
+            ]
         }
         return []
     }

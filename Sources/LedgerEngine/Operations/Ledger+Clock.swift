@@ -37,7 +37,8 @@ extension Ledger {
         guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
             throw StoreControlError.clockOutOfRange(interval: interval)
         }
-        return try setClockOffset(db, try Self.clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
+        return try setClockOffset(
+            db, try Self.clockOffset(db) + Int64((interval * 1000).rounded(.toNearestOrAwayFromZero)))
     }
 
     /// Sets the store clock to `date` (rounded to the millisecond), which must not be earlier
@@ -99,7 +100,8 @@ extension Ledger {
         try FastStatement(db, clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0
     }
 
-    private static let clockOffsetQuery = LedgerSQL("SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'")
+    private static let clockOffsetQuery = LedgerSQL(
+        "SELECT value FROM store_settings WHERE key = '\(StoreSettingKey.clockOffset)'")
 
     /// Saves the new offset, refusing (and so rolling back) a move that would make more than
     /// `configuration.renewalLimit` renewals due.

@@ -70,11 +70,12 @@ extension Ledger {
         _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         if let key = payment.idempotencyKey,
-           let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first {
+            let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first
+        {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
-                  existing.appAccountToken == payment.appAccountToken,
-                  existing.applicationUsername == payment.applicationUsername,
-                  (existing.offer?.type == .promotional ? existing.offer?.id : nil) == payment.discount?.offerID
+                existing.appAccountToken == payment.appAccountToken,
+                existing.applicationUsername == payment.applicationUsername,
+                (existing.offer?.type == .promotional ? existing.offer?.id : nil) == payment.discount?.offerID
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
@@ -95,7 +96,8 @@ extension Ledger {
         row.offerNonce = payment.discount?.signature?.nonce
         let created = try writer(db, at: now, delivery: delivery).insert(row)
         if decision.outcome == .interrupted {
-            try db.run(sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])
+            try db.run(
+                sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])
         }
         return (created, true)
     }
@@ -113,7 +115,8 @@ extension Ledger {
         switch outcome {
         case .purchased:
             if productType == .autoRenewable, offer == nil,
-               let error = try alreadySubscribed(db, productID: payment.productID, at: now) {
+                let error = try alreadySubscribed(db, productID: payment.productID, at: now)
+            {
                 return (outcome, .failed, error)
             }
             return (outcome, .purchased, nil)
@@ -125,12 +128,16 @@ extension Ledger {
 
     /// Moves a `purchasing` transaction to the outcome stored with it. A transaction that is no
     /// longer `purchasing` (another process got there first) is returned as it is.
-    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+    package func applyPlannedOutcome(
+        of id: UInt64, delivery: DeliveryRecording = .notRecorded
+    ) throws -> PaymentTransaction {
         try write { db in try applyPlannedOutcome(try writer(db, delivery: delivery), id: id) }
     }
 
     /// `applyPlannedOutcome(of:delivery:)` in the next group commit.
-    package func applyPlannedOutcome(of id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
+    package func applyPlannedOutcome(
+        of id: UInt64, delivery: DeliveryRecording = .notRecorded
+    ) async throws -> PaymentTransaction {
         try await grouped { db in try self.applyPlannedOutcome(try self.writer(db, delivery: delivery), id: id) }
     }
 
@@ -155,7 +162,8 @@ extension Ledger {
     /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
     package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
         let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
-        return try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error) }
+        return try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error)
+        }
     }
 
     /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
@@ -209,14 +217,21 @@ extension Ledger {
     /// One batch of a launch's redelivery: records one delivery (count, date, event) of the
     /// oldest `limit` unfinished transactions with ids in `after + 1...through`, in one commit,
     /// and returns them as stored, oldest first (none: the redelivery is complete).
-    package func recordDeliveryOfUnfinishedTransactions(after: UInt64, through: UInt64, limit: Int) throws -> [PaymentTransaction] {
+    package func recordDeliveryOfUnfinishedTransactions(
+        after: UInt64, through: UInt64, limit: Int
+    ) throws -> [PaymentTransaction] {
         precondition(limit > 0)
-        let (after, through) = (try Self.storedID(min(after, UInt64(Int64.max))), try Self.storedID(min(through, UInt64(Int64.max))))
+        let (after, through) = (
+            try Self.storedID(min(after, UInt64(Int64.max))), try Self.storedID(min(through, UInt64(Int64.max)))
+        )
         return try write { db in
             // The batch's last id first: an UPDATE cannot be limited, its condition can.
-            let last = try Int64.fetchOne(
-                db, sql: "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
-                arguments: [after, through, limit - 1]) ?? through
+            let last =
+                try Int64.fetchOne(
+                    db,
+                    sql:
+                        "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
+                    arguments: [after, through, limit - 1]) ?? through
             var delivered: [PaymentTransaction] = []
             try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
                 delivered.append($0)

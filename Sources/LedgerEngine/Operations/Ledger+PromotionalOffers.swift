@@ -20,7 +20,7 @@ extension Ledger {
     static func subscriptionOffersKey(_ db: Database) throws -> SubscriptionOffersKey? {
         let stored = try storedSettings(db)
         guard let id = stored[StoreSettingKey.subscriptionOffersKeyID],
-              let privateKey = stored[StoreSettingKey.subscriptionOffersPrivateKey]
+            let privateKey = stored[StoreSettingKey.subscriptionOffersPrivateKey]
         else { return nil }
         return try SubscriptionOffersKey(id: id, privateKeyBase64: privateKey)
     }
@@ -36,25 +36,29 @@ extension Ledger {
         _ db: Database, _ payment: NewPayment, _ discount: PaymentDiscount, settings: StoreSettings, at now: Int64
     ) throws -> TransactionOffer {
         guard let plan = try subscriptionPlan(db, productID: payment.productID),
-              let offer = plan.promotionalOffers[discount.offerID]?.offer,
-              let group = try String.fetchOne(
-                  try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"), arguments: [payment.productID])
+            let offer = plan.promotionalOffers[discount.offerID]?.offer,
+            let group = try String.fetchOne(
+                try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"),
+                arguments: [payment.productID])
         else { throw PromotionalOfferError.unknownOffer(productID: payment.productID, offerID: discount.offerID) }
         if let signature = discount.signature {
-            try checkSignature(db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
+            try checkSignature(
+                db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
         }
         guard try hasBought(db, group: group, excluding: 0) else {
             throw PromotionalOfferError.ineligible(productID: payment.productID)
         }
         // One offer at a time: a second one would have to wait behind the first.
         if let running = try offerOfNextRenewal(db, group: group, at: now) {
-            throw PromotionalOfferError.offerInProgress(productID: payment.productID, offer: running.id ?? "introductory")
+            throw PromotionalOfferError.offerInProgress(
+                productID: payment.productID, offer: running.id ?? "introductory")
         }
         return offer
     }
 
     private func checkSignature(
-        _ db: Database, _ signature: OfferSignature, of payment: NewPayment, offerID: String, bundleID: String, at now: Int64
+        _ db: Database, _ signature: OfferSignature, of payment: NewPayment, offerID: String, bundleID: String,
+        at now: Int64
     ) throws {
         guard !signature.keyID.isEmpty else { throw PromotionalOfferError.missingParameters("no key identifier") }
         guard !signature.signature.isEmpty else { throw PromotionalOfferError.missingParameters("no signature") }
@@ -63,7 +67,8 @@ extension Ledger {
                 "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)")
         }
         guard signature.keyID == key.id else {
-            throw PromotionalOfferError.invalidSignature("unknown key \"\(signature.keyID)\" (the store's key is \"\(key.id)\")")
+            throw PromotionalOfferError.invalidSignature(
+                "unknown key \"\(signature.keyID)\" (the store's key is \"\(key.id)\")")
         }
         guard abs(now - signature.timestamp) <= Self.offerSignatureLifetime else {
             throw PromotionalOfferError.invalidSignature(
@@ -75,11 +80,13 @@ extension Ledger {
             timestamp: signature.timestamp)
         guard key.isValidSignature(signature.signature, for: payload) else {
             throw PromotionalOfferError.invalidSignature(
-                "it does not sign this payment's bundle id (\(payload.bundleID)), key, product, offer, account, nonce and timestamp")
+                "it does not sign this payment's bundle id (\(payload.bundleID)), key, product, offer, account, nonce and timestamp"
+            )
         }
         if let used = try Int64.fetchOne(
             try db.cachedStatement(sql: "SELECT id FROM transactions WHERE offer_nonce = ?"),
-            arguments: [signature.nonce.uuidString.lowercased()]) {
+            arguments: [signature.nonce.uuidString.lowercased()])
+        {
             throw PromotionalOfferError.invalidSignature("its nonce was used already, by transaction \(used)")
         }
     }

@@ -52,8 +52,11 @@ extension Ledger {
     @discardableResult
     package func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
         try write { db in
-            let visibility = Dictionary(uniqueKeysWithValues: try Self.promotions(db).map { ($0.productID, $0.visibility) })
-            let promotions = ids.map { PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault) }
+            let visibility = Dictionary(
+                uniqueKeysWithValues: try Self.promotions(db).map { ($0.productID, $0.visibility) })
+            let promotions = ids.map {
+                PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault)
+            }
             return try Self.replacePromotions(db, promotions, orderOverridden: !ids.isEmpty)
         }
     }
@@ -61,7 +64,9 @@ extension Ledger {
     /// Sets one product's visibility. Without an order set, this overrides the visibility only
     /// (no other product is hidden); with one, a product not in it is added at the end.
     @discardableResult
-    package func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
+    package func updatePromotionVisibility(
+        _ visibility: PromotionVisibility, for productID: String
+    ) throws -> [PromotionInfo] {
         try write { db in
             var promotions = try Self.promotions(db)
             if let index = promotions.firstIndex(where: { $0.productID == productID }) {
@@ -76,20 +81,33 @@ extension Ledger {
     private static let orderOverriddenKey = "promotionOrderOverridden"
 
     private static func orderOverridden(_ db: Database) throws -> Bool {
-        try String.fetchOne(try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"), arguments: [orderOverriddenKey]) == "true"
+        try String.fetchOne(
+            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"),
+            arguments: [orderOverriddenKey]) == "true"
     }
 
     private static func promotions(_ db: Database) throws -> [PromotionInfo] {
-        try Row.fetchAll(try db.cachedStatement(sql: "SELECT product_id, visibility FROM promotions ORDER BY position")).map {
-            PromotionInfo(productID: $0["product_id"], visibility: PromotionVisibility(rawValue: $0["visibility"]) ?? .appStoreConnectDefault)
-        }
+        try Row.fetchAll(try db.cachedStatement(sql: "SELECT product_id, visibility FROM promotions ORDER BY position"))
+            .map {
+                PromotionInfo(
+                    productID: $0["product_id"],
+                    visibility: PromotionVisibility(rawValue: $0["visibility"]) ?? .appStoreConnectDefault)
+            }
     }
 
-    private static func replacePromotions(_ db: Database, _ promotions: [PromotionInfo], orderOverridden: Bool) throws -> [PromotionInfo] {
+    private static func replacePromotions(
+        _ db: Database, _ promotions: [PromotionInfo], orderOverridden: Bool
+    ) throws -> [PromotionInfo] {
         var seen = Set<String>()
         for promotion in promotions {
-            guard seen.insert(promotion.productID).inserted else { throw StoreControlError.duplicatePromotion(promotion.productID) }
-            guard try Bool.fetchOne(try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ?"), arguments: [promotion.productID]) != nil else {
+            guard seen.insert(promotion.productID).inserted else {
+                throw StoreControlError.duplicatePromotion(promotion.productID)
+            }
+            guard
+                try Bool.fetchOne(
+                    try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ?"), arguments: [promotion.productID]
+                ) != nil
+            else {
                 throw UnknownProductError(productIdentifier: promotion.productID)
             }
         }

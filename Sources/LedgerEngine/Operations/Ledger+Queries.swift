@@ -55,7 +55,8 @@ extension Ledger {
         return try read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events WHERE transaction_id = ? ORDER BY seq",
+                sql:
+                    "SELECT seq, transaction_id, kind, from_state, to_state, at, detail FROM transaction_events WHERE transaction_id = ? ORDER BY seq",
                 arguments: [Int64(id)]
             ).map(TransactionEvent.init(row:))
         }
@@ -112,7 +113,8 @@ extension Ledger {
         return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM transactions" + condition, arguments: arguments) ?? 0
     }
 
-    private static func transactions(_ db: Database, matching filter: TransactionFilter) throws -> [PaymentTransaction] {
+    private static func transactions(_ db: Database, matching filter: TransactionFilter) throws -> [PaymentTransaction]
+    {
         var (sql, arguments) = condition(of: filter)
         sql += " ORDER BY id"
         if let limit = filter.limit {
@@ -147,12 +149,15 @@ extension Ledger {
     public func counts() throws -> LedgerCounts {
         try read { db in
             var byState: [String: Int] = [:]
-            for row in try Row.fetchAll(try db.cachedStatement(sql: "SELECT state, COUNT(*) AS n FROM transactions GROUP BY state")) {
+            for row in try Row.fetchAll(
+                try db.cachedStatement(sql: "SELECT state, COUNT(*) AS n FROM transactions GROUP BY state"))
+            {
                 byState[row["state"]] = row["n"]
             }
             return LedgerCounts(
                 transactions: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0,
-                unfinished: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE is_finished = 0")) ?? 0,
+                unfinished: try Int.fetchOne(
+                    try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE is_finished = 0")) ?? 0,
                 byState: byState,
                 products: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM products")) ?? 0,
                 events: try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transaction_events")) ?? 0)

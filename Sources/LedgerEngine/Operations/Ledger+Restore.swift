@@ -35,7 +35,9 @@ extension Ledger {
                 sources += " AND (application_username = ? OR app_account_token = ?)"
                 arguments += [name, UUID(uuidString: name)?.uuidString]
             }
-            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM transactions WHERE " + sources, arguments: arguments) ?? 0
+            let count =
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM transactions WHERE " + sources, arguments: arguments)
+                ?? 0
             guard count > 0 else { return RestoreBatch(ids: nil, count: 0) }
             // A copy of a row edited outside the ledger would carry the edit into a new history.
             try writer.vouch(where: sources, arguments: arguments)
@@ -49,7 +51,8 @@ extension Ledger {
             }
             try ids.save(db)
             if delivery == .recorded {
-                try writer.recordDelivery(where: "id BETWEEN ? AND ?", arguments: [Int64(copies.lowerBound), Int64(copies.upperBound)])
+                try writer.recordDelivery(
+                    where: "id BETWEEN ? AND ?", arguments: [Int64(copies.lowerBound), Int64(copies.upperBound)])
             }
             return RestoreBatch(ids: copies, count: count)
         }
@@ -58,13 +61,15 @@ extension Ledger {
     /// The copies made one at a time (ids that do not follow each other), from pages of sources
     /// read in id order: the copies are `restored`, so the pages never see them.
     private func copyEach(
-        _ writer: TransactionWriter, sources: String, arguments: StatementArguments, ids: inout TransactionWriter.IDBlock
+        _ writer: TransactionWriter, sources: String, arguments: StatementArguments,
+        ids: inout TransactionWriter.IDBlock
     ) throws -> ClosedRange<UInt64> {
         var first: UInt64?, last: UInt64 = 0
         var after: Int64 = 0
         while true {
             let page = try PaymentTransaction.fetchAll(
-                writer.db, sql: "NOT INDEXED WHERE " + sources + " AND id > ? ORDER BY id LIMIT 1000", arguments: arguments + [after])
+                writer.db, sql: "NOT INDEXED WHERE " + sources + " AND id > ? ORDER BY id LIMIT 1000",
+                arguments: arguments + [after])
             guard let end = page.last else { break }
             after = Int64(end.id)
             for source in page {

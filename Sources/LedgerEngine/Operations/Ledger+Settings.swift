@@ -21,7 +21,8 @@ extension Ledger {
     static func saveSettings(_ db: Database, _ settings: [String: String]) throws {
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
             try db.run(
-                sql: "INSERT INTO store_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                sql:
+                    "INSERT INTO store_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 arguments: [key, value])
         }
     }

@@ -44,22 +44,28 @@ extension Ledger {
     package func resolveIssue(ofTransaction id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
         try write { db in
             if try !isInterruptedPurchase(db, id: id), let transaction = try PaymentTransaction.fetchOne(db, id: id),
-               transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID) {
+                transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID)
+            {
                 return (try resolveBillingIssue(db, productID: transaction.productID), true)
             }
             return try resolveInterruptedPurchase(db, id: id)
         }
     }
 
-    private func resolveInterruptedPurchase(_ db: Database, id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
-        guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"),
-            arguments: [try Self.storedID(id)])
+    private func resolveInterruptedPurchase(
+        _ db: Database, id: UInt64
+    ) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: "SELECT replacement_id FROM interrupted_purchases WHERE transaction_id = ?"),
+                arguments: [try Self.storedID(id)])
         else { throw StoreControlError.notInterrupted(id) }
         if let existing = row["replacement_id"] as Int64? {
             return (try PaymentTransaction.fetchOne(db, id: UInt64(existing)), false)
         }
-        try db.run(sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
+        try db.run(
+            sql: "UPDATE interrupted_purchases SET resolved = 1 WHERE transaction_id = ?", arguments: [Int64(id)])
         let replacement = try replaceInterruptedPurchaseIfReady(try writer(db), id: id)
         return (replacement, replacement != nil)
     }
@@ -83,8 +89,18 @@ extension Ledger {
     /// The ids of interrupted purchases and whether each is resolved.
     public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
         try read { db in
-            try Row.fetchAll(try db.cachedStatement(sql: "SELECT transaction_id, resolved, replacement_id FROM interrupted_purchases ORDER BY transaction_id"))
-                .map { (UInt64($0["transaction_id"] as Int64), $0["resolved"], ($0["replacement_id"] as Int64?).map(UInt64.init)) }
+            try Row.fetchAll(
+                try db.cachedStatement(
+                    sql:
+                        "SELECT transaction_id, resolved, replacement_id FROM interrupted_purchases ORDER BY transaction_id"
+                )
+            )
+            .map {
+                (
+                    UInt64($0["transaction_id"] as Int64), $0["resolved"],
+                    ($0["replacement_id"] as Int64?).map(UInt64.init)
+                )
+            }
         }
     }
 
@@ -94,7 +110,7 @@ extension Ledger {
         let lookup = try FastStatement(db, Self.replacementLookup)
         lookup.bind(1, Int64(id))
         guard let ready = try lookup.first({ $0.bool(0) && $0.isNull(1) }), ready,
-              let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
+            let interrupted = try PaymentTransaction.fetchOne(db, id: id), interrupted.isFinished
         else { return nil }
         // Through `purchasing`, like any payment, so that subscriptions follow their group's rules.
         var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: writer.now)

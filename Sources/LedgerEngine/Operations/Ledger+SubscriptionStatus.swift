@@ -26,7 +26,9 @@ extension Ledger {
     /// - Throws: `StoreControlError.unknownSubscriptionGroup`.
     public func subscriptionStatus(forGroup groupID: String) throws -> SubscriptionStatus? {
         try read { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID]) != nil
+            guard
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID])
+                    != nil
             else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
             return try subscriptionStatus(db, group: groupID)
         }
@@ -38,7 +40,8 @@ extension Ledger {
         let now = Date(ledgerMilliseconds: try storeNow(db))
         let renewal = try renewalState(db, group: group)
         let expired = latest.expirationDate.map { $0 <= now } ?? true
-        var state: SubscriptionStatus.RenewalState = latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
+        var state: SubscriptionStatus.RenewalState =
+            latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
         var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
         // A renewal that failed on a billing issue: retried (with a grace period, when on) until
         // the retries are over, then expired for a billing error.
@@ -59,7 +62,8 @@ extension Ledger {
             autoRenewProductID: renewal.nextProductID ?? latest.productID,
             renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
             expirationReason: state == .expired ? reason : nil,
-            isInBillingRetry: retrying, gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil)
+            isInBillingRetry: retrying,
+            gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil)
     }
 }
 
@@ -69,7 +73,9 @@ extension Ledger {
     public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
         try read { db in
             try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM transactions WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') LIMIT 1",
+                db,
+                sql:
+                    "SELECT 1 FROM transactions WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') LIMIT 1",
                 arguments: [groupID]) == nil
         }
     }

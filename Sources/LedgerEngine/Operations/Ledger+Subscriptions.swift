@@ -28,17 +28,23 @@ extension Ledger {
             let group = try subscriptionGroup(db, productID: productID)
             let state = try renewalState(db, group: group)
             guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                  latest.productID == productID || state.nextProductID == productID
+                latest.productID == productID || state.nextProductID == productID
             else { throw StoreControlError.noSubscription(productID) }
             try endPeriod(writer(db, at: now), latest)
             let productID = state.nextProductID ?? latest.productID
-            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
-            let run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            guard let plan = try subscriptionPlan(db, productID: productID) else {
+                throw StoreControlError.notAutoRenewable(productID)
+            }
+            let run = try renewalOffer(
+                db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
             let end = try periodsEnd(db, run, plan: plan, start: now)
             let renewal = try insertRenewal(
-                writer(db, at: now), RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
-            try saveRenewalState(db, group: group, RenewalState(
-                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
+                writer(db, at: now),
+                RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
+            try saveRenewalState(
+                db, group: group,
+                RenewalState(
+                    autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
             return renewal
         }
     }
@@ -53,10 +59,13 @@ extension Ledger {
             let group = try subscriptionGroup(db, productID: productID)
             let state = try renewalState(db, group: group)
             guard let latest = try latestPeriod(db, group: group),
-                  latest.productID == productID || state.nextProductID == productID
+                latest.productID == productID || state.nextProductID == productID
             else { throw StoreControlError.noSubscription(productID) }
             try endPeriod(writer(db, at: now), latest)
-            try saveRenewalState(db, group: group, RenewalState(autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
+            try saveRenewalState(
+                db, group: group,
+                RenewalState(
+                    autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
             return try PaymentTransaction.fetchOne(db, id: latest.id)!
         }
     }
@@ -76,17 +85,21 @@ extension Ledger {
         let group = try subscriptionGroup(db, productID: productID)
         var state = try renewalState(db, group: group)
         guard let latest = try latestPeriod(db, group: group),
-              let issue = try liveBillingIssue(state, latest: latest, at: now)
+            let issue = try liveBillingIssue(state, latest: latest, at: now)
         else { throw StoreControlError.noBillingIssue(productID) }
         let renewTo = state.nextProductID ?? latest.productID
-        guard let plan = try subscriptionPlan(db, productID: renewTo) else { throw StoreControlError.notAutoRenewable(renewTo) }
+        guard let plan = try subscriptionPlan(db, productID: renewTo) else {
+            throw StoreControlError.notAutoRenewable(renewTo)
+        }
         // Within the grace period the user loses no days; after it, the new period starts now.
         let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
-        let run = try renewalOffer(db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
+        let run = try renewalOffer(
+            db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let renewal = try insertRenewal(
-            writer(db, at: now), RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer))
+            writer(db, at: now),
+            RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer))
         state.billingIssue = nil
         state.nextProductID = nil
         state.pendingOfferID = nil
@@ -109,9 +122,11 @@ extension Ledger {
 
     /// The group's billing issue when it concerns its latest period (not refunded) and the
     /// store still retries; `nil` otherwise (a stale issue of a deleted period, say).
-    private func liveBillingIssue(_ state: RenewalState, latest: PaymentTransaction, at now: Int64) throws -> BillingIssue? {
+    private func liveBillingIssue(
+        _ state: RenewalState, latest: PaymentTransaction, at now: Int64
+    ) throws -> BillingIssue? {
         guard let issue = state.billingIssue, latest.revocationDate == nil,
-              issue.since == latest.expirationDate?.ledgerMilliseconds, now < issue.retryUntil
+            issue.since == latest.expirationDate?.ledgerMilliseconds, now < issue.retryUntil
         else { return nil }
         return issue
     }
@@ -145,11 +160,13 @@ extension Ledger {
     /// covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go offer.
     func offerOfNextRenewal(_ db: Database, group: String, at now: Int64) throws -> TransactionOffer? {
         guard let current = try coveringSubscription(db, group: group, at: now, excluding: 0),
-              let latest = try latestPeriod(db, group: group) else { return nil }
+            let latest = try latestPeriod(db, group: group)
+        else { return nil }
         let state = try renewalState(db, group: group)
         let productID = state.nextProductID ?? current.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
-        return try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
+        return try renewalOffer(
+            db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
     }
 
     private static let subscriptionGroupLookup = LedgerSQL(
@@ -161,8 +178,8 @@ extension Ledger {
         let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
         lookup.bind(1, productID)
         guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
-              let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
-              covering.productID == productID
+            let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
+            covering.productID == productID
         else { return nil }
         let until = covering.expirationDate.map { $0.formatted(.iso8601) } ?? "now"
         return TransactionError(code: .unknown, message: "Already subscribed to \(productID) until \(until).")
@@ -180,14 +197,18 @@ extension Ledger {
     func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
         let (db, now) = (writer.db, writer.now)
         guard let group = transaction.subscriptionGroupID,
-              let plan = try subscriptionPlan(db, productID: transaction.productID) else { return }
+            let plan = try subscriptionPlan(db, productID: transaction.productID)
+        else { return }
         var state = try renewalState(db, group: group)
         var end: Int64
         var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
-           let currentPlan = try subscriptionPlan(db, productID: current.productID) {
-            let immediate = current.productID != transaction.productID
-                && (plan.level < currentPlan.level || (plan.level == currentPlan.level && plan.period == currentPlan.period))
+            let currentPlan = try subscriptionPlan(db, productID: current.productID)
+        {
+            let immediate =
+                current.productID != transaction.productID
+                && (plan.level < currentPlan.level
+                    || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
                 try markUpgraded(writer, current)
                 end = try periodsEnd(db, run, plan: plan, start: now)
@@ -208,7 +229,9 @@ extension Ledger {
         } else {
             // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
             // gets its introductory offer, once per group.
-            if run == nil, let intro = plan.introductoryOffer, try !hasBought(db, group: group, excluding: transaction.id) {
+            if run == nil, let intro = plan.introductoryOffer,
+                try !hasBought(db, group: group, excluding: transaction.id)
+            {
                 run = plan.offerRun(intro.offer, pending: true)
             }
             end = try periodsEnd(db, run, plan: plan, start: now)
@@ -241,17 +264,21 @@ extension Ledger {
         let settings = try StoreSettings(db)
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
-        let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
+        let groups = try String.fetchAll(
+            try db.cachedStatement(
+                sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
         for group in groups where due <= limit {
             var state = try renewalState(db, group: group)
             guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                  var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
+                var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
             else { continue }
             // A period that failed on a billing issue renews no more (until the issue is
             // resolved; after the retries it has expired).
             if state.billingIssue?.since == start { continue }
             let productID = state.nextProductID ?? latest.productID
-            guard let plan = try subscriptionPlan(db, productID: productID) else { throw StoreControlError.notAutoRenewable(productID) }
+            guard let plan = try subscriptionPlan(db, productID: productID) else {
+                throw StoreControlError.notAutoRenewable(productID)
+            }
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
@@ -261,7 +288,8 @@ extension Ledger {
                 continue
             }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
-            var run = try renewalOffer(db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            var run = try renewalOffer(
+                db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
             var made = 0
             while start <= now {
                 due += 1
@@ -273,8 +301,11 @@ extension Ledger {
                 start = end
             }
             if make != nil, made > 0 {
-                try saveRenewalState(db, group: group, RenewalState(
-                    autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor))
+                try saveRenewalState(
+                    db, group: group,
+                    RenewalState(
+                        autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor
+                    ))
             }
         }
         return due
@@ -285,12 +316,13 @@ extension Ledger {
     public func nextRenewalDate() throws -> Date? {
         try read { db in
             var next: Int64?
-            let groups = try String.fetchAll(try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
+            let groups = try String.fetchAll(
+                try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
             for group in groups {
                 let state = try renewalState(db, group: group)
                 guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                      let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
-                      state.billingIssue?.since != end
+                    let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
+                    state.billingIssue?.since != end
                 else { continue }
                 next = min(next ?? end, end)
             }
@@ -333,10 +365,11 @@ extension Ledger {
     /// introductory offer is then spent.
     func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
         try Bool.fetchOne(
-            try db.cachedStatement(sql: """
-                SELECT 1 FROM transactions
-                WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') AND id <> ? LIMIT 1
-                """),
+            try db.cachedStatement(
+                sql: """
+                    SELECT 1 FROM transactions
+                    WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') AND id <> ? LIMIT 1
+                    """),
             arguments: [group, Int64(id)]) != nil
     }
 
@@ -352,16 +385,17 @@ extension Ledger {
             return plan.offerRun(promotional.offer, pending: true)
         }
         guard productID == chain.productID, let offer = chain.offer, offer.paymentMode == .payAsYouGo,
-              var run = plan.offerRun(offer, pending: false)
+            var run = plan.offerRun(offer, pending: false)
         else { return nil }
         // The chain's latest periods, newest first, as many as the offer has: those at its end
         // that carry the offer were charged at it.
         let recent = try Row.fetchAll(
-            try db.cachedStatement(sql: """
-                SELECT offer_type, offer_id FROM transactions
-                WHERE original_id = ? AND state = 'purchased' AND expiration_date > purchase_date
-                ORDER BY purchase_date DESC, id DESC LIMIT ?
-                """),
+            try db.cachedStatement(
+                sql: """
+                    SELECT offer_type, offer_id FROM transactions
+                    WHERE original_id = ? AND state = 'purchased' AND expiration_date > purchase_date
+                    ORDER BY purchase_date DESC, id DESC LIMIT ?
+                    """),
             arguments: [Int64(chain.originalID), run.renewalsLeft])
         let charged = recent.prefix {
             ($0["offer_type"] as String?) == offer.type.rawValue && ($0["offer_id"] as String?) == offer.id
@@ -372,7 +406,9 @@ extension Ledger {
 
     /// The end of the renewal starting at `start`: the periods of `run`'s offer, or one period
     /// of the plan.
-    private func periodsEnd(_ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
+    private func periodsEnd(
+        _ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, anchor: inout Int64, start: Int64
+    ) -> Int64 {
         var end = start
         for _ in 0..<(run?.periodsPerRenewal ?? 1) {
             end = periodEnd(run?.offer.period ?? plan.period, rate: rate, anchor: &anchor, start: end)
@@ -392,9 +428,11 @@ extension Ledger {
         guard rate == .realTime else { return rate.end(of: period, startingAt: startDate).ledgerMilliseconds }
         let anchorDate = Date(ledgerMilliseconds: anchor)
         let estimate = Int((startDate.timeIntervalSince(anchorDate) / period.averageSeconds).rounded())
-        guard let count = (estimate - 2...estimate + 2).first(where: {
-            $0 >= 0 && period.advance(anchorDate, times: $0).ledgerMilliseconds == start
-        }) else {
+        guard
+            let count = (estimate - 2...estimate + 2).first(where: {
+                $0 >= 0 && period.advance(anchorDate, times: $0).ledgerMilliseconds == start
+            })
+        else {
             anchor = start
             return period.advance(startDate).ledgerMilliseconds
         }
@@ -413,7 +451,9 @@ extension Ledger {
         /// renewal of all its periods, pay as you go one renewal per period. `pending`: from its
         /// first period; otherwise the caller counts the periods already charged.
         func offerRun(_ offer: TransactionOffer, pending: Bool) -> OfferRun? {
-            let count = offer.type == .introductory ? introductoryOffer?.periodCount : offer.id.flatMap { promotionalOffers[$0]?.periodCount }
+            let count =
+                offer.type == .introductory
+                ? introductoryOffer?.periodCount : offer.id.flatMap { promotionalOffers[$0]?.periodCount }
             guard let count else { return nil }
             return offer.paymentMode == .payAsYouGo
                 ? OfferRun(offer: offer, periodsPerRenewal: 1, renewalsLeft: count)
@@ -437,17 +477,24 @@ extension Ledger {
     }
 
     func subscriptionPlan(_ db: Database, productID: String) throws -> SubscriptionPlan? {
-        guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT subscription_group_level, subscription_period, offers FROM products WHERE id = ?"),
-            arguments: [productID]),
-              let level = row["subscription_group_level"] as Int?,
-              let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: "SELECT subscription_group_level, subscription_period, offers FROM products WHERE id = ?"),
+                arguments: [productID]),
+            let level = row["subscription_group_level"] as Int?,
+            let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
         else { return nil }
         let offers = Self.offers(inOffersColumn: row["offers"])
-        func recorded(_ offer: SubscriptionOffer, type: TransactionOffer.OfferType) -> (offer: TransactionOffer, periodCount: Int)? {
+        func recorded(
+            _ offer: SubscriptionOffer, type: TransactionOffer.OfferType
+        ) -> (offer: TransactionOffer, periodCount: Int)? {
             TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
-                (TransactionOffer(type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
-                 offer.appliedPeriodCount)
+                (
+                    TransactionOffer(
+                        type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
+                    offer.appliedPeriodCount
+                )
             }
         }
         var promotional: [String: (offer: TransactionOffer, periodCount: Int)] = [:]
@@ -461,7 +508,9 @@ extension Ledger {
     }
 
     /// The group's subscription whose period covers `now`.
-    private func coveringSubscription(_ db: Database, group: String, at now: Int64, excluding id: UInt64) throws -> PaymentTransaction? {
+    private func coveringSubscription(
+        _ db: Database, group: String, at now: Int64, excluding id: UInt64
+    ) throws -> PaymentTransaction? {
         try PaymentTransaction.fetchAll(
             db,
             sql: """
@@ -486,10 +535,13 @@ extension Ledger {
     }
 
     func subscriptionGroup(_ db: Database, productID: String) throws -> String {
-        guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"), arguments: [productID])
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"),
+                arguments: [productID])
         else { throw UnknownProductError(productIdentifier: productID) }
-        guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue else {
+        guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue
+        else {
             throw StoreControlError.notAutoRenewable(productID)
         }
         return group
@@ -516,16 +568,20 @@ extension Ledger {
     }
 
     func renewalState(_ db: Database, group: String) throws -> RenewalState {
-        guard let row = try Row.fetchOne(
-            try db.cachedStatement(sql: """
-                SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
-                    pending_offer_id
-                FROM subscription_renewal WHERE group_id = ?
-                """),
-            arguments: [group])
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
+                            pending_offer_id
+                        FROM subscription_renewal WHERE group_id = ?
+                        """),
+                arguments: [group])
         else { return RenewalState() }
         let issue = (row["billing_issue_since"] as Int64?).flatMap { since in
-            (row["retry_until"] as Int64?).map { BillingIssue(since: since, graceUntil: row["grace_until"], retryUntil: $0) }
+            (row["retry_until"] as Int64?).map {
+                BillingIssue(since: since, graceUntil: row["grace_until"], retryUntil: $0)
+            }
         }
         return RenewalState(
             autoRenew: row["auto_renew"], resumedAt: row["resumed_at"], nextProductID: row["next_product_id"],
@@ -554,7 +610,9 @@ extension Ledger {
 
     /// A transaction with the restored copies that mirror it.
     private func withRestoredCopies(_ db: Database, _ transaction: PaymentTransaction) throws -> [PaymentTransaction] {
-        [transaction] + (try PaymentTransaction.fetchAll(db, sql: "WHERE restored_from = ? ORDER BY id", arguments: [Int64(transaction.id)]))
+        [transaction]
+            + (try PaymentTransaction.fetchAll(
+                db, sql: "WHERE restored_from = ? ORDER BY id", arguments: [Int64(transaction.id)]))
     }
 
     /// Moves a subscription's expiration to `now` when it is later, with its restored copies.
@@ -593,6 +651,7 @@ struct BillingSwitches {
             rate.end(of: SubscriptionPeriod(value: days, unit: .day), startingAt: start).ledgerMilliseconds
         }
         let graceDays = period == SubscriptionPeriod(value: 1, unit: .week) ? 6 : 16
-        return Ledger.BillingIssue(since: since, graceUntil: gracePeriod ? after(days: graceDays) : nil, retryUntil: after(days: 60))
+        return Ledger.BillingIssue(
+            since: since, graceUntil: gracePeriod ? after(days: graceDays) : nil, retryUntil: after(days: 60))
     }
 }

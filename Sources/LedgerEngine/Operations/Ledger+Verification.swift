@@ -31,9 +31,11 @@ extension Ledger {
                 try db.ensureConnected()
                 return try String.fetchAll(db, sql: "PRAGMA integrity_check")
             }
-                .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
+            .filter { $0 != "ok" }.map { LedgerProblem(transactionID: nil, message: "integrity check: \($0)") }
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
-            return [LedgerProblem(transactionID: nil, message: "integrity check: \(error.message ?? "the file is damaged")")]
+            return [
+                LedgerProblem(transactionID: nil, message: "integrity check: \(error.message ?? "the file is damaged")")
+            ]
         } catch {
             throw Self.mapError(error, path: path)
         }
@@ -41,7 +43,8 @@ extension Ledger {
         return try read { db in
             var problems = try Self.schemaProblems(db)
             problems += try Self.chainLinkProblems(db)
-            var periods = SubscriptionPeriodCheck(periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
+            var periods = SubscriptionPeriodCheck(
+                periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
             // The rows and the histories, both in transaction order, merged: one transaction's
             // events in memory at a time, whatever the size of the history.
             var histories = try TransactionHistories(db)
@@ -55,22 +58,33 @@ extension Ledger {
                 while let history = try histories.next(upTo: transaction.id) {
                     if history.transactionID == transaction.id { own = history } else { noRow(history) }
                 }
-                problems += Self.chainRowProblems(id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
+                problems += Self.chainRowProblems(
+                    id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
                 problems += Self.historyProblems(transaction, own?.events ?? [])
                 problems += periods.problems(transaction, own?.events ?? [])
             }
             while let history = try histories.next(upTo: .max) { noRow(history) }
-            for row in try Row.fetchAll(db, sql: """
-                SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
-                WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
-                """) {
-                problems.append(LedgerProblem(
-                    transactionID: nil, message: "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"))
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
+                    WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
+                    """)
+            {
+                problems.append(
+                    LedgerProblem(
+                        transactionID: nil,
+                        message:
+                            "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"
+                    ))
             }
-            let lastIssued = try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
+            let lastIssued =
+                try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
             if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {
-                problems.append(LedgerProblem(
-                    transactionID: UInt64(highest), message: "id above the last one issued (\(lastIssued)): ids could be reused"))
+                problems.append(
+                    LedgerProblem(
+                        transactionID: UInt64(highest),
+                        message: "id above the last one issued (\(lastIssued)): ids could be reused"))
             }
             return problems
         }
@@ -88,14 +102,18 @@ extension Ledger {
             switch found.objects[name] {
             case nil: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is missing"))
             case sql?: break
-            case _?: problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) differs from this version's"))
+            case _?:
+                problems.append(
+                    LedgerProblem(transactionID: nil, message: "schema: \(name) differs from this version's"))
             }
         }
         for name in found.objects.keys.sorted() where expected.objects[name] == nil {
             problems.append(LedgerProblem(transactionID: nil, message: "schema: \(name) is not this version's"))
         }
-        for (table, rows) in expected.rules.sorted(by: { $0.key < $1.key }) where found.rules[table].map({ $0 != rows }) ?? false {
-            problems.append(LedgerProblem(transactionID: nil, message: "schema: the rules of \(table) differ from this version's"))
+        for (table, rows) in expected.rules.sorted(by: { $0.key < $1.key })
+        where found.rules[table].map({ $0 != rows }) ?? false {
+            problems.append(
+                LedgerProblem(transactionID: nil, message: "schema: the rules of \(table) differ from this version's"))
         }
         return problems
     }
@@ -115,13 +133,18 @@ extension Ledger {
         var rules: [String: [String]] = [:]
 
         init(_ db: Database) throws {
-            for row in try Row.fetchAll(db, sql: """
-                SELECT type, name, sql FROM sqlite_schema
-                WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'index', 'trigger', 'view')
-                """) {
+            for row in try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT type, name, sql FROM sqlite_schema
+                    WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'index', 'trigger', 'view')
+                    """)
+            {
                 objects["\(row["type"] as String) \(row["name"] as String)"] = row["sql"] as String? ?? ""
             }
-            for table in objects.keys.filter({ $0.hasPrefix("table rule_") }).map({ String($0.dropFirst("table ".count)) }) {
+            for table in objects.keys.filter({ $0.hasPrefix("table rule_") }).map({
+                String($0.dropFirst("table ".count))
+            }) {
                 // Every column as text, the rows sorted: the table's contents, whatever its shape.
                 let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
                 rules[table] = try Row.fetchAll(db, sql: "SELECT * FROM \(quoted)").map { row in
@@ -133,7 +156,9 @@ extension Ledger {
 
     private static func productPeriods(_ db: Database) throws -> [String: SubscriptionPeriod] {
         var periods: [String: SubscriptionPeriod] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, subscription_period FROM products WHERE subscription_period IS NOT NULL") {
+        for row in try Row.fetchAll(
+            db, sql: "SELECT id, subscription_period FROM products WHERE subscription_period IS NOT NULL")
+        {
             periods[row["id"]] = SubscriptionPeriod(iso8601: row["subscription_period"])
         }
         return periods
@@ -144,8 +169,11 @@ extension Ledger {
     private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
-            for offer in offers(inOffersColumn: row["offers"])?.promotional ?? [] where offer.paymentMode != "payAsYouGo" {
-                if let id = offer.id { counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = offer.appliedPeriodCount }
+            for offer in offers(inOffersColumn: row["offers"])?.promotional ?? []
+            where offer.paymentMode != "payAsYouGo" {
+                if let id = offer.id {
+                    counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = offer.appliedPeriodCount
+                }
             }
         }
         return counts
@@ -165,55 +193,85 @@ extension Ledger {
     static func historyProblems(_ transaction: PaymentTransaction, _ events: [TransactionEvent]) -> [LedgerProblem] {
         var problems: [String] = []
         guard let first = events.first, first.kind == .created,
-              TransactionRules.allowsEvent(.created, from: first.fromState, to: first.toState, productType: transaction.productType)
-        else { return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")] }
+            TransactionRules.allowsEvent(
+                .created, from: first.fromState, to: first.toState, productType: transaction.productType)
+        else {
+            return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")]
+        }
         var state = first.toState
         var finished = false, revoked = false, upgraded = false
         var deliveries = 0
         for event in events.dropFirst() {
             if event.fromState != state {
-                problems.append("event \(event.sequence) starts from \(event.fromState?.rawValue ?? "nothing"), not \(state.rawValue)")
+                problems.append(
+                    "event \(event.sequence) starts from \(event.fromState?.rawValue ?? "nothing"), not \(state.rawValue)"
+                )
             }
             switch event.kind {
             case .created:
                 problems.append("created twice (event \(event.sequence))")
             case .stateChanged:
-                if finished || !TransactionRules.allowsEvent(.stateChanged, from: state, to: event.toState, productType: transaction.productType) {
-                    problems.append("illegal change \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                if finished
+                    || !TransactionRules.allowsEvent(
+                        .stateChanged, from: state, to: event.toState, productType: transaction.productType)
+                {
+                    problems.append(
+                        "illegal change \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
                 }
                 state = event.toState
             case .finished:
-                if finished || !TransactionRules.allowsEvent(.finished, from: state, to: event.toState, productType: transaction.productType) {
-                    problems.append("finished while \(finished ? "finished" : state.rawValue) (event \(event.sequence))")
+                if finished
+                    || !TransactionRules.allowsEvent(
+                        .finished, from: state, to: event.toState, productType: transaction.productType)
+                {
+                    problems.append(
+                        "finished while \(finished ? "finished" : state.rawValue) (event \(event.sequence))")
                 }
                 finished = true
             case .delivered:
-                if !TransactionRules.allowsEvent(.delivered, from: state, to: event.toState, productType: transaction.productType) {
-                    problems.append("delivered with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))")
+                if !TransactionRules.allowsEvent(
+                    .delivered, from: state, to: event.toState, productType: transaction.productType)
+                {
+                    problems.append(
+                        "delivered with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))"
+                    )
                 }
                 deliveries += 1
             case .revoked:
-                if revoked || !TransactionRules.allowsEvent(.revoked, from: state, to: event.toState, productType: transaction.productType) {
+                if revoked
+                    || !TransactionRules.allowsEvent(
+                        .revoked, from: state, to: event.toState, productType: transaction.productType)
+                {
                     problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
                 }
                 revoked = true
             case .deleted:
                 problems.append("deleted in its history (event \(event.sequence)), but its row is there")
             case .expirationChanged, .upgraded:
-                if !TransactionRules.allowsEvent(event.kind, from: state, to: event.toState, productType: transaction.productType) {
-                    problems.append(transaction.productType == .autoRenewable
-                        ? "\(event.kind.rawValue) with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))"
-                        : "\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))")
+                if !TransactionRules.allowsEvent(
+                    event.kind, from: state, to: event.toState, productType: transaction.productType)
+                {
+                    problems.append(
+                        transaction.productType == .autoRenewable
+                            ? "\(event.kind.rawValue) with a change of state \(state.rawValue) -> \(event.toState.rawValue) (event \(event.sequence))"
+                            : "\(event.kind.rawValue) on a \(transaction.productType.rawValue) (event \(event.sequence))"
+                    )
                 }
                 if event.kind == .upgraded { upgraded = true }
             }
         }
-        if state != transaction.state { problems.append("history ends in \(state.rawValue), the row is \(transaction.state.rawValue)") }
-        if finished != transaction.isFinished { problems.append("history says finished \(finished), the row \(transaction.isFinished)") }
+        if state != transaction.state {
+            problems.append("history ends in \(state.rawValue), the row is \(transaction.state.rawValue)")
+        }
+        if finished != transaction.isFinished {
+            problems.append("history says finished \(finished), the row \(transaction.isFinished)")
+        }
         if deliveries != transaction.deliveryCount {
             problems.append("history has \(deliveries) deliveries, the row counts \(transaction.deliveryCount)")
         }
-        if revoked != (transaction.revocationDate != nil) { problems.append("refund in the history and the row disagree") }
+        if revoked != (transaction.revocationDate != nil) {
+            problems.append("refund in the history and the row disagree")
+        }
         if upgraded && !transaction.isUpgraded { problems.append("upgraded in the history, not in the row") }
         if transaction.isFinished && !transaction.state.canBeFinished {
             problems.append("finished while \(transaction.state.rawValue), which cannot be finished")
@@ -253,7 +311,9 @@ struct SubscriptionPeriodCheck {
         if transaction.reason == .renewal {
             // A gap is allowed (`store delete` removes a period); an overlap never is.
             if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
-                problems.append("renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))")
+                problems.append(
+                    "renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))"
+                )
             }
             // A renewal at an offer lasts its offer's period (a free or pay-up-front
             // promotional offer: all of its periods).
@@ -261,12 +321,17 @@ struct SubscriptionPeriodCheck {
                 offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, $0)] }
             }
             if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
-               !Self.isWholePeriod(period, from: start, to: expiration),
-               !(offerPeriods.map { Self.isWholePeriod(period, count: $0, from: start, to: expiration) } ?? false) {
-                problems.append("renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")")
+                !Self.isWholePeriod(period, from: start, to: expiration),
+                !(offerPeriods.map { Self.isWholePeriod(period, count: $0, from: start, to: expiration) } ?? false)
+            {
+                problems.append(
+                    "renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")"
+                )
             }
         }
-        if expiration > start { chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration) }
+        if expiration > start {
+            chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration)
+        }
         return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
     }
 
@@ -282,8 +347,9 @@ struct SubscriptionPeriodCheck {
         let endMilliseconds = end.ledgerMilliseconds
         if endMilliseconds == calendarEnd { return true }
         if period.unit == .month || period.unit == .year,
-           endMilliseconds > calendarEnd, endMilliseconds <= calendarEnd + 3 * 86_400_000,
-           (endMilliseconds - calendarEnd) % 86_400_000 == 0 {
+            endMilliseconds > calendarEnd, endMilliseconds <= calendarEnd + 3 * 86_400_000,
+            (endMilliseconds - calendarEnd) % 86_400_000 == 0
+        {
             return true
         }
         return TimeRate.allCases.contains { rate in
@@ -310,17 +376,20 @@ struct TransactionHistories {
     private var next: (event: TransactionEvent, rowDigest: [UInt8])?
 
     init(_ db: Database) throws {
-        cursor = try Row.fetchCursor(db, sql: """
-            SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest
-            FROM transaction_events ORDER BY transaction_id, seq
-            """)
+        cursor = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest
+                FROM transaction_events ORDER BY transaction_id, seq
+                """)
         next = try Self.read(cursor)
     }
 
     /// The next history, if its transaction's id is at most `id`.
     mutating func next(upTo id: UInt64) throws -> TransactionHistory? {
         guard let first = next, first.event.transactionID <= id else { return nil }
-        var history = TransactionHistory(transactionID: first.event.transactionID, events: [first.event], lastRowDigest: first.rowDigest)
+        var history = TransactionHistory(
+            transactionID: first.event.transactionID, events: [first.event], lastRowDigest: first.rowDigest)
         while let event = try Self.read(cursor) {
             guard event.event.transactionID == history.transactionID else {
                 next = event

@@ -26,6 +26,10 @@ struct LedgerSQL: Sendable {
 /// connection with statements still open), and when it is released without being closed
 /// (SQLite then closes the connection once the last statement is finalized). A connection that
 /// has none (a read-only one) gets the statement from GRDB's cache instead.
+///
+/// Sendable by hand: its statements are used only on the connection's queue, which GRDB serializes
+/// (or by `deinit`, when nothing else can use the connection), and its table of connections is
+/// behind a `Mutex`.
 final class PreparedStatements: @unchecked Sendable {
     // Used only on the connection's own queue, which GRDB serializes, or by the ledger's deinit
     // when nothing else can use the connection; the lock guards the table of connections.

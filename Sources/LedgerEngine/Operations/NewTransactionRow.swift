@@ -33,7 +33,10 @@ struct NewTransactionRow {
     init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
         let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
-        guard let product = try lookup.first({ (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1)) })
+        guard
+            let product = try lookup.first({
+                (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1))
+            })
         else { throw UnknownProductError(productIdentifier: productID) }
         self.productID = productID
         (self.productType, self.subscriptionGroupID) = product
@@ -65,13 +68,18 @@ extension NewTransactionRow {
     func transaction(id: UInt64) -> PaymentTransaction {
         let original = self.original ?? (id, purchaseDate)
         return PaymentTransaction(
-            id: id, originalID: original.id, productID: productID, productType: productType, state: state, isFinished: false,
+            id: id, originalID: original.id, productID: productID, productType: productType, state: state,
+            isFinished: false,
             quantity: quantity, purchaseDate: Date(ledgerMilliseconds: purchaseDate),
             originalPurchaseDate: Date(ledgerMilliseconds: original.purchaseDate),
-            expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil, revocationReason: nil,
-            isUpgraded: isUpgraded, appAccountToken: appAccountToken, applicationUsername: applicationUsername, error: nil, reason: reason,
-            subscriptionGroupID: subscriptionGroupID, offer: offer, storefront: storefront, environment: Ledger.environment,
-            idempotencyKey: idempotencyKey, restoredFromID: restoredFrom, createdAt: Date(ledgerMilliseconds: createdAt),
+            expirationDate: expirationDate.map(Date.init(ledgerMilliseconds:)), revocationDate: nil,
+            revocationReason: nil,
+            isUpgraded: isUpgraded, appAccountToken: appAccountToken, applicationUsername: applicationUsername,
+            error: nil, reason: reason,
+            subscriptionGroupID: subscriptionGroupID, offer: offer, storefront: storefront,
+            environment: Ledger.environment,
+            idempotencyKey: idempotencyKey, restoredFromID: restoredFrom,
+            createdAt: Date(ledgerMilliseconds: createdAt),
             updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
     }
 }

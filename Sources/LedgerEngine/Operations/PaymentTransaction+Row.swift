@@ -66,8 +66,8 @@ extension PaymentTransaction {
     private static func offer(_ row: FastStatement.Columns) throws -> TransactionOffer? {
         guard let type = row.optionalString(28) else { return nil }
         guard let offerType = TransactionOffer.OfferType(rawValue: type),
-              let mode = row.optionalString(30).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
-              let period = row.optionalString(31).flatMap(SubscriptionPeriod.init(iso8601:))
+            let mode = row.optionalString(30).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
+            let period = row.optionalString(31).flatMap(SubscriptionPeriod.init(iso8601:))
         else { throw DamagedRow(reason: "incomplete offer on transaction \(row.int64(0))") }
         return TransactionOffer(type: offerType, id: row.optionalString(29), paymentMode: mode, period: period)
     }
@@ -102,14 +102,17 @@ extension PaymentTransaction {
     /// Calls `body` with each transaction `selection` + `suffix` reads, one at a time (memory
     /// does not grow with the number of rows).
     static func forEach(
-        _ db: Database, sql suffix: String, arguments: StatementArguments = [], _ body: (PaymentTransaction) throws -> Void
+        _ db: Database, sql suffix: String, arguments: StatementArguments = [],
+        _ body: (PaymentTransaction) throws -> Void
     ) throws {
         let statement = try FastStatement(db, selection + " " + suffix)
         try statement.bind(arguments)
         try statement.forEachRow { try body(try PaymentTransaction($0)) }
     }
 
-    static func fetchAll(_ db: Database, sql suffix: String, arguments: StatementArguments = []) throws -> [PaymentTransaction] {
+    static func fetchAll(
+        _ db: Database, sql suffix: String, arguments: StatementArguments = []
+    ) throws -> [PaymentTransaction] {
         let statement = try FastStatement(db, selection + " " + suffix)
         try statement.bind(arguments)
         return try statement.all(PaymentTransaction.init)

@@ -133,19 +133,21 @@ struct TransactionWriter {
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
     /// The caller vouched for the sources (`vouch(where:arguments:)`).
     func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
-        try db.execute(sql: """
-            INSERT INTO transactions (
-                id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
-                expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
-                restored_from, is_upgraded, created_at, updated_at, application_username,
-                offer_type, offer_id, offer_payment_mode, offer_period)
-            SELECT ? - 1 + ROW_NUMBER() OVER (ORDER BY id), original_id, product_id, product_type, 'restored', quantity,
-                ?, original_purchase_date, expiration_date, app_account_token, 'purchase', subscription_group_id,
-                storefront, ?, id, is_upgraded, ?, ?, application_username,
-                offer_type, offer_id, offer_payment_mode, offer_period
-            FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
-            """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
-        try appendEvents(.created, toRowsWhere: "id BETWEEN ? AND ?", arguments: [Int64(firstID), Int64(firstID) + Int64(count) - 1])
+        try db.execute(
+            sql: """
+                INSERT INTO transactions (
+                    id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
+                    expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
+                    restored_from, is_upgraded, created_at, updated_at, application_username,
+                    offer_type, offer_id, offer_payment_mode, offer_period)
+                SELECT ? - 1 + ROW_NUMBER() OVER (ORDER BY id), original_id, product_id, product_type, 'restored', quantity,
+                    ?, original_purchase_date, expiration_date, app_account_token, 'purchase', subscription_group_id,
+                    storefront, ?, id, is_upgraded, ?, ?, application_username,
+                    offer_type, offer_id, offer_payment_mode, offer_period
+                FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
+                """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
+        try appendEvents(
+            .created, toRowsWhere: "id BETWEEN ? AND ?", arguments: [Int64(firstID), Int64(firstID) + Int64(count) - 1])
     }
 
     // MARK: - Changes
@@ -180,7 +182,7 @@ struct TransactionWriter {
         try appendEvent(id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
         var updated = transaction
         if transaction.productType == .autoRenewable {
-            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!   // its period was just set
+            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!  // its period was just set
         } else {
             updated.state = state
             updated.error = error
@@ -228,7 +230,8 @@ struct TransactionWriter {
     /// `delivered`, when given, receives each row as the update left it, in id order, from the
     /// same read that digests it for its event.
     func recordDelivery(
-        where condition: String, arguments: StatementArguments = [], delivered: ((PaymentTransaction) throws -> Void)? = nil
+        where condition: String, arguments: StatementArguments = [],
+        delivered: ((PaymentTransaction) throws -> Void)? = nil
     ) throws {
         // One scan before the update: each row is vouched for (`HashChain.vouch`), and its
         // digest after the update computed, since only the delivery's two columns change.
@@ -240,15 +243,20 @@ struct TransactionWriter {
             var transaction = try PaymentTransaction(columns)
             transaction.deliveryCount += 1
             transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
-            deliveries.append((transaction, chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow))
+            deliveries.append(
+                (transaction, chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow))
         }
         try db.execute(
-            sql: "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
+            sql:
+                "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
             arguments: [now] + arguments)
         var appender = try appender()
         for (transaction, digest) in deliveries {
             try appender.append(
-                db, .init(transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now),
+                db,
+                .init(
+                    transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state,
+                    at: now),
                 rowDigest: digest)
         }
         try appender.finish(db)
@@ -262,7 +270,8 @@ struct TransactionWriter {
             sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
             arguments: [now, reason, now, Int64(transaction.id)])
         try appendEvent(
-            id: transaction.id, kind: .revoked, from: transaction.state, to: transaction.state, at: now, detail: "reason \(reason)")
+            id: transaction.id, kind: .revoked, from: transaction.state, to: transaction.state, at: now,
+            detail: "reason \(reason)")
     }
 
     /// Dates a subscription payment being charged: its period starts now and ends at `end`,
@@ -284,7 +293,9 @@ struct TransactionWriter {
     /// Moves a subscription period's expiration to now, with its `expirationChanged` event.
     func expireNow(_ period: PaymentTransaction) throws {
         try vouch(period.id)
-        try db.run(sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?", arguments: [now, now, Int64(period.id)])
+        try db.run(
+            sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",
+            arguments: [now, now, Int64(period.id)])
         try appendEvent(
             id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
             detail: Date(ledgerMilliseconds: now).formatted(.iso8601))
@@ -293,7 +304,9 @@ struct TransactionWriter {
     /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
     func markUpgraded(_ period: PaymentTransaction) throws {
         try vouch(period.id)
-        try db.run(sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?", arguments: [now, Int64(period.id)])
+        try db.run(
+            sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?",
+            arguments: [now, Int64(period.id)])
         try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
     }
 
@@ -305,14 +318,17 @@ struct TransactionWriter {
         let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
         try selected.bind(arguments)
         let deleted = try selected.all { (UInt64($0.int64(0)), $0.string(1)) }
-        try db.execute(sql: """
-            DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
-            DELETE FROM transactions WHERE \(condition);
-            """, arguments: arguments + arguments)
+        try db.execute(
+            sql: """
+                DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+                DELETE FROM transactions WHERE \(condition);
+                """, arguments: arguments + arguments)
         var appender = try appender()
         for (id, stateName) in deleted {
             let state = try Self.state(stateName, of: id)
-            try appender.append(db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now), rowDigest: HashChain.noRow)
+            try appender.append(
+                db, .init(transactionID: id, kind: .deleted, from: state, to: state, at: now),
+                rowDigest: HashChain.noRow)
         }
         try appender.finish(db)
     }
@@ -367,18 +383,23 @@ struct TransactionWriter {
     /// is now, after the change the event records (every change of a row is followed by its
     /// event, so a row always matches its last event's digest).
     func appendEvent(
-        id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64, detail: String? = nil
+        id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64,
+        detail: String? = nil
     ) throws {
         let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
-        guard let digest else { throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event") }
+        guard let digest else {
+            throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event")
+        }
         var appender = try appender()
-        try appender.append(db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
+        try appender.append(
+            db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
         try appender.finish(db)
     }
 
     // MARK: - Statements
 
-    private static let insertTransaction = LedgerSQL("""
+    private static let insertTransaction = LedgerSQL(
+        """
         INSERT INTO transactions (
             id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
             expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
@@ -389,7 +410,8 @@ struct TransactionWriter {
         """)
     private static let updateState = LedgerSQL(
         "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
-    private static let updatePurchaseDate = LedgerSQL("""
+    private static let updatePurchaseDate = LedgerSQL(
+        """
         UPDATE transactions SET purchase_date = ?,
             original_purchase_date = CASE WHEN original_id = id THEN ? ELSE original_purchase_date END WHERE id = ?
         """)
@@ -408,7 +430,8 @@ extension Ledger {
     /// A writer for the current write transaction, at a time the caller already read.
     func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter {
         TransactionWriter(
-            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator, chained: configuration.keepsHashChain,
+            db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator,
+            chained: configuration.keepsHashChain,
             identities: identities)
     }
 }

@@ -35,16 +35,18 @@ public struct ChainHead: Sendable, Hashable {
     /// `JWS.verify(trustingRoot:)` checks them; the ledger keeps no key but the leaf's).
     public func isSigned(by certificates: SigningCertificates) -> Bool {
         guard let leaf = try? Certificate(derEncoded: certificates.leaf),
-              let intermediate = try? Certificate(derEncoded: certificates.intermediate),
-              let root = try? Certificate(derEncoded: certificates.root),
-              let key = try? JWS.signingKey(leaf: leaf, intermediate: intermediate, root: root),
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            let intermediate = try? Certificate(derEncoded: certificates.intermediate),
+            let root = try? Certificate(derEncoded: certificates.root),
+            let key = try? JWS.signingKey(leaf: leaf, intermediate: intermediate, root: root),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
         else { return false }
         return key.isValidSignature(signature, for: Self.message(sequence: sequence, hash: hash))
     }
 
     /// The head signed with `key`.
-    static func signing(sequence: Int64, hash: [UInt8], at date: Date, with key: P256.Signing.PrivateKey) throws -> ChainHead {
+    static func signing(
+        sequence: Int64, hash: [UInt8], at date: Date, with key: P256.Signing.PrivateKey
+    ) throws -> ChainHead {
         let signature = try key.signature(for: message(sequence: sequence, hash: hash))
         return ChainHead(sequence: sequence, hash: hash, signature: Array(signature.rawRepresentation), signedAt: date)
     }
@@ -54,11 +56,13 @@ public struct ChainHead: Sendable, Hashable {
         guard let row = try Row.fetchOne(db, sql: "SELECT seq, hash, signature, signed_at FROM chain_head WHERE id = 1")
         else { return nil }
         guard case .int64(let seq) = (row[0] as DatabaseValue).storage,
-              case .blob(let hash) = (row[1] as DatabaseValue).storage,
-              case .blob(let signature) = (row[2] as DatabaseValue).storage,
-              case .int64(let signedAt) = (row[3] as DatabaseValue).storage
+            case .blob(let hash) = (row[1] as DatabaseValue).storage,
+            case .blob(let signature) = (row[2] as DatabaseValue).storage,
+            case .int64(let signedAt) = (row[3] as DatabaseValue).storage
         else { throw DamagedRow(reason: "the chain head's row has a value of the wrong type") }
-        return ChainHead(sequence: seq, hash: [UInt8](hash), signature: [UInt8](signature), signedAt: Date(ledgerMilliseconds: signedAt))
+        return ChainHead(
+            sequence: seq, hash: [UInt8](hash), signature: [UInt8](signature),
+            signedAt: Date(ledgerMilliseconds: signedAt))
     }
 
     func save(_ db: Database) throws {
@@ -124,12 +128,19 @@ final class HeadSigner: Sendable {
             state.withLock { $0.mayHaveUnsigned = false }
             return
         }
-        if checkingTail, let forged = try HashChain.firstUnauthenticated(db, after: signed ?? 0, key: try identities.eventKey(db)) {
-            throw DamagedRow(reason: "event \(forged) follows the signed head without the ledger's authentication "
-                + "(it was appended without the ledger's key; verify reports it): no head is signed over it, nothing is written")
+        if checkingTail,
+            let forged = try HashChain.firstUnauthenticated(db, after: signed ?? 0, key: try identities.eventKey(db))
+        {
+            throw DamagedRow(
+                reason: "event \(forged) follows the signed head without the ledger's authentication "
+                    + "(it was appended without the ledger's key; verify reports it): no head is signed over it, nothing is written"
+            )
         }
         let key = try identities.identity(db).privateKey
-        try ChainHead.signing(sequence: end.seq, hash: end.hash, at: Date(ledgerMilliseconds: try Ledger.storeNow(db, clock: clock)), with: key).save(db)
+        try ChainHead.signing(
+            sequence: end.seq, hash: end.hash, at: Date(ledgerMilliseconds: try Ledger.storeNow(db, clock: clock)),
+            with: key
+        ).save(db)
         state.withLock { state in
             state.lastSigned = now
             state.mayHaveUnsigned = false

@@ -125,9 +125,10 @@ enum HashChain {
     /// The order the chain's reads select a row's columns in (`selectRows`, `selectRow`): first
     /// those `PaymentTransaction(_:)` decodes, in its order, so that one scan both digests a row
     /// and decodes it; then the others, the stored plan first (`fetchWithPlan` reads it there). `HashChainTests` checks it holds every one of `rowColumns`.
-    static let selectedColumns = PaymentTransaction.columnNames + [
-        "planned_state", "planned_error_code", "planned_error_message", "offer_nonce",
-    ]
+    static let selectedColumns =
+        PaymentTransaction.columnNames + [
+            "planned_state", "planned_error_code", "planned_error_message", "offer_nonce",
+        ]
 
     /// For each of `rowColumns`, in order, its position in `selectedColumns`.
     static let digestOrder: [Int32] = rowColumns.map { name in
@@ -193,9 +194,12 @@ enum HashChain {
     /// Throws `DamagedRow` unless the current row of a `selectVouching` statement is what its
     /// last event recorded.
     static func vouch(_ columns: FastStatement.Columns) throws {
-        guard !columns.isNull(recordedDigestColumn), rowDigest(of: columns) != columns.blob(recordedDigestColumn) else { return }
-        throw DamagedRow(reason: "transaction \(columns.int64(0)) differs from what its history recorded "
-            + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
+        guard !columns.isNull(recordedDigestColumn), rowDigest(of: columns) != columns.blob(recordedDigestColumn) else {
+            return
+        }
+        throw DamagedRow(
+            reason: "transaction \(columns.int64(0)) differs from what its history recorded "
+                + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
     }
 
     /// `vouch(_:where:arguments:)` for transaction `id` (the writer's path: prepared once).
@@ -269,7 +273,11 @@ enum HashChain {
         /// One event's nine values and its MAC after the first `offset` parameters.
         private func bind(_ insert: FastStatement, _ event: (event: ChainedEvent, hash: [UInt8]), at offset: Int32) {
             HashChain.bind(insert, event.event, hash: event.hash, at: offset)
-            if let key { insert.bind(offset + 10, HashChain.mac(of: event.hash, key: key)) } else { insert.bind(offset + 10, Int64?.none) }
+            if let key {
+                insert.bind(offset + 10, HashChain.mac(of: event.hash, key: key))
+            } else {
+                insert.bind(offset + 10, Int64?.none)
+            }
         }
 
         private static let prefix =
@@ -301,7 +309,8 @@ enum HashChain {
         return found
     }
 
-    private static let selectTail = LedgerSQL("SELECT seq, hash, mac FROM transaction_events WHERE seq > ? ORDER BY seq")
+    private static let selectTail = LedgerSQL(
+        "SELECT seq, hash, mac FROM transaction_events WHERE seq > ? ORDER BY seq")
 
     /// The last event's number and link; `nil` while the history is empty.
     static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
@@ -315,7 +324,8 @@ enum HashChain {
 
     /// Every event with its digest and link, in order: the columns a link covers (0 to 7), then
     /// the link (8). What `verify` recomputes and `exportAudit` writes.
-    static let selectEvents = LedgerSQL("""
+    static let selectEvents = LedgerSQL(
+        """
         SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash
         FROM transaction_events ORDER BY seq
         """)
@@ -323,7 +333,8 @@ enum HashChain {
     /// The number the next event takes (after every number ever used, as AUTOINCREMENT counts
     /// them) and the link it follows.
     static func next(_ db: Database) throws -> (seq: Int64, previous: [UInt8]) {
-        let (counter, hash) = try FastStatement(db, selectNext).first { ($0.int64(0), $0.isNull(1) ? nil : $0.blob(1)) } ?? (0, nil)
+        let (counter, hash) =
+            try FastStatement(db, selectNext).first { ($0.int64(0), $0.isNull(1) ? nil : $0.blob(1)) } ?? (0, nil)
         return (counter + 1, try hash ?? genesis(db))
     }
 
@@ -362,10 +373,12 @@ enum HashChain {
     /// now: the rows of the past are not kept) and its link; then drops the old table.
     static func adopt(_ db: Database) throws {
         var end = try end(db)
-        let events = try Row.fetchCursor(db, sql: """
-            SELECT seq, transaction_id, kind, from_state, to_state, at, detail
-            FROM transaction_events_before_chain ORDER BY seq
-            """)
+        let events = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT seq, transaction_id, kind, from_state, to_state, at, detail
+                FROM transaction_events_before_chain ORDER BY seq
+                """)
         var digests: (id: UInt64, digest: [UInt8])?
         while let row = try events.next() {
             let old = try TransactionEvent(row: row)
@@ -392,7 +405,8 @@ enum HashChain {
     /// One row by id (`selectedColumns`).
     static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
-    private static let selectNext = LedgerSQL("""
+    private static let selectNext = LedgerSQL(
+        """
         SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'transaction_events'), 0),
                (SELECT hash FROM transaction_events ORDER BY seq DESC LIMIT 1)
         """)

@@ -31,7 +31,8 @@ extension Ledger {
         let signer = try signer()
         let products = try catalog(Set(transactions.map(\.productID)))
         return try transactions.map { transaction in
-            try signer.sign(TransactionPayload(transaction, product: products[transaction.productID], settings: signer.settings))
+            try signer.sign(
+                TransactionPayload(transaction, product: products[transaction.productID], settings: signer.settings))
         }
     }
 

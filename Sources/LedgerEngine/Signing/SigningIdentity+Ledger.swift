@@ -25,24 +25,28 @@ extension SigningIdentity {
     /// The ledger's identity.
     /// - Throws: `DamagedRow` when it is missing or unreadable (schema 9 always has one).
     static func load(_ db: Database) throws -> SigningIdentity {
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT private_key, leaf_certificate, intermediate_certificate, root_certificate, created_at
-            FROM signing_identity WHERE id = 1
-            """)
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT private_key, leaf_certificate, intermediate_certificate, root_certificate, created_at
+                    FROM signing_identity WHERE id = 1
+                    """)
         else { throw DamagedRow(reason: "the ledger has no signing identity") }
         // Read by storage class: a value of another type (a damaged file) is reported, not trapped on.
         func blob(_ index: Int) -> Data? {
             if case .blob(let data) = (row[index] as DatabaseValue).storage { data } else { nil }
         }
         guard let key = blob(0), let leaf = blob(1), let intermediate = blob(2), let root = blob(3),
-              case .int64(let created) = (row[4] as DatabaseValue).storage
+            case .int64(let created) = (row[4] as DatabaseValue).storage
         else { throw DamagedRow(reason: "the signing identity's row has a value of the wrong type") }
         guard let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: key) else {
             throw DamagedRow(reason: "the signing identity's private key is not a P-256 key")
         }
         return SigningIdentity(
             privateKey: privateKey,
-            certificates: SigningCertificates(leaf: [UInt8](leaf), intermediate: [UInt8](intermediate), root: [UInt8](root)),
+            certificates: SigningCertificates(
+                leaf: [UInt8](leaf), intermediate: [UInt8](intermediate), root: [UInt8](root)),
             createdAt: Date(ledgerMilliseconds: created))
     }
 }

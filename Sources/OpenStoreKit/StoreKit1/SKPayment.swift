@@ -2,6 +2,9 @@ public import Foundation
 
 /// A request to buy a product (StoreKit 1's `SKPayment`): immutable; `SKMutablePayment` is
 /// the one to change.
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable {
     // Stored here, changed only through `SKMutablePayment`'s setters before the payment is
     // added: StoreKit's own payments are used the same way.
@@ -71,6 +74,9 @@ open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable
 }
 
 /// A payment whose fields can be set (StoreKit 1's `SKMutablePayment`).
+///
+/// Sendable by hand, as StoreKit's: an app sets its fields before it adds the payment, never from
+/// two threads at once; the queue adds a copy.
 open class SKMutablePayment: SKPayment, @unchecked Sendable {
     /// An empty payment: set `productIdentifier` before adding it.
     public convenience init() {
@@ -112,6 +118,9 @@ open class SKMutablePayment: SKPayment, @unchecked Sendable {
 }
 
 /// A signed promotional offer to apply to a payment (StoreKit 1's `SKPaymentDiscount`).
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKPaymentDiscount: NSObject, @unchecked Sendable {
     /// The identifier of the subscription's promotional offer to redeem.
     public let identifier: String

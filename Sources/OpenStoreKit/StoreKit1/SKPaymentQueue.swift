@@ -8,6 +8,9 @@ import Synchronization
 /// outcome reaches the observers, on the main actor, once it is committed to the ledger. The
 /// calls run in the order they were made. Each observer added receives every unfinished
 /// transaction first (at every launch until the app finishes them).
+///
+/// Sendable by hand: its store is set by the initializer only and its observers are behind a
+/// `Mutex`; an `open` class cannot be checked by the compiler.
 open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// The store the queue works on (which owns the queue); `nil` when it could not be opened
     /// or was relaunched since: every call then reports `failure` through the observers.
@@ -30,9 +33,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// Why there is no store to work on.
     private var failure: SKError {
-        openingFailure ?? SKError(.unknown, userInfo: [
-            NSLocalizedDescriptionKey: "This payment queue's store was relaunched: use SKPaymentQueue.default()",
-        ])
+        openingFailure
+            ?? SKError(
+                .unknown,
+                userInfo: [
+                    NSLocalizedDescriptionKey: "This payment queue's store was relaunched: use SKPaymentQueue.default()"
+                ])
     }
 
     /// The queue of the store StoreKit calls reach now (see `StoreContext`). When the store's
@@ -110,9 +116,13 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             if payment.simulatesAskToBuyInSandbox { request.simulatedOutcome = .deferred }
             if let discount = payment.paymentDiscount {
                 guard let signature = Data(base64Encoded: discount.signature) else {
-                    return refuse(payment, SKError(.invalidSignature, userInfo: [
-                        NSLocalizedDescriptionKey: "The promotional offer's signature is not base64.",
-                    ]))
+                    return refuse(
+                        payment,
+                        SKError(
+                            .invalidSignature,
+                            userInfo: [
+                                NSLocalizedDescriptionKey: "The promotional offer's signature is not base64."
+                            ]))
                 }
                 request.discount = PaymentDiscount(
                     offerID: discount.identifier,
@@ -123,12 +133,16 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             do {
                 try await context.queue.add(request)
             } catch let error as UnknownProductError {
-                refuse(payment, SKError(.storeProductNotAvailable, userInfo: [NSLocalizedDescriptionKey: error.description]))
+                refuse(
+                    payment,
+                    SKError(.storeProductNotAvailable, userInfo: [NSLocalizedDescriptionKey: error.description]))
             } catch let error as PaymentQueueError {
                 refuse(payment, SKError(refusal: error))
             } catch let error as PromotionalOfferError {
                 // StoreKit fails such a payment with the offer's error; nothing is recorded.
-                refuse(payment, SKError(SKError.Code(error.code), userInfo: [NSLocalizedDescriptionKey: error.description]))
+                refuse(
+                    payment, SKError(SKError.Code(error.code), userInfo: [NSLocalizedDescriptionKey: error.description])
+                )
             } catch {
                 refuse(payment, SKError(ledgerFailure: error))
             }
@@ -173,7 +187,9 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             let targets = bridges.withLock { $0.compactMap(\.observer) }
             let failure = failure
             Task { @MainActor in
-                for observer in targets { observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: failure) }
+                for observer in targets {
+                    observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: failure)
+                }
             }
             return
         }
@@ -217,15 +233,19 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
 extension SKError {
     /// What StoreKit reports for a payment the queue refused.
     init(refusal: PaymentQueueError) {
-        let code: Code = switch refusal {
-        case .emptyProductIdentifier: .storeProductNotAvailable
-        default: .paymentInvalid
-        }
+        let code: Code =
+            switch refusal {
+            case .emptyProductIdentifier: .storeProductNotAvailable
+            default: .paymentInvalid
+            }
         self.init(code, userInfo: [NSLocalizedDescriptionKey: refusal.description])
     }
 }
 
 /// Hears the ledger's queue for one StoreKit 1 observer and calls it on the main actor.
+///
+/// Sendable by hand: its two weak references are set by the initializer only (a weak reference is a
+/// `var`).
 final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
     // Touched only on the main actor once added; StoreKit calls observers there too, whatever
     // their own isolation, which is why a non-Sendable observer may be held here.
@@ -237,7 +257,9 @@ final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
         self.observer = observer
     }
 
-    private func onMain(_ call: @escaping @Sendable @MainActor (any SKPaymentTransactionObserver, SKPaymentQueue) -> Void) async {
+    private func onMain(
+        _ call: @escaping @Sendable @MainActor (any SKPaymentTransactionObserver, SKPaymentQueue) -> Void
+    ) async {
         await MainActor.run {
             guard let observer, let skQueue else { return }
             call(observer, skQueue)
@@ -254,7 +276,9 @@ final class ObserverBridge: PaymentTransactionObserver, @unchecked Sendable {
         await onMain { $0.paymentQueue($1, removedTransactions: removed) }
     }
 
-    func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {
+    func paymentQueue(
+        _ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
+    ) async {
         await onMain { $0.paymentQueue($1, didRevokeEntitlementsForProductIdentifiers: productIdentifiers) }
     }
 

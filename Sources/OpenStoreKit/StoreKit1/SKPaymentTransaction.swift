@@ -15,18 +15,22 @@ public enum SKPaymentTransactionState: Int, Sendable {
     case deferred = 4
 
     package init(_ state: TransactionState) {
-        self = switch state {
-        case .purchasing: .purchasing
-        case .purchased: .purchased
-        case .failed: .failed
-        case .restored: .restored
-        case .deferred: .deferred
-        }
+        self =
+            switch state {
+            case .purchasing: .purchasing
+            case .purchased: .purchased
+            case .failed: .failed
+            case .restored: .restored
+            case .deferred: .deferred
+            }
     }
 }
 
 /// One transaction of the payment queue (StoreKit 1's `SKPaymentTransaction`): a snapshot of
 /// the ledger's row when the queue handed it over.
+///
+/// Sendable by hand: a snapshot, its properties set by the initializer only; an `open` class cannot
+/// be checked by the compiler.
 open class SKPaymentTransaction: NSObject, @unchecked Sendable {
     /// The state the ledger's row was in when the queue handed it over; a later state comes as a new
     /// snapshot.

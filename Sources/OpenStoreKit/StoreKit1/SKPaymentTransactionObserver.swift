@@ -33,9 +33,13 @@ extension SKPaymentTransactionObserver {
     public func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) {}
     /// Does nothing by default: an observer that omits it does not hear the end of a restore.
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue) {}
-    public func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {}
+    public func paymentQueue(
+        _ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
+    ) {}
     public func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue) {}
-    public func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool {
+    public func paymentQueue(
+        _ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct
+    ) -> Bool {
         true
     }
 }

@@ -3,6 +3,9 @@ import StoreLedger
 
 /// A product the store sells, as a products request returns it (StoreKit 1's `SKProduct`):
 /// localized for the store's locale, priced in its storefront's currency.
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKProduct: NSObject, @unchecked Sendable {
     /// The unit of a subscription period (`SKProduct.PeriodUnit`).
     public enum PeriodUnit: UInt, Sendable {
@@ -62,14 +65,18 @@ open class SKProduct: NSObject, @unchecked Sendable {
             SKProductDiscount($0, type: .introductory, priceLocale: priceLocale)
         }
         subscriptionGroupIdentifier = product.subscription?.groupID
-        discounts = product.subscription?.promotionalOffers.map {
-            SKProductDiscount($0, type: .subscription, priceLocale: priceLocale)
-        } ?? []
+        discounts =
+            product.subscription?.promotionalOffers.map {
+                SKProductDiscount($0, type: .subscription, priceLocale: priceLocale)
+            } ?? []
         super.init()
     }
 }
 
 /// A subscription period (StoreKit 1's `SKProductSubscriptionPeriod`): `numberOfUnits` × `unit`.
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKProductSubscriptionPeriod: NSObject, @unchecked Sendable {
     /// How many `unit`s the period lasts (3 for a three-month period).
     open private(set) var numberOfUnits: Int
@@ -78,17 +85,21 @@ open class SKProductSubscriptionPeriod: NSObject, @unchecked Sendable {
 
     init(_ period: SubscriptionPeriod) {
         numberOfUnits = period.value
-        unit = switch period.unit {
-        case .day: .day
-        case .week: .week
-        case .month: .month
-        case .year: .year
-        }
+        unit =
+            switch period.unit {
+            case .day: .day
+            case .week: .week
+            case .month: .month
+            case .year: .year
+            }
         super.init()
     }
 }
 
 /// An introductory or promotional offer of a subscription (StoreKit 1's `SKProductDiscount`).
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKProductDiscount: NSObject, @unchecked Sendable {
     /// How the customer pays for the offer (`SKProductDiscount.PaymentMode`), with StoreKit's raw values.
     public enum PaymentMode: UInt, Sendable {
@@ -131,17 +142,21 @@ open class SKProductDiscount: NSObject, @unchecked Sendable {
         identifier = type == .introductory ? nil : offer.id
         subscriptionPeriod = SKProductSubscriptionPeriod(offer.period)
         numberOfPeriods = offer.periodCount
-        paymentMode = switch offer.paymentMode {
-        case "free": .freeTrial
-        case "payUpFront": .payUpFront
-        default: .payAsYouGo
-        }
+        paymentMode =
+            switch offer.paymentMode {
+            case "free": .freeTrial
+            case "payUpFront": .payUpFront
+            default: .payAsYouGo
+            }
         self.type = type
         super.init()
     }
 }
 
 /// The App Store storefront of the store (StoreKit 1's `SKStorefront`).
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKStorefront: NSObject, @unchecked Sendable {
     /// ISO 3166-1 alpha-3 (`USA`, `FRA`).
     open private(set) var countryCode: String

@@ -26,6 +26,9 @@ public protocol SKProductsRequestDelegate: SKRequestDelegate {
 
 /// A request to the store (StoreKit 1's `SKRequest`): `start()` runs it, `cancel()` stops it;
 /// its delegate hears the end on the main actor.
+///
+/// Sendable by hand: its state is behind a `Mutex`; an `open` class cannot be checked by the
+/// compiler.
 open class SKRequest: NSObject, @unchecked Sendable {
     private let state = Mutex<(started: Bool, cancelled: Bool)>((false, false))
 
@@ -54,6 +57,9 @@ open class SKRequest: NSObject, @unchecked Sendable {
 /// Asks the store for products by identifier (StoreKit 1's `SKProductsRequest`). The
 /// delegate receives one `SKProductsResponse`, then `requestDidFinish(_:)`, or
 /// `request(_:didFailWithError:)` when the store's ledger cannot be read.
+///
+/// Sendable by hand: its identifiers are constant and its delegate is set before `start()`, as in
+/// StoreKit.
 open class SKProductsRequest: SKRequest, @unchecked Sendable {
     private let productIdentifiers: Set<String>
     private weak var _delegate: (any SKProductsRequestDelegate)?
@@ -93,6 +99,9 @@ open class SKProductsRequest: SKRequest, @unchecked Sendable {
 }
 
 /// The store's answer to a products request (StoreKit 1's `SKProductsResponse`).
+///
+/// Sendable by hand: its properties are set by the initializer only; an `open` class cannot be
+/// checked by the compiler.
 open class SKProductsResponse: NSObject, @unchecked Sendable {
     /// The products the store sells, by identifier.
     open private(set) var products: [SKProduct]

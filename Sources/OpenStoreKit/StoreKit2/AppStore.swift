@@ -78,8 +78,9 @@ extension StoreKitError: Equatable {
     /// alike (an `any Error` has no equality of its own).
     public static func == (lhs: StoreKitError, rhs: StoreKitError) -> Bool {
         switch (lhs, rhs) {
-        case (.unknown, .unknown), (.userCancelled, .userCancelled), (.notAvailableInStorefront, .notAvailableInStorefront),
-             (.notEntitled, .notEntitled), (.unsupported, .unsupported):
+        case (.unknown, .unknown), (.userCancelled, .userCancelled),
+            (.notAvailableInStorefront, .notAvailableInStorefront),
+            (.notEntitled, .notEntitled), (.unsupported, .unsupported):
             true
         case (.networkError(let left), .networkError(let right)):
             left == right

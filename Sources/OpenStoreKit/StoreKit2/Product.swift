@@ -52,7 +52,9 @@ public struct Product: Identifiable, Sendable, Hashable {
         try context.failures.check(.loadProducts)
         do {
             let presentation = try ProductPresentation(ledger: context.ledger)
-            return try context.queue.catalog.products(for: identifiers).products.map { Product($0, presentation: presentation) }
+            return try context.queue.catalog.products(for: identifiers).products.map {
+                Product($0, presentation: presentation)
+            }
         } catch {
             throw StoreKitError.systemError(error)
         }
@@ -82,12 +84,13 @@ public struct Product: Identifiable, Sendable, Hashable {
         public static let autoRenewable = ProductType(rawValue: "Auto-Renewable Subscription")
 
         init(_ type: StoreLedger.ProductType) {
-            self = switch type {
-            case .consumable: .consumable
-            case .nonConsumable: .nonConsumable
-            case .nonRenewable: .nonRenewable
-            case .autoRenewable: .autoRenewable
-            }
+            self =
+                switch type {
+                case .consumable: .consumable
+                case .nonConsumable: .nonConsumable
+                case .nonRenewable: .nonRenewable
+                case .autoRenewable: .autoRenewable
+                }
         }
     }
 
@@ -106,12 +109,13 @@ public struct Product: Identifiable, Sendable, Hashable {
 
         init(_ period: StoreLedger.SubscriptionPeriod) {
             value = period.value
-            unit = switch period.unit {
-            case .day: .day
-            case .week: .week
-            case .month: .month
-            case .year: .year
-            }
+            unit =
+                switch period.unit {
+                case .day: .day
+                case .week: .week
+                case .month: .month
+                case .year: .year
+                }
         }
     }
 
@@ -163,11 +167,12 @@ public struct Product: Identifiable, Sendable, Hashable {
             displayPrice = presentation.displayPrice(offer.price ?? 0)
             period = SubscriptionPeriod(offer.period)
             periodCount = offer.periodCount
-            paymentMode = switch offer.paymentMode {
-            case "free": .freeTrial
-            case "payUpFront": .payUpFront
-            default: .payAsYouGo
-            }
+            paymentMode =
+                switch offer.paymentMode {
+                case "free": .freeTrial
+                case "payUpFront": .payUpFront
+                default: .payAsYouGo
+                }
         }
 
         /// The signature of a promotional offer, made by the app's server

@@ -19,11 +19,12 @@ extension Product {
 
         init(_ info: StoreLedger.PromotionInfo) {
             productID = info.productID
-            visibility = switch info.visibility {
-            case .appStoreConnectDefault: .appStoreConnectDefault
-            case .visible: .visible
-            case .hidden: .hidden
-            }
+            visibility =
+                switch info.visibility {
+                case .appStoreConnectDefault: .appStoreConnectDefault
+                case .visible: .visible
+                case .hidden: .hidden
+                }
         }
 
         var stored: StoreLedger.PromotionInfo {

@@ -52,16 +52,20 @@ extension Product {
         public static func promotionalOffer(
             offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int
         ) -> PurchaseOption {
-            .promotionalOffer(offerID: offerID, signature: SubscriptionOffer.Signature(
-                keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+            .promotionalOffer(
+                offerID: offerID,
+                signature: SubscriptionOffer.Signature(
+                    keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
         }
         /// A promotional offer signed by the app's server (the iOS 17.4 form).
         public static func promotionalOffer(offerID: String, signature: SubscriptionOffer.Signature) -> PurchaseOption {
-            .init(kind: .promotionalOffer(PaymentDiscount(
-                offerID: offerID,
-                signature: OfferSignature(
-                    keyID: signature.keyID, nonce: signature.nonce, timestamp: Int64(signature.timestamp),
-                    signature: signature.signature))))
+            .init(
+                kind: .promotionalOffer(
+                    PaymentDiscount(
+                        offerID: offerID,
+                        signature: OfferSignature(
+                            keyID: signature.keyID, nonce: signature.nonce, timestamp: Int64(signature.timestamp),
+                            signature: signature.signature))))
         }
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
@@ -74,7 +78,9 @@ extension Product {
             return nil
         }
         /// A key and value for the App Store; kept out of the ledger, as the store ignores them here.
-        public static func custom(key: String, value: String) -> PurchaseOption { .init(kind: .custom(key: key, value: value)) }
+        public static func custom(key: String, value: String) -> PurchaseOption {
+            .init(kind: .custom(key: key, value: value))
+        }
     }
 
     /// Why a purchase was refused before it reached the store (`Product.PurchaseError`).
@@ -170,7 +176,9 @@ extension Product {
     /// StoreKit 2 shows no failed transactions: the failed one is finished at once (which also
     /// lets an interrupted purchase's replacement arrive once its issue is resolved), and the
     /// failure becomes the call's result.
-    private func settleFailure(_ transaction: PaymentTransaction, in context: StoreContext) async throws -> PurchaseResult {
+    private func settleFailure(
+        _ transaction: PaymentTransaction, in context: StoreContext
+    ) async throws -> PurchaseResult {
         let error = transaction.error ?? TransactionError(code: .unknown)
         let interrupted = try? context.ledger.isInterruptedPurchase(transaction.id)
         do {
@@ -192,11 +200,12 @@ extension Product {
 extension Product.PurchaseError {
     /// StoreKit 2's error for a promotional offer the store refused.
     init(_ refusal: PromotionalOfferError) {
-        self = switch refusal {
-        case .unknownOffer: .invalidOfferIdentifier
-        case .missingParameters: .missingOfferParameters
-        case .invalidSignature: .invalidOfferSignature
-        case .ineligible, .offerInProgress: .ineligibleForOffer
-        }
+        self =
+            switch refusal {
+            case .unknownOffer: .invalidOfferIdentifier
+            case .missingParameters: .missingOfferParameters
+            case .invalidSignature: .invalidOfferSignature
+            case .ineligible, .offerInProgress: .ineligibleForOffer
+            }
     }
 }

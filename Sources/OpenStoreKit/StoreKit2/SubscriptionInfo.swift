@@ -23,7 +23,9 @@ extension Product {
         init(_ info: StoreLedger.SubscriptionInfo, presentation: ProductPresentation) {
             subscriptionGroupID = info.groupID
             subscriptionPeriod = Product.SubscriptionPeriod(info.period)
-            introductoryOffer = info.introductoryOffer.map { .init($0, type: .introductory, presentation: presentation) }
+            introductoryOffer = info.introductoryOffer.map {
+                .init($0, type: .introductory, presentation: presentation)
+            }
             promotionalOffers = info.promotionalOffers.map { .init($0, type: .promotional, presentation: presentation) }
             groupLevel = info.level
             groupDisplayName = info.groupName
@@ -54,7 +56,9 @@ extension Product {
             do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
             try context.failures.check(.subscriptionStatus)
             do {
-                return try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0, origin: context.origin)] } ?? []
+                return try context.ledger.subscriptionStatus(forGroup: groupID).map {
+                    [Status($0, origin: context.origin)]
+                } ?? []
             } catch {
                 throw StoreKitError.systemError(error)
             }
@@ -77,13 +81,14 @@ extension Product {
             public static let revoked = RenewalState(rawValue: 5)
 
             init(_ state: SubscriptionStatus.RenewalState) {
-                self = switch state {
-                case .subscribed: .subscribed
-                case .expired: .expired
-                case .inBillingRetryPeriod: .inBillingRetryPeriod
-                case .inGracePeriod: .inGracePeriod
-                case .revoked: .revoked
-                }
+                self =
+                    switch state {
+                    case .subscribed: .subscribed
+                    case .expired: .expired
+                    case .inBillingRetryPeriod: .inBillingRetryPeriod
+                    case .inGracePeriod: .inGracePeriod
+                    case .revoked: .revoked
+                    }
             }
 
             public var description: String {

@@ -102,7 +102,8 @@ public struct Transaction: Identifiable, Sendable, Hashable {
             guard let queue = origin.queue else { throw StoreKitError.unknown }
             try await queue.finish(id)
         } catch {
-            FileHandle.standardError.write(Data("OpenStoreKit: finishing transaction \(id) failed: \(error.localizedDescription)\n".utf8))
+            FileHandle.standardError.write(
+                Data("OpenStoreKit: finishing transaction \(id) failed: \(error.localizedDescription)\n".utf8))
         }
     }
 
@@ -144,7 +145,8 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// The latest purchased or restored transaction of `productID` (revoked ones included).
     public static func latest(for productID: String) async -> VerificationResult<Transaction>? {
         guard let context = try? StoreContext.current(),
-              let row = try? context.ledger.latestTransaction(for: productID) else { return nil }
+            let row = try? context.ledger.latestTransaction(for: productID)
+        else { return nil }
         return context.origin.result(row)
     }
 
@@ -176,11 +178,12 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         init(_ offer: TransactionOffer) {
             type = offer.type == .introductory ? .introductory : .promotional
             id = offer.id
-            paymentMode = switch offer.paymentMode {
-            case .freeTrial: .freeTrial
-            case .payAsYouGo: .payAsYouGo
-            case .payUpFront: .payUpFront
-            }
+            paymentMode =
+                switch offer.paymentMode {
+                case .freeTrial: .freeTrial
+                case .payAsYouGo: .payAsYouGo
+                case .payUpFront: .payUpFront
+                }
             period = Product.SubscriptionPeriod(offer.period)
         }
     }
@@ -256,12 +259,14 @@ extension Transaction {
             case .updates:
                 return AsyncIterator(.live(context.transactionUpdates.listen().makeAsyncIterator()), origin: origin)
             case .all:
-                return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)), origin: origin)
+                return AsyncIterator(
+                    .pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)), origin: origin)
             case .unfinished:
                 return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: true)), origin: origin)
             case .currentEntitlements(let productID):
                 let rows = (try? context.ledger.currentEntitlements()) ?? []
-                return AsyncIterator(.rows(rows.filter { productID == nil || $0.productID == productID }[...]), origin: origin)
+                return AsyncIterator(
+                    .rows(rows.filter { productID == nil || $0.productID == productID }[...]), origin: origin)
             }
         }
 
@@ -327,7 +332,7 @@ struct HistoryPages {
                 continue
             }
             guard !exhausted,
-                  let rows = try? ledger.transactions(
+                let rows = try? ledger.transactions(
                     matching: TransactionFilter(unfinishedOnly: unfinishedOnly, afterID: afterID, limit: 100))
             else { return nil }
             exhausted = rows.count < 100
@@ -367,7 +372,9 @@ extension Transaction {
         func result(_ status: SubscriptionStatus) -> VerificationResult<Product.SubscriptionInfo.RenewalInfo> {
             let signer = signer
             let jws = signer.sign(status)
-            return failures.verify(Product.SubscriptionInfo.RenewalInfo(status, signed: jws)) { signer.verify($0, signedAs: jws) }
+            return failures.verify(Product.SubscriptionInfo.RenewalInfo(status, signed: jws)) {
+                signer.verify($0, signedAs: jws)
+            }
         }
 
         var queue: PaymentQueue? { current.withLock { $0?.queue } }

@@ -62,7 +62,10 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
             guard HistoryPages.isShown(row) else { return false }
             if let key = row.idempotencyKey, state.purchasesInProgress.contains(key) { return false }
             if let returned = state.returnedByPurchase[row.id], row.state == returned.state, row.revocationDate == nil,
-               row.updatedAt <= returned.updatedAt { return false }
+                row.updatedAt <= returned.updatedAt
+            {
+                return false
+            }
             return true
         }
     }

@@ -20,11 +20,14 @@ struct CatalogFile {
     init(path: String) throws {
         self.path = path
         let bytes = try Self.read(path)
-        let start = bytes.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF) }
+        let start = bytes.first {
+            !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 || $0 == 0xEF || $0 == 0xBB || $0 == 0xBF)
+        }
         guard let start else { throw CatalogError.malformedFile(path: path, reason: "the file is empty") }
         if start == UInt8(ascii: "<") || bytes.starts(with: Array("bplist".utf8)) {
             guard bytes.count <= Self.maximumPropertyListSize else {
-                throw CatalogError.unreadableFile(path: path, reason: Self.tooLarge(bytes.count, Self.maximumPropertyListSize, "property list"))
+                throw CatalogError.unreadableFile(
+                    path: path, reason: Self.tooLarge(bytes.count, Self.maximumPropertyListSize, "property list"))
             }
             format = .propertyList
             do {
@@ -66,20 +69,26 @@ struct CatalogFile {
             throw CatalogError.unreadableFile(path: path, reason: "not a regular file")
         }
         guard status.st_size <= Self.maximumSize else {
-            throw CatalogError.unreadableFile(path: path, reason: tooLarge(Int(status.st_size), maximumSize, "product file"))
+            throw CatalogError.unreadableFile(
+                path: path, reason: tooLarge(Int(status.st_size), maximumSize, "product file"))
         }
         // One byte more than fstat said is asked for: a file that grew or shrank is refused.
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
         var count = 0
         while count < bytes.count {
-            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            let read = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + count, $0.count - count)
+            }
             if read < 0, errno == EINTR { continue }
-            guard read >= 0 else { throw CatalogError.unreadableFile(path: path, reason: String(cString: strerror(errno))) }
+            guard read >= 0 else {
+                throw CatalogError.unreadableFile(path: path, reason: String(cString: strerror(errno)))
+            }
             if read == 0 { break }
             count += read
         }
         guard count == status.st_size else {
-            throw CatalogError.unreadableFile(path: path, reason: "it changed while it was read (\(status.st_size) bytes, then \(count))")
+            throw CatalogError.unreadableFile(
+                path: path, reason: "it changed while it was read (\(status.st_size) bytes, then \(count))")
         }
         bytes.removeLast(bytes.count - count)
         return bytes
@@ -118,7 +127,8 @@ struct CatalogValue {
     }
 
     func invalid(_ expected: String) -> CatalogError {
-        .invalidValue(path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected, found: description)
+        .invalidValue(
+            path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected, found: description)
     }
 
     var isNull: Bool { kind == .null }
@@ -162,7 +172,8 @@ struct CatalogValue {
     /// A member that must be present (and not null).
     func member(_ key: String, expected: String) throws -> CatalogValue {
         guard let value = try optionalMember(key) else {
-            throw CatalogError.missingKey(path: file, keyPath: keyPath.isEmpty ? key : "\(keyPath).\(key)", expected: expected)
+            throw CatalogError.missingKey(
+                path: file, keyPath: keyPath.isEmpty ? key : "\(keyPath).\(key)", expected: expected)
         }
         return value
     }
@@ -194,10 +205,11 @@ struct CatalogValue {
     /// ledger keeps exactly (`DecimalText.isExactPrice`): a number's text is read as written,
     /// never through a `Double`.
     func price() throws -> Decimal {
-        let text: String? = switch kind {
-        case .string, .number: tree.text(node)
-        default: nil
-        }
+        let text: String? =
+            switch kind {
+            case .string, .number: tree.text(node)
+            default: nil
+            }
         guard let text, DecimalText.isExactPrice(text), let price = DecimalText.parse(text) else {
             throw invalid("a non-negative decimal price such as \"0.99\", of at most 18 digits, 15 before the point")
         }

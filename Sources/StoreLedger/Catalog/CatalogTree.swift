@@ -258,11 +258,13 @@ private struct JSONReader {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard stack.count < CatalogTree.maximumDepth else {
                 throw CatalogTree.SyntaxError(
-                    description: "arrays and objects nested more than \(CatalogTree.maximumDepth) deep at \(location(position))")
+                    description:
+                        "arrays and objects nested more than \(CatalogTree.maximumDepth) deep at \(location(position))")
             }
             position += 1
             stack.append(Open(node: nodes.count, isObject: byte == UInt8(ascii: "{")))
-            nodes.append(.init(kind: byte == UInt8(ascii: "{") ? .object : .array, flag: false, start: 0, length: 0, end: 0))
+            nodes.append(
+                .init(kind: byte == UInt8(ascii: "{") ? .object : .array, flag: false, start: 0, length: 0, end: 0))
         case UInt8(ascii: "\""):
             try readString()
         case UInt8(ascii: "t"): try readLiteral("true", .boolean, true)
@@ -319,16 +321,18 @@ private struct JSONReader {
             switch byte {
             case UInt8(ascii: "\""):
                 if !ascii { try checkUTF8(from: start) }
-                nodes.append(.init(
-                    kind: .string, flag: escaped, start: UInt32(start), length: UInt32(position - start),
-                    end: UInt32(nodes.count + 1)))
+                nodes.append(
+                    .init(
+                        kind: .string, flag: escaped, start: UInt32(start), length: UInt32(position - start),
+                        end: UInt32(nodes.count + 1)))
                 position += 1
                 return
             case UInt8(ascii: "\\"):
                 escaped = true
                 try readEscape()
             case 0..<0x20:
-                throw failure(expected: "an escaped control character (U+\(String(format: "%04X", byte))) in the string")
+                throw failure(
+                    expected: "an escaped control character (U+\(String(format: "%04X", byte))) in the string")
             default:
                 if byte >= 0x80 { ascii = false }
                 position += 1
@@ -343,7 +347,7 @@ private struct JSONReader {
         position += 1
         switch code {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             return
         case UInt8(ascii: "u"):
             let value = try hex()
@@ -398,8 +402,10 @@ private struct JSONReader {
     }
 
     private mutating func appendLeaf(_ kind: CatalogTree.Kind, flag: Bool, start: Int) {
-        nodes.append(.init(
-            kind: kind, flag: flag, start: UInt32(start), length: UInt32(position - start), end: UInt32(nodes.count + 1)))
+        nodes.append(
+            .init(
+                kind: kind, flag: flag, start: UInt32(start), length: UInt32(position - start),
+                end: UInt32(nodes.count + 1)))
     }
 
     private func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -414,11 +420,13 @@ private struct JSONReader {
     }
 
     private func failure(expected: String) -> CatalogTree.SyntaxError {
-        let found: String = if let byte = peek() {
-            (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(format: "%02X", byte))"
-        } else {
-            "the end of the file"
-        }
+        let found: String =
+            if let byte = peek() {
+                (0x21..<0x7F).contains(byte)
+                    ? "'\(Character(Unicode.Scalar(byte)))'" : "byte 0x\(String(format: "%02X", byte))"
+            } else {
+                "the end of the file"
+            }
         return .init(description: "expected \(expected), found \(found) at \(location(position))")
     }
 

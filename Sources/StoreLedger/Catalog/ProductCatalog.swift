@@ -120,7 +120,8 @@ public struct ProductCatalog: Sendable {
             if let own = configuration.settings.storefront, own != storefront.countryCode {
                 warnings.append(
                     "\(path): made for storefront \(own), but the ledger's storefront is \(storefront.countryCode): "
-                        + "its prices are shown in \(storefront.currencyCode); the storefront stays \(storefront.countryCode)")
+                        + "its prices are shown in \(storefront.currencyCode); the storefront stays \(storefront.countryCode)"
+                )
             }
             for product in configuration.products {
                 if let why = PriceFormatter.inexactness(of: product.price, in: storefront.currencyCode) {
@@ -187,7 +188,9 @@ extension ProductCatalog {
     /// Sets one product's visibility.
     /// - Throws: `UnknownProductError`.
     @discardableResult
-    public func updatePromotionVisibility(_ visibility: PromotionVisibility, for productID: String) throws -> [PromotionInfo] {
+    public func updatePromotionVisibility(
+        _ visibility: PromotionVisibility, for productID: String
+    ) throws -> [PromotionInfo] {
         try ledger.updatePromotionVisibility(visibility, for: productID)
     }
 }

@@ -41,7 +41,8 @@ public struct ProductIdentifierList: Sendable, Hashable {
                 ids = try root.optionalMember("Products").map(Self.strings) ?? []
                 for group in try root.optionalMember("Subscriptions")?.array() ?? [] {
                     let name = try group.member("Group", expected: "the subscription group's name").string()
-                    let members = try Self.strings(try group.member("Products", expected: "an array of product identifiers"))
+                    let members = try Self.strings(
+                        try group.member("Products", expected: "an array of product identifiers"))
                     groups.append(SubscriptionGroup(name: name, productIDs: members))
                     ids += members
                 }
@@ -81,10 +82,12 @@ enum ProductIdentifier {
             .invalidValue(path: value.file, keyPath: value.keyPath, expected: expected, found: found)
         }
         if let bad = id.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            throw refuse("a product identifier without control characters", "\(shown) (U+\(String(format: "%04X", bad.value)))")
+            throw refuse(
+                "a product identifier without control characters", "\(shown) (U+\(String(format: "%04X", bad.value)))")
         }
         if let first = id.unicodeScalars.first, let last = id.unicodeScalars.last,
-           first.properties.isWhitespace || last.properties.isWhitespace {
+            first.properties.isWhitespace || last.properties.isWhitespace
+        {
             throw refuse("a product identifier without spaces at either end", shown)
         }
         guard id.unicodeScalars.elementsEqual(id.precomposedStringWithCanonicalMapping.unicodeScalars) else {

@@ -31,7 +31,8 @@ public struct StoreKitConfiguration: Sendable {
             if (try? ProductIdentifierList(parsing: file)) != nil {
                 throw CatalogError.identifierListNotDefinitions(path: path)
             }
-            throw CatalogError.malformedFile(path: path, reason: "a StoreKit configuration file is JSON, this is a property list")
+            throw CatalogError.malformedFile(
+                path: path, reason: "a StoreKit configuration file is JSON, this is a property list")
         }
         let root = file.rootValue
         guard root.isDictionary else {
@@ -159,8 +160,11 @@ public struct StoreKitConfiguration: Sendable {
     private static func identifier(_ item: CatalogValue) throws -> String {
         let field = try item.member("productID", expected: "a product identifier")
         let id = try field.string()
-        guard !id.isEmpty else { throw CatalogError.invalidValue(
-            path: field.file, keyPath: field.keyPath, expected: "a non-empty product identifier", found: "an empty string") }
+        guard !id.isEmpty else {
+            throw CatalogError.invalidValue(
+                path: field.file, keyPath: field.keyPath, expected: "a non-empty product identifier",
+                found: "an empty string")
+        }
         try ProductIdentifier.check(id, in: field)
         return id
     }
@@ -175,7 +179,8 @@ public struct StoreKitConfiguration: Sendable {
     }
 
     /// A period of `allowed`, the lengths the App Store has for it.
-    private static func period(_ field: CatalogValue, among allowed: [SubscriptionPeriod]) throws -> SubscriptionPeriod {
+    private static func period(_ field: CatalogValue, among allowed: [SubscriptionPeriod]) throws -> SubscriptionPeriod
+    {
         guard let period = SubscriptionPeriod(iso8601: try field.string()), allowed.contains(period) else {
             throw CatalogError.invalidValue(
                 path: field.file, keyPath: field.keyPath,
@@ -242,7 +247,8 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
             guard Storefront(countryCode: code) != nil else {
                 throw CatalogError.invalidValue(
                     path: field.file, keyPath: field.keyPath,
-                    expected: "a known ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN", found: "\"\(code)\"")
+                    expected: "a known ISO 3166-1 alpha-3 storefront code such as USA, FRA or JPN", found: "\"\(code)\""
+                )
             }
             storefront = code.uppercased()
         }
@@ -255,7 +261,9 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
             // Xcode's rates only, as `store set timeRate` takes them: another number is no rate.
             let raw = try field.int()
             guard TimeRate(rawValue: raw) != nil else {
-                throw field.invalid("one of Xcode's time rates: " + TimeRate.allCases.map { String($0.rawValue) }.joined(separator: ", "))
+                throw field.invalid(
+                    "one of Xcode's time rates: "
+                        + TimeRate.allCases.map { String($0.rawValue) }.joined(separator: ", "))
             }
             timeRate = raw
         }

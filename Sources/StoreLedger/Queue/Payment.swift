@@ -41,7 +41,8 @@ public struct Payment: Sendable, Hashable {
         simulatedOutcome: SimulatedOutcome? = nil
     ) {
         self.init(
-            productID: productID, quantity: quantity, appAccountToken: applicationUsername.flatMap(UUID.init(uuidString:)),
+            productID: productID, quantity: quantity,
+            appAccountToken: applicationUsername.flatMap(UUID.init(uuidString:)),
             idempotencyKey: idempotencyKey, simulatedOutcome: simulatedOutcome)
         self.applicationUsername = applicationUsername
     }

@@ -133,7 +133,8 @@ extension RestoreResult {
     init(_ committed: Result<RestoreBatch, any Error>, ledger: Ledger) {
         switch committed {
         case .success(let batch):
-            self.init(restored: RestoredTransactions(count: batch.count, ledger: ledger, batch: batch), outcome: .finished)
+            self.init(
+                restored: RestoredTransactions(count: batch.count, ledger: ledger, batch: batch), outcome: .finished)
         case .failure(let error):
             self.init(restored: .none, outcome: .failed(error))
         }

@@ -149,7 +149,8 @@ public actor PaymentQueue {
         let last = try ledger.lastTransactionID()
         var after: UInt64 = 0, count = 0
         while true {
-            let batch = try ledger.recordDeliveryOfUnfinishedTransactions(after: after, through: last, limit: Self.deliveryBatchLimit)
+            let batch = try ledger.recordDeliveryOfUnfinishedTransactions(
+                after: after, through: last, limit: Self.deliveryBatchLimit)
             guard let newest = batch.last else { return count }
             await notify(.updated(batch), to: audience)
             (after, count) = (newest.id, count + batch.count)
@@ -211,7 +212,8 @@ public actor PaymentQueue {
     }
 
     private func enqueue(_ update: PaymentQueueUpdate, to audience: Audience?) {
-        if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable }) {
+        if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable })
+        {
             rescheduleAutomaticRenewals()
         }
         if audience == nil {

@@ -10,7 +10,8 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
     func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async
     /// Purchases of these products were refunded or revoked: the app takes their content back
     /// (`paymentQueue(_:didRevokeEntitlementsForProductIdentifiers:)`).
-    func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async
+    func paymentQueue(
+        _ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async
     /// The transactions a refund or revocation changed, as stored after it (finished ones
     /// included: this is not a redelivery). By default, tells
     /// `didRevokeEntitlementsForProductIdentifiers` their products.
@@ -23,12 +24,15 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
 
 extension PaymentTransactionObserver {
     public func paymentQueue(_ queue: PaymentQueue, removedTransactions transactions: [PaymentTransaction]) async {}
-    public func paymentQueue(_ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) async {}
+    public func paymentQueue(
+        _ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
+    ) async {}
     public func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
         await paymentQueue(queue, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
     }
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {}
-    public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async {}
+    public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async
+    {}
 }
 
 /// One change of the queue, as the `AsyncSequence` from `PaymentQueue.updates()` carries it.

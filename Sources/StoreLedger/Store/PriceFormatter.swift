@@ -45,9 +45,11 @@ public enum PriceFormatter {
 
     private static func format(_ price: Decimal, storefront: Storefront, locale: String) -> String {
         let currency = storefront.currencyCode
-        let style = Decimal.FormatStyle.Currency(code: currency, locale: priceLocale(storefront: storefront, locale: locale))
+        let style = Decimal.FormatStyle.Currency(
+            code: currency, locale: priceLocale(storefront: storefront, locale: locale))
         let decimals = decimalPlaces(of: price)
-        let shown = decimals == 0 && wholeUnitCurrencies.contains(currency)
+        let shown =
+            decimals == 0 && wholeUnitCurrencies.contains(currency)
             ? 0 : max(decimals, minorUnitDigits(of: currency))
         return price.formatted(style.precision(.fractionLength(shown)))
     }
@@ -59,7 +61,8 @@ public enum PriceFormatter {
         let decimals = decimalPlaces(of: price)
         guard decimals > digits else { return nil }
         let unit = digits == 0 ? "no minor unit" : "\(digits) decimal\(digits == 1 ? "" : "s")"
-        return "price \(price) has \(decimals) decimal\(decimals == 1 ? "" : "s"), but \(currency) has \(unit): no real price can be \(price) \(currency)"
+        return
+            "price \(price) has \(decimals) decimal\(decimals == 1 ? "" : "s"), but \(currency) has \(unit): no real price can be \(price) \(currency)"
     }
 
     /// The digits of the currency's minor unit, from Foundation's locale data (2 for USD and
@@ -75,7 +78,8 @@ public enum PriceFormatter {
     }
 
     private static func computeMinorUnitDigits(of currency: String) -> Int {
-        let one = Decimal(1).formatted(Decimal.FormatStyle.Currency(code: currency, locale: Locale(identifier: "en_US_POSIX")))
+        let one = Decimal(1).formatted(
+            Decimal.FormatStyle.Currency(code: currency, locale: Locale(identifier: "en_US_POSIX")))
         guard let separator = one.lastIndex(of: ".") else { return 0 }
         return one[one.index(after: separator)...].prefix(while: \.isNumber).count
     }

@@ -79,7 +79,8 @@ final class Store {
     func purchase(_ product: Product, offer: SignedOffer) async throws -> Transaction? {
         guard let signature = Data(base64Encoded: offer.signature) else { throw StoreError.failedVerification }
         let option = Product.PurchaseOption.promotionalOffer(
-            offerID: offer.offerID, keyID: offer.keyID, nonce: offer.nonce, signature: signature, timestamp: offer.timestamp)
+            offerID: offer.offerID, keyID: offer.keyID, nonce: offer.nonce, signature: signature,
+            timestamp: offer.timestamp)
         return try await complete(try await product.purchase(options: [option]))
     }
 

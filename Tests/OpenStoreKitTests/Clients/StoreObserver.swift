@@ -133,7 +133,8 @@ final class StoreObserver: NSObject, SKPaymentTransactionObserver {
         restoreFailures.append(error)
     }
 
-    func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {
+    func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String])
+    {
         revokedProducts += productIdentifiers
         for identifier in productIdentifiers { delivered[identifier] = nil }
     }

@@ -19,8 +19,13 @@ final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    func send(_ values: [Element]) {
+    /// Sends `values` to every listener; they are made only when someone listens (the values
+    /// of `Transaction.updates` are signed and verified: StoreKit 1 code, which never listens,
+    /// must not pay for that).
+    func send(_ values: @autoclosure () -> [Element]) {
         listeners.withLock { listeners in
+            guard !listeners.isEmpty else { return }
+            let values = values()
             for continuation in listeners.values {
                 for value in values { continuation.yield(value) }
             }

@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    /// StoreKit 1 code never asks for a signature: its purchases sign nothing until some code
+    /// listens to `Transaction.updates`, whose values are signed and verified.
+    @Test func storeKit1PurchasesSignNothingThatNobodyAskedFor() async throws {
+        try await Shop.withSession { session in
+            let products = try await fetchShopProducts(session)
+            let observer = StoreObserver()
+            SKPaymentQueue.default().add(observer)
+            for id in [Shop.greenhouse, Shop.season] { observer.buy(try #require(products[id])) }
+            try await waitFor(session) { observer.removedCount == 2 }
+            let signer = try StoreContext.current().origin.signer
+            #expect(signer.signatureCount == 0)
+            let listener = Task { for await _ in Transaction.updates { break } }
+            try await Task.sleep(for: .milliseconds(50))  // the sequence is listening
+            observer.buy(try #require(products[Shop.seeds]))
+            try await waitFor(session) { observer.removedCount == 3 }
+            _ = await listener.value
+            #expect(signer.signatureCount > 0)
+        }
+    }
+
     @Test func aTransactionLeftUnfinishedByAKilledAppComesBackAtTheNextLaunch() async throws {
         try await Shop.withSession { session in
             let products = try await fetchShopProducts(session)

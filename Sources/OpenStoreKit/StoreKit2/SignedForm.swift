@@ -27,7 +27,7 @@ struct SignedForm: Hashable, Sendable {
 }
 
 /// Signs what a store hands out and checks it as StoreKit does, against the ledger's own root.
-final class StoreSigner: Sendable {
+package final class StoreSigner: Sendable {
     private let ledger: Ledger?
     /// The chains checked against the ledger's root certificate, read once: a ledger's
     /// identity never changes, so each value's verification checks its signature and dates only.
@@ -44,14 +44,21 @@ final class StoreSigner: Sendable {
         }
     }
 
+    /// How many values this signer signed: what tests count to see that nobody pays for a
+    /// signature nobody asked for.
+    package var signatureCount: Int { signatures.load(ordering: .relaxed) }
+    private let signatures = Atomic(0)
+
     /// `row` signed, or `nil` when it cannot be (the ledger failed to read).
     func sign(_ row: PaymentTransaction) -> JWS? {
-        try? ledger?.signedTransactions([row]).first
+        signatures.add(1, ordering: .relaxed)
+        return try? ledger?.signedTransactions([row]).first
     }
 
     /// `status`'s renewal info signed, or `nil` when it cannot be.
     func sign(_ status: SubscriptionStatus) -> JWS? {
-        try? ledger?.signedRenewalInfo(status)
+        signatures.add(1, ordering: .relaxed)
+        return try? ledger?.signedRenewalInfo(status)
     }
 
     /// `value` with StoreKit's verdict on `jws`: verified when its signature and chain check

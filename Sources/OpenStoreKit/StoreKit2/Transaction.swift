@@ -378,7 +378,7 @@ extension Transaction {
         }
 
         var queue: PaymentQueue? { current.withLock { $0?.queue } }
-        private var signer: StoreSigner { current.withLock { $0?.signer } ?? StoreSigner(ledger: nil) }
+        package var signer: StoreSigner { current.withLock { $0?.signer } ?? StoreSigner(ledger: nil) }
 
         func attach(_ queue: PaymentQueue) {
             current.withLock { $0 = (queue, StoreSigner(ledger: queue.ledger)) }

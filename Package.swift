@@ -91,6 +91,7 @@ let package = Package(
             dependencies: [
                 "LedgerCommand", "LedgerTesting", "CLedgerBaseline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab"]),
@@ -106,7 +107,9 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
-        .testTarget(name: "StoreLedgerTests", dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
+        .testTarget(
+            name: "StoreLedgerTests",
+            dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
             name: "LedgerCommandTests",
             dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],

@@ -29,3 +29,19 @@ import Testing
         #expect(workloads.filter { $0.hasPrefix("ledger products") }.count == 4)
     }
 }
+
+/// Payment queues waiting for their ledgers' locks leave Swift's threads free: their writes go
+/// through the group commit, where at most one commit of the process waits on a cooperative
+/// thread (`ledger-lab queue-threads`, in a process of its own: this one's other tests use the
+/// same threads).
+@Suite struct QueueThreadTests {
+    @Test(.enabled(if: ProcessInfo.processInfo.activeProcessorCount >= 2, "one core: Swift has one thread only"))
+    func queuesWaitingForTheirLedgersLeaveSwiftsThreadsFree() throws {
+        let result = try LedgerProcess.run(["queue-threads"], program: .lab)
+        #expect(result.status == 0, Comment(rawValue: result.stderr))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let waited = try #require(report["resumedAfterSeconds"] as? Double)
+        // Locks held for 20 s: a queue holding the threads makes the wait about that long.
+        #expect(waited < 10, "the approvals waiting for their locks held every thread (\(waited) s)")
+    }
+}

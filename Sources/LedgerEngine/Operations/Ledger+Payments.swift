@@ -156,14 +156,31 @@ extension Ledger {
 
     /// Ask to Buy approved: deferred -> purchased.
     package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
-        try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .purchased, error: nil) }
+        try write { db in try approve(db, id, delivery: delivery) }
+    }
+
+    /// `approve(_:delivery:)` in the next group commit (from an actor: see `grouped`).
+    package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
+        try await grouped { db in try self.approve(db, id, delivery: delivery) }
+    }
+
+    private func approve(_ db: Database, _ id: UInt64, delivery: DeliveryRecording) throws -> PaymentTransaction {
+        try moveDeferred(try writer(db, delivery: delivery), id: id, to: .purchased, error: nil)
     }
 
     /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
     package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
+        try write { db in try decline(db, id, delivery: delivery) }
+    }
+
+    /// `decline(_:delivery:)` in the next group commit.
+    package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
+        try await grouped { db in try self.decline(db, id, delivery: delivery) }
+    }
+
+    private func decline(_ db: Database, _ id: UInt64, delivery: DeliveryRecording) throws -> PaymentTransaction {
         let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
-        return try write { db in try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error)
-        }
+        return try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error)
     }
 
     /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
@@ -220,24 +237,43 @@ extension Ledger {
     package func recordDeliveryOfUnfinishedTransactions(
         after: UInt64, through: UInt64, limit: Int
     ) throws -> [PaymentTransaction] {
-        precondition(limit > 0)
-        let (after, through) = (
-            try Self.storedID(min(after, UInt64(Int64.max))), try Self.storedID(min(through, UInt64(Int64.max)))
-        )
+        let (after, through) = try Self.storedBounds(after, through, limit: limit)
         return try write { db in
-            // The batch's last id first: an UPDATE cannot be limited, its condition can.
-            let last =
-                try Int64.fetchOne(
-                    db,
-                    sql:
-                        "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
-                    arguments: [after, through, limit - 1]) ?? through
-            var delivered: [PaymentTransaction] = []
-            try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
-                delivered.append($0)
-            }
-            return delivered
+            try recordDeliveryOfUnfinishedTransactions(db, after: after, through: through, limit: limit)
         }
+    }
+
+    /// `recordDeliveryOfUnfinishedTransactions(after:through:limit:)` in the next group commit.
+    package func recordDeliveryOfUnfinishedTransactions(
+        after: UInt64, through: UInt64, limit: Int
+    ) async throws -> [PaymentTransaction] {
+        let (after, through) = try Self.storedBounds(after, through, limit: limit)
+        return try await grouped { db in
+            try self.recordDeliveryOfUnfinishedTransactions(db, after: after, through: through, limit: limit)
+        }
+    }
+
+    /// A batch's bounds as the database stores ids (ids past `Int64.max` name none).
+    private static func storedBounds(_ after: UInt64, _ through: UInt64, limit: Int) throws -> (Int64, Int64) {
+        precondition(limit > 0)
+        return (try storedID(min(after, UInt64(Int64.max))), try storedID(min(through, UInt64(Int64.max))))
+    }
+
+    private func recordDeliveryOfUnfinishedTransactions(
+        _ db: Database, after: Int64, through: Int64, limit: Int
+    ) throws -> [PaymentTransaction] {
+        // The batch's last id first: an UPDATE cannot be limited, its condition can.
+        let last =
+            try Int64.fetchOne(
+                db,
+                sql:
+                    "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
+                arguments: [after, through, limit - 1]) ?? through
+        var delivered: [PaymentTransaction] = []
+        try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
+            delivered.append($0)
+        }
+        return delivered
     }
 
     // MARK: - Pieces shared by the operations (each runs inside its caller's transaction)
@@ -313,13 +349,21 @@ extension Ledger {
     /// commit, and returns them as stored. Unknown ids are skipped.
     package func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
         guard !ids.isEmpty else { return [] }
-        return try write { db in
-            let writer = try writer(db)
-            return try ids.compactMap { id in
-                guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
-                try writer.recordDelivery(of: &transaction)
-                return transaction
-            }
+        return try write { db in try recordDelivery(db, of: ids) }
+    }
+
+    /// `recordDelivery(of:)` in the next group commit.
+    package func recordDelivery(of ids: [UInt64]) async throws -> [PaymentTransaction] {
+        guard !ids.isEmpty else { return [] }
+        return try await grouped { db in try self.recordDelivery(db, of: ids) }
+    }
+
+    private func recordDelivery(_ db: Database, of ids: [UInt64]) throws -> [PaymentTransaction] {
+        let writer = try writer(db)
+        return try ids.compactMap { id in
+            guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
+            try writer.recordDelivery(of: &transaction)
+            return transaction
         }
     }
 }

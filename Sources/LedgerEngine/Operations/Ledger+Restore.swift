@@ -25,37 +25,57 @@ extension Ledger {
     ) throws -> RestoreBatch {
         if let applicationUsername { try Self.validateApplicationUsername(applicationUsername) }
         return try write { db in
-            let writer = try writer(db, delivery: delivery)
-            var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
-            if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
-            let placeholders = types.map { _ in "?" }.joined(separator: ", ")
-            var sources = "state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders))"
-            var arguments = StatementArguments(types)
-            if let name = applicationUsername {
-                sources += " AND (application_username = ? OR app_account_token = ?)"
-                arguments += [name, UUID(uuidString: name)?.uuidString]
-            }
-            let count =
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM transactions WHERE " + sources, arguments: arguments)
-                ?? 0
-            guard count > 0 else { return RestoreBatch(ids: nil, count: 0) }
-            // A copy of a row edited outside the ledger would carry the edit into a new history.
-            try writer.vouch(where: sources, arguments: arguments)
-            var ids = try writer.ids()
-            let copies: ClosedRange<UInt64>
-            if let first = ids.contiguousRun(of: count) {
-                copies = first...(first + UInt64(count) - 1)
-                try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first, count: count)
-            } else {
-                copies = try copyEach(writer, sources: sources, arguments: arguments, ids: &ids)
-            }
-            try ids.save(db)
-            if delivery == .recorded {
-                try writer.recordDelivery(
-                    where: "id BETWEEN ? AND ?", arguments: [Int64(copies.lowerBound), Int64(copies.upperBound)])
-            }
-            return RestoreBatch(ids: copies, count: count)
+            try restorePurchases(
+                db, applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing, delivery: delivery
+            )
         }
+    }
+
+    /// `restorePurchases(applicationUsername:includeNonRenewing:delivery:)` in the next group commit.
+    package func restorePurchases(
+        applicationUsername: String? = nil, includeNonRenewing: Bool = false, delivery: DeliveryRecording = .notRecorded
+    ) async throws -> RestoreBatch {
+        if let applicationUsername { try Self.validateApplicationUsername(applicationUsername) }
+        return try await grouped { db in
+            try self.restorePurchases(
+                db, applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing, delivery: delivery
+            )
+        }
+    }
+
+    private func restorePurchases(
+        _ db: Database, applicationUsername: String?, includeNonRenewing: Bool, delivery: DeliveryRecording
+    ) throws -> RestoreBatch {
+        let writer = try writer(db, delivery: delivery)
+        var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
+        if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
+        let placeholders = types.map { _ in "?" }.joined(separator: ", ")
+        var sources = "state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders))"
+        var arguments = StatementArguments(types)
+        if let name = applicationUsername {
+            sources += " AND (application_username = ? OR app_account_token = ?)"
+            arguments += [name, UUID(uuidString: name)?.uuidString]
+        }
+        let count =
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM transactions WHERE " + sources, arguments: arguments)
+            ?? 0
+        guard count > 0 else { return RestoreBatch(ids: nil, count: 0) }
+        // A copy of a row edited outside the ledger would carry the edit into a new history.
+        try writer.vouch(where: sources, arguments: arguments)
+        var ids = try writer.ids()
+        let copies: ClosedRange<UInt64>
+        if let first = ids.contiguousRun(of: count) {
+            copies = first...(first + UInt64(count) - 1)
+            try writer.insertRestoredCopies(sources: sources, arguments: arguments, firstID: first, count: count)
+        } else {
+            copies = try copyEach(writer, sources: sources, arguments: arguments, ids: &ids)
+        }
+        try ids.save(db)
+        if delivery == .recorded {
+            try writer.recordDelivery(
+                where: "id BETWEEN ? AND ?", arguments: [Int64(copies.lowerBound), Int64(copies.upperBound)])
+        }
+        return RestoreBatch(ids: copies, count: count)
     }
 
     /// The copies made one at a time (ids that do not follow each other), from pages of sources

@@ -86,11 +86,14 @@ extension PaymentQueue {
             if running.request == request { return RestoreResult(committed, ledger: ledger) }
         }
         let delivery = deliveryRecording
-        let task = Task {
-            Result {
-                try ledger.restorePurchases(
-                    applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing,
-                    delivery: delivery)
+        let task = Task { [ledger] () -> Result<RestoreBatch, any Error> in
+            do {
+                return .success(
+                    try await ledger.restorePurchases(
+                        applicationUsername: applicationUsername, includeNonRenewing: includeNonRenewing,
+                        delivery: delivery))
+            } catch {
+                return .failure(error)
             }
         }
         let id = UUID()

@@ -149,7 +149,7 @@ public actor PaymentQueue {
         let last = try ledger.lastTransactionID()
         var after: UInt64 = 0, count = 0
         while true {
-            let batch = try ledger.recordDeliveryOfUnfinishedTransactions(
+            let batch = try await ledger.recordDeliveryOfUnfinishedTransactions(
                 after: after, through: last, limit: Self.deliveryBatchLimit)
             guard let newest = batch.last else { return count }
             await notify(.updated(batch), to: audience)
@@ -167,7 +167,12 @@ public actor PaymentQueue {
         guard !unfinished.isEmpty, hasObservers else { return transactions }
         // The change is committed: observers hear of it even when counting the delivery fails
         // (the ledger busy, say); the failure is reported after.
-        let counted = Result { try ledger.recordDelivery(of: unfinished.map(\.id)) }
+        let counted: Result<[PaymentTransaction], any Error>
+        do {
+            counted = .success(try await ledger.recordDelivery(of: unfinished.map(\.id)))
+        } catch {
+            counted = .failure(error)
+        }
         await notify(.updated((try? counted.get()) ?? unfinished))
         let byID = Dictionary(uniqueKeysWithValues: try counted.get().map { ($0.id, $0) })
         return transactions.map { byID[$0.id] ?? $0 }
@@ -302,7 +307,7 @@ public actor PaymentQueue {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func approve(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try ledger.approve(id, delivery: deliveryRecording)
+        let transaction = try await ledger.approve(id, delivery: deliveryRecording)
         await notify(.updated([transaction]))
         return transaction
     }
@@ -311,7 +316,7 @@ public actor PaymentQueue {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func decline(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try ledger.decline(id, delivery: deliveryRecording)
+        let transaction = try await ledger.decline(id, delivery: deliveryRecording)
         await notify(.updated([transaction]))
         return transaction
     }

@@ -75,14 +75,14 @@ public struct StoreTestSession: Sendable {
     /// Ask to Buy approved: the deferred transaction becomes purchased (observers are told).
     @discardableResult
     public func approveAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        guard let queue else { return try ledger.approve(id) }
+        guard let queue else { return try await ledger.approve(id) }
         return try await queue.approve(id)
     }
 
     /// Ask to Buy declined: the deferred transaction fails (observers are told).
     @discardableResult
     public func declineAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        guard let queue else { return try ledger.decline(id) }
+        guard let queue else { return try await ledger.decline(id) }
         return try await queue.decline(id)
     }
 

@@ -81,7 +81,7 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var lastDeliveredAt: Date?
 
     /// Every field, as the ledger stores them (the storage engine builds transactions from its rows).
-    package init(
+    @inlinable package init(
         id: UInt64,
         originalID: UInt64,
         productID: String,

@@ -59,7 +59,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     }
 
     /// Every field (the storage engine computes them).
-    package init(
+    @inlinable package init(
         groupID: String,
         state: RenewalState,
         transaction: PaymentTransaction,

@@ -40,7 +40,7 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
     public var detail: String?
 
     /// Every field, as the ledger stores them.
-    package init(
+    @inlinable package init(
         sequence: Int64,
         transactionID: UInt64,
         kind: Kind,

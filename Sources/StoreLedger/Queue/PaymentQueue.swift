@@ -154,6 +154,8 @@ public actor PaymentQueue {
             guard let newest = batch.last else { return count }
             await notify(.updated(batch), to: audience)
             (after, count) = (newest.id, count + batch.count)
+            // A short batch was the last: no write to find nothing more.
+            if batch.count < Self.deliveryBatchLimit { return count }
         }
     }
 

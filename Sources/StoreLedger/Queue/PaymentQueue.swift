@@ -6,8 +6,8 @@ import Foundation
 /// completed with the outcome stored when they were added. Every observer (or `updates()`
 /// stream) added receives every unfinished transaction first, oldest first, as its own first
 /// updates (one per `deliveryBatchLimit` transactions); this repeats at every launch until
-/// the app finishes them. So an analytics observer
-/// added before the purchase observer does not take the launch's redelivery away from it.
+/// the app finishes them. So an analytics observer added before the purchase observer does
+/// not take the launch's redelivery away from it.
 ///
 /// Every change is committed before it is returned or notified, and every observer receives
 /// the changes one at a time, in commit order: a change made by an observer's own callback

@@ -95,8 +95,9 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
 public struct SubscriptionOffer: Sendable, Hashable, Codable {
     /// The offer identifier (promotional offers only).
     public var id: String?
-    /// `free`, `payAsYouGo` or `payUpFront`, as in the StoreKit configuration file.
-    public var paymentMode: String
+    /// How the offer is paid: a free trial, pay as you go or pay up front (`free`,
+    /// `payAsYouGo` or `payUpFront` in a StoreKit configuration file, and when encoded).
+    public var paymentMode: TransactionOffer.PaymentMode
     /// The length of one period of the offer.
     public var period: SubscriptionPeriod
     /// How many periods the offer lasts (1 to `maximumPeriodCount` when imported).
@@ -113,12 +114,45 @@ public struct SubscriptionOffer: Sendable, Hashable, Codable {
     public var price: Decimal?
 
     /// An offer, with the fields of a StoreKit configuration file.
-    public init(id: String?, paymentMode: String, period: SubscriptionPeriod, periodCount: Int, price: Decimal?) {
+    public init(
+        id: String?, paymentMode: TransactionOffer.PaymentMode, period: SubscriptionPeriod, periodCount: Int,
+        price: Decimal?
+    ) {
         self.id = id
         self.paymentMode = paymentMode
         self.period = period
         self.periodCount = periodCount
         self.price = price
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, paymentMode, period, periodCount, price
+    }
+
+    /// Decodes an offer whose payment mode is named as in a StoreKit configuration file.
+    /// - Throws: `DecodingError.dataCorrupted` for another name.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let mode = try container.decode(String.self, forKey: .paymentMode)
+        guard let paymentMode = TransactionOffer.PaymentMode(configurationName: mode) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .paymentMode, in: container, debugDescription: "not a payment mode: \(mode)")
+        }
+        self.init(
+            id: try container.decodeIfPresent(String.self, forKey: .id), paymentMode: paymentMode,
+            period: try container.decode(SubscriptionPeriod.self, forKey: .period),
+            periodCount: try container.decode(Int.self, forKey: .periodCount),
+            price: try container.decodeIfPresent(Decimal.self, forKey: .price))
+    }
+
+    /// Encodes the payment mode by its configuration name (`free`, `payAsYouGo`, `payUpFront`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(id, forKey: .id)
+        try container.encode(paymentMode.configurationName, forKey: .paymentMode)
+        try container.encode(period, forKey: .period)
+        try container.encode(periodCount, forKey: .periodCount)
+        try container.encodeIfPresent(price, forKey: .price)
     }
 }
 

@@ -14,13 +14,24 @@ public struct TransactionOffer: Sendable, Hashable, Codable {
         /// Free for the offer's periods; a reduced price each period; or one reduced price up front.
         case freeTrial, payAsYouGo, payUpFront
 
-        /// The mode a StoreKit configuration file names `free`, `payAsYouGo` or `payUpFront`.
+        /// The mode a StoreKit configuration file names `free`, `payAsYouGo` or `payUpFront`
+        /// (`freeTrial` too, the name of StoreKit's own enum).
         public init?(configurationName name: String) {
             switch name {
             case "free", "freeTrial": self = .freeTrial
             case "payAsYouGo": self = .payAsYouGo
             case "payUpFront": self = .payUpFront
             default: return nil
+            }
+        }
+
+        /// The name a StoreKit configuration file gives the mode: `free`, `payAsYouGo` or
+        /// `payUpFront` (how a catalog stores and prints it).
+        public var configurationName: String {
+            switch self {
+            case .freeTrial: "free"
+            case .payAsYouGo: "payAsYouGo"
+            case .payUpFront: "payUpFront"
             }
         }
     }

@@ -102,7 +102,7 @@ import Testing
         #expect(
             yearly.introductoryOffer
                 == SubscriptionOffer(
-                    id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
+                    id: nil, paymentMode: .freeTrial, period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
                     price: nil))
         #expect(yearly.promotionalOffers.isEmpty)
         #expect(configuration.settings.storefront == "USA" && configuration.settings.locale == "en_US")
@@ -139,13 +139,13 @@ import Testing
         #expect(
             monthly.promotionalOffers.last
                 == SubscriptionOffer(
-                    id: "com.example.fixtures.studio.plus.monthly.pay_as_you_go", paymentMode: "payAsYouGo",
+                    id: "com.example.fixtures.studio.plus.monthly.pay_as_you_go", paymentMode: .payAsYouGo,
                     period: SubscriptionPeriod(value: 1, unit: .month), periodCount: 3, price: Decimal(string: "2.99")!)
         )
         #expect(
             monthly.introductoryOffer
                 == SubscriptionOffer(
-                    id: nil, paymentMode: "free", period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
+                    id: nil, paymentMode: .freeTrial, period: SubscriptionPeriod(value: 1, unit: .week), periodCount: 1,
                     price: nil))
         let lite = try #require(
             offers.products.first(where: { $0.id == "com.example.fixtures.studio.lite.monthly" })?.subscription)
@@ -168,7 +168,7 @@ import Testing
         #expect(
             yearly.introductoryOffer
                 == SubscriptionOffer(
-                    id: nil, paymentMode: "payUpFront", period: SubscriptionPeriod(value: 3, unit: .month),
+                    id: nil, paymentMode: .payUpFront, period: SubscriptionPeriod(value: 3, unit: .month),
                     periodCount: 1, price: Decimal(1000)))
         #expect(japan.products.first(where: { $0.id == "com.example.fixtures.kanji.hints" })?.price == Decimal(120))
 
@@ -189,7 +189,7 @@ import Testing
         #expect(
             mensuel.introductoryOffer
                 == SubscriptionOffer(
-                    id: nil, paymentMode: "payAsYouGo", period: SubscriptionPeriod(value: 1, unit: .month),
+                    id: nil, paymentMode: .payAsYouGo, period: SubscriptionPeriod(value: 1, unit: .month),
                     periodCount: 3,
                     price: Decimal(string: "0.99")!), "the newer introductoryOffers array")
         #expect(mensuel.promotionalOffers.map(\.id) == ["com.example.fixtures.atelier.premium.mensuel.fidelite"])
@@ -416,6 +416,36 @@ import Testing
             } catch {
                 #expect("\(error)" == "arrays and dictionaries nested more than 512 deep")
             }
+        }
+    }
+
+    /// An offer's payment mode is one of three, checked at import; stored and printed by its
+    /// configuration name, read back by it (or by StoreKit's `freeTrial`).
+    @Test func anOffersPaymentModeIsOneOfThree() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/modes.storekit"
+            try write(
+                #"{"subscriptionGroups": [{"id": "g", "subscriptions": [{"productID": "s", "type": "RecurringSubscription", "#
+                    + #""displayPrice": "1", "recurringSubscriptionPeriod": "P1M", "groupNumber": 1, "localizations": [], "#
+                    + #""introductoryOffer": {"paymentMode": "bogus", "subscriptionPeriod": "P1W"}}]}]}"#, to: path)
+            #expect(
+                throws: CatalogError.invalidValue(
+                    path: path, keyPath: "subscriptionGroups[0].subscriptions[0].introductoryOffer.paymentMode",
+                    expected: "free, payAsYouGo or payUpFront", found: "\"bogus\"")
+            ) {
+                try StoreKitConfiguration(contentsOf: path)
+            }
+        }
+        let stored = #"{"paymentMode":"free","period":"P1W","periodCount":1}"#
+        let offer = try JSONDecoder().decode(SubscriptionOffer.self, from: Data(stored.utf8))
+        #expect(offer.paymentMode == .freeTrial)
+        #expect(String(decoding: try JSONEncoder().encode(offer), as: UTF8.self).contains(#""paymentMode":"free""#))
+        let storeKitName = #"{"paymentMode":"freeTrial","period":"P1W","periodCount":1}"#
+        #expect(
+            try JSONDecoder().decode(SubscriptionOffer.self, from: Data(storeKitName.utf8)).paymentMode == .freeTrial)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(
+                SubscriptionOffer.self, from: Data(#"{"paymentMode":"gift","period":"P1W","periodCount":1}"#.utf8))
         }
     }
 

@@ -489,13 +489,12 @@ extension Ledger {
         func recorded(
             _ offer: SubscriptionOffer, type: TransactionOffer.OfferType
         ) -> (offer: TransactionOffer, periodCount: Int)? {
-            TransactionOffer.PaymentMode(configurationName: offer.paymentMode).map {
-                (
-                    TransactionOffer(
-                        type: type, id: type == .promotional ? offer.id : nil, paymentMode: $0, period: offer.period),
-                    offer.appliedPeriodCount
-                )
-            }
+            (
+                TransactionOffer(
+                    type: type, id: type == .promotional ? offer.id : nil, paymentMode: offer.paymentMode,
+                    period: offer.period),
+                offer.appliedPeriodCount
+            )
         }
         var promotional: [String: (offer: TransactionOffer, periodCount: Int)] = [:]
         for offer in offers?.promotional ?? [] {

@@ -170,7 +170,7 @@ extension Ledger {
         var counts: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
             for offer in offers(inOffersColumn: row["offers"])?.promotional ?? []
-            where offer.paymentMode != "payAsYouGo" {
+            where offer.paymentMode != .payAsYouGo {
                 if let id = offer.id {
                     counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = offer.appliedPeriodCount
                 }

@@ -144,9 +144,9 @@ open class SKProductDiscount: NSObject, @unchecked Sendable {
         numberOfPeriods = offer.periodCount
         paymentMode =
             switch offer.paymentMode {
-            case "free": .freeTrial
-            case "payUpFront": .payUpFront
-            default: .payAsYouGo
+            case .freeTrial: .freeTrial
+            case .payAsYouGo: .payAsYouGo
+            case .payUpFront: .payUpFront
             }
         self.type = type
         super.init()

@@ -169,9 +169,9 @@ public struct Product: Identifiable, Sendable, Hashable {
             periodCount = offer.periodCount
             paymentMode =
                 switch offer.paymentMode {
-                case "free": .freeTrial
-                case "payUpFront": .payUpFront
-                default: .payAsYouGo
+                case .freeTrial: .freeTrial
+                case .payAsYouGo: .payAsYouGo
+                case .payUpFront: .payUpFront
                 }
         }
 

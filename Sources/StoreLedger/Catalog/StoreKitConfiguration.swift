@@ -198,9 +198,16 @@ public struct StoreKitConfiguration: Sendable {
                 throw field.invalid("a number of periods from 1 to \(SubscriptionOffer.maximumPeriodCount)")
             }
         }
+        let modeField = try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront")
+        let mode = try modeField.string()
+        guard let paymentMode = TransactionOffer.PaymentMode(configurationName: mode) else {
+            throw CatalogError.invalidValue(
+                path: modeField.file, keyPath: modeField.keyPath, expected: "free, payAsYouGo or payUpFront",
+                found: "\"\(TerminalText.escaped(String(mode.prefix(64))))\"")
+        }
         return SubscriptionOffer(
             id: try item.optionalMember("offerID")?.string(),
-            paymentMode: try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront").string(),
+            paymentMode: paymentMode,
             period: try period(
                 try item.member("subscriptionPeriod", expected: "an ISO 8601 period such as P1M"),
                 among: SubscriptionPeriod.appStoreOfferPeriods),

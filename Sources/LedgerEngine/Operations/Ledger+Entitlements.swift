@@ -19,7 +19,8 @@ extension Ledger {
                           AND (product_type IN ('nonConsumable', 'nonRenewable')
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND purchase_date <= ? AND expiration_date > ?)
-                               -- A subscription in its billing grace period keeps its entitlement.
+                               -- A subscription in its billing grace period keeps its entitlement
+                               -- (BillingIssue.concerns(periodEndingAt:) and keepsEntitlement(at:)).
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
                                    WHERE r.group_id = subscription_group_id AND r.billing_issue_since = expiration_date

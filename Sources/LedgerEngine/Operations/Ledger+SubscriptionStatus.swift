@@ -45,11 +45,13 @@ extension Ledger {
         var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
         // A renewal that failed on a billing issue: retried (with a grace period, when on) until
         // the retries are over, then expired for a billing error.
-        let issue = renewal.billingIssue.flatMap { $0.since == latest.expirationDate?.ledgerMilliseconds ? $0 : nil }
+        let issue = renewal.billingIssue.flatMap {
+            $0.concerns(periodEndingAt: latest.expirationDate?.ledgerMilliseconds) ? $0 : nil
+        }
         let nowMS = now.ledgerMilliseconds
         if state == .expired, let issue {
-            if nowMS < issue.retryUntil {
-                state = issue.graceUntil.map { nowMS < $0 } == true ? .inGracePeriod : .inBillingRetryPeriod
+            if issue.isRetried(at: nowMS) {
+                state = issue.keepsEntitlement(at: nowMS) ? .inGracePeriod : .inBillingRetryPeriod
             } else {
                 reason = .billingError
             }

@@ -92,7 +92,7 @@ extension Ledger {
             throw StoreControlError.notAutoRenewable(renewTo)
         }
         // Within the grace period the user loses no days; after it, the new period starts now.
-        let start = issue.graceUntil.map { now < $0 } == true ? issue.since : now
+        let start = issue.keepsEntitlement(at: now) ? issue.since : now
         let run = try renewalOffer(
             db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
@@ -117,7 +117,9 @@ extension Ledger {
     func hasBillingIssue(_ db: Database, productID: String) throws -> Bool {
         let group = try subscriptionGroup(db, productID: productID)
         guard let latest = try latestPeriod(db, group: group) else { return false }
-        return try renewalState(db, group: group).billingIssue?.since == latest.expirationDate?.ledgerMilliseconds
+        return try renewalState(db, group: group).billingIssue?.concerns(
+            periodEndingAt: latest.expirationDate?.ledgerMilliseconds)
+            == true
     }
 
     /// The group's billing issue when it concerns its latest period (not refunded) and the
@@ -126,7 +128,7 @@ extension Ledger {
         _ state: RenewalState, latest: PaymentTransaction, at now: Int64
     ) throws -> BillingIssue? {
         guard let issue = state.billingIssue, latest.revocationDate == nil,
-            issue.since == latest.expirationDate?.ledgerMilliseconds, now < issue.retryUntil
+            issue.concerns(periodEndingAt: latest.expirationDate?.ledgerMilliseconds), issue.isRetried(at: now)
         else { return nil }
         return issue
     }
@@ -274,7 +276,7 @@ extension Ledger {
             else { continue }
             // A period that failed on a billing issue renews no more (until the issue is
             // resolved; after the retries it has expired).
-            if state.billingIssue?.since == start { continue }
+            if state.billingIssue?.concerns(periodEndingAt: start) == true { continue }
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else {
                 throw StoreControlError.notAutoRenewable(productID)
@@ -282,7 +284,8 @@ extension Ledger {
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
-                    state.billingIssue = billingIssues.issue(since: start, period: plan.period, rate: rate)
+                    state.billingIssue = BillingIssue(
+                        failedRenewalAt: start, of: plan.period, rate: rate, gracePeriod: billingIssues.gracePeriod)
                     try saveRenewalState(db, group: group, state)
                 }
                 continue
@@ -322,7 +325,7 @@ extension Ledger {
                 let state = try renewalState(db, group: group)
                 guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                     let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
-                    state.billingIssue?.since != end
+                    state.billingIssue?.concerns(periodEndingAt: end) != true
                 else { continue }
                 next = min(next ?? end, end)
             }
@@ -557,15 +560,6 @@ extension Ledger {
         var pendingOfferID: String?
     }
 
-    /// When a renewal failed on a billing issue (the end of the period it should have
-    /// renewed), until when the group keeps its entitlement (a grace period) and until when
-    /// the store retries; after that the subscription has expired.
-    struct BillingIssue {
-        let since: Int64
-        let graceUntil: Int64?
-        let retryUntil: Int64
-    }
-
     func renewalState(_ db: Database, group: String) throws -> RenewalState {
         guard
             let row = try Row.fetchOne(
@@ -638,19 +632,5 @@ struct BillingSwitches {
     init(_ settings: StoreSettings) {
         retryOnRenewal = settings.billingRetryOnRenewal
         gracePeriod = settings.billingGracePeriodEnabled
-    }
-
-    /// The billing issue of a renewal of `period` due at `since`: in real time, a grace period
-    /// of 6 days for weekly subscriptions and 16 for the others, and 60 days of retries, as
-    /// Xcode's real-time rate; accelerated rates compress those days as they compress periods
-    /// (a "one renewal every X" rate makes each of them X, as Xcode does for the grace period).
-    func issue(since: Int64, period: SubscriptionPeriod, rate: TimeRate) -> Ledger.BillingIssue {
-        let start = Date(ledgerMilliseconds: since)
-        func after(days: Int) -> Int64 {
-            rate.end(of: SubscriptionPeriod(value: days, unit: .day), startingAt: start).ledgerMilliseconds
-        }
-        let graceDays = period == SubscriptionPeriod(value: 1, unit: .week) ? 6 : 16
-        return Ledger.BillingIssue(
-            since: since, graceUntil: gracePeriod ? after(days: graceDays) : nil, retryUntil: after(days: 60))
     }
 }

@@ -3,20 +3,12 @@ import LedgerModel
 import GRDB
 
 extension PaymentTransaction {
-    /// The columns `init(_:)` decodes, in its order.
-    static let columnNames = [
-        "id", "original_id", "product_id", "product_type", "state", "is_finished", "quantity", "purchase_date",
-        "original_purchase_date", "expiration_date", "revocation_date", "revocation_reason", "is_upgraded",
-        "app_account_token", "error_code", "error_message", "reason", "subscription_group_id", "storefront",
-        "environment", "idempotency_key", "restored_from", "created_at", "updated_at", "finished_at", "delivery_count",
-        "last_delivered_at", "application_username", "offer_type", "offer_id", "offer_payment_mode", "offer_period",
-    ]
-
-    static let selection = "SELECT " + columnNames.joined(separator: ", ") + " FROM transactions"
+    static let selection = TransactionColumns.selection
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
     init(_ row: FastStatement.Columns) throws {
+        let c = TransactionColumns.positions
         func date(_ index: Int32) -> Date? {
             row.optionalInt64(index).map(Date.init(ledgerMilliseconds:))
         }
@@ -28,48 +20,50 @@ extension PaymentTransaction {
             return value
         }
         var error: TransactionError?
-        if let code = row.optionalInt(14) {
-            error = TransactionError(code: StoreErrorCode(rawValue: code) ?? .unknown, message: row.optionalString(15))
+        if let code = row.optionalInt(c.errorCode) {
+            error = TransactionError(
+                code: StoreErrorCode(rawValue: code) ?? .unknown, message: row.optionalString(c.errorMessage))
         }
         self.init(
-            id: UInt64(row.int64(0)),
-            originalID: UInt64(row.int64(1)),
-            productID: row.string(2),
-            productType: try decoded(3, as: ProductType.self),
-            state: try decoded(4, as: TransactionState.self),
-            isFinished: row.bool(5),
-            quantity: row.int(6),
-            purchaseDate: date(7)!,
-            originalPurchaseDate: date(8)!,
-            expirationDate: date(9),
-            revocationDate: date(10),
-            revocationReason: row.optionalInt(11),
-            isUpgraded: row.bool(12),
-            appAccountToken: row.optionalString(13).flatMap(UUID.init(uuidString:)),
-            applicationUsername: row.optionalString(27),
+            id: UInt64(row.int64(c.id)),
+            originalID: UInt64(row.int64(c.originalID)),
+            productID: row.string(c.productID),
+            productType: try decoded(c.productType, as: ProductType.self),
+            state: try decoded(c.state, as: TransactionState.self),
+            isFinished: row.bool(c.isFinished),
+            quantity: row.int(c.quantity),
+            purchaseDate: date(c.purchaseDate)!,
+            originalPurchaseDate: date(c.originalPurchaseDate)!,
+            expirationDate: date(c.expirationDate),
+            revocationDate: date(c.revocationDate),
+            revocationReason: row.optionalInt(c.revocationReason),
+            isUpgraded: row.bool(c.isUpgraded),
+            appAccountToken: row.optionalString(c.appAccountToken).flatMap(UUID.init(uuidString:)),
+            applicationUsername: row.optionalString(c.applicationUsername),
             error: error,
-            reason: try decoded(16, as: Reason.self),
-            subscriptionGroupID: row.optionalString(17),
+            reason: try decoded(c.reason, as: Reason.self),
+            subscriptionGroupID: row.optionalString(c.subscriptionGroupID),
             offer: try Self.offer(row),
-            storefront: row.string(18),
-            environment: row.string(19),
-            idempotencyKey: row.optionalString(20),
-            restoredFromID: row.optionalInt64(21).map(UInt64.init),
-            createdAt: date(22)!,
-            updatedAt: date(23)!,
-            finishedAt: date(24),
-            deliveryCount: row.int(25),
-            lastDeliveredAt: date(26))
+            storefront: row.string(c.storefront),
+            environment: row.string(c.environment),
+            idempotencyKey: row.optionalString(c.idempotencyKey),
+            restoredFromID: row.optionalInt64(c.restoredFrom).map(UInt64.init),
+            createdAt: date(c.createdAt)!,
+            updatedAt: date(c.updatedAt)!,
+            finishedAt: date(c.finishedAt),
+            deliveryCount: row.int(c.deliveryCount),
+            lastDeliveredAt: date(c.lastDeliveredAt))
     }
 
-    /// The offer columns (28 to 31) of a row of `selection`.
+    /// The offer columns of a row of `selection`.
     private static func offer(_ row: FastStatement.Columns) throws -> TransactionOffer? {
-        guard let type = row.optionalString(28) else { return nil }
+        let c = TransactionColumns.positions
+        guard let type = row.optionalString(c.offerType) else { return nil }
         guard let offerType = TransactionOffer.OfferType(rawValue: type),
-            let mode = row.optionalString(30).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
-            let period = row.optionalString(31).flatMap(SubscriptionPeriod.init(iso8601:))
-        else { throw DamagedRow(reason: "incomplete offer on transaction \(row.int64(0))") }
-        return TransactionOffer(type: offerType, id: row.optionalString(29), paymentMode: mode, period: period)
+            let mode = row.optionalString(c.offerPaymentMode).flatMap(TransactionOffer.PaymentMode.init(rawValue:)),
+            let period = row.optionalString(c.offerPeriod).flatMap(SubscriptionPeriod.init(iso8601:))
+        else { throw DamagedRow(reason: "incomplete offer on transaction \(row.int64(c.id))") }
+        return TransactionOffer(type: offerType, id: row.optionalString(c.offerID), paymentMode: mode, period: period)
     }
 
     private static let byID = LedgerSQL(selection + " WHERE id = ?")
@@ -80,13 +74,15 @@ extension PaymentTransaction {
         _ db: Database, id: UInt64
     ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
         guard id <= UInt64(Int64.max) else { return nil }
-        // The chain's row read: the decoded columns, then the plan (32 to 34).
+        // The chain's row read: every column, the plan among them.
         let statement = try FastStatement(db, HashChain.selectRow)
         statement.bind(1, Int64(id))
+        let c = TransactionColumns.positions
         return try statement.first { row in
-            let state = row.optionalString(32).flatMap(TransactionState.init(rawValue:)) ?? .failed
-            let error = row.optionalInt(33).map {
-                TransactionError(code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(34))
+            let state = row.optionalString(c.plannedState).flatMap(TransactionState.init(rawValue:)) ?? .failed
+            let error = row.optionalInt(c.plannedErrorCode).map {
+                TransactionError(
+                    code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(c.plannedErrorMessage))
             }
             return (try PaymentTransaction(row), (state, error))
         }

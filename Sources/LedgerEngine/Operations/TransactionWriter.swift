@@ -337,7 +337,7 @@ struct TransactionWriter {
 
     /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
     /// digest read in the same scan: `created` enters the row's state, the others keep it.
-    /// `each` sees every row of that scan (`HashChain.selectedColumns`) once its event is
+    /// `each` sees every row of that scan (`TransactionColumns.names`) once its event is
     /// appended (it may still wait in the batch, inserted before this returns).
     private func appendEvents(
         _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments,
@@ -347,8 +347,8 @@ struct TransactionWriter {
         try rows.bind(arguments)
         var appender = try appender()
         try rows.forEachRow { columns in
-            let id = UInt64(bitPattern: columns.int64(0))
-            let state = try Self.state(columns.string(4), of: id)  // selectedColumns[4] is `state`
+            let id = UInt64(bitPattern: columns.int64(TransactionColumns.positions.id))
+            let state = try Self.state(columns.string(TransactionColumns.positions.state), of: id)
             try appender.append(
                 db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
                 rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)

@@ -91,15 +91,8 @@ struct ChainEncoding {
 /// truncation, show too, unless it is signed again with the ledger's key.
 enum HashChain {
     /// The columns of `transactions` a row digest covers, in order: all of them, as the table
-    /// declares them (`HashChainTests` compares this list with the schema).
-    static let rowColumns = [
-        "id", "original_id", "product_id", "product_type", "state", "is_finished", "quantity", "purchase_date",
-        "original_purchase_date", "expiration_date", "revocation_date", "revocation_reason", "is_upgraded",
-        "app_account_token", "error_code", "error_message", "reason", "subscription_group_id", "storefront",
-        "environment", "idempotency_key", "planned_state", "planned_error_code", "planned_error_message", "created_at",
-        "updated_at", "finished_at", "delivery_count", "last_delivered_at", "restored_from", "application_username",
-        "offer_type", "offer_id", "offer_payment_mode", "offer_period", "offer_nonce",
-    ]
+    /// declares them (`TransactionColumns`; the chain's reads select them in this order).
+    static let rowColumns = TransactionColumns.names
 
     /// The row digest of a `deleted` event, whose transaction has no row any more.
     static let noRow = [UInt8](repeating: 0, count: 32)
@@ -122,24 +115,6 @@ enum HashChain {
         return encoding.sha256
     }
 
-    /// The order the chain's reads select a row's columns in (`selectRows`, `selectRow`): first
-    /// those `PaymentTransaction(_:)` decodes, in its order, so that one scan both digests a row
-    /// and decodes it; then the others, the stored plan first (`fetchWithPlan` reads it there). `HashChainTests` checks it holds every one of `rowColumns`.
-    static let selectedColumns =
-        PaymentTransaction.columnNames + [
-            "planned_state", "planned_error_code", "planned_error_message", "offer_nonce",
-        ]
-
-    /// For each of `rowColumns`, in order, its position in `selectedColumns`.
-    static let digestOrder: [Int32] = rowColumns.map { name in
-        guard let index = selectedColumns.firstIndex(of: name) else {
-            // A column left out would silently drop out of every digest: a build that lists
-            // the columns wrong must not run (HashChainTests checks both lists).
-            preconditionFailure("HashChain.selectedColumns lacks \(name)")
-        }
-        return Int32(index)
-    }
-
     /// The SHA-256 of the encoding of transaction `id`'s row, column by column (`rowColumns`);
     /// `nil` when there is no such row.
     static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
@@ -148,11 +123,11 @@ enum HashChain {
         return try select.first(rowDigest(of:))
     }
 
-    /// The row digest of the current row of a statement that selects `selectedColumns`, in
-    /// order (`selectRows`).
+    /// The row digest of the current row of a statement that selects `rowColumns`, in order
+    /// (`selectRows`).
     static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
         var encoding = ChainEncoding()
-        for index in digestOrder { encoding.column(columns, index) }
+        for index in columnIndices { encoding.column(columns, index) }
         return encoding.sha256
     }
 
@@ -161,7 +136,7 @@ enum HashChain {
     /// launch digests its deliveries in the scan that vouches for the rows before the update.
     static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
         var encoding = ChainEncoding()
-        for index in digestOrder {
+        for index in columnIndices {
             switch index {
             case deliveryCountColumn: encoding.integer(columns.int64(index) + 1)
             case lastDeliveredColumn: encoding.integer(date)
@@ -171,8 +146,9 @@ enum HashChain {
         return encoding.sha256
     }
 
-    private static let deliveryCountColumn = Int32(selectedColumns.firstIndex(of: "delivery_count")!)
-    private static let lastDeliveredColumn = Int32(selectedColumns.firstIndex(of: "last_delivered_at")!)
+    private static let columnIndices = (0..<Int32(rowColumns.count)).map { $0 }
+    private static let deliveryCountColumn = TransactionColumns.positions.deliveryCount
+    private static let lastDeliveredColumn = TransactionColumns.positions.lastDeliveredAt
 
     /// Throws `DamagedRow` unless each row `condition` selects is what its last event
     /// recorded: a row edited outside the ledger (its digest differs) is never signed, nor
@@ -183,13 +159,13 @@ enum HashChain {
         try rows.forEachRow(vouch(_:))
     }
 
-    /// The statement that selects `selectedColumns` and the digest the last event recorded
+    /// The statement that selects `rowColumns` and the digest the last event recorded
     /// (at `recordedDigestColumn`) of the rows `condition` selects, in id order.
     static func selectVouching(where condition: String) -> String {
         columnsOnly + ", " + lastDigest + " WHERE \(condition) ORDER BY t.id"
     }
 
-    static let recordedDigestColumn = Int32(selectedColumns.count)
+    static let recordedDigestColumn = Int32(rowColumns.count)
 
     /// Throws `DamagedRow` unless the current row of a `selectVouching` statement is what its
     /// last event recorded.
@@ -198,7 +174,8 @@ enum HashChain {
             return
         }
         throw DamagedRow(
-            reason: "transaction \(columns.int64(0)) differs from what its history recorded "
+            reason:
+                "transaction \(columns.int64(TransactionColumns.positions.id)) differs from what its history recorded "
                 + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
     }
 
@@ -215,7 +192,7 @@ enum HashChain {
     private static let lastDigest =
         "(SELECT row_digest FROM transaction_events WHERE transaction_id = t.id ORDER BY seq DESC LIMIT 1) FROM transactions t"
 
-    /// The statement that selects `selectedColumns` of the rows `condition` selects, in id order.
+    /// The statement that selects `rowColumns` of the rows `condition` selects, in id order.
     static func selectRows(where condition: String) -> String {
         selection + " WHERE \(condition) ORDER BY id"
     }
@@ -400,9 +377,9 @@ enum HashChain {
 
     // MARK: - Statements
 
-    private static let selection = "SELECT " + selectedColumns.joined(separator: ", ") + " FROM transactions"
-    private static let columnsOnly = "SELECT " + selectedColumns.map { "t." + $0 }.joined(separator: ", ")
-    /// One row by id (`selectedColumns`).
+    private static let selection = "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions"
+    private static let columnsOnly = "SELECT " + rowColumns.map { "t." + $0 }.joined(separator: ", ")
+    /// One row by id (`rowColumns`).
     static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL(

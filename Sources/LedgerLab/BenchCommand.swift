@@ -686,37 +686,41 @@ private struct Bench {
     /// Runs `ledger ARGUMENTS` in a process of this lab (`peak-memory`: the same code as the
     /// shipped `ledger`); returns that process's own peak resident memory in MB.
     func runMeasuringMemory(_ arguments: [String]) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
-        process.arguments = ["peak-memory"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try runLab(["peak-memory"] + arguments, reading: \.standardError)
         let prefix = Memory.peakPrefix
-        guard process.terminationStatus == 0,
-            let line = output.split(separator: "\n").last, line.hasPrefix(prefix),
+        guard let line = output.split(separator: "\n").last, line.hasPrefix(prefix),
             let peak = Double(line.dropFirst(prefix.count))
-        else { throw BenchError("\(arguments.joined(separator: " ")) failed: \(output.suffix(500))") }
+        else { throw BenchError("\(arguments.joined(separator: " ")): no peak in \(output.suffix(500))") }
         return peak
     }
 
     /// The resident memory of a `ledger` process that opened the ledger and launched on it.
     func probeMemory(_ path: String) throws -> Double {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
-        process.arguments = ["memory-probe", "--database", path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let output = try runLab(["memory-probe", "--database", path], reading: \.standardOutput)
         guard let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw BenchError("the memory probe printed \(output)")
         }
         return value
+    }
+
+    /// Runs this lab with `arguments` to its end; returns what it wrote to `stream` (the
+    /// other output is discarded).
+    private func runLab(_ arguments: [String], reading stream: ReferenceWritableKeyPath<Process, Any?>) throws -> String
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let pipe = Pipe()
+        process[keyPath: stream] = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchError("ledger-lab \(arguments.joined(separator: " ")) failed: \(output.suffix(500))")
+        }
+        return output
     }
 }
 

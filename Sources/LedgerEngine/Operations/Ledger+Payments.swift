@@ -345,14 +345,8 @@ public struct FinishResult: Sendable {
 }
 
 extension Ledger {
-    /// Records one delivery to observers (count, date, event) of each transaction, in one
-    /// commit, and returns them as stored. Unknown ids are skipped.
-    package func recordDelivery(of ids: [UInt64]) throws -> [PaymentTransaction] {
-        guard !ids.isEmpty else { return [] }
-        return try write { db in try recordDelivery(db, of: ids) }
-    }
-
-    /// `recordDelivery(of:)` in the next group commit.
+    /// Records one delivery to observers (count, date, event) of each transaction, in the next
+    /// group commit, and returns them as stored. Unknown ids are skipped.
     package func recordDelivery(of ids: [UInt64]) async throws -> [PaymentTransaction] {
         guard !ids.isEmpty else { return [] }
         return try await grouped { db in try self.recordDelivery(db, of: ids) }

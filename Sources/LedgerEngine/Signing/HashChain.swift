@@ -127,7 +127,7 @@ enum HashChain {
     /// (`selectRows`).
     static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
         var encoding = ChainEncoding()
-        for index in columnIndices { encoding.column(columns, index) }
+        for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
         return encoding.sha256
     }
 
@@ -136,7 +136,7 @@ enum HashChain {
     /// launch digests its deliveries in the scan that vouches for the rows before the update.
     static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
         var encoding = ChainEncoding()
-        for index in columnIndices {
+        for index in 0..<Int32(rowColumns.count) {
             switch index {
             case deliveryCountColumn: encoding.integer(columns.int64(index) + 1)
             case lastDeliveredColumn: encoding.integer(date)
@@ -146,7 +146,6 @@ enum HashChain {
         return encoding.sha256
     }
 
-    private static let columnIndices = (0..<Int32(rowColumns.count)).map { $0 }
     private static let deliveryCountColumn = TransactionColumns.positions.deliveryCount
     private static let lastDeliveredColumn = TransactionColumns.positions.lastDeliveredAt
 

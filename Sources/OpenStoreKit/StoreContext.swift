@@ -49,6 +49,11 @@ package final class StoreContext: Sendable {
         Task { await queue.startRenewingAutomatically() }
     }
 
+    /// The delivery policy of a change a test control makes in this store: recorded in the
+    /// change's commit, as StoreKit 2's `Transaction.updates` observes every launch of it
+    /// (`init`) and is handed whatever the store changes.
+    package var deliveryRecording: DeliveryRecording { .recorded }
+
     /// The app quits: the store stops renewing by itself (its calls in flight still end).
     package func shutDown() {
         let queue = queue

@@ -172,7 +172,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// errors (`setSimulatedError(_:forAPI:)`) cleared.
     public func resetToDefaultState() {
         report("resetting the test session") {
-            try controls.clearTransactions()
+            try perform(.clearTransactions)
             try controls.update { $0 = StoreSettings().applying(configuration.settings) }
         }
         failures.clearAll()
@@ -181,7 +181,7 @@ public final class SKTestSession: @unchecked Sendable {
 
     /// Deletes every transaction, unfinished ones included.
     public func clearTransactions() {
-        report("clearing transactions") { try controls.clearTransactions() }
+        report("clearing transactions") { try perform(.clearTransactions) }
     }
 
     /// StoreKit's confirmation dialogs: the ledger's store has none, so this only records the wish.
@@ -279,12 +279,12 @@ public final class SKTestSession: @unchecked Sendable {
     /// Approves a deferred (Ask to Buy) transaction: it becomes purchased.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     public func approveAskToBuyTransaction(identifier: UInt) throws {
-        deliver(try ledger.approve(UInt64(identifier)))
+        try perform(.approveAskToBuy(UInt64(identifier)))
     }
 
     /// Declines a deferred (Ask to Buy) transaction: it fails as cancelled.
     public func declineAskToBuyTransaction(identifier: UInt) throws {
-        deliver(try ledger.decline(UInt64(identifier)))
+        try perform(.declineAskToBuy(UInt64(identifier)))
     }
 
     /// Resolves the issue of a transaction: an interrupted purchase (its replacement purchase
@@ -292,22 +292,20 @@ public final class SKTestSession: @unchecked Sendable {
     /// (it renews now; within its grace period, from the end of its last period).
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     public func resolveIssueForTransaction(identifier: UInt) throws {
-        let resolution = try ledger.resolveIssue(ofTransaction: UInt64(identifier))
         // A renewal of an auto-renewable subscription wakes the renewal task through the
         // delivery (the queue reschedules on any subscription change it notifies).
-        if resolution.isNew, let replacement = resolution.replacement { deliver(replacement) }
+        try perform(.resolveIssue(ofTransaction: UInt64(identifier)))
     }
 
     /// Refunds a purchased or restored transaction: observers hear the revocation.
     /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`, `PaymentQueueError.unknownTransaction`.
     public func refundTransaction(identifier: UInt) throws {
-        let revoked = try ledger.refund(UInt64(identifier), reason: RevocationReason.other.rawValue)
-        context.afterPendingCalls { await $0.revoke(revoked) }
+        try perform(.refund(UInt64(identifier), reason: RevocationReason.other.rawValue))
     }
 
     /// Deletes one transaction from the store.
     public func deleteTransaction(identifier: UInt) throws {
-        try ledger.deleteTransaction(UInt64(identifier))
+        try perform(.deleteTransaction(UInt64(identifier)))
     }
 
     /// Buys a product outside the app (as from another device): the app hears of it through
@@ -342,12 +340,7 @@ public final class SKTestSession: @unchecked Sendable {
     }
 
     private func buy(_ payment: NewPayment) throws -> PaymentTransaction {
-        var payment = payment
-        payment.isOutsideTheApp = true
-        let added = try ledger.addPayment(payment)
-        let bought = try ledger.applyPlannedOutcome(of: added.transaction.id)
-        deliver(bought)
-        return bought
+        try perform(.buyOutsideTheApp(payment)).transactions[0]
     }
 
     // MARK: - Subscriptions and time
@@ -356,12 +349,12 @@ public final class SKTestSession: @unchecked Sendable {
     /// (a pending change of product is dropped). The app's observers are not told.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     public func expireSubscription(productIdentifier: String) throws {
-        try ledger.expireSubscription(productIdentifier)
+        try perform(.expireSubscription(productID: productIdentifier))
     }
 
     /// Renews the subscription now; the renewal reaches the app.
     public func forceRenewalOfSubscription(productIdentifier: String) throws {
-        deliver(try ledger.forceRenewal(of: productIdentifier))
+        try perform(.forceRenewal(productID: productIdentifier))
     }
 
     /// Turns auto-renew off for the subscription group of transaction `identifier`'s product: the
@@ -369,7 +362,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notAutoRenewable` for
     ///   a product that is not an auto-renewable subscription.
     public func disableAutoRenewForTransaction(identifier: UInt) throws {
-        try ledger.setAutoRenew(of: try productID(of: identifier), enabled: false)
+        try perform(.setAutoRenew(productID: try productID(of: identifier), enabled: false))
     }
 
     /// Turns auto-renew back on (subscriptions start with it on) for the subscription group of
@@ -378,8 +371,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notAutoRenewable` for
     ///   a product that is not an auto-renewable subscription.
     public func enableAutoRenewForTransaction(identifier: UInt) throws {
-        try ledger.setAutoRenew(of: try productID(of: identifier), enabled: true)
-        context.afterPendingCalls { await $0.rescheduleAutomaticRenewals() }
+        try perform(.setAutoRenew(productID: try productID(of: identifier), enabled: true))
     }
 
     /// Moves the store's clock forward and delivers the renewals that fell due. Not in
@@ -387,11 +379,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// renewal without waiting.
     /// - Throws: `StoreControlError.clockOutOfRange`, `.tooManyRenewals`.
     public func advanceTime(by interval: TimeInterval) throws {
-        let renewed = try ledger.advanceClockAndRenew(by: interval)
-        context.afterPendingCalls { queue in
-            _ = try? await queue.deliver(renewed)
-            await queue.rescheduleAutomaticRenewals()
-        }
+        try perform(.advanceClock(by: interval))
     }
 
     private func productID(of identifier: UInt) throws -> String {
@@ -416,10 +404,17 @@ public final class SKTestSession: @unchecked Sendable {
         }
     }
 
-    // MARK: - Delivering and reporting
+    // MARK: - Performing and reporting
 
-    private func deliver(_ transaction: PaymentTransaction) {
-        context.afterPendingCalls { _ = try? await $0.deliver([transaction]) }
+    /// Performs a control through the store's one door (`Ledger.perform`) now, as
+    /// StoreKitTest's controls are synchronous and throw, its delivery recorded in its commit
+    /// as the store's launch says (`StoreContext.deliveryRecording`); the observers hear of it
+    /// after the StoreKit 1 calls made before it.
+    @discardableResult
+    private func perform(_ action: StoreAction) throws -> StoreActionOutcome {
+        let outcome = try ledger.perform(action, delivery: context.deliveryRecording)
+        context.afterPendingCalls { await $0.announce(outcome) }
+        return outcome
     }
 
     /// A setter failed: StoreKitTest's setters cannot throw, so the failure is printed.

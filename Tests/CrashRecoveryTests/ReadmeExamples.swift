@@ -64,7 +64,7 @@ func readmeExample4(queue: PaymentQueue, id: UInt64) async throws {
     try session.update { $0.askToBuyEnabled = true; $0.timeRate = .monthlyRenewalEveryThirtySeconds }
     try await session.refundTransaction(id)                      // observers get the update
     try await session.advanceClock(by: 95)                       // renewals fall due and are delivered
-    try session.setAutoRenew(false, for: "com.example.pro.monthly")
+    try await session.setAutoRenew(false, for: "com.example.pro.monthly")
     try queue.catalog.updatePromotionOrder(byIDs: ["com.example.level2", "com.example.level1"])
 }
 

@@ -323,7 +323,7 @@ import Testing
             #expect(delivered.count == 300 && delivered == stored)
             #expect(delivered.allSatisfy { $0.deliveryCount >= 1 && $0.lastDeliveredAt != nil })
             let beforeClear = try ledger.chainStatus().eventCount
-            #expect(try ledger.clearTransactions() == 300)
+            #expect(try ledger.perform(.clearTransactions).deletedCount == 300)
             let status = try ledger.chainStatus()
             #expect(status.eventCount == beforeClear + 300 && status.lastSequence == Int64(status.eventCount))
             #expect(try ledger.verify() == [])
@@ -377,14 +377,14 @@ import Testing
             _ = try ledger.applyPlannedOutcome(of: added.id, delivery: .recorded)
         }
         _ = try ledger.finish([1, 2])
-        _ = try ledger.refund(2, reason: 0)
+        try ledger.perform(.refund(2, reason: 0))
         _ = try ledger.advanceClock(by: 65 * 86_400)
-        _ = try ledger.renewDueSubscriptions()
-        _ = try ledger.forceRenewal(of: "monthly")
-        _ = try ledger.expireSubscription("monthly")
+        try ledger.perform(.renewDueSubscriptions)
+        try ledger.perform(.forceRenewal(productID: "monthly"))
+        try ledger.perform(.expireSubscription(productID: "monthly"))
         _ = try ledger.restorePurchases()
         let consumable = try ledger.addPayment(NewPayment(productID: "consumable")).transaction
-        try ledger.deleteTransaction(consumable.id)
+        try ledger.perform(.deleteTransaction(consumable.id))
         _ = try ledger.recordDeliveryOfUnfinishedTransactions()
     }
 

@@ -143,12 +143,16 @@ import Testing
             let b = try ledger.addPayment(NewPayment(productID: "nonconsumable", simulatedOutcome: .deferred))
                 .transaction.id
             _ = try ledger.recoverAtLaunch().completed
-            #expect(try ledger.approve(a).state == .purchased)
-            let declined = try ledger.decline(b)
+            #expect(try ledger.perform(.approveAskToBuy(a)).transactions[0].state == .purchased)
+            let declined = try ledger.perform(.declineAskToBuy(b)).transactions[0]
             #expect(declined.state == .failed && declined.error?.code == .paymentCancelled)
-            #expect(throws: PaymentQueueError.notDeferred(a, state: .purchased)) { try ledger.approve(a) }
-            #expect(throws: PaymentQueueError.notDeferred(b, state: .failed)) { try ledger.decline(b) }
-            #expect(throws: PaymentQueueError.unknownTransaction(50)) { try ledger.approve(50) }
+            #expect(throws: PaymentQueueError.notDeferred(a, state: .purchased)) {
+                try ledger.perform(.approveAskToBuy(a))
+            }
+            #expect(throws: PaymentQueueError.notDeferred(b, state: .failed)) {
+                try ledger.perform(.declineAskToBuy(b))
+            }
+            #expect(throws: PaymentQueueError.unknownTransaction(50)) { try ledger.perform(.approveAskToBuy(50)) }
             #expect(try ledger.events(of: a).map(\.toState) == [.purchasing, .deferred, .purchased])
         }
     }

@@ -20,7 +20,7 @@ import Testing
                 NewPayment(productID: product, appAccountToken: token, applicationUsername: name))
             bought.append(try ledger.applyPlannedOutcome(of: added.transaction.id))
         }
-        _ = try ledger.refund(bought[4].id, reason: 0)
+        try ledger.perform(.refund(bought[4].id, reason: 0))
         _ = try ledger.finish([bought[0].id])
         _ = try ledger.advanceClock(by: 60)
         let restoreTime = try ledger.storeDate()

@@ -259,7 +259,7 @@ import Testing
 
             let ledger = try Ledger.open(at: path, configuration: LedgerConfiguration(clock: .fixed(testEpoch)))
             #expect(try ledger.appliedMigrations() == Ledger.knownMigrations)
-            #expect(try ledger.refund(1, reason: 0).map(\.id) == [1])
+            #expect(try ledger.perform(.refund(1, reason: 0)).transactions.map(\.id) == [1])
             try ledger.close()
             let raw = try DatabaseQueue(path: path)
             let secondRefund = try raw.writeWithoutTransaction { db in

@@ -122,7 +122,7 @@ private let quarterUpFront =
     @Test func theOfferIsOncePerGroup() async throws {
         try await withOfferStore(offerCatalog(freeWeek)) { queue, session in
             try await queue.add(Payment(productID: "plus.yearly"))
-            try session.expireSubscription("plus.yearly")
+            try await session.expireSubscription("plus.yearly")
             // Buying the group's other product, which has the offer, after the yearly one: no trial.
             let monthly = try await queue.add(Payment(productID: "plus.monthly"))
             #expect(monthly.offer == nil)

@@ -71,7 +71,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func aLapsedSubscriberRedeemsASignedOfferThatStartsNowAndRunsForItsPeriods() async throws {
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))  // the free week
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             let redeemed = try await queue.add(try signedPayment("plus.monthly", offer: "comeback", key: key))
             #expect(redeemed.state == .purchased)
             #expect(
@@ -113,7 +113,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             let yearly = try await queue.add(Payment(productID: "plus.yearly"))
             try await queue.add(Payment(productID: "plus.monthly"))  // a downgrade, at the next renewal
             #expect(try queue.ledger.pendingProductChange(for: "plus.yearly") == "plus.monthly")
-            try session.setAutoRenew(false, for: "plus.yearly")
+            try await session.setAutoRenew(false, for: "plus.yearly")
             try await queue.add(try signedPayment("plus.yearly", offer: "yearly.deal", key: key))
             #expect(try queue.ledger.pendingProductChange(for: "plus.yearly") == nil)
             #expect(try queue.ledger.isAutoRenewEnabled(for: "plus.yearly"))
@@ -138,7 +138,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
                     try signedPayment(
                         "plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
             }
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             // A lapsed subscriber's pay-as-you-go offer runs for two periods: no other offer meanwhile.
             let comeback = try await queue.add(
                 try signedPayment("plus.monthly", offer: "comeback", key: key, timestamp: try queue.ledger.storeDate()))
@@ -155,7 +155,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func aRetryOfAPaymentMadeWithoutTheOfferIsNotTheSamePayment() async throws {
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             var plain = Payment(productID: "plus.yearly")
             plain.idempotencyKey = "order-9"
             let first = try await queue.add(plain)
@@ -199,7 +199,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func everyBadSignatureIsRefusedWithItsReasonAndRecordsNothing() async throws {
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             let before = try queue.ledger.allTransactions()
             let otherKey = try SubscriptionOffersKey(generatingWithID: "K1")
             let account = UUID()
@@ -267,7 +267,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func aNonceIsAcceptedOnceEvenWhenItsPurchaseFailed() async throws {
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             let nonce = UUID()
             var failing = try signedPayment("plus.monthly", offer: "comeback", key: key, nonce: nonce)
             failing.simulatedOutcome = .failed(.unknown)
@@ -291,7 +291,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     @Test func theSignatureSignsTheApplicationUsernameAndTheStoresBundleID() async throws {
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             try session.set(.bundleID, to: "org.example.garden")
             let nonce = UUID()
             let payload = OfferSignaturePayload(
@@ -324,7 +324,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
             #expect(try ledger.subscriptionOffersKey() == nil)
             let queue = try PaymentQueue(ledger: ledger)
             try await queue.add(Payment(productID: "plus.monthly"))
-            try StoreTestSession(queue: queue).expireSubscription("plus.monthly")
+            try await StoreTestSession(queue: queue).expireSubscription("plus.monthly")
             let key = try SubscriptionOffersKey(generatingWithID: "K1")
             await #expect(
                 throws: PromotionalOfferError.invalidSignature(
@@ -346,7 +346,7 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         var random = SplitMix(seed: seed)
         try await withPromotionalStore { queue, session, key in
             try await queue.add(Payment(productID: "plus.monthly"))
-            try session.expireSubscription("plus.monthly")
+            try await session.expireSubscription("plus.monthly")
             try session.update { $0.timeRate = .oneSecondIsOneDay }
             for _ in 0..<12 {
                 _ = try await session.advanceClock(by: Double(random.next() % 200_000))

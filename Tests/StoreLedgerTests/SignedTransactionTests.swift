@@ -73,7 +73,7 @@ import Testing
             #expect(renewalPayload["renewalPrice"] as? Int == 4990 && renewalPayload["currency"] as? String == "EUR")
             #expect(renewalPayload["environment"] as? String == "Sandbox")
             try info.verify(trustingRoot: try store.ledger.signingCertificates().root)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             #expect(
                 try fields(try #require(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription)))[
                     "autoRenewStatus"] as? Int == 0)

@@ -25,7 +25,7 @@ import Testing
             await expectUnknown("finish") { _ = try await store.queue.finish([id]) }
             await expectUnknown("refund") { _ = try await store.session.refundTransaction(id) }
             await expectUnknown("resolve") { _ = try await store.session.resolveIssueForTransaction(id) }
-            await expectUnknown("delete") { try store.session.deleteTransaction(id) }
+            await expectUnknown("delete") { try await store.session.deleteTransaction(id) }
             await expectUnknown("sign") { _ = try store.queue.ledger.signedTransaction(id) }
             let ledger = store.queue.ledger
             let (stored, events, interrupted) = (
@@ -110,7 +110,7 @@ import Testing
             #expect(
                 try await store.session.resolveIssueForTransaction(interrupted.id) == replacement,
                 "resolving again creates nothing")
-            try store.session.deleteTransaction(replacement.id)
+            try await store.session.deleteTransaction(replacement.id)
             #expect(
                 try await store.session.resolveIssueForTransaction(interrupted.id) == nil,
                 "a deleted replacement is not made again")
@@ -130,14 +130,16 @@ import Testing
         try await StoreFixture.with { store in
             let a = try await store.buy(SampleCatalog.nonConsumable)
             let b = try await store.buy(SampleCatalog.consumable)
-            try store.session.deleteTransaction(a.id)
+            try await store.session.deleteTransaction(a.id)
             // The row goes; the history stays, closed by a `deleted` event (the hash chain keeps every event).
             #expect(try store.ledger.transaction(a.id) == nil)
             let history = try store.ledger.events(of: a.id).map(\.kind)
             #expect(
                 history.first == .created && history.last == .deleted && history.filter { $0 == .deleted }.count == 1)
-            #expect(throws: PaymentQueueError.unknownTransaction(a.id)) { try store.session.deleteTransaction(a.id) }
-            #expect(try store.session.clearTransactions() == 1)
+            await #expect(throws: PaymentQueueError.unknownTransaction(a.id)) {
+                try await store.session.deleteTransaction(a.id)
+            }
+            #expect(try await store.session.clearTransactions() == 1)
             #expect(try store.queue.transactions.isEmpty && store.ledger.events(of: b.id).last?.kind == .deleted)
             #expect(try store.ledger.verify() == [])
             #expect(try await store.buy(SampleCatalog.consumable).id == b.id + 1)

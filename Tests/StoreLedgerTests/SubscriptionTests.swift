@@ -61,12 +61,12 @@ import Testing
     @Test func withAutoRenewOffTheSubscriptionExpires() async throws {
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.subscription)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             #expect(try store.ledger.isAutoRenewEnabled(for: SampleCatalog.subscription) == false)
             #expect(try store.queue.currentEntitlements().map(\.productID) == [SampleCatalog.subscription])
             #expect(try await store.session.advanceClock(by: 40 * day).isEmpty)
             #expect(try store.queue.currentEntitlements().isEmpty)
-            try store.session.setAutoRenew(true, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(true, for: SampleCatalog.subscription)
             #expect(try await store.queue.processSubscriptionRenewals().isEmpty, "a lapsed subscription stays expired")
             #expect(try store.queue.currentEntitlements().isEmpty)
         }
@@ -76,7 +76,7 @@ import Testing
         try await StoreFixture.with { store in
             let bought = try await store.buy(SampleCatalog.subscription)
             try store.ledger.advanceClock(by: day)
-            let expired = try store.session.expireSubscription(SampleCatalog.subscription)
+            let expired = try await store.session.expireSubscription(SampleCatalog.subscription)
             #expect(expired.id == bought.id && expired.expirationDate == storeEpoch.addingTimeInterval(day))
             #expect(try store.queue.currentEntitlements().isEmpty)
             #expect(try await store.session.advanceClock(by: 60 * day).isEmpty)
@@ -150,14 +150,14 @@ import Testing
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.subscription)
             try await store.buy(SampleCatalog.basicSubscription)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             #expect(try await store.session.advanceClock(by: 40 * day).isEmpty)
             #expect(try store.queue.currentEntitlements().isEmpty)
         }
         try await StoreFixture.with { store in
             let pro = try await store.buy(SampleCatalog.subscription)
             try await store.buy(SampleCatalog.basicSubscription)
-            let expired = try store.session.expireSubscription(SampleCatalog.basicSubscription)
+            let expired = try await store.session.expireSubscription(SampleCatalog.basicSubscription)
             #expect(expired.id == pro.id && expired.expirationDate == storeEpoch)
             #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == nil)
             for _ in 0..<3 { #expect(try await store.queue.processSubscriptionRenewals().isEmpty) }
@@ -259,11 +259,11 @@ import Testing
 
     @Test func subscriptionControlsRefuseWhatIsNotASubscription() async throws {
         try await StoreFixture.with { store in
-            #expect(throws: StoreControlError.notAutoRenewable(SampleCatalog.nonConsumable)) {
-                try store.session.expireSubscription(SampleCatalog.nonConsumable)
+            await #expect(throws: StoreControlError.notAutoRenewable(SampleCatalog.nonConsumable)) {
+                try await store.session.expireSubscription(SampleCatalog.nonConsumable)
             }
-            #expect(throws: UnknownProductError(productIdentifier: "nope")) {
-                try store.session.setAutoRenew(false, for: "nope")
+            await #expect(throws: UnknownProductError(productIdentifier: "nope")) {
+                try await store.session.setAutoRenew(false, for: "nope")
             }
             await #expect(throws: StoreControlError.noSubscription(SampleCatalog.subscription)) {
                 try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
@@ -347,7 +347,7 @@ import Testing
             let pro = try #require(try store.queue.currentEntitlements().first)
             let proCopy = try #require(
                 await store.queue.restoreCompletedTransactions().restored.all().first { $0.restoredFromID == pro.id })
-            try store.session.expireSubscription(SampleCatalog.subscription)
+            try await store.session.expireSubscription(SampleCatalog.subscription)
             #expect(try store.ledger.transaction(proCopy.id)?.expirationDate == storeEpoch)
             #expect(try store.queue.currentEntitlements().isEmpty)
             #expect(try store.ledger.verify() == [])
@@ -365,7 +365,7 @@ import Testing
             try await store.buy(SampleCatalog.nonConsumable2, outcome: .deferred)
             #expect(try store.queue.currentEntitlements().map(\.id) == [level1Again.id, pro.id, pass.id])
             try store.ledger.advanceClock(by: 40 * day)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             #expect(
                 try store.queue.currentEntitlements().map(\.id) == [level1Again.id, pass.id],
                 "an expired subscription is no entitlement")
@@ -403,7 +403,7 @@ import Testing
             #expect(try store.ledger.nextRenewalDate() == nil)
             let monthly = try await store.buy(SampleCatalog.subscription)
             #expect(try store.ledger.nextRenewalDate() == monthly.expirationDate)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             #expect(try store.ledger.nextRenewalDate() == nil)
         }
     }
@@ -425,9 +425,9 @@ import Testing
     @Test func aLapsedSubscriptionDoesNotRenewEvenWithAutoRenewTurnedBackOn() async throws {
         try await StoreFixture.with { store in
             try await store.buy(SampleCatalog.subscription)
-            try store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
             try await store.session.advanceClock(by: 40 * day)
-            try store.session.setAutoRenew(true, for: SampleCatalog.subscription)
+            try await store.session.setAutoRenew(true, for: SampleCatalog.subscription)
             let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
             #expect(status.state == .expired && !status.willAutoRenew && status.renewalDate == nil)
         }
@@ -519,8 +519,8 @@ import Testing
             await #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
                 try await store.session.resolveIssueForTransaction(bought.id)
             }
-            #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
-                try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+            await #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
+                try await store.session.resolveBillingIssue(for: SampleCatalog.subscription)
             }
         }
     }
@@ -562,14 +562,14 @@ import Testing
                 #expect(status.state == .subscribed)
             } else if status.state == .expired {
                 #expect(status.expirationReason == .billingError)
-                #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
-                    try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+                await #expect(throws: StoreControlError.noBillingIssue(SampleCatalog.subscription)) {
+                    try await store.session.resolveBillingIssue(for: SampleCatalog.subscription)
                 }
             } else {
                 let inGrace = status.state == .inGracePeriod
                 #expect(inGrace ? grace : status.state == .inBillingRetryPeriod, "\(rate) \(status.state)")
                 #expect(try !store.queue.currentEntitlements().isEmpty == inGrace)
-                let renewal = try store.ledger.resolveBillingIssue(of: SampleCatalog.subscription)
+                let renewal = try await store.session.resolveBillingIssue(for: SampleCatalog.subscription)
                 #expect(renewal.purchaseDate == (inGrace ? expiration : now), "\(rate)")
             }
             #expect(try store.ledger.verify() == [], "\(rate)")

@@ -131,7 +131,7 @@ struct DemoCommand: AsyncParsableCommand {
         )
         for renewal in renewals { say("  " + describe(renewal) + "  expires \(format(renewal.expirationDate))") }
         say("  entitlements: \(try queue.currentEntitlements().map(\.productID).joined(separator: ", "))")
-        try session.setAutoRenew(false, for: "com.example.pro.monthly")
+        try await session.setAutoRenew(false, for: "com.example.pro.monthly")
         try await session.advanceClock(by: 40)
         say("Auto-renew off, 40 more seconds: the subscription expired.")
         say("  entitlements: \(try queue.currentEntitlements().map(\.productID).joined(separator: ", "))")

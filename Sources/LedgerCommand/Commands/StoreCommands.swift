@@ -143,7 +143,7 @@ struct StoreCommand: AsyncParsableCommand {
         @OptionGroup var options: GlobalOptions
 
         func run() async throws {
-            let deleted = try StoreTestSession(ledger: try options.openLedger()).clearTransactions()
+            let deleted = try await StoreTestSession(ledger: try options.openLedger()).clearTransactions()
             try options.output.emit(["deleted": deleted]) { "deleted \(deleted) transaction(s)" }
         }
     }
@@ -158,7 +158,7 @@ struct StoreCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            try StoreTestSession(ledger: try options.openLedger()).deleteTransaction(id)
+            try await StoreTestSession(ledger: try options.openLedger()).deleteTransaction(id)
             try options.output.emit(["deleted": id]) { "deleted transaction #\(id)" }
         }
     }

@@ -101,7 +101,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         func run() async throws {
             let ledger = try options.openLedger()
             let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
-            let expired = try StoreTestSession(ledger: ledger).expireSubscription(productID)
+            let expired = try await StoreTestSession(ledger: ledger).expireSubscription(productID)
             try options.output.emit(["expired": expired]) { "expired " + describe(expired) }
         }
     }
@@ -124,7 +124,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         func run() async throws {
             let ledger = try options.openLedger()
             let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
-            try StoreTestSession(ledger: ledger).setAutoRenew(state == .on, for: productID)
+            try await StoreTestSession(ledger: ledger).setAutoRenew(state == .on, for: productID)
             try options.output.emit(AutoRenewState(productID: productID, autoRenew: state == .on)) {
                 "auto-renew \(state.rawValue) for \(productID)"
             }

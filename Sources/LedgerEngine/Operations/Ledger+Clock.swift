@@ -1,5 +1,5 @@
 public import Foundation
-package import LedgerModel
+import LedgerModel
 import GRDB
 
 extension Ledger {
@@ -22,17 +22,8 @@ extension Ledger {
         try write { db in try advanceClock(db, by: interval) }
     }
 
-    /// `advanceClock(by:)` and the renewals that fall due, in one commit: a process killed
-    /// after the move never leaves renewals due for a later command to make.
-    package func advanceClockAndRenew(by interval: TimeInterval) throws -> [PaymentTransaction] {
-        try write { db in
-            try advanceClock(db, by: interval)
-            return try renewDueSubscriptions(try writer(db))
-        }
-    }
-
     @discardableResult
-    private func advanceClock(_ db: Database, by interval: TimeInterval) throws -> Date {
+    func advanceClock(_ db: Database, by interval: TimeInterval) throws -> Date {
         let now = Date(ledgerMilliseconds: try storeNow(db))
         guard interval >= 0, interval.isFinite, interval <= Self.latestStoreDate.timeIntervalSince(now) else {
             throw StoreControlError.clockOutOfRange(interval: interval)
@@ -50,16 +41,8 @@ extension Ledger {
         try write { db in try setClock(db, to: date) }
     }
 
-    /// `setClock(to:)` and the renewals that fall due, in one commit.
-    package func setClockAndRenew(to date: Date) throws -> [PaymentTransaction] {
-        try write { db in
-            try setClock(db, to: date)
-            return try renewDueSubscriptions(try writer(db))
-        }
-    }
-
     @discardableResult
-    private func setClock(_ db: Database, to date: Date) throws -> Date {
+    func setClock(_ db: Database, to date: Date) throws -> Date {
         let now = try storeNow(db)
         let target = date.ledgerMilliseconds
         guard target >= now else {

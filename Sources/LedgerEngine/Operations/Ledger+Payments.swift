@@ -66,7 +66,7 @@ extension Ledger {
         return try await grouped { db in try self.addPayment(db, payment, delivery: delivery) }
     }
 
-    private func addPayment(
+    func addPayment(
         _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
         if let key = payment.idempotencyKey,
@@ -154,35 +154,6 @@ extension Ledger {
         }
     }
 
-    /// Ask to Buy approved: deferred -> purchased.
-    package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
-        try write { db in try approve(db, id, delivery: delivery) }
-    }
-
-    /// `approve(_:delivery:)` in the next group commit (from an actor: see `grouped`).
-    package func approve(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
-        try await grouped { db in try self.approve(db, id, delivery: delivery) }
-    }
-
-    private func approve(_ db: Database, _ id: UInt64, delivery: DeliveryRecording) throws -> PaymentTransaction {
-        try moveDeferred(try writer(db, delivery: delivery), id: id, to: .purchased, error: nil)
-    }
-
-    /// Ask to Buy declined: deferred -> failed (`paymentCancelled`).
-    package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) throws -> PaymentTransaction {
-        try write { db in try decline(db, id, delivery: delivery) }
-    }
-
-    /// `decline(_:delivery:)` in the next group commit.
-    package func decline(_ id: UInt64, delivery: DeliveryRecording = .notRecorded) async throws -> PaymentTransaction {
-        try await grouped { db in try self.decline(db, id, delivery: delivery) }
-    }
-
-    private func decline(_ db: Database, _ id: UInt64, delivery: DeliveryRecording) throws -> PaymentTransaction {
-        let error = TransactionError(code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
-        return try moveDeferred(try writer(db, delivery: delivery), id: id, to: .failed, error: error)
-    }
-
     /// Finishes purchased, failed or restored transactions, all in one commit: if any id is
     /// refused, none is finished. Finishing an interrupted purchase whose issue is resolved
     /// creates its replacement purchase in the same commit.
@@ -191,16 +162,17 @@ extension Ledger {
     /// `changed` false.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.cannotFinishPurchasing`,
     ///   `.cannotFinishDeferred`.
-    package func finish(_ ids: [UInt64]) throws -> FinishResult {
-        try write { db in try finish(db, ids) }
+    /// With `delivery` `.recorded`, the replacements are counted as delivered in the same commit.
+    package func finish(_ ids: [UInt64], delivery: DeliveryRecording = .notRecorded) throws -> FinishResult {
+        try write { db in try finish(db, ids, delivery: delivery) }
     }
 
-    /// `finish(_:)` in the next group commit.
-    package func finish(_ ids: [UInt64]) async throws -> FinishResult {
-        try await grouped { db in try self.finish(db, ids) }
+    /// `finish(_:delivery:)` in the next group commit.
+    package func finish(_ ids: [UInt64], delivery: DeliveryRecording = .notRecorded) async throws -> FinishResult {
+        try await grouped { db in try self.finish(db, ids, delivery: delivery) }
     }
 
-    private func finish(_ db: Database, _ ids: [UInt64]) throws -> FinishResult {
+    private func finish(_ db: Database, _ ids: [UInt64], delivery: DeliveryRecording) throws -> FinishResult {
         let writer = try writer(db)
         var result = FinishResult(transactions: [], changed: [], replacements: [])
         for id in ids {
@@ -222,6 +194,7 @@ extension Ledger {
                 result.replacements.append(replacement)
             }
         }
+        if delivery == .recorded { try writer.recordDelivery(ofUnfinished: &result.replacements) }
         return result
     }
 
@@ -278,7 +251,7 @@ extension Ledger {
 
     // MARK: - Pieces shared by the operations (each runs inside its caller's transaction)
 
-    private static func validate(_ payment: NewPayment) throws {
+    static func validate(_ payment: NewPayment) throws {
         guard !payment.productID.isEmpty else { throw PaymentQueueError.emptyProductIdentifier }
         guard (1...10).contains(payment.quantity) else { throw PaymentQueueError.invalidQuantity(payment.quantity) }
         // Bytes, not characters: one character may be any number of scalars.
@@ -318,7 +291,7 @@ extension Ledger {
         return try writer.changeState(transaction, to: planned.state, error: planned.error, ledger: self)
     }
 
-    private func moveDeferred(
+    func moveDeferred(
         _ writer: TransactionWriter, id: UInt64, to state: TransactionState, error: TransactionError?
     ) throws -> PaymentTransaction {
         let transaction = try existingTransaction(writer.db, id: id)
@@ -341,23 +314,5 @@ public struct FinishResult: Sendable {
     /// The transactions this call finished.
     public var finished: [PaymentTransaction] {
         zip(transactions, changed).filter(\.1).map(\.0)
-    }
-}
-
-extension Ledger {
-    /// Records one delivery to observers (count, date, event) of each transaction, in the next
-    /// group commit, and returns them as stored. Unknown ids are skipped.
-    package func recordDelivery(of ids: [UInt64]) async throws -> [PaymentTransaction] {
-        guard !ids.isEmpty else { return [] }
-        return try await grouped { db in try self.recordDelivery(db, of: ids) }
-    }
-
-    private func recordDelivery(_ db: Database, of ids: [UInt64]) throws -> [PaymentTransaction] {
-        let writer = try writer(db)
-        return try ids.compactMap { id in
-            guard var transaction = try PaymentTransaction.fetchOne(db, id: id) else { return nil }
-            try writer.recordDelivery(of: &transaction)
-            return transaction
-        }
     }
 }

@@ -1,57 +1,131 @@
 import Foundation
-package import LedgerModel
+import LedgerModel
 import GRDB
 
 extension Ledger {
+    /// The store's one door: commits `action` and, when `delivery` is `.recorded` (the app's
+    /// observers will hear of it), one delivery of each transaction it hands them as updated
+    /// (`StoreActionOutcome.deliverable`), in the same commit. A refused action changes
+    /// nothing.
+    /// - Throws: the action's errors: `PaymentQueueError.unknownTransaction`, `.notDeferred`,
+    ///   `StoreControlError`, `UnknownProductError`, `PromotionalOfferError`; `LedgerError`.
+    @discardableResult
+    package func perform(_ action: StoreAction, delivery: DeliveryRecording = .notRecorded) throws -> StoreActionOutcome
+    {
+        if case .buyOutsideTheApp(let payment) = action { try Self.validate(payment) }
+        return try write { db in try perform(db, action, delivery: delivery) }
+    }
+
+    /// `perform(_:delivery:)` in the next group commit (from an actor: see `grouped`).
+    @discardableResult
+    package func perform(
+        _ action: StoreAction, delivery: DeliveryRecording = .notRecorded
+    ) async throws -> StoreActionOutcome {
+        if case .buyOutsideTheApp(let payment) = action { try Self.validate(payment) }
+        return try await grouped { db in try self.perform(db, action, delivery: delivery) }
+    }
+
+    private func perform(
+        _ db: Database, _ action: StoreAction, delivery: DeliveryRecording
+    ) throws -> StoreActionOutcome {
+        var outcome = try change(db, action)
+        if delivery == .recorded, outcome.notice == .updated {
+            try writer(db).recordDelivery(ofUnfinished: &outcome.transactions)
+        }
+        return outcome
+    }
+
+    /// What each action writes, and how observers hear of it.
+    private func change(_ db: Database, _ action: StoreAction) throws -> StoreActionOutcome {
+        switch action {
+        case .approveAskToBuy(let id):
+            return .updated([try moveDeferred(try writer(db), id: id, to: .purchased, error: nil)])
+        case .declineAskToBuy(let id):
+            return .updated([try moveDeferred(try writer(db), id: id, to: .failed, error: Self.declined)])
+        case .resolveIssue(let id):
+            let resolution = try resolveIssue(db, ofTransaction: id)
+            let replacement = resolution.replacement.map { [$0] } ?? []
+            return StoreActionOutcome(transactions: replacement, notice: resolution.isNew ? .updated : .none)
+        case .resolveBillingIssue(let productID):
+            return .updated([try resolveBillingIssue(db, productID: productID)])
+        case .refund(let id, let reason):
+            return StoreActionOutcome(transactions: try refund(db, id, reason: reason), notice: .revoked)
+        case .deleteTransaction(let id):
+            _ = try existingTransaction(db, id: id)
+            try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
+            return StoreActionOutcome(transactions: [], notice: .none)
+        case .clearTransactions:
+            let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
+            try writer(db).delete(where: "1")
+            return StoreActionOutcome(transactions: [], notice: .none, deletedCount: count)
+        case .buyOutsideTheApp(var payment):
+            payment.isOutsideTheApp = true
+            let created = try addPayment(db, payment, delivery: .notRecorded).transaction
+            return .updated([try applyPlannedOutcome(try writer(db), id: created.id)])
+        case .forceRenewal(let productID):
+            return .updated([try forceRenewal(db, productID: productID)])
+        case .expireSubscription(let productID):
+            return StoreActionOutcome(transactions: [try expireSubscription(db, productID: productID)], notice: .none)
+        case .setAutoRenew(let productID, let enabled):
+            try setAutoRenew(db, productID: productID, enabled: enabled)
+            return StoreActionOutcome(transactions: [], notice: .none, movesNextRenewal: enabled)
+        case .advanceClock(let interval):
+            try advanceClock(db, by: interval)
+            return StoreActionOutcome(
+                transactions: try renewDueSubscriptions(try writer(db)), notice: .updated, movesNextRenewal: true)
+        case .setClock(let date):
+            try setClock(db, to: date)
+            return StoreActionOutcome(
+                transactions: try renewDueSubscriptions(try writer(db)), notice: .updated, movesNextRenewal: true)
+        case .renewDueSubscriptions:
+            return .updated(try renewDueSubscriptions(try writer(db)))
+        }
+    }
+
+    /// The error of a purchase declined by Ask to Buy.
+    private static let declined = TransactionError(
+        code: .paymentCancelled, message: "The purchase was declined (Ask to Buy).")
+
     /// Refunds a purchased or restored transaction (finished or not): sets its revocation date
     /// and reason; its state does not change. A refund is of the purchase, so the purchase and
-    /// every restored copy of it are revoked together, in one commit.
-    /// - Parameter reason: StoreKit's `Transaction.RevocationReason` raw value (0 other, 1 developer issue).
+    /// every restored copy of it are revoked together.
     /// - Returns: the transaction asked for first, then the others the refund revoked.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
-    package func refund(_ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
-        try write { db in
-            let transaction = try existingTransaction(db, id: id)
-            guard transaction.state.canBeRevoked else {
-                throw StoreControlError.cannotRefund(id, state: transaction.state)
-            }
-            guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-            let writer = try writer(db)
-            let purchase = transaction.restoredFromID ?? transaction.id
-            let related = try PaymentTransaction.fetchAll(
-                db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
-                arguments: [Int64(purchase), Int64(purchase), Int64(id)])
-            for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
-            return try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
+    private func refund(_ db: Database, _ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
+        let transaction = try existingTransaction(db, id: id)
+        guard transaction.state.canBeRevoked else {
+            throw StoreControlError.cannotRefund(id, state: transaction.state)
         }
+        guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
+        let writer = try writer(db)
+        let purchase = transaction.restoredFromID ?? transaction.id
+        let related = try PaymentTransaction.fetchAll(
+            db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
+            arguments: [Int64(purchase), Int64(purchase), Int64(id)])
+        for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
+        return try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
     }
 
-    /// Resolves the issue of an interrupted purchase. When its failed transaction is finished
-    /// already, the replacement purchase is created now (`isNew`); otherwise it is created when
-    /// the app finishes the failed one. Resolving again returns the replacement made before (or
-    /// none, if it was deleted) and creates nothing.
+    /// Resolves the issue of transaction `id` (Xcode's "resolve issue"): an auto-renewable
+    /// subscription whose latest period failed on a billing issue renews (`resolveBillingIssue`;
+    /// its renewal is new); otherwise an interrupted purchase is resolved. Its replacement is
+    /// created now when its failed transaction is finished already (`isNew`), else when the
+    /// app finishes it. Resolving again returns the replacement made before (or none, if it
+    /// was deleted) and creates nothing.
+    /// - Throws: `StoreControlError.notInterrupted` for a transaction with neither issue.
+    private func resolveIssue(
+        _ db: Database, ofTransaction id: UInt64
+    ) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
+        if try !isInterruptedPurchase(db, id: id), let transaction = try PaymentTransaction.fetchOne(db, id: id),
+            transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID)
+        {
+            return (try resolveBillingIssue(db, productID: transaction.productID), true)
+        }
+        return try resolveInterruptedPurchase(db, id: id)
+    }
+
+    /// Resolves the issue of an interrupted purchase (see `resolveIssue`).
     /// - Throws: `StoreControlError.notInterrupted`.
-    package func resolveInterruptedPurchase(_ id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
-        try write { db in try resolveInterruptedPurchase(db, id: id) }
-    }
-
-    /// Resolves the issue of transaction `id` (Xcode's "resolve issue"), in one commit: an
-    /// interrupted purchase as `resolveInterruptedPurchase(_:)` does; an auto-renewable
-    /// subscription whose latest period failed on a billing issue as `resolveBillingIssue(of:)`
-    /// does (its renewal is new).
-    /// - Throws: `StoreControlError.notInterrupted` for a transaction with neither issue,
-    ///   `.noBillingIssue` when its billing retries are over.
-    package func resolveIssue(ofTransaction id: UInt64) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
-        try write { db in
-            if try !isInterruptedPurchase(db, id: id), let transaction = try PaymentTransaction.fetchOne(db, id: id),
-                transaction.productType == .autoRenewable, try hasBillingIssue(db, productID: transaction.productID)
-            {
-                return (try resolveBillingIssue(db, productID: transaction.productID), true)
-            }
-            return try resolveInterruptedPurchase(db, id: id)
-        }
-    }
-
     private func resolveInterruptedPurchase(
         _ db: Database, id: UInt64
     ) throws -> (replacement: PaymentTransaction?, isNew: Bool) {
@@ -120,28 +194,5 @@ extension Ledger {
             sql: "UPDATE interrupted_purchases SET replacement_id = ? WHERE transaction_id = ?",
             arguments: [Int64(replacementID), Int64(id)])
         return try applyPlannedOutcome(writer, id: replacementID)
-    }
-
-    /// Deletes every transaction, unfinished ones included (unlike Xcode's reset): their rows
-    /// go, their histories stay, each closed by a `deleted` event. Ids are not reused
-    /// afterwards. Returns how many were deleted.
-    @discardableResult
-    package func clearTransactions() throws -> Int {
-        try write { db in
-            let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
-            try writer(db).delete(where: "1")
-            return count
-        }
-    }
-
-    /// Deletes one transaction: its row goes, its history stays, closed by a `deleted` event.
-    /// Like Xcode's `deleteTransaction`, it leaves the
-    /// renewals and restored copies that point at it (their `originalID`) as they are.
-    /// - Throws: `PaymentQueueError.unknownTransaction`.
-    package func deleteTransaction(_ id: UInt64) throws {
-        try write { db in
-            _ = try existingTransaction(db, id: id)
-            try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
-        }
     }
 }

@@ -1,16 +1,12 @@
 public import Foundation
-package import LedgerModel
+import LedgerModel
 import GRDB
 
 extension Ledger {
     /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
-    /// rest wait for the next call), in one commit: for every group whose auto-renew is on and
-    /// whose subscription did not lapse, one new `purchased` transaction (reason renewal, same
+    /// rest wait for the next call): for every group whose auto-renew is on and whose
+    /// subscription did not lapse, one new `purchased` transaction (reason renewal, same
     /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
-    package func renewDueSubscriptions() throws -> [PaymentTransaction] {
-        try write { db in try renewDueSubscriptions(try writer(db)) }
-    }
-
     func renewDueSubscriptions(_ writer: TransactionWriter) throws -> [PaymentTransaction] {
         var renewed: [PaymentTransaction] = []
         try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit) { step in
@@ -22,52 +18,47 @@ extension Ledger {
     /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the
     /// current period ends now and the next one starts, with the product the group renews to.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
-    package func forceRenewal(of productID: String) throws -> PaymentTransaction {
-        try write { db in
-            let now = try storeNow(db)
-            let group = try subscriptionGroup(db, productID: productID)
-            let state = try renewalState(db, group: group)
-            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
-                latest.productID == productID || state.nextProductID == productID
-            else { throw StoreControlError.noSubscription(productID) }
-            try endPeriod(writer(db, at: now), latest)
-            let productID = state.nextProductID ?? latest.productID
-            guard let plan = try subscriptionPlan(db, productID: productID) else {
-                throw StoreControlError.notAutoRenewable(productID)
-            }
-            let run = try renewalOffer(
-                db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
-            let end = try periodsEnd(db, run, plan: plan, start: now)
-            let renewal = try insertRenewal(
-                writer(db, at: now),
-                RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
-            try saveRenewalState(
-                db, group: group,
-                RenewalState(
-                    autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
-            return renewal
+    func forceRenewal(_ db: Database, productID: String) throws -> PaymentTransaction {
+        let now = try storeNow(db)
+        let group = try subscriptionGroup(db, productID: productID)
+        let state = try renewalState(db, group: group)
+        guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+            latest.productID == productID || state.nextProductID == productID
+        else { throw StoreControlError.noSubscription(productID) }
+        try endPeriod(writer(db, at: now), latest)
+        let productID = state.nextProductID ?? latest.productID
+        guard let plan = try subscriptionPlan(db, productID: productID) else {
+            throw StoreControlError.notAutoRenewable(productID)
         }
+        let run = try renewalOffer(
+            db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+        let end = try periodsEnd(db, run, plan: plan, start: now)
+        let renewal = try insertRenewal(
+            writer(db, at: now),
+            RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
+        try saveRenewalState(
+            db, group: group,
+            RenewalState(
+                autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
+        return renewal
     }
 
     /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a
     /// pending change of product is dropped).
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
-    @discardableResult
-    package func expireSubscription(_ productID: String) throws -> PaymentTransaction {
-        try write { db in
-            let now = try storeNow(db)
-            let group = try subscriptionGroup(db, productID: productID)
-            let state = try renewalState(db, group: group)
-            guard let latest = try latestPeriod(db, group: group),
-                latest.productID == productID || state.nextProductID == productID
-            else { throw StoreControlError.noSubscription(productID) }
-            try endPeriod(writer(db, at: now), latest)
-            try saveRenewalState(
-                db, group: group,
-                RenewalState(
-                    autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
-            return try PaymentTransaction.fetchOne(db, id: latest.id)!
-        }
+    func expireSubscription(_ db: Database, productID: String) throws -> PaymentTransaction {
+        let now = try storeNow(db)
+        let group = try subscriptionGroup(db, productID: productID)
+        let state = try renewalState(db, group: group)
+        guard let latest = try latestPeriod(db, group: group),
+            latest.productID == productID || state.nextProductID == productID
+        else { throw StoreControlError.noSubscription(productID) }
+        try endPeriod(writer(db, at: now), latest)
+        try saveRenewalState(
+            db, group: group,
+            RenewalState(
+                autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
+        return try PaymentTransaction.fetchOne(db, id: latest.id)!
     }
 
     /// Resolves the billing issue of `productID`'s group (Xcode's "resolve issue" on a
@@ -75,11 +66,6 @@ extension Ledger {
     /// period, from the end of its last period (the user loses no days).
     /// - Throws: `StoreControlError.noBillingIssue` when the group is not in billing retry (or
     ///   its retries are over), `.notAutoRenewable`; `UnknownProductError`.
-    @discardableResult
-    package func resolveBillingIssue(of productID: String) throws -> PaymentTransaction {
-        try write { db in try resolveBillingIssue(db, productID: productID) }
-    }
-
     func resolveBillingIssue(_ db: Database, productID: String) throws -> PaymentTransaction {
         let now = try storeNow(db)
         let group = try subscriptionGroup(db, productID: productID)
@@ -136,14 +122,12 @@ extension Ledger {
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
     /// expires at its expiration date. Turned on after that date, it stays expired.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
-    package func setAutoRenew(of productID: String, enabled: Bool) throws {
-        try write { db in
-            let group = try subscriptionGroup(db, productID: productID)
-            var state = try renewalState(db, group: group)
-            if enabled, !state.autoRenew { state.resumedAt = try storeNow(db) }
-            state.autoRenew = enabled
-            try saveRenewalState(db, group: group, state)
-        }
+    func setAutoRenew(_ db: Database, productID: String, enabled: Bool) throws {
+        let group = try subscriptionGroup(db, productID: productID)
+        var state = try renewalState(db, group: group)
+        if enabled, !state.autoRenew { state.resumedAt = try storeNow(db) }
+        state.autoRenew = enabled
+        try saveRenewalState(db, group: group, state)
     }
 
     /// Whether the subscription group of `productID` renews automatically.

@@ -224,6 +224,14 @@ struct TransactionWriter {
         transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
     }
 
+    /// Records one delivery of each unfinished transaction of `transactions`, in order (what
+    /// observers are handed after a change: StoreKit 1 never hands back a finished one).
+    func recordDelivery(ofUnfinished transactions: inout [PaymentTransaction]) throws {
+        for index in transactions.indices where !transactions[index].isFinished {
+            try recordDelivery(of: &transactions[index])
+        }
+    }
+
     /// Records one delivery (count, date, event) of every transaction `condition` selects (a
     /// launch, a restore's copies): the rows in one statement, then their events in id order.
     /// `condition` must select the same rows after the update (it must not test the delivery).

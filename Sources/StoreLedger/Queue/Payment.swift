@@ -47,3 +47,13 @@ public struct Payment: Sendable, Hashable {
         self.applicationUsername = applicationUsername
     }
 }
+
+extension Payment {
+    /// The payment as the ledger takes it.
+    var newPayment: NewPayment {
+        NewPayment(
+            productID: productID, quantity: quantity, appAccountToken: appAccountToken,
+            applicationUsername: applicationUsername, idempotencyKey: idempotencyKey,
+            simulatedOutcome: simulatedOutcome, discount: discount)
+    }
+}

@@ -159,31 +159,25 @@ public actor PaymentQueue {
         }
     }
 
-    /// Hands transactions that store controls changed outside the queue (an approval, a
-    /// renewal, a resolved interruption) to the observers, recording the delivery when anyone
-    /// listens. Finished ones are never handed back (StoreKit 1 never redelivers a finished
-    /// transaction). Returns them as stored after the delivery was counted.
-    @discardableResult
-    public func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
-        let unfinished = transactions.filter { !$0.isFinished }
-        guard !unfinished.isEmpty, hasObservers else { return transactions }
-        // The change is committed: observers hear of it even when counting the delivery fails
-        // (the ledger busy, say); the failure is reported after.
-        let counted: Result<[PaymentTransaction], any Error>
-        do {
-            counted = .success(try await ledger.recordDelivery(of: unfinished.map(\.id)))
-        } catch {
-            counted = .failure(error)
-        }
-        await notify(.updated((try? counted.get()) ?? unfinished))
-        let byID = Dictionary(uniqueKeysWithValues: try counted.get().map { ($0.id, $0) })
-        return transactions.map { byID[$0.id] ?? $0 }
+    /// Performs a store action (`StoreAction`: a test control, the store's renewals) with
+    /// this queue's delivery policy, then tells the observers.
+    package func perform(_ action: StoreAction) async throws -> StoreActionOutcome {
+        let outcome = try await ledger.perform(action, delivery: deliveryRecording)
+        await announce(outcome)
+        return outcome
     }
 
-    /// Tells observers that refunded transactions lost their entitlement (`Ledger.refund`).
-    public func revoke(_ transactions: [PaymentTransaction]) async {
-        guard !transactions.isEmpty else { return }
-        await notify(.revoked(transactions))
+    /// Tells the observers of a committed store action, whose delivery its commit recorded:
+    /// the transactions it made or moved (never a finished one: StoreKit 1 never hands one
+    /// back), or those a refund revoked; and wakes the renewal task when the next renewal may
+    /// have moved.
+    package func announce(_ outcome: StoreActionOutcome) async {
+        switch outcome.notice {
+        case .updated where !outcome.deliverable.isEmpty: await notify(.updated(outcome.deliverable))
+        case .revoked where !outcome.transactions.isEmpty: await notify(.revoked(outcome.transactions))
+        case .updated, .revoked, .none: break
+        }
+        if outcome.movesNextRenewal { rescheduleAutomaticRenewals() }
     }
 
     var hasObservers: Bool {
@@ -191,7 +185,7 @@ public actor PaymentQueue {
     }
 
     /// The delivery policy of a change made now: when anyone listens, what the change creates
-    /// or moves is counted as delivered in its own commit (they are told right after).
+    /// or moves is counted as delivered in the change's own commit (they are told right after).
     var deliveryRecording: DeliveryRecording {
         hasObservers ? .recorded : .notRecorded
     }
@@ -285,12 +279,7 @@ public actor PaymentQueue {
     /// `add(_:)`, also telling whether the payment's idempotency key named a transaction the
     /// ledger already held (`replayed`: nothing was created or charged again).
     public func addReportingReplay(_ payment: Payment) async throws -> PaymentAddition {
-        let (created, isNew) = try await ledger.addPayment(
-            NewPayment(
-                productID: payment.productID, quantity: payment.quantity, appAccountToken: payment.appAccountToken,
-                applicationUsername: payment.applicationUsername, idempotencyKey: payment.idempotencyKey,
-                simulatedOutcome: payment.simulatedOutcome, discount: payment.discount),
-            delivery: deliveryRecording)
+        let (created, isNew) = try await ledger.addPayment(payment.newPayment, delivery: deliveryRecording)
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.
         guard isNew else {
@@ -309,18 +298,14 @@ public actor PaymentQueue {
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func approve(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try await ledger.approve(id, delivery: deliveryRecording)
-        await notify(.updated([transaction]))
-        return transaction
+        try await perform(.approveAskToBuy(id)).transactions[0]
     }
 
     /// Ask to Buy declined: a deferred transaction fails with `paymentCancelled`.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func decline(_ id: UInt64) async throws -> PaymentTransaction {
-        let transaction = try await ledger.decline(id, delivery: deliveryRecording)
-        await notify(.updated([transaction]))
-        return transaction
+        try await perform(.declineAskToBuy(id)).transactions[0]
     }
 
     /// Finishes transactions (purchased, failed or restored), all in one commit; observers get
@@ -337,9 +322,10 @@ public actor PaymentQueue {
     /// replaced interrupted ones.
     @discardableResult
     public func finishTransactions(_ ids: [UInt64]) async throws -> FinishResult {
-        var result = try await ledger.finish(ids)
+        let result = try await ledger.finish(ids, delivery: deliveryRecording)
         if !result.finished.isEmpty { await notify(.removed(result.finished)) }
-        result.replacements = try await deliver(result.replacements)
+        let replacements = result.replacements.filter { !$0.isFinished }
+        if !replacements.isEmpty { await notify(.updated(replacements)) }
         return result
     }
 
@@ -358,7 +344,7 @@ public actor PaymentQueue {
     /// Makes the subscription renewals that are due by the store's time and delivers them.
     @discardableResult
     public func processSubscriptionRenewals() async throws -> [PaymentTransaction] {
-        try await deliver(try ledger.renewDueSubscriptions())
+        try await perform(.renewDueSubscriptions).transactions
     }
 
     /// Makes the store renew subscriptions by itself while this queue is open, as the App Store

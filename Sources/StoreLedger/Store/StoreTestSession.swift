@@ -64,26 +64,29 @@ public struct StoreTestSession: Sendable {
         try update { $0 = $0.applying(configuration.settings) }
     }
 
-    /// Hands changed transactions to the app's observers, when there is an app in this process.
-    private func deliver(_ transactions: [PaymentTransaction]) async throws -> [PaymentTransaction] {
-        guard let queue else { return transactions }
-        return try await queue.deliver(transactions)
+    /// Performs a control through the store's one door (`Ledger.perform`): with an app in
+    /// this process, its queue records the delivery in the control's commit and tells the
+    /// observers; without one, nobody is told.
+    @discardableResult
+    private func run(_ action: StoreAction) async throws -> StoreActionOutcome {
+        guard let queue else { return try await ledger.perform(action) }
+        return try await queue.perform(action)
     }
 
     // MARK: - Transactions
 
     /// Ask to Buy approved: the deferred transaction becomes purchased (observers are told).
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func approveAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        guard let queue else { return try await ledger.approve(id) }
-        return try await queue.approve(id)
+        try await run(.approveAskToBuy(id)).transactions[0]
     }
 
     /// Ask to Buy declined: the deferred transaction fails (observers are told).
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `.notDeferred`.
     @discardableResult
     public func declineAskToBuyTransaction(_ id: UInt64) async throws -> PaymentTransaction {
-        guard let queue else { return try await ledger.decline(id) }
-        return try await queue.decline(id)
+        try await run(.declineAskToBuy(id)).transactions[0]
     }
 
     /// Resolves the issue of a transaction. An interrupted purchase: returns its replacement
@@ -93,9 +96,7 @@ public struct StoreTestSession: Sendable {
     /// - Throws: `StoreControlError.notInterrupted` for a transaction with no issue.
     @discardableResult
     public func resolveIssueForTransaction(_ id: UInt64) async throws -> PaymentTransaction? {
-        let resolution = try ledger.resolveIssue(ofTransaction: id)
-        guard let replacement = resolution.replacement else { return nil }
-        return resolution.isNew ? try await deliver([replacement]).first : replacement
+        try await run(.resolveIssue(ofTransaction: id)).transactions.first
     }
 
     /// Resolves the billing issue of `productID`'s subscription group (by product rather than
@@ -104,32 +105,42 @@ public struct StoreTestSession: Sendable {
     /// - Throws: `StoreControlError.noBillingIssue`, `.notAutoRenewable`; `UnknownProductError`.
     @discardableResult
     public func resolveBillingIssue(for productID: String) async throws -> PaymentTransaction {
-        let renewal = try ledger.resolveBillingIssue(of: productID)
-        return try await deliver([renewal]).first ?? renewal
+        try await run(.resolveBillingIssue(productID: productID)).transactions[0]
     }
 
     /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
     /// observers are told which products lost their entitlement (`.revoked`; a finished
     /// transaction is never handed back as updated). Returns the transaction asked for.
+    /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`; `PaymentQueueError.unknownTransaction`.
     @discardableResult
     public func refundTransaction(_ id: UInt64, reason: RevocationReason = .other) async throws -> PaymentTransaction {
-        let revoked = try ledger.refund(id, reason: reason.rawValue)
-        await queue?.revoke(revoked)
-        return revoked[0]
+        try await run(.refund(id, reason: reason.rawValue)).transactions[0]
     }
 
-    /// Deletes every transaction, unfinished ones included.
+    /// Deletes every transaction, unfinished ones included: their rows go, their histories
+    /// stay, each closed by a `deleted` event; ids are not reused. Returns how many were deleted.
     @discardableResult
-    public func clearTransactions() throws -> Int {
-        try ledger.clearTransactions()
+    public func clearTransactions() async throws -> Int {
+        try await run(.clearTransactions).deletedCount
     }
 
     /// Deletes one transaction, without telling observers: its row goes, its history stays,
     /// closed by a `deleted` event (the hash chain keeps every event). As in Xcode, its
     /// renewals and restored copies (which point at it by `originalID`) stay as they are.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
-    public func deleteTransaction(_ id: UInt64) throws {
-        try ledger.deleteTransaction(id)
+    public func deleteTransaction(_ id: UInt64) async throws {
+        try await run(.deleteTransaction(id))
+    }
+
+    /// Buys a product outside the app (as from another device), in one commit: it succeeds
+    /// whatever the store's switches (Ask to Buy, failing, interrupted, `canMakePayments`:
+    /// they concern the app's own payments), and the app's observers hear of it. A
+    /// subscription bought while its group's is active fails as "already subscribed".
+    /// - Throws: `UnknownProductError`; `PaymentQueueError` for a bad quantity or account name;
+    ///   `PromotionalOfferError` for an offer the store refuses.
+    @discardableResult
+    public func buyProduct(_ payment: Payment) async throws -> PaymentTransaction {
+        try await run(.buyOutsideTheApp(payment.newPayment)).transactions[0]
     }
 
     // MARK: - Subscriptions and time
@@ -139,7 +150,7 @@ public struct StoreTestSession: Sendable {
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
     public func forceRenewalOfSubscription(_ productID: String) async throws -> PaymentTransaction {
-        try await deliver([try ledger.forceRenewal(of: productID)])[0]
+        try await run(.forceRenewal(productID: productID)).transactions[0]
     }
 
     /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a pending
@@ -147,30 +158,33 @@ public struct StoreTestSession: Sendable {
     /// observers are not told.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
-    public func expireSubscription(_ productID: String) throws -> PaymentTransaction {
-        try ledger.expireSubscription(productID)
+    public func expireSubscription(_ productID: String) async throws -> PaymentTransaction {
+        try await run(.expireSubscription(productID: productID)).transactions[0]
     }
 
     /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
-    /// expires at its expiration date. Turned on after that date, it stays expired.
+    /// expires at its expiration date. Turned on after that date, it stays expired. Turned on,
+    /// it wakes the app's renewal task.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
-    public func setAutoRenew(_ enabled: Bool, for productID: String) throws {
-        try ledger.setAutoRenew(of: productID, enabled: enabled)
+    public func setAutoRenew(_ enabled: Bool, for productID: String) async throws {
+        try await run(.setAutoRenew(productID: productID, enabled: enabled))
     }
 
     /// Moves the store clock forward and makes the renewals that fell due, in one commit, then
     /// delivers them.
-    /// - Throws: `StoreControlError.clockOutOfRange` for a negative or too large interval.
+    /// - Throws: `StoreControlError.clockOutOfRange` for a negative or too large interval,
+    ///   `.tooManyRenewals`.
     @discardableResult
     public func advanceClock(by interval: TimeInterval) async throws -> [PaymentTransaction] {
-        try await deliver(try ledger.advanceClockAndRenew(by: interval))
+        try await run(.advanceClock(by: interval)).transactions
     }
 
     /// Sets the store clock (never backwards) and makes the renewals that fell due, in one
     /// commit, then delivers them.
+    /// - Throws: `StoreControlError.clockCannotGoBack`, `.clockOutOfRange`, `.tooManyRenewals`.
     @discardableResult
     public func setClock(to date: Date) async throws -> [PaymentTransaction] {
-        try await deliver(try ledger.setClockAndRenew(to: date))
+        try await run(.setClock(to: date)).transactions
     }
 }
 

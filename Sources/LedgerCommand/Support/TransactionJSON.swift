@@ -9,32 +9,32 @@ package enum TransactionJSON {
     /// Appends `transaction` as a JSON object whose lines after the first are indented for
     /// `depth` levels of two spaces (the first line's indentation is the caller's).
     package static func append(_ t: PaymentTransaction, depth: Int, to out: inout [UInt8]) {
-        var object = ObjectWriter(depth: depth, out: out)
+        var object = ObjectWriter<PaymentTransaction.CodingKeys>(depth: depth, out: out)
         out = []  // the writer holds the buffer meanwhile: no copy
-        object.string("appAccountToken", t.appAccountToken?.uuidString)
-        object.string("applicationUsername", t.applicationUsername)
-        object.date("createdAt", t.createdAt)
-        object.number("deliveryCount", t.deliveryCount)
-        object.string("environment", t.environment)
-        object.key("error")
+        object.string(.appAccountToken, t.appAccountToken?.uuidString)
+        object.string(.applicationUsername, t.applicationUsername)
+        object.date(.createdAt, t.createdAt)
+        object.number(.deliveryCount, t.deliveryCount)
+        object.string(.environment, t.environment)
+        object.key(.error)
         if let error = t.error {
-            var nested = ObjectWriter(depth: depth + 1, out: object.out)
+            var nested = ObjectWriter<ErrorKey>(depth: depth + 1, out: object.out)
             object.out = []
-            nested.number("code", error.code.rawValue)
-            nested.string("message", error.message)
-            nested.string("name", error.code.name)
+            nested.number(.code, error.code.rawValue)
+            nested.string(.message, error.message)
+            nested.string(.name, error.code.name)
             object.out = nested.close()
         } else {
             object.out += "null".utf8
         }
-        object.date("expirationDate", t.expirationDate)
-        object.date("finishedAt", t.finishedAt)
-        object.number("id", t.id)
-        object.string("idempotencyKey", t.idempotencyKey)
-        object.bool("isFinished", t.isFinished)
-        object.bool("isUpgraded", t.isUpgraded)
-        object.date("lastDeliveredAt", t.lastDeliveredAt)
-        object.key("offer")
+        object.date(.expirationDate, t.expirationDate)
+        object.date(.finishedAt, t.finishedAt)
+        object.number(.id, t.id)
+        object.string(.idempotencyKey, t.idempotencyKey)
+        object.bool(.isFinished, t.isFinished)
+        object.bool(.isUpgraded, t.isUpgraded)
+        object.date(.lastDeliveredAt, t.lastDeliveredAt)
+        object.key(.offer)
         if let offer = t.offer {
             // Rare, and nested deeper: JSONEncoder's own output, indented to its depth.
             let encoded = (try? Output.encoder.encode(offer)).map { Array($0) } ?? Array("null".utf8)
@@ -45,20 +45,20 @@ package enum TransactionJSON {
         } else {
             object.out += "null".utf8
         }
-        object.number("originalID", t.originalID)
-        object.date("originalPurchaseDate", t.originalPurchaseDate)
-        object.string("productID", t.productID)
-        object.string("productType", t.productType.rawValue)
-        object.date("purchaseDate", t.purchaseDate)
-        object.number("quantity", t.quantity)
-        object.string("reason", t.reason.rawValue)
-        object.number("restoredFromID", t.restoredFromID)
-        object.date("revocationDate", t.revocationDate)
-        object.number("revocationReason", t.revocationReason)
-        object.string("state", t.state.rawValue)
-        object.string("storefront", t.storefront)
-        object.string("subscriptionGroupID", t.subscriptionGroupID)
-        object.date("updatedAt", t.updatedAt)
+        object.number(.originalID, t.originalID)
+        object.date(.originalPurchaseDate, t.originalPurchaseDate)
+        object.string(.productID, t.productID)
+        object.string(.productType, t.productType.rawValue)
+        object.date(.purchaseDate, t.purchaseDate)
+        object.number(.quantity, t.quantity)
+        object.string(.reason, t.reason.rawValue)
+        object.number(.restoredFromID, t.restoredFromID)
+        object.date(.revocationDate, t.revocationDate)
+        object.number(.revocationReason, t.revocationReason)
+        object.string(.state, t.state.rawValue)
+        object.string(.storefront, t.storefront)
+        object.string(.subscriptionGroupID, t.subscriptionGroupID)
+        object.date(.updatedAt, t.updatedAt)
         out = object.close()
     }
 
@@ -96,8 +96,11 @@ package enum TransactionJSON {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
+    /// The keys of a transaction's error, as `TransactionError` encodes them.
+    private enum ErrorKey: String, CodingKey { case code, message, name }
+
     /// One JSON object's keys and values, written in the order given (sorted by the caller).
-    private struct ObjectWriter {
+    private struct ObjectWriter<Key: CodingKey> {
         let depth: Int
         var out: [UInt8]
         private var isEmpty = true
@@ -107,7 +110,8 @@ package enum TransactionJSON {
             self.out = out
         }
 
-        mutating func key(_ name: String) {
+        mutating func key(_ key: Key) {
+            let name = key.stringValue
             out += (isEmpty ? "{\n" : ",\n").utf8
             isEmpty = false
             indent(depth + 1)
@@ -120,18 +124,18 @@ package enum TransactionJSON {
             out += TransactionJSON.spaces.prefix(2 * levels)
         }
 
-        mutating func string(_ name: String, _ value: String?) {
+        mutating func string(_ name: Key, _ value: String?) {
             key(name)
             if let value { TransactionJSON.appendString(value, to: &out) } else { out += "null".utf8 }
         }
 
-        mutating func number(_ name: String, _ value: (some BinaryInteger)?) {
+        mutating func number(_ name: Key, _ value: (some BinaryInteger)?) {
             key(name)
             guard let value else { return out += "null".utf8 }
             if let small = Int64(exactly: value) { Digits.append(small, to: &out) } else { out += String(value).utf8 }
         }
 
-        mutating func date(_ name: String, _ value: Date?) {
+        mutating func date(_ name: Key, _ value: Date?) {
             key(name)
             guard let value else { return out += "null".utf8 }
             out.append(UInt8(ascii: "\""))
@@ -139,7 +143,7 @@ package enum TransactionJSON {
             out.append(UInt8(ascii: "\""))
         }
 
-        mutating func bool(_ name: String, _ value: Bool) {
+        mutating func bool(_ name: Key, _ value: Bool) {
             key(name)
             out += (value ? "true" : "false").utf8
         }

@@ -12,8 +12,10 @@ extension Ledger {
     /// The latest date the store clock can show: the end of year 9999.
     public static let latestStoreDate = Date(timeIntervalSince1970: 253_402_300_799)
 
-    /// Moves the store clock forward by `interval` seconds (rounded to the millisecond). The
-    /// renewals that fall due are made by the next `renewDueSubscriptions()`.
+    /// Moves the store clock forward by `interval` seconds (rounded to the millisecond), and
+    /// nothing else: the renewals that fall due are made by the next launch or store action
+    /// (`StoreAction.renewDueSubscriptions`), as when time passes while the app is closed.
+    /// The store's control is `StoreAction.advanceClock`, which renews in the same commit.
     /// - Throws: `StoreControlError.clockOutOfRange` for a negative interval or one past
     ///   `latestStoreDate`; `.tooManyRenewals` when more than `configuration.renewalLimit` renewals would
     ///   fall due. A refused move changes nothing.

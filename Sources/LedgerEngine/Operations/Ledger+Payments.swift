@@ -143,7 +143,7 @@ extension Ledger {
 
     /// A launch's recovery, in one commit: every transaction left `purchasing` (by a killed
     /// process) completed with its stored outcome, then the subscription renewals that fell due
-    /// while the app was not running (see `renewDueSubscriptions()`). Both oldest first.
+    /// while the app was not running (see `renewDueSubscriptions(_:)`). Both oldest first.
     package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
         try write { db in
             let purchasing = try FastStatement(db, "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")

@@ -96,34 +96,35 @@ struct TransactionWriter {
     func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
         let insert = try FastStatement(db, Self.insertTransaction)
-        insert.bind(1, Int64(id))
-        insert.bind(2, Int64(original.id))
-        insert.bind(3, row.productID)
-        insert.bind(4, row.productType.rawValue)
-        insert.bind(5, row.state.rawValue)
-        insert.bind(6, row.quantity)
-        insert.bind(7, row.purchaseDate)
-        insert.bind(8, original.purchaseDate)
-        insert.bind(9, row.expirationDate)
-        insert.bind(10, row.appAccountToken?.uuidString)
-        insert.bind(11, row.reason.rawValue)
-        insert.bind(12, row.subscriptionGroupID)
-        insert.bind(13, row.storefront)
-        insert.bind(14, Ledger.environment)
-        insert.bind(15, row.idempotencyKey)
-        insert.bind(16, row.planned?.state.rawValue)
-        insert.bind(17, (row.planned?.error?.code.rawValue).map(Int64.init))
-        insert.bind(18, row.planned?.error?.message)
-        insert.bind(19, row.restoredFrom.map(Int64.init))
-        insert.bind(20, row.isUpgraded)
-        insert.bind(21, row.createdAt)
-        insert.bind(22, row.createdAt)
-        insert.bind(23, row.applicationUsername)
-        insert.bind(24, row.offer?.type.rawValue)
-        insert.bind(25, row.offer?.id)
-        insert.bind(26, row.offer?.paymentMode.rawValue)
-        insert.bind(27, row.offer?.period.description)
-        insert.bind(28, row.offerNonce?.uuidString.lowercased())
+        let slot = TransactionColumns.slots
+        insert.bind(slot.id, Int64(id))
+        insert.bind(slot.originalID, Int64(original.id))
+        insert.bind(slot.productID, row.productID)
+        insert.bind(slot.productType, row.productType.rawValue)
+        insert.bind(slot.state, row.state.rawValue)
+        insert.bind(slot.quantity, row.quantity)
+        insert.bind(slot.purchaseDate, row.purchaseDate)
+        insert.bind(slot.originalPurchaseDate, original.purchaseDate)
+        insert.bind(slot.expirationDate, row.expirationDate)
+        insert.bind(slot.isUpgraded, row.isUpgraded)
+        insert.bind(slot.appAccountToken, row.appAccountToken?.uuidString)
+        insert.bind(slot.reason, row.reason.rawValue)
+        insert.bind(slot.subscriptionGroupID, row.subscriptionGroupID)
+        insert.bind(slot.storefront, row.storefront)
+        insert.bind(slot.environment, Ledger.environment)
+        insert.bind(slot.idempotencyKey, row.idempotencyKey)
+        insert.bind(slot.plannedState, row.planned?.state.rawValue)
+        insert.bind(slot.plannedErrorCode, (row.planned?.error?.code.rawValue).map(Int64.init))
+        insert.bind(slot.plannedErrorMessage, row.planned?.error?.message)
+        insert.bind(slot.createdAt, row.createdAt)
+        insert.bind(slot.updatedAt, row.createdAt)
+        insert.bind(slot.restoredFrom, row.restoredFrom.map(Int64.init))
+        insert.bind(slot.applicationUsername, row.applicationUsername)
+        insert.bind(slot.offerType, row.offer?.type.rawValue)
+        insert.bind(slot.offerID, row.offer?.id)
+        insert.bind(slot.offerPaymentMode, row.offer?.paymentMode.rawValue)
+        insert.bind(slot.offerPeriod, row.offer?.period.description)
+        insert.bind(slot.offerNonce, row.offerNonce?.uuidString.lowercased())
         try insert.execute()
         try appendEvent(id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         return id
@@ -133,19 +134,16 @@ struct TransactionWriter {
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
     /// The caller vouched for the sources (`vouch(where:arguments:)`).
     func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
+        var values: [DatabaseValue] = []
+        let selected = TransactionColumns.inserted.map { name in
+            guard let own = TransactionColumns.restoredCopy(name, now: now, firstID: firstID) else { return name }
+            values += own.values
+            return own.sql
+        }
         try db.execute(
-            sql: """
-                INSERT INTO transactions (
-                    id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
-                    expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
-                    restored_from, is_upgraded, created_at, updated_at, application_username,
-                    offer_type, offer_id, offer_payment_mode, offer_period)
-                SELECT ? - 1 + ROW_NUMBER() OVER (ORDER BY id), original_id, product_id, product_type, 'restored', quantity,
-                    ?, original_purchase_date, expiration_date, app_account_token, 'purchase', subscription_group_id,
-                    storefront, ?, id, is_upgraded, ?, ?, application_username,
-                    offer_type, offer_id, offer_payment_mode, offer_period
-                FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id
-                """, arguments: [Int64(firstID), now, Ledger.environment, now, now] + arguments)
+            sql: "INSERT INTO transactions (" + TransactionColumns.inserted.joined(separator: ", ") + ") SELECT "
+                + selected.joined(separator: ", ") + " FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id",
+            arguments: StatementArguments(values) + arguments)
         try appendEvents(
             .created, toRowsWhere: "id BETWEEN ? AND ?", arguments: [Int64(firstID), Int64(firstID) + Int64(count) - 1])
     }
@@ -406,16 +404,7 @@ struct TransactionWriter {
 
     // MARK: - Statements
 
-    private static let insertTransaction = LedgerSQL(
-        """
-        INSERT INTO transactions (
-            id, original_id, product_id, product_type, state, quantity, purchase_date, original_purchase_date,
-            expiration_date, app_account_token, reason, subscription_group_id, storefront, environment,
-            idempotency_key, planned_state, planned_error_code, planned_error_message, restored_from,
-            is_upgraded, created_at, updated_at, application_username, offer_type, offer_id, offer_payment_mode,
-            offer_period, offer_nonce)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        """)
+    private static let insertTransaction = LedgerSQL(TransactionColumns.insertion)
     private static let updateState = LedgerSQL(
         "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
     private static let updatePurchaseDate = LedgerSQL(

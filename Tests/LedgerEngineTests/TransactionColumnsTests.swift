@@ -1,0 +1,41 @@
+import GRDB
+@testable import LedgerEngine
+import Testing
+
+/// `TransactionColumns` is the one list of the transaction row: what the decoder reads, the
+/// chain digests, an insert binds and a restored copy selects all come from it, so it must be
+/// the table's.
+@Suite struct TransactionColumnsTests {
+    @Test func theListIsTheTablesAndWhatAnInsertLeavesOutHasADefault() async throws {
+        try await withLedger { ledger, _ in
+            let columns = try ledger.read { db in try db.columns(in: "transactions") }
+            #expect(columns.map(\.name) == TransactionColumns.names)
+            for column in columns where TransactionColumns.startAtTheirDefault.contains(column.name) {
+                #expect(column.defaultValueSQL != nil || !column.isNotNull, "\(column.name) has no default")
+            }
+            #expect(TransactionColumns.startAtTheirDefault.isSubset(of: TransactionColumns.names))
+            #expect(
+                TransactionColumns.inserted.count + TransactionColumns.startAtTheirDefault.count
+                    == TransactionColumns.names.count)
+        }
+    }
+
+    /// Each inserted column has one parameter of the insert, and the writer names every one.
+    @Test func everyInsertedColumnHasItsOwnSlot() {
+        let slots = Mirror(reflecting: TransactionColumns.slots).children.compactMap { $0.value as? Int32 }
+        #expect(slots.sorted() == Array(1...Int32(TransactionColumns.inserted.count)))
+        #expect(TransactionColumns.insertion.filter { $0 == "?" }.count == TransactionColumns.inserted.count)
+    }
+
+    /// A restored copy sets only inserted columns of its own; the others it copies.
+    @Test func aRestoredCopyOverridesOnlyInsertedColumns() {
+        let overridden = ["id", "state", "reason", "purchase_date", "created_at", "updated_at", "environment"]
+        for name in TransactionColumns.names {
+            let own = TransactionColumns.restoredCopy(name, now: 5, firstID: 9)
+            if TransactionColumns.startAtTheirDefault.contains(name) { #expect(own == nil, "\(name)") }
+            if overridden.contains(name) { #expect(own != nil, "\(name)") }
+        }
+        #expect(TransactionColumns.restoredCopy("id", now: 5, firstID: 9)?.values == [9.databaseValue])
+        #expect(TransactionColumns.restoredCopy("created_at", now: 5, firstID: 9)?.values == [5.databaseValue])
+    }
+}

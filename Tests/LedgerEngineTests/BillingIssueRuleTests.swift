@@ -49,4 +49,30 @@ import Testing
             gracePeriod: true)
         #expect(issue.graceUntil == 16 * 60_000 && issue.retryUntil == 60 * 60_000)
     }
+
+    /// The entitlements' SQL says the grace rule itself (`grace_until > now`): around each of
+    /// the rule's instants, a subscription in billing retry is entitled exactly when
+    /// `keepsEntitlement(at:)` says so (or its period still runs).
+    @Test(arguments: [true, false])
+    func theEntitlementsSQLKeepsWhatTheRuleKeeps(grace: Bool) async throws {
+        try await withLedger { ledger, _ in
+            var settings = StoreSettings()
+            settings.billingRetryOnRenewal = true
+            settings.billingGracePeriodEnabled = grace
+            try ledger.setStoreSettings(settings.storedValues)
+            let bought = try ledger.perform(.buyOutsideTheApp(NewPayment(productID: "monthly"))).transactions[0]
+            let expiration = try #require(bought.expirationDate).ledgerMilliseconds
+            let issue = BillingIssue(
+                failedRenewalAt: expiration, of: SubscriptionPeriod(value: 1, unit: .month), rate: .realTime,
+                gracePeriod: grace)
+            var instants = [expiration - 1, expiration, expiration + 1, issue.retryUntil - 1]
+            if let end = issue.graceUntil { instants += [end - 1, end, end + 1] }
+            for now in instants.sorted() {
+                try ledger.perform(.setClock(to: Date(ledgerMilliseconds: now)))
+                let entitled = try ledger.currentEntitlements().contains { $0.productID == "monthly" }
+                #expect(entitled == (now < expiration || issue.keepsEntitlement(at: now)), "at \(now - expiration) ms")
+            }
+            #expect(try ledger.hasBillingIssue("monthly"))
+        }
+    }
 }

@@ -73,12 +73,6 @@ extension Ledger {
     /// Whether the group's introductory offer is still open to the user: once per subscription
     /// group, so only while no subscription of the group was ever bought.
     public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                db,
-                sql:
-                    "SELECT 1 FROM transactions WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') LIMIT 1",
-                arguments: [groupID]) == nil
-        }
+        try read { db in try !hasBought(db, group: groupID, excluding: 0) }
     }
 }

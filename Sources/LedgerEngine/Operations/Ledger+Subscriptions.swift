@@ -398,32 +398,9 @@ extension Ledger {
     ) -> Int64 {
         var end = start
         for _ in 0..<(run?.periodsPerRenewal ?? 1) {
-            end = periodEnd(run?.offer.period ?? plan.period, rate: rate, anchor: &anchor, start: end)
+            end = PeriodCalendar.end(of: run?.offer.period ?? plan.period, rate: rate, anchor: &anchor, start: end)
         }
         return end
-    }
-
-    /// The end of the period of `period` that starts at `start`: always one whole period
-    /// later, never less, so that every renewal moves time forward.
-    ///
-    /// In real time periods are counted on the calendar from `anchor`, so that month ends do
-    /// not drift (January 31, February 28, March 31); a `start` that is not one of the anchor's
-    /// period boundaries (the time rate changed, say) becomes the new anchor. Accelerated
-    /// rates use fixed lengths.
-    func periodEnd(_ period: SubscriptionPeriod, rate: TimeRate, anchor: inout Int64, start: Int64) -> Int64 {
-        let startDate = Date(ledgerMilliseconds: start)
-        guard rate == .realTime else { return rate.end(of: period, startingAt: startDate).ledgerMilliseconds }
-        let anchorDate = Date(ledgerMilliseconds: anchor)
-        let estimate = Int((startDate.timeIntervalSince(anchorDate) / period.averageSeconds).rounded())
-        guard
-            let count = (estimate - 2...estimate + 2).first(where: {
-                $0 >= 0 && period.advance(anchorDate, times: $0).ledgerMilliseconds == start
-            })
-        else {
-            anchor = start
-            return period.advance(startDate).ledgerMilliseconds
-        }
-        return period.advance(anchorDate, times: count + 1).ledgerMilliseconds
     }
 
     struct SubscriptionPlan {

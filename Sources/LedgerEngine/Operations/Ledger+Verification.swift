@@ -321,8 +321,11 @@ struct SubscriptionPeriodCheck {
                 offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, $0)] }
             }
             if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
-                !Self.isWholePeriod(period, from: start, to: expiration),
-                !(offerPeriods.map { Self.isWholePeriod(period, count: $0, from: start, to: expiration) } ?? false)
+                !PeriodCalendar.isEnd(of: period, from: start.ledgerMilliseconds, at: expiration.ledgerMilliseconds),
+                !(offerPeriods.map {
+                    PeriodCalendar.isEnd(
+                        of: period, count: $0, from: start.ledgerMilliseconds, at: expiration.ledgerMilliseconds)
+                } ?? false)
             {
                 problems.append(
                     "renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")"
@@ -337,27 +340,6 @@ struct SubscriptionPeriodCheck {
 
     private static func format(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
-
-    /// Whether `start` to `end` is one period: by the calendar (for months and years, up to
-    /// three days longer, where a period anchored on a month's end was clamped: January 31,
-    /// February 28, March 31), or exactly its length at an accelerated time rate.
-    static func isWholePeriod(_ period: SubscriptionPeriod, count: Int = 1, from start: Date, to end: Date) -> Bool {
-        let calendarEnd = period.advance(start, times: count).ledgerMilliseconds
-        let endMilliseconds = end.ledgerMilliseconds
-        if endMilliseconds == calendarEnd { return true }
-        if period.unit == .month || period.unit == .year,
-            endMilliseconds > calendarEnd, endMilliseconds <= calendarEnd + 3 * 86_400_000,
-            (endMilliseconds - calendarEnd) % 86_400_000 == 0
-        {
-            return true
-        }
-        return TimeRate.allCases.contains { rate in
-            guard rate != .realTime else { return false }
-            var date = start
-            for _ in 0..<count { date = rate.end(of: period, startingAt: date) }
-            return date.ledgerMilliseconds == endMilliseconds
-        }
     }
 }
 

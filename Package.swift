@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTest", targets: ["OpenStoreKitTest"]),
+        .library(name: "AppStoreServer", targets: ["AppStoreServer"]),
         .executable(name: "ledger", targets: ["ledger"]),
         .executable(name: "ledger-lab", targets: ["ledger-lab"]),
     ],
@@ -32,6 +33,9 @@ let package = Package(
         // X.509 certificates for the ledger's signing identity (never hand-rolled ASN.1).
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // The App Store Server API's HTTP server (`ledger serve`).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -71,6 +75,15 @@ let package = Package(
         // with only its import changed.
         .target(name: "OpenStoreKit", dependencies: ["StoreLedger"]),
         .target(name: "OpenStoreKitTest", dependencies: ["OpenStoreKit", "StoreLedger"]),
+        // The App Store's server side over a ledger: the App Store Server API on a real port
+        // (Hummingbird), its bearer tokens checked against the ledger's API keys.
+        .target(
+            name: "AppStoreServer",
+            dependencies: [
+                "StoreLedger", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
         .target(name: "CLedgerFaultVFS", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The raw-SQLite baseline `ledger-lab bench` compares the ledger with.
@@ -81,7 +94,9 @@ let package = Package(
         .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
-            dependencies: ["StoreLedger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "StoreLedger", "AppStoreServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
         // The laboratory, kept out of the shipped `ledger`: `ledger-lab bench` (against the C
@@ -108,6 +123,12 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(
+            name: "AppStoreServerTests",
+            dependencies: [
+                "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "ledger",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        .testTarget(
             name: "StoreLedgerTests",
             dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
@@ -125,7 +146,9 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(
             name: "CrashRecoveryTests",
-            dependencies: ["StoreLedger", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab"]),
+            dependencies: [
+                "StoreLedger", "AppStoreServer", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

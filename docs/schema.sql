@@ -1,6 +1,25 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 11 (0011_event_authentication).
+-- Schema version 12 (0012_api_keys).
+
+CREATE TABLE api_keys (
+    key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
+    issuer_id TEXT NOT NULL CHECK (length(issuer_id) BETWEEN 1 AND 64),
+    public_key BLOB NOT NULL CHECK (typeof(public_key) = 'blob' AND length(public_key) = 65),
+    created_at INTEGER NOT NULL,
+    revoked_at INTEGER
+) WITHOUT ROWID;
+
+CREATE TRIGGER api_keys_keep_their_public_key BEFORE UPDATE OF key_id, issuer_id, public_key, created_at ON api_keys
+BEGIN
+    SELECT RAISE(ABORT, 'an API key is never changed, only revoked');
+END;
+
+CREATE TRIGGER api_keys_stay_revoked BEFORE UPDATE OF revoked_at ON api_keys
+WHEN OLD.revoked_at IS NOT NULL
+BEGIN
+    SELECT RAISE(ABORT, 'a revoked API key stays revoked');
+END;
 
 CREATE TABLE chain_head (
     id        INTEGER PRIMARY KEY CHECK (id = 1),

@@ -2,6 +2,7 @@
 // Compiled with the tests so that every Swift example of the documentation stays true.
 // swift-format-ignore-file
 
+import AppStoreServer
 import Foundation
 import LedgerTesting
 import StoreLedger
@@ -42,8 +43,18 @@ func readmeExample2() async throws {
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
 }
 
+// docs/SERVER.md
+func readmeExample3(ledger: Ledger) async throws {
+    let server = AppStoreHTTPServer(ledger: ledger, port: 0)
+    let serving = Task {
+        try await server.run { host, port in print("App Store at http://\(host):\(port)") }
+    }
+    // ... the server code under test calls the port ...
+    serving.cancel()
+}
+
 // docs/SIGNING.md
-func readmeExample3() async throws {
+func readmeExample4() async throws {
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let problems = try ledger.verify()     // the chain's problems among the others
     let chain = try ledger.chainStatus()   // events, last link, signed head, events not yet signed
@@ -53,7 +64,7 @@ func readmeExample3() async throws {
 }
 
 // docs/STORE.md
-func readmeExample4(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample5(queue: PaymentQueue, id: UInt64) async throws {
     let result = await queue.restoreCompletedTransactions()      // or (applicationUsername: uuid.uuidString)
     if result.isFinished && result.restored.isEmpty { /* finished, nothing to restore */ }
     try result.restored.forEachPage { page in print(page.map(\.productID)) }  // read back from the ledger
@@ -69,7 +80,7 @@ func readmeExample4(queue: PaymentQueue, id: UInt64) async throws {
 }
 
 // docs/TESTING.md
-func readmeExample5(path: String) async throws {
+func readmeExample6(path: String) async throws {
 
     // In a test marked @Test(.faultInjection): the fault state is process-wide.
     let configuration = FaultInjection.configuration()          // ledgers opened through the fault VFS
@@ -93,7 +104,7 @@ func readmeExample5(path: String) async throws {
 }
 
 // docs/TESTING.md
-func readmeExample6() async throws {
+func readmeExample7() async throws {
     try await withTemporaryLedger { ledger in
         let queue = try PaymentQueue(ledger: ledger)
         let observer = CollectingObserver()
@@ -105,7 +116,7 @@ func readmeExample6() async throws {
 }
 
 // docs/TESTING.md
-func readmeExample7() async throws {
+func readmeExample8() async throws {
     let report = try await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
     if let failure = report.failures.first {
@@ -114,8 +125,19 @@ func readmeExample7() async throws {
     }
 }
 
+// Sources/AppStoreServer/AppStoreServer.docc/AppStoreServer.md
+func readmeExample9(ledger: Ledger) async throws {
+
+    let server = AppStoreHTTPServer(ledger: ledger, port: 0)  // 0: a free port
+    let serving = Task {
+        try await server.run { host, port in print("listening on http://\(host):\(port)") }
+    }
+    // ... point the server code under test at the port ...
+    serving.cancel()  // stops accepting, finishes the requests in flight
+}
+
 // Sources/LedgerEngine/LedgerEngine.docc/LedgerEngine.md
-func readmeExample8() async throws {
+func readmeExample10() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let unfinished = try ledger.unfinishedTransactions()
@@ -125,14 +147,14 @@ func readmeExample8() async throws {
 }
 
 // Sources/LedgerModel/LedgerModel.docc/LedgerModel.md
-func readmeExample9() async throws {
+func readmeExample11() async throws {
 
     let product = Product(id: "com.example.pro.monthly", type: .autoRenewable, price: 4.99)
     print(product.type, TransactionState.purchased.canBeFinished)
 }
 
 // Sources/LedgerSigning/LedgerSigning.docc/LedgerSigning.md
-func readmeExample10() async throws {
+func readmeExample12() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let certificates = try ledger.signingCertificates()
@@ -141,7 +163,7 @@ func readmeExample10() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample11() async throws {
+func readmeExample13() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
             let file = context.directory + "/tips.storekit"
@@ -170,13 +192,13 @@ func readmeExample11() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample12(line: String, subject: some CrashTestSubject) async throws {
+func readmeExample14(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample13() async throws {
+func readmeExample15() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -201,7 +223,7 @@ func readmeExample13() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample14(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample16(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)

@@ -154,6 +154,8 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.dataError, "to buy these identifiers, request them with `ledger products request --ids-file`")
     case CatalogError.missingFile, CatalogError.unreadableFile:
         (LedgerExitCode.noInput, nil)
+    case APIKeyError.invalidIdentifier, APIKeyError.invalidPublicKey:
+        (LedgerExitCode.dataError, nil)
     case is CatalogError, is InputError, is StoreSettingError:
         (LedgerExitCode.dataError, nil)
     case PaymentQueueError.invalidQuantity, PaymentQueueError.invalidIdempotencyKey,

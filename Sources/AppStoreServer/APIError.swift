@@ -1,0 +1,30 @@
+import Foundation
+
+/// An error answer of the App Store Server API: its HTTP status and, for the errors Apple
+/// describes, its JSON body `{"errorCode": ..., "errorMessage": ...}` with Apple's code and
+/// message.
+struct APIError: Error, Equatable {
+    let status: Int
+    /// Apple's error code and message; `nil` for the answers Apple sends without a body (401).
+    let body: (code: Int, message: String)?
+
+    static func == (lhs: APIError, rhs: APIError) -> Bool {
+        lhs.status == rhs.status && lhs.body?.code == rhs.body?.code && lhs.body?.message == rhs.body?.message
+    }
+
+    /// The bearer token is missing or does not hold (`BearerToken.Refusal`).
+    static let unauthorized = APIError(status: 401, body: nil)
+    /// No endpoint has this path.
+    static let notFound = APIError(status: 404, body: nil)
+    /// The endpoint has this path, but not this method.
+    static let methodNotAllowed = APIError(status: 405, body: nil)
+    /// The body is longer than `AppStoreServerAPI.maximumBodySize`.
+    static let payloadTooLarge = APIError(status: 413, body: nil)
+    /// Apple's `InvalidTransactionIdError`.
+    static let invalidTransactionID = APIError(status: 400, body: (4_000_006, "Invalid transaction id."))
+    /// Apple's `TransactionIdNotFoundError`.
+    static let transactionIDNotFound = APIError(status: 404, body: (4_040_010, "Transaction id not found."))
+    /// Apple's `GeneralInternalError`: the ledger could not be read.
+    static let generalInternal = APIError(
+        status: 500, body: (5_000_000, "An unknown error occurred."))
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+public import StoreLedger
+
+/// The App Store Server API (`AppStoreServerAPI`) on a real port, over HTTP/1.1 with
+/// keep-alive (Hummingbird). `ledger serve` runs one; a Swift server's tests can run one
+/// in-process on an open ledger:
+///
+/// ```swift
+/// let server = AppStoreHTTPServer(ledger: ledger, port: 0)   // 0: a free port
+/// let task = Task { try await server.run { host, port in print("listening on http://\(host):\(port)") } }
+/// // ... point the client at the port ...
+/// task.cancel()   // stops accepting, finishes the requests in flight
+/// ```
+public struct AppStoreHTTPServer: Sendable {
+    /// What the server answers with.
+    public let api: AppStoreServerAPI
+    /// The address it binds to: loopback unless told otherwise.
+    public let host: String
+    /// The port it binds to; 0 picks a free one (`run`'s `onListening` says which).
+    public let port: Int
+
+    public init(ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080) {
+        self.api = AppStoreServerAPI(ledger: ledger)
+        self.host = host
+        self.port = port
+    }
+
+    /// Serves until the task is cancelled, or, with `stoppingOnSignals`, until SIGINT or
+    /// SIGTERM: it then stops accepting connections and finishes the requests in flight.
+    /// `onListening` is called once, when the server accepts connections, with the host and
+    /// the port it is bound to.
+    public func run(
+        stoppingOnSignals: Bool = false, onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+    ) async throws {
+        let api = api
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            var body = Data()
+            do {
+                body = Data(try await request.body.collect(upTo: AppStoreServerAPI.maximumBodySize).readableBytesView)
+            } catch {
+                return Self.response(AppStoreServerAPI.answer(.payloadTooLarge))
+            }
+            let answer = api.respond(
+                to: APIRequest(
+                    method: request.method.rawValue, path: request.uri.path,
+                    authorization: request.headers[.authorization], body: body))
+            return Self.response(answer)
+        }
+        let host = host
+        let application = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
+            logger: Self.quietLogger)
+        if stoppingOnSignals {
+            try await application.runService()
+        } else {
+            try await application.run()
+        }
+    }
+
+    private static func response(_ answer: APIResponse) -> Response {
+        guard let json = answer.json else {
+            return Response(status: .init(code: answer.status))
+        }
+        return Response(
+            status: .init(code: answer.status), headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: json)))
+    }
+
+    /// Hummingbird logs each request at `debug` and its own start at `info`: the command prints
+    /// its one line itself.
+    private static var quietLogger: Logger {
+        var logger = Logger(label: "ledger-serve")
+        logger.logLevel = .warning
+        return logger
+    }
+}

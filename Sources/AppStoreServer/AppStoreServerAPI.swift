@@ -1,0 +1,145 @@
+public import Foundation
+public import StoreLedger
+
+/// One request to the App Store Server API, as the HTTP server hands it over.
+public struct APIRequest: Sendable {
+    /// The HTTP method: `GET`, `POST`, `PUT`.
+    public var method: String
+    /// The path, without the query: `/inApps/v1/transactions/42`.
+    public var path: String
+    /// The `Authorization` header: `Bearer <JWT>`.
+    public var authorization: String?
+    /// The body (empty for `GET`).
+    public var body: Data
+
+    public init(method: String, path: String, authorization: String?, body: Data = Data()) {
+        self.method = method
+        self.path = path
+        self.authorization = authorization
+        self.body = body
+    }
+}
+
+/// An answer of the App Store Server API: a status and, for JSON answers, the body (sent with
+/// `Content-Type: application/json`, exactly: Apple's Python client reads error codes only then).
+public struct APIResponse: Sendable, Equatable {
+    /// The HTTP status: 200, 400, 401, 404, 405, 413 or 500.
+    public var status: Int
+    /// The JSON body; `nil` for an answer without one.
+    public var json: Data?
+}
+
+/// The App Store Server API over a ledger, as the App Store answers it (Apple's paths, JSON
+/// bodies, error codes and statuses), without HTTP: `AppStoreHTTPServer` puts it on a port.
+///
+/// Every request needs a bearer token signed with one of the ledger's API keys
+/// (`Ledger.addAPIKey`; `BearerToken` says what is checked). The endpoints it answers:
+/// - `GET /inApps/v1/transactions/{transactionId}` (Get Transaction Info): the transaction
+///   signed as the store signs (`Ledger.signedTransaction`), for any purchased or restored
+///   transaction of the ledger; `TransactionIdNotFoundError` for the others.
+///
+/// Any other path is answered 404 without a body, a known path with another method 405.
+/// Reading never changes the ledger; a refused request changes nothing.
+public struct AppStoreServerAPI: Sendable {
+    /// The ledger whose store this API serves.
+    public let ledger: Ledger
+    /// Real time, for the tokens' expiry (tests inject theirs).
+    let now: @Sendable () -> Date
+
+    /// The longest body a request may carry: 1 MiB (Apple's request bodies are a few KB).
+    public static let maximumBodySize = 1 << 20
+
+    public init(ledger: Ledger) {
+        self.init(ledger: ledger, now: { Date() })
+    }
+
+    init(ledger: Ledger, now: @escaping @Sendable () -> Date) {
+        self.ledger = ledger
+        self.now = now
+    }
+
+    /// The answer to `request`.
+    public func respond(to request: APIRequest) -> APIResponse {
+        do {
+            return try route(request)
+        } catch let error as APIError {
+            return Self.answer(error)
+        } catch {
+            // Not the request's fault: the ledger could not be read.
+            return Self.answer(.generalInternal)
+        }
+    }
+
+    /// The endpoints, by path pattern (`{}` stands for one path segment) and method.
+    private static let endpoints: [(pattern: [Substring], method: String, name: Endpoint)] = [
+        (["inApps", "v1", "transactions", "{}"], "GET", .transactionInfo)
+    ]
+
+    private enum Endpoint {
+        case transactionInfo
+    }
+
+    private func route(_ request: APIRequest) throws -> APIResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let matching = Self.endpoints.filter { endpoint in
+            endpoint.pattern.count == segments.count
+                && zip(endpoint.pattern, segments).allSatisfy { $0 == "{}" || $0 == $1 }
+        }
+        guard !matching.isEmpty, request.path.hasPrefix("/") else { throw APIError.notFound }
+        guard let endpoint = matching.first(where: { $0.method == request.method }) else {
+            throw APIError.methodNotAllowed
+        }
+        try authorize(request)
+        let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
+        switch endpoint.name {
+        case .transactionInfo:
+            return try transactionInfo(parameters[0])
+        }
+    }
+
+    private func authorize(_ request: APIRequest) throws {
+        let bundleID = try StoreSettings(ledger: ledger).bundleID
+        do {
+            _ = try BearerToken.check(request.authorization, bundleID: bundleID, now: now()) { try ledger.apiKey($0) }
+        } catch .keysUnreadable {
+            throw APIError.generalInternal
+        } catch {
+            throw APIError.unauthorized
+        }
+    }
+
+    // MARK: - Endpoints
+
+    /// Get Transaction Info.
+    private func transactionInfo(_ text: String) throws -> APIResponse {
+        let id = try Self.transactionID(text)
+        guard let transaction = try ledger.transaction(id),
+            transaction.state == .purchased || transaction.state == .restored
+        else { throw APIError.transactionIDNotFound }
+        let signed = try ledger.signedTransactions([transaction])[0]
+        return try Self.json(["signedTransactionInfo": signed.compactSerialization])
+    }
+
+    /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).
+    static func transactionID(_ text: String) throws -> UInt64 {
+        guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let id = Int64(text)
+        else { throw APIError.invalidTransactionID }
+        return UInt64(id)
+    }
+
+    // MARK: - Bodies
+
+    private static func json(_ object: [String: Any]) throws -> APIResponse {
+        APIResponse(status: 200, json: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+    }
+
+    private static func errorBody(_ body: (code: Int, message: String)) -> Data {
+        (try? JSONSerialization.data(
+            withJSONObject: ["errorCode": body.code, "errorMessage": body.message], options: [.sortedKeys])) ?? Data()
+    }
+
+    static func answer(_ error: APIError) -> APIResponse {
+        APIResponse(status: error.status, json: error.body.map(errorBody))
+    }
+}

@@ -1,0 +1,62 @@
+import Crypto
+import Foundation
+import StoreLedger
+
+/// The bearer token of an App Store Server API request, checked as the App Store checks one:
+/// a JWT signed with ES256 by an API key the ledger holds (header `kid`), issued by that key's
+/// issuer (`iss`), for the store's bundle (`bid`), for the App Store Connect audience (`aud`),
+/// not expired (`exp`, by this machine's clock) and living at most an hour. `iat` is optional,
+/// as Apple's Python and Java libraries send none.
+///
+/// Real time, not the store's clock: a client signs with the time of its own machine, and a
+/// test that moves the store a month ahead still talks to the server with fresh tokens.
+enum BearerToken {
+    static let audience = "appstoreconnect-v1"
+    /// App Store Connect refuses a token that expires more than an hour after it is made.
+    static let longestLife: TimeInterval = 3_600
+    /// The longest `Authorization` header read: a token is about 300 bytes.
+    static let longestHeader = 8_192
+
+    /// Why a token was refused: the request gets 401 (500 when the ledger's keys cannot be
+    /// read), and nothing changes.
+    enum Refusal: Error, Equatable {
+        case missing, malformed, unsupportedAlgorithm, unknownKey, revokedKey, badSignature
+        case wrongIssuer, wrongBundle, wrongAudience, expired, livesTooLong
+        case keysUnreadable
+    }
+
+    /// The key that signed `authorization`'s token, when the token holds.
+    static func check(
+        _ authorization: String?, bundleID: String, now: Date, key: (String) throws -> APIKey?
+    ) throws(Refusal) -> APIKey {
+        guard let authorization, authorization.utf8.count <= longestHeader else { throw .missing }
+        guard authorization.hasPrefix("Bearer "),
+            let token = try? JWS(compactSerialization: String(authorization.dropFirst("Bearer ".count))),
+            let header = try? JSONSerialization.jsonObject(with: token.header) as? [String: Any],
+            let claims = try? JSONSerialization.jsonObject(with: token.payload) as? [String: Any]
+        else { throw .malformed }
+        guard header["alg"] as? String == "ES256" else { throw .unsupportedAlgorithm }
+        guard let keyID = header["kid"] as? String else { throw .unknownKey }
+        let stored: APIKey?
+        do { stored = try key(keyID) } catch { throw .keysUnreadable }
+        guard let found = stored else { throw .unknownKey }
+        guard found.revokedAt == nil else { throw .revokedKey }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
+            found.publicKey.isValidSignature(signature, for: Data(token.signingInput.utf8))
+        else { throw .badSignature }
+        guard claims["iss"] as? String == found.issuerID else { throw .wrongIssuer }
+        guard claims["bid"] as? String == bundleID else { throw .wrongBundle }
+        guard audiences(claims["aud"]).contains(audience) else { throw .wrongAudience }
+        guard let expiration = (claims["exp"] as? NSNumber)?.doubleValue else { throw .malformed }
+        guard expiration > now.timeIntervalSince1970 else { throw .expired }
+        let issued = (claims["iat"] as? NSNumber)?.doubleValue ?? now.timeIntervalSince1970
+        guard expiration - min(issued, now.timeIntervalSince1970) <= longestLife else { throw .livesTooLong }
+        return found
+    }
+
+    /// `aud` is a string, or an array of them (RFC 7519).
+    private static func audiences(_ claim: Any?) -> [String] {
+        if let one = claim as? String { return [one] }
+        return claim as? [String] ?? []
+    }
+}

@@ -1,0 +1,107 @@
+public import Crypto
+public import Foundation
+import LedgerModel
+import GRDB
+
+/// A key of the App Store Server API, as App Store Connect issues them: the ledger keeps its
+/// public half, and `ledger serve` accepts the bearer tokens signed with its private half.
+public struct APIKey: Sendable, Hashable {
+    /// The key's identifier: the `kid` of the tokens it signs.
+    public let keyID: String
+    /// The issuer (the App Store Connect team's issuer id): the `iss` of the tokens.
+    public let issuerID: String
+    /// The key's public half.
+    public let publicKey: P256.Signing.PublicKey
+    /// When it was added, by the store's clock.
+    public let createdAt: Date
+    /// When it was revoked, by the store's clock; `nil` while it is valid.
+    public let revokedAt: Date?
+
+    /// A key as the ledger stores it (`Ledger.addAPIKey` makes them; tests make their own).
+    public init(keyID: String, issuerID: String, publicKey: P256.Signing.PublicKey, createdAt: Date, revokedAt: Date?) {
+        self.keyID = keyID
+        self.issuerID = issuerID
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+        self.revokedAt = revokedAt
+    }
+
+    public static func == (lhs: APIKey, rhs: APIKey) -> Bool {
+        lhs.keyID == rhs.keyID && lhs.issuerID == rhs.issuerID && lhs.createdAt == rhs.createdAt
+            && lhs.revokedAt == rhs.revokedAt && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keyID)
+    }
+
+    /// Checks an identifier as the ledger stores it: 1 to 64 bytes of printable ASCII.
+    /// - Throws: `APIKeyError.invalidIdentifier`.
+    public static func checkIdentifier(_ id: String) throws {
+        guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw APIKeyError.invalidIdentifier(id)
+        }
+    }
+}
+
+extension Ledger {
+    /// Adds an API key's public half, valid from now.
+    /// - Throws: `APIKeyError.invalidIdentifier`, `.duplicateKeyID`; `LedgerError`.
+    @discardableResult
+    public func addAPIKey(
+        keyID: String, issuerID: String, publicKey: P256.Signing.PublicKey
+    ) throws -> APIKey {
+        try APIKey.checkIdentifier(keyID)
+        try APIKey.checkIdentifier(issuerID)
+        return try write { db in
+            if try storedAPIKey(db, keyID) != nil { throw APIKeyError.duplicateKeyID(keyID) }
+            try db.run(
+                sql: "INSERT INTO api_keys (key_id, issuer_id, public_key, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [keyID, issuerID, publicKey.x963Representation, try storeNow(db)])
+            return try storedAPIKey(db, keyID)!
+        }
+    }
+
+    /// Every API key, valid and revoked, by identifier.
+    public func apiKeys() throws -> [APIKey] {
+        try read { db in
+            try Row.fetchAll(db, sql: Self.apiKeySelection + " ORDER BY key_id").map(storedAPIKey)
+        }
+    }
+
+    /// The API key `keyID`, valid or revoked; `nil` when the ledger has none.
+    public func apiKey(_ keyID: String) throws -> APIKey? {
+        try read { db in try storedAPIKey(db, keyID) }
+    }
+
+    /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the
+    /// ledger, revoked, and its identifier is never given to another key.
+    /// - Throws: `APIKeyError.unknownKeyID`, `.alreadyRevoked`.
+    @discardableResult
+    public func revokeAPIKey(_ keyID: String) throws -> APIKey {
+        try write { db in
+            guard let key = try storedAPIKey(db, keyID) else { throw APIKeyError.unknownKeyID(keyID) }
+            guard key.revokedAt == nil else { throw APIKeyError.alreadyRevoked(keyID) }
+            try db.run(
+                sql: "UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", arguments: [try storeNow(db), keyID])
+            return try storedAPIKey(db, keyID)!
+        }
+    }
+
+    private static let apiKeySelection = "SELECT key_id, issuer_id, public_key, created_at, revoked_at FROM api_keys"
+
+    private func storedAPIKey(_ db: Database, _ keyID: String) throws -> APIKey? {
+        try Row.fetchOne(db, sql: Self.apiKeySelection + " WHERE key_id = ?", arguments: [keyID]).map(storedAPIKey)
+    }
+
+    private func storedAPIKey(_ row: Row) throws -> APIKey {
+        let keyID: String = row["key_id"]
+        guard let key = try? P256.Signing.PublicKey(x963Representation: row["public_key"] as Data) else {
+            throw LedgerError.corrupted(path: path, reason: "the API key \(keyID)'s public key is not a P-256 point")
+        }
+        return APIKey(
+            keyID: keyID, issuerID: row["issuer_id"], publicKey: key,
+            createdAt: Date(ledgerMilliseconds: row["created_at"]),
+            revokedAt: (row["revoked_at"] as Int64?).map(Date.init(ledgerMilliseconds:)))
+    }
+}

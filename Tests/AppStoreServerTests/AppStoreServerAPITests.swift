@@ -1,0 +1,119 @@
+import Crypto
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+@testable import AppStoreServer
+
+/// The App Store Server API without HTTP: Apple's paths, bodies, codes and statuses.
+@Suite struct AppStoreServerAPITests {
+    let maker = TokenMaker()
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// A ledger with the sample catalog, the maker's key, and `body`'s API.
+    func withAPI(_ body: (AppStoreServerAPI, Ledger, String) async throws -> Void) async throws {
+        try await withTemporaryLedger { ledger in
+            try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)
+            try StoreTestSession(ledger: ledger).update { $0.bundleID = maker.bundleID }
+            let api = AppStoreServerAPI(ledger: ledger, now: { Self.now })
+            try await body(api, ledger, try maker.authorization(claims: maker.claims(now: Self.now)))
+        }
+    }
+
+    static func errorCode(_ response: APIResponse) throws -> Int? {
+        guard let json = response.json else { return nil }
+        return (try JSONSerialization.jsonObject(with: json) as? [String: Any])?["errorCode"] as? Int
+    }
+
+    @Test func transactionInfoIsTheTransactionSignedAsTheStoreSigns() async throws {
+        try await withAPI { api, ledger, token in
+            let queue = try PaymentQueue(ledger: ledger)
+            let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let response = api.respond(
+                to: APIRequest(method: "GET", path: "/inApps/v1/transactions/\(bought.id)", authorization: token))
+            #expect(response.status == 200)
+            let json = try #require(response.json)
+            let body = try #require(try JSONSerialization.jsonObject(with: json) as? [String: String])
+            #expect(Array(body.keys) == ["signedTransactionInfo"])
+            let jws = try JWS(compactSerialization: try #require(body["signedTransactionInfo"]))
+            try jws.verify(trustingRoot: try ledger.signingCertificates().root)
+            let payload = try #require(try JSONSerialization.jsonObject(with: jws.payload) as? [String: Any])
+            #expect(payload["transactionId"] as? String == "\(bought.id)")
+            #expect(payload["bundleId"] as? String == maker.bundleID)
+        }
+    }
+
+    @Test func whatTheStoreDoesNotSignIsNotFound() async throws {
+        try await withAPI { api, ledger, token in
+            let queue = try PaymentQueue(ledger: ledger)
+            let failed = try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentInvalid)))
+            let deferred = try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .deferred))
+            for id in [failed.id, deferred.id, 999, 0, UInt64(Int64.max)] {
+                let response = api.respond(
+                    to: APIRequest(method: "GET", path: "/inApps/v1/transactions/\(id)", authorization: token))
+                let code = try Self.errorCode(response)
+                #expect(response.status == 404 && code == 4_040_010, "\(id)")
+            }
+        }
+    }
+
+    /// Seeded: identifiers that are not 1 to 19 decimal digits within `Int64` get Apple's
+    /// `InvalidTransactionIdError`.
+    @Test(arguments: 0..<4)
+    func malformedIdentifiersAreInvalid(seed: UInt64) async throws {
+        var random = SplitMix64(seed: 0x1D + seed)
+        let alphabet = Array("0123456789abcXYZ-_.%~+é")
+        try await withAPI { api, _, token in
+            var ids = ["9223372036854775808", "99999999999999999999", "-1", "+1", "1.0", "%31"]
+            for _ in 0..<40 {
+                let length = 1 + Int(random.next() % 25)
+                ids.append(String((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }))
+            }
+            for id in ids {
+                let valid =
+                    (1...19).contains(id.count) && id.allSatisfy(\.isASCII) && id.allSatisfy(\.isNumber)
+                    && Int64(id) != nil
+                let response = api.respond(
+                    to: APIRequest(method: "GET", path: "/inApps/v1/transactions/\(id)", authorization: token))
+                if valid {
+                    #expect(response.status == 404, "\(id)")
+                } else {
+                    let code = try Self.errorCode(response)
+                    #expect(response.status == 400 && code == 4_000_006, "\(id)")
+                }
+            }
+        }
+    }
+
+    @Test func pathsMethodsAndTokensAreCheckedInThatOrder() async throws {
+        try await withAPI { api, _, token in
+            let cases: [(APIRequest, Int)] = [
+                (APIRequest(method: "GET", path: "/inApps/v1/transactions/1", authorization: nil), 401),
+                (APIRequest(method: "GET", path: "/inApps/v1/transactions/1", authorization: "Bearer x"), 401),
+                (APIRequest(method: "GET", path: "/inApps/v1/nothing", authorization: token), 404),
+                (APIRequest(method: "GET", path: "/inApps/v1/transactions/1/2", authorization: token), 404),
+                (APIRequest(method: "GET", path: "inApps/v1/transactions/1", authorization: token), 404),
+                (APIRequest(method: "POST", path: "/inApps/v1/transactions/1", authorization: token), 405),
+                (APIRequest(method: "DELETE", path: "/inApps/v1/transactions/1", authorization: nil), 405),
+            ]
+            for (request, status) in cases {
+                let response = api.respond(to: request)
+                #expect(response.status == status, "\(request.method) \(request.path)")
+                #expect(response.json == nil, "\(request.method) \(request.path) has no body")
+            }
+        }
+    }
+
+    @Test func aRevokedKeysTokensAreRefused() async throws {
+        try await withAPI { api, ledger, token in
+            let request = APIRequest(method: "GET", path: "/inApps/v1/transactions/1", authorization: token)
+            #expect(api.respond(to: request).status == 404)
+            try ledger.revokeAPIKey(maker.keyID)
+            #expect(api.respond(to: request).status == 401)
+        }
+    }
+}

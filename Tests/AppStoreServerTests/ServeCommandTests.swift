@@ -1,0 +1,156 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `ledger serve` and `ledger api-keys` as a server team runs them: a real process on a real
+/// port, driven by Apple's own Python library where it is installed.
+@Suite struct ServeCommandTests {
+    static let issuer = "57246542-96fe-1a63-e053-0824d011072a"
+
+    /// A ledger in `directory` with the sample catalog, a purchase, the store signing for
+    /// Sandbox, its root certificate in `root.cer` and an API key in `key.p8`.
+    static func prepare(_ directory: String) async throws -> (path: String, purchase: UInt64) {
+        let ledger = try SampleCatalog.ledger(in: directory)
+        try StoreTestSession(ledger: ledger).update {
+            $0.environment = .sandbox
+            $0.bundleID = "com.example.app"
+        }
+        let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.nonConsumable))
+        try Data(try ledger.signingCertificates().root).write(to: URL(fileURLWithPath: directory + "/root.cer"))
+        let path = ledger.path
+        try ledger.close()
+        let created = try LedgerProcess.run([
+            "api-keys", "create", "--key-id", "KEY1", "--issuer-id", issuer, "--output", directory + "/key.p8",
+            "--database", path,
+        ])
+        #expect(created.status == 0, "\(created.stderr)")
+        return (path, bought.id)
+    }
+
+    /// A running `ledger serve --port 0` and the port its one line names.
+    struct Server {
+        let process: Process
+        let port: Int
+
+        static func start(_ path: String) throws -> Server {
+            let process = LedgerProcess.start(["serve", "--port", "0", "--database", path])
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line = try firstLine(of: out.fileHandleForReading, within: 60)
+            guard line.hasPrefix("listening on http://127.0.0.1:"),
+                let port = Int(line.split(separator: ":").last ?? "")
+            else {
+                process.terminate()
+                throw LedgerProcess.LedgerProcessError(description: "serve printed \(line)")
+            }
+            return Server(process: process, port: port)
+        }
+
+        /// SIGTERM, then the exit status.
+        func stop() -> Int32 {
+            process.terminate()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    static func firstLine(of handle: FileHandle, within seconds: Double) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        var bytes = Data()
+        while Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            bytes += chunk
+            if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
+                return String(decoding: bytes[..<newline], as: UTF8.self)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func itPrintsOneLineAnswersOnItsPortAndStopsOnSIGTERM() async throws {
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory)
+            let server = try Server.start(path)
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/inApps/v1/transactions/1")!)
+            request.httpMethod = "GET"
+            let (_, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 401, "no token")
+            #expect(server.stop() == 0)
+            // Its port is free again; a second server on a port in use is refused.
+            let first = try Server.start(path)
+            let busy = try LedgerProcess.run(["serve", "--port", "\(first.port)", "--database", path])
+            #expect(busy.status == 1 && busy.stderr.contains("cannot serve on 127.0.0.1:\(first.port)"))
+            #expect(first.stop() == 0)
+        }
+    }
+
+    @Test func apiKeysCreateWritesAnOwnerOnlyKeyAndNeverReplacesAFile() async throws {
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory)
+            let key = directory + "/key.p8"
+            let attributes = try FileManager.default.attributesOfItem(atPath: key)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            #expect(try String(contentsOfFile: key, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----"))
+            let before = try Data(contentsOf: URL(fileURLWithPath: key))
+            let again = try LedgerProcess.run([
+                "api-keys", "create", "--key-id", "KEY2", "--issuer-id", Self.issuer, "--output", key, "--database",
+                path,
+            ])
+            #expect(again.status == 1 && again.stderr.contains("exists"))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: key)) == before)
+            let listed = try LedgerProcess.run(["api-keys", "list", "--json", "--database", path]).json()
+            #expect((listed["keys"] as? [[String: Any]])?.map { $0["keyID"] as? String } == ["KEY1"])
+            let duplicate = try LedgerProcess.run([
+                "api-keys", "create", "--key-id", "KEY1", "--issuer-id", Self.issuer, "--output",
+                directory + "/other.p8",
+                "--database", path,
+            ])
+            #expect(duplicate.status == 1 && !FileManager.default.fileExists(atPath: directory + "/other.p8"))
+        }
+    }
+
+    /// Apple's `AppStoreServerAPIClient` (only its base URL pointed at the server) gets a
+    /// transaction that Apple's `SignedDataVerifier` accepts, and Apple's error codes.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientAndVerifierAcceptTheServer() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, purchase) = try await Self.prepare(directory)
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException
+                from appstoreserverlibrary.models.Environment import Environment
+                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+                key = open('\(directory)/key.p8', 'rb').read()
+                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.SANDBOX)
+                client._base_url = 'http://127.0.0.1:\(server.port)'
+                info = client.get_transaction_info('\(purchase)')
+                root = open('\(directory)/root.cer', 'rb').read()
+                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
+                decoded = verifier.verify_and_decode_signed_transaction(info.signedTransactionInfo)
+                print('ok', decoded.transactionId, decoded.productId)
+                for bad in ['999999', 'abc']:
+                    try:
+                        client.get_transaction_info(bad)
+                    except APIException as e:
+                        print(bad, e.http_status_code, e.raw_api_error)
+                """
+            let result = try runProcess(python, ["-c", script])
+            #expect(result.status == 0)
+            #expect(
+                result.output.split(separator: "\n").map(String.init) == [
+                    "ok \(purchase) \(SampleCatalog.nonConsumable)", "999999 404 4040010", "abc 400 4000006",
+                ])
+        }
+    }
+}

@@ -24,6 +24,31 @@ struct APIError: Error, Equatable {
     static let invalidTransactionID = APIError(status: 400, body: (4_000_006, "Invalid transaction id."))
     /// Apple's `TransactionIdNotFoundError`.
     static let transactionIDNotFound = APIError(status: 404, body: (4_040_010, "Transaction id not found."))
+    /// Apple's `GeneralBadRequestError`: a query that does not decode.
+    static let generalBadRequest = APIError(status: 400, body: (4_000_000, "Bad request."))
+    /// Apple's `InvalidRequestRevisionError`.
+    static let invalidRevision = APIError(status: 400, body: (4_000_005, "Invalid request revision."))
+    /// Apple's `InvalidStartDateError`.
+    static let invalidStartDate = APIError(status: 400, body: (4_000_015, "Invalid request start date."))
+    /// Apple's `InvalidEndDateError`.
+    static let invalidEndDate = APIError(status: 400, body: (4_000_016, "Invalid request end date."))
+    /// Apple's `StartDateAfterEndDateError`.
+    static let startDateAfterEndDate = APIError(
+        status: 400, body: (4_000_013, "The query start date must be before the end date."))
+    /// Apple's `InvalidSortError`.
+    static let invalidSort = APIError(status: 400, body: (4_000_021, "Invalid request sort."))
+    /// Apple's `InvalidProductTypeError`.
+    static let invalidProductType = APIError(status: 400, body: (4_000_022, "Invalid request product type."))
+    /// Apple's `InvalidProductIdError`.
+    static let invalidProductID = APIError(status: 400, body: (4_000_023, "Invalid request product id."))
+    /// Apple's `InvalidSubscriptionGroupIdentifierError`.
+    static let invalidSubscriptionGroupIdentifier = APIError(
+        status: 400, body: (4_000_024, "Invalid request subscription group identifier."))
+    /// Apple's `InvalidInAppOwnershipTypeError`.
+    static let invalidInAppOwnershipType = APIError(
+        status: 400, body: (4_000_026, "Invalid request in-app ownership type."))
+    /// Apple's `InvalidRevokedError`.
+    static let invalidRevoked = APIError(status: 400, body: (4_000_030, "Invalid request revoked."))
     /// Apple's `GeneralInternalError`: the ledger could not be read.
     static let generalInternal = APIError(
         status: 500, body: (5_000_000, "An unknown error occurred."))

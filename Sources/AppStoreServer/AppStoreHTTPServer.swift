@@ -22,6 +22,8 @@ public struct AppStoreHTTPServer: Sendable {
     /// The port it binds to; 0 picks a free one (`run`'s `onListening` says which).
     public let port: Int
 
+    /// A server of `ledger`'s store on `host` and `port` (loopback and 8080 by default), not
+    /// started yet (`run`).
     public init(ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080) {
         self.api = AppStoreServerAPI(ledger: ledger)
         self.host = host
@@ -45,7 +47,7 @@ public struct AppStoreHTTPServer: Sendable {
             }
             let answer = api.respond(
                 to: APIRequest(
-                    method: request.method.rawValue, path: request.uri.path,
+                    method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
                     authorization: request.headers[.authorization], body: body))
             return Self.response(answer)
         }

@@ -9,12 +9,16 @@ public struct APIRequest: Sendable {
     public var path: String
     /// The `Authorization` header: `Bearer <JWT>`.
     public var authorization: String?
+    /// The query, after `?`, as sent (percent-encoded); `nil` without one.
+    public var query: String?
     /// The body (empty for `GET`).
     public var body: Data
 
-    public init(method: String, path: String, authorization: String?, body: Data = Data()) {
+    /// A request of `method` to `path` (with its `query`), carrying `authorization` and `body`.
+    public init(method: String, path: String, query: String? = nil, authorization: String?, body: Data = Data()) {
         self.method = method
         self.path = path
+        self.query = query
         self.authorization = authorization
         self.body = body
     }
@@ -37,6 +41,11 @@ public struct APIResponse: Sendable, Equatable {
 /// - `GET /inApps/v1/transactions/{transactionId}` (Get Transaction Info): the transaction
 ///   signed as the store signs (`Ledger.signedTransaction`), for any purchased or restored
 ///   transaction of the ledger; `TransactionIdNotFoundError` for the others.
+/// - `GET /inApps/v2/history/{transactionId}` (Get Transaction History, and `v1`, which
+///   leaves out finished consumables): the purchased transactions (`ServerHistoryQuery`), 20 a
+///   page, with Apple's filters (`startDate`, `endDate`, `productId`, `productType`, `sort`,
+///   `subscriptionGroupIdentifier`, `inAppOwnershipType`, `revoked`) and `revision`.
+/// - `GET /inApps/v2/refund/lookup/{transactionId}` (Get Refund History): the refunded ones.
 ///
 /// Any other path is answered 404 without a body, a known path with another method 405.
 /// Reading never changes the ledger; a refused request changes nothing.
@@ -49,6 +58,7 @@ public struct AppStoreServerAPI: Sendable {
     /// The longest body a request may carry: 1 MiB (Apple's request bodies are a few KB).
     public static let maximumBodySize = 1 << 20
 
+    /// The API of `ledger`'s store; tokens expire by this machine's clock.
     public init(ledger: Ledger) {
         self.init(ledger: ledger, now: { Date() })
     }
@@ -72,11 +82,15 @@ public struct AppStoreServerAPI: Sendable {
 
     /// The endpoints, by path pattern (`{}` stands for one path segment) and method.
     private static let endpoints: [(pattern: [Substring], method: String, name: Endpoint)] = [
-        (["inApps", "v1", "transactions", "{}"], "GET", .transactionInfo)
+        (["inApps", "v1", "transactions", "{}"], "GET", .transactionInfo),
+        (["inApps", "v1", "history", "{}"], "GET", .history(.transactionsV1)),
+        (["inApps", "v2", "history", "{}"], "GET", .history(.transactionsV2)),
+        (["inApps", "v2", "refund", "lookup", "{}"], "GET", .history(.refunds)),
     ]
 
     private enum Endpoint {
         case transactionInfo
+        case history(HistoryKind)
     }
 
     private func route(_ request: APIRequest) throws -> APIResponse {
@@ -91,9 +105,12 @@ public struct AppStoreServerAPI: Sendable {
         }
         try authorize(request)
         let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
+        let query = try QueryParameters(request.query)
         switch endpoint.name {
         case .transactionInfo:
             return try transactionInfo(parameters[0])
+        case .history(let kind):
+            return try history(parameters[0], query: query, kind: kind)
         }
     }
 
@@ -130,7 +147,7 @@ public struct AppStoreServerAPI: Sendable {
 
     // MARK: - Bodies
 
-    private static func json(_ object: [String: Any]) throws -> APIResponse {
+    static func json(_ object: [String: Any]) throws -> APIResponse {
         APIResponse(status: 200, json: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 

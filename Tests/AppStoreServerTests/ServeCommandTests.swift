@@ -139,6 +139,14 @@ import FoundationNetworking
                 verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
                 decoded = verifier.verify_and_decode_signed_transaction(info.signedTransactionInfo)
                 print('ok', decoded.transactionId, decoded.productId)
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest, Order, ProductType
+                request = TransactionHistoryRequest(sort=Order.DESCENDING, productTypes=[ProductType.NON_CONSUMABLE], revoked=False)
+                history = client.get_transaction_history('\(purchase)', None, request, GetTransactionHistoryVersion.V2)
+                ids = [verifier.verify_and_decode_signed_transaction(s).transactionId for s in history.signedTransactions]
+                print('history', history.hasMore, ids, history.environment.value, history.bundleId)
+                refunds = client.get_refund_history('\(purchase)', None)
+                print('refunds', refunds.hasMore, len(refunds.signedTransactions))
                 for bad in ['999999', 'abc']:
                     try:
                         client.get_transaction_info(bad)
@@ -149,7 +157,9 @@ import FoundationNetworking
             #expect(result.status == 0)
             #expect(
                 result.output.split(separator: "\n").map(String.init) == [
-                    "ok \(purchase) \(SampleCatalog.nonConsumable)", "999999 404 4040010", "abc 400 4000006",
+                    "ok \(purchase) \(SampleCatalog.nonConsumable)",
+                    "history False ['\(purchase)'] Sandbox com.example.app", "refunds False 0",
+                    "999999 404 4040010", "abc 400 4000006",
                 ])
         }
     }

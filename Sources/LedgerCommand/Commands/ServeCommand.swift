@@ -14,7 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
             an ES256 bearer token signed with one of the ledger's API keys (`ledger api-keys`). \
             When it accepts connections it prints one line, `listening on http://HOST:PORT`, \
             on standard output. SIGINT or SIGTERM: it stops accepting, finishes the requests \
-            in flight and exits 0. Answered now: Get Transaction Info.
+            in flight and exits 0. Answered now: Get Transaction Info, Get Transaction History (v1 and v2), \
+            Get Refund History.
             """)
 
     @OptionGroup var options: GlobalOptions

@@ -26,6 +26,7 @@ public struct APIKey: Sendable, Hashable {
         self.revokedAt = revokedAt
     }
 
+    /// Two keys are equal when every field is, the public key compared by its bytes.
     public static func == (lhs: APIKey, rhs: APIKey) -> Bool {
         lhs.keyID == rhs.keyID && lhs.issuerID == rhs.issuerID && lhs.createdAt == rhs.createdAt
             && lhs.revokedAt == rhs.revokedAt && lhs.publicKey.x963Representation == rhs.publicKey.x963Representation

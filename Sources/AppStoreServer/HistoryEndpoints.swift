@@ -1,0 +1,134 @@
+import Foundation
+import StoreLedger
+
+/// Get Transaction History (v1 and v2) and Get Refund History (v2): a customer's transactions
+/// as the App Store's server lists them (`ServerHistoryQuery`), at most 20 a page, each page
+/// ending with a `revision` that asks for the next one.
+extension AppStoreServerAPI {
+    enum HistoryKind {
+        /// Version 1 leaves out the consumables the app finished (not refunded).
+        case transactionsV1
+        case transactionsV2
+        /// Only refunded transactions, oldest first, without filters.
+        case refunds
+    }
+
+    /// The most transactions a page holds, as Apple's.
+    static let historyPageSize = 20
+
+    func history(_ idText: String, query: QueryParameters, kind: HistoryKind) throws -> APIResponse {
+        try requireServerTransaction(try Self.transactionID(idText))
+        let filtered = kind == .refunds ? refundQuery() : try filters(query)
+        var history = filtered ?? ServerHistoryQuery()
+        history.excludingFinishedConsumables = kind == .transactionsV1
+        history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
+        history.limit = Self.historyPageSize + 1
+        var page = filtered == nil ? [] : try ledger.serverHistory(history)
+        let hasMore = page.count > Self.historyPageSize
+        page = Array(page.prefix(Self.historyPageSize))
+        let revision = Revision.token(
+            page.last.map { .init(purchaseDate: $0.purchaseDate.ledgerMilliseconds, id: $0.id) } ?? history.after
+                ?? Revision.start(descending: history.descending))
+        let signed = try ledger.signedTransactions(page).map(\.compactSerialization)
+        var body: [String: Any] = ["revision": revision, "hasMore": hasMore, "signedTransactions": signed]
+        if kind != .refunds {
+            let settings = try StoreSettings(ledger: ledger)
+            body["bundleId"] = settings.bundleID
+            body["environment"] = settings.environment.rawValue
+        }
+        return try Self.json(body)
+    }
+
+    /// The transaction the request names must be one the App Store's server knows.
+    func requireServerTransaction(_ id: UInt64) throws {
+        guard let transaction = try ledger.transaction(id),
+            transaction.state == .purchased || transaction.state == .restored
+        else { throw APIError.transactionIDNotFound }
+    }
+
+    private func refundQuery() -> ServerHistoryQuery? {
+        var query = ServerHistoryQuery()
+        query.revoked = true
+        return query
+    }
+
+    /// Get Transaction History's filters, each refused with Apple's error when it does not read;
+    /// `nil` when they select nothing the ledger can hold.
+    private func filters(_ query: QueryParameters) throws -> ServerHistoryQuery? {
+        var history = ServerHistoryQuery()
+        history.startDate = try Self.date(query.one("startDate", or: .invalidStartDate), or: .invalidStartDate)
+        history.endDate = try Self.date(query.one("endDate", or: .invalidEndDate), or: .invalidEndDate)
+        if let start = history.startDate, let end = history.endDate, start > end {
+            throw APIError.startDateAfterEndDate
+        }
+        history.productIDs = try query.all("productId").map { id in
+            guard (1...255).contains(id.utf8.count) else { throw APIError.invalidProductID }
+            return id
+        }
+        history.productTypes = try query.all("productType").map { name in
+            guard let type = Self.productTypes[name] else { throw APIError.invalidProductType }
+            return type
+        }
+        history.subscriptionGroupIDs = try query.all("subscriptionGroupIdentifier").map { id in
+            guard (1...255).contains(id.utf8.count) else { throw APIError.invalidSubscriptionGroupIdentifier }
+            return id
+        }
+        switch try query.one("sort", or: .invalidSort) {
+        case nil, "ASCENDING": history.descending = false
+        case "DESCENDING": history.descending = true
+        default: throw APIError.invalidSort
+        }
+        // Apple's Python client writes Python's `True` and `False`.
+        switch try query.one("revoked", or: .invalidRevoked)?.lowercased() {
+        case nil: history.revoked = nil
+        case "true": history.revoked = true
+        case "false": history.revoked = false
+        default: throw APIError.invalidRevoked
+        }
+        switch try query.one("inAppOwnershipType", or: .invalidInAppOwnershipType) {
+        case nil, "PURCHASED": return history
+        // The ledger is one customer's purchases: nothing of it was shared by a family member.
+        case "FAMILY_SHARED": return nil
+        default: throw APIError.invalidInAppOwnershipType
+        }
+    }
+
+    /// Apple's names of the product types.
+    static let productTypes: [String: ProductType] = [
+        "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewable, "CONSUMABLE": .consumable,
+        "NON_CONSUMABLE": .nonConsumable,
+    ]
+
+    /// A date as the API takes it: milliseconds since 1970, not negative.
+    private static func date(_ text: String?, or error: APIError) throws -> Date? {
+        guard let text else { return nil }
+        guard (1...15).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let milliseconds = Int64(text)
+        else { throw error }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1_000)
+    }
+}
+
+/// A history page's `revision`: where the next page starts. Opaque to clients; here the last
+/// transaction's purchase date and id, `<milliseconds>.<id>`.
+enum Revision {
+    static func token(_ position: ServerHistoryQuery.Position) -> String {
+        "\(position.purchaseDate).\(position.id)"
+    }
+
+    /// Where a list with no revision starts.
+    static func start(descending: Bool) -> ServerHistoryQuery.Position {
+        descending ? .init(purchaseDate: .max, id: UInt64(Int64.max)) : .init(purchaseDate: -1, id: 0)
+    }
+
+    /// The position a revision names; `nil` without one.
+    /// - Throws: `APIError.invalidRevision` for a revision this server did not make.
+    static func position(_ token: String?) throws -> ServerHistoryQuery.Position? {
+        guard let token else { return nil }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, token.utf8.count <= 40, let date = Int64(parts[0]), let id = UInt64(parts[1]),
+            id <= UInt64(Int64.max)
+        else { throw APIError.invalidRevision }
+        return .init(purchaseDate: date, id: id)
+    }
+}

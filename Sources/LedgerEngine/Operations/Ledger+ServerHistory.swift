@@ -1,0 +1,97 @@
+public import Foundation
+public import LedgerModel
+import GRDB
+
+/// Which of a customer's transactions the App Store's server lists (the App Store Server API's
+/// history and refund history), one page at a time.
+///
+/// The server records what the App Store charged or refunded: purchased transactions
+/// (purchases and renewals, refunded or not). A payment that failed, waits for Ask to Buy or is
+/// still purchasing never reached it, and a restored transaction is the device's copy of a
+/// purchase the list has already. Pages follow the purchase date, then the id.
+public struct ServerHistoryQuery: Sendable, Hashable {
+    /// A place in the list: the last transaction of a page.
+    public struct Position: Sendable, Hashable {
+        /// The purchase date of that transaction, in milliseconds since 1970.
+        public var purchaseDate: Int64
+        /// Its id.
+        public var id: UInt64
+
+        /// The place of the transaction `id` bought at `purchaseDate` (milliseconds since 1970).
+        public init(purchaseDate: Int64, id: UInt64) {
+            self.purchaseDate = purchaseDate
+            self.id = id
+        }
+    }
+
+    /// Only the transactions after this place (before it, when `descending`).
+    public var after: Position?
+    /// Newest first instead of oldest first.
+    public var descending = false
+    /// Only transactions bought at or after this date.
+    public var startDate: Date?
+    /// Only transactions bought before this date.
+    public var endDate: Date?
+    /// Only these products (any, when empty).
+    public var productIDs: [String] = []
+    /// Only these product types (any, when empty).
+    public var productTypes: [ProductType] = []
+    /// Only these subscription groups (any, when empty).
+    public var subscriptionGroupIDs: [String] = []
+    /// Only refunded transactions (`true`), or only the others (`false`); both when `nil`.
+    public var revoked: Bool?
+    /// Leave out consumables the app finished and that were not refunded (Get Transaction
+    /// History's first version).
+    public var excludingFinishedConsumables = false
+    /// At most this many (1 to 1,000).
+    public var limit = 20
+
+    /// A query of every transaction the server records, oldest first, 20 at a time.
+    public init() {}
+}
+
+extension Ledger {
+    /// The transactions `query` selects, in its order: at most `query.limit` of them.
+    public func serverHistory(_ query: ServerHistoryQuery) throws -> [PaymentTransaction] {
+        var conditions = ["state = 'purchased'"]
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        if let after = query.after {
+            conditions.append(
+                query.descending
+                    ? "(purchase_date < ? OR (purchase_date = ? AND id < ?))"
+                    : "(purchase_date > ? OR (purchase_date = ? AND id > ?))")
+            arguments += [after.purchaseDate, after.purchaseDate, Int64(clamping: after.id)]
+        }
+        if let start = query.startDate {
+            conditions.append("purchase_date >= ?")
+            arguments.append(start.ledgerMilliseconds)
+        }
+        if let end = query.endDate {
+            conditions.append("purchase_date < ?")
+            arguments.append(end.ledgerMilliseconds)
+        }
+        func any(_ column: String, _ values: [String]) {
+            guard !values.isEmpty else { return }
+            conditions.append(column + " IN (" + values.map { _ in "?" }.joined(separator: ", ") + ")")
+            arguments += values.map { $0 }
+        }
+        any("product_id", query.productIDs)
+        any("product_type", query.productTypes.map(\.rawValue))
+        any("subscription_group_id", query.subscriptionGroupIDs)
+        if let revoked = query.revoked {
+            conditions.append(revoked ? "revocation_date IS NOT NULL" : "revocation_date IS NULL")
+        }
+        if query.excludingFinishedConsumables {
+            conditions.append("NOT (product_type = 'consumable' AND is_finished = 1 AND revocation_date IS NULL)")
+        }
+        let order = query.descending ? "DESC" : "ASC"
+        let limit = min(max(query.limit, 1), 1_000)
+        return try read { db in
+            try PaymentTransaction.fetchAll(
+                db,
+                sql: "WHERE " + conditions.joined(separator: " AND ")
+                    + " ORDER BY purchase_date \(order), id \(order) LIMIT \(limit)",
+                arguments: StatementArguments(arguments))
+        }
+    }
+}

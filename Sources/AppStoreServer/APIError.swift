@@ -49,6 +49,8 @@ struct APIError: Error, Equatable {
         status: 400, body: (4_000_026, "Invalid request in-app ownership type."))
     /// Apple's `InvalidRevokedError`.
     static let invalidRevoked = APIError(status: 400, body: (4_000_030, "Invalid request revoked."))
+    /// Apple's `InvalidStatusError`.
+    static let invalidStatus = APIError(status: 400, body: (4_000_031, "Invalid request status."))
     /// Apple's `GeneralInternalError`: the ledger could not be read.
     static let generalInternal = APIError(
         status: 500, body: (5_000_000, "An unknown error occurred."))

@@ -46,6 +46,9 @@ public struct APIResponse: Sendable, Equatable {
 ///   page, with Apple's filters (`startDate`, `endDate`, `productId`, `productType`, `sort`,
 ///   `subscriptionGroupIdentifier`, `inAppOwnershipType`, `revoked`) and `revision`.
 /// - `GET /inApps/v2/refund/lookup/{transactionId}` (Get Refund History): the refunded ones.
+/// - `GET /inApps/v1/subscriptions/{transactionId}` (Get All Subscription Statuses): each group
+///   bought, with its latest transaction and renewal info and Apple's status code (1 active, 2
+///   expired, 3 billing retry, 4 grace period, 5 revoked), filtered by `status`.
 ///
 /// Any other path is answered 404 without a body, a known path with another method 405.
 /// Reading never changes the ledger; a refused request changes nothing.
@@ -86,11 +89,13 @@ public struct AppStoreServerAPI: Sendable {
         (["inApps", "v1", "history", "{}"], "GET", .history(.transactionsV1)),
         (["inApps", "v2", "history", "{}"], "GET", .history(.transactionsV2)),
         (["inApps", "v2", "refund", "lookup", "{}"], "GET", .history(.refunds)),
+        (["inApps", "v1", "subscriptions", "{}"], "GET", .subscriptionStatuses),
     ]
 
     private enum Endpoint {
         case transactionInfo
         case history(HistoryKind)
+        case subscriptionStatuses
     }
 
     private func route(_ request: APIRequest) throws -> APIResponse {
@@ -111,6 +116,8 @@ public struct AppStoreServerAPI: Sendable {
             return try transactionInfo(parameters[0])
         case .history(let kind):
             return try history(parameters[0], query: query, kind: kind)
+        case .subscriptionStatuses:
+            return try subscriptionStatuses(parameters[0], query: query)
         }
     }
 
@@ -129,10 +136,7 @@ public struct AppStoreServerAPI: Sendable {
 
     /// Get Transaction Info.
     private func transactionInfo(_ text: String) throws -> APIResponse {
-        let id = try Self.transactionID(text)
-        guard let transaction = try ledger.transaction(id),
-            transaction.state == .purchased || transaction.state == .restored
-        else { throw APIError.transactionIDNotFound }
+        let transaction = try serverTransaction(try Self.transactionID(text))
         let signed = try ledger.signedTransactions([transaction])[0]
         return try Self.json(["signedTransactionInfo": signed.compactSerialization])
     }
@@ -143,6 +147,17 @@ public struct AppStoreServerAPI: Sendable {
             let id = Int64(text)
         else { throw APIError.invalidTransactionID }
         return UInt64(id)
+    }
+
+    /// The transaction a request names, when the App Store's server knows it: purchased or
+    /// restored (a payment that failed, waits or is still purchasing never reached it).
+    /// - Throws: `APIError.transactionIDNotFound` otherwise.
+    @discardableResult
+    func serverTransaction(_ id: UInt64) throws -> PaymentTransaction {
+        guard let transaction = try ledger.transaction(id),
+            transaction.state == .purchased || transaction.state == .restored
+        else { throw APIError.transactionIDNotFound }
+        return transaction
     }
 
     // MARK: - Bodies

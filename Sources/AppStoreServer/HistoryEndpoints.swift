@@ -17,7 +17,7 @@ extension AppStoreServerAPI {
     static let historyPageSize = 20
 
     func history(_ idText: String, query: QueryParameters, kind: HistoryKind) throws -> APIResponse {
-        try requireServerTransaction(try Self.transactionID(idText))
+        try serverTransaction(try Self.transactionID(idText))
         let filtered = kind == .refunds ? refundQuery() : try filters(query)
         var history = filtered ?? ServerHistoryQuery()
         history.excludingFinishedConsumables = kind == .transactionsV1
@@ -37,13 +37,6 @@ extension AppStoreServerAPI {
             body["environment"] = settings.environment.rawValue
         }
         return try Self.json(body)
-    }
-
-    /// The transaction the request names must be one the App Store's server knows.
-    func requireServerTransaction(_ id: UInt64) throws {
-        guard let transaction = try ledger.transaction(id),
-            transaction.state == .purchased || transaction.state == .restored
-        else { throw APIError.transactionIDNotFound }
     }
 
     private func refundQuery() -> ServerHistoryQuery? {

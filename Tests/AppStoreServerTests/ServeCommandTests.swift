@@ -21,7 +21,9 @@ import FoundationNetworking
             $0.environment = .sandbox
             $0.bundleID = "com.example.app"
         }
-        let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.nonConsumable))
+        let queue = try PaymentQueue(ledger: ledger)
+        let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+        try await queue.add(Payment(productID: SampleCatalog.subscription))
         try Data(try ledger.signingCertificates().root).write(to: URL(fileURLWithPath: directory + "/root.cer"))
         let path = ledger.path
         try ledger.close()
@@ -147,6 +149,12 @@ import FoundationNetworking
                 print('history', history.hasMore, ids, history.environment.value, history.bundleId)
                 refunds = client.get_refund_history('\(purchase)', None)
                 print('refunds', refunds.hasMore, len(refunds.signedTransactions))
+                statuses = client.get_all_subscription_statuses('\(purchase)')
+                for group in statuses.data:
+                    for last in group.lastTransactions:
+                        renewal = verifier.verify_and_decode_renewal_info(last.signedRenewalInfo)
+                        signed = verifier.verify_and_decode_signed_transaction(last.signedTransactionInfo)
+                        print('status', group.subscriptionGroupIdentifier, last.status.value, renewal.autoRenewProductId, signed.productId)
                 for bad in ['999999', 'abc']:
                     try:
                         client.get_transaction_info(bad)
@@ -159,6 +167,7 @@ import FoundationNetworking
                 result.output.split(separator: "\n").map(String.init) == [
                     "ok \(purchase) \(SampleCatalog.nonConsumable)",
                     "history False ['\(purchase)'] Sandbox com.example.app", "refunds False 0",
+                    "status pro 1 \(SampleCatalog.subscription) \(SampleCatalog.subscription)",
                     "999999 404 4040010", "abc 400 4000006",
                 ])
         }

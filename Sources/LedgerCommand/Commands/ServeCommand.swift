@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             When it accepts connections it prints one line, `listening on http://HOST:PORT`, \
             on standard output. SIGINT or SIGTERM: it stops accepting, finishes the requests \
             in flight and exits 0. Answered now: Get Transaction Info, Get Transaction History (v1 and v2), \
-            Get Refund History.
+            Get Refund History, Get All Subscription Statuses.
             """)
 
     @OptionGroup var options: GlobalOptions

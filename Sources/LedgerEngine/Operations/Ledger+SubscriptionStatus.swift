@@ -34,6 +34,16 @@ extension Ledger {
         }
     }
 
+    /// The status of every subscription group bought at least once, by group identifier, read
+    /// in one snapshot (the App Store Server API's Get All Subscription Statuses).
+    public func subscriptionStatuses() throws -> [SubscriptionStatus] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
+                try subscriptionStatus(db, group: group)
+            }
+        }
+    }
+
     private func subscriptionStatus(_ db: Database, group: String) throws -> SubscriptionStatus? {
         // The latest period (a pending downgrade's payment has none of its own: not it).
         guard let latest = try latestPeriod(db, group: group) else { return nil }

@@ -1,0 +1,39 @@
+import Foundation
+import StoreLedger
+
+/// Get All Subscription Statuses: each subscription group the customer bought, with its latest
+/// transaction and renewal info, signed, and Apple's status code.
+extension AppStoreServerAPI {
+    /// Apple's status codes, by the ledger's subscription state.
+    static func statusCode(_ state: SubscriptionStatus.RenewalState) -> Int {
+        switch state {
+        case .subscribed: 1
+        case .expired: 2
+        case .inBillingRetryPeriod: 3
+        case .inGracePeriod: 4
+        case .revoked: 5
+        }
+    }
+
+    func subscriptionStatuses(_ idText: String, query: QueryParameters) throws -> APIResponse {
+        try serverTransaction(try Self.transactionID(idText))
+        let wanted = try Set(
+            query.all("status").map { text in
+                guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }
+                return code
+            })
+        let settings = try StoreSettings(ledger: ledger)
+        let groups = try ledger.subscriptionStatuses().compactMap { status -> [String: Any]? in
+            let code = Self.statusCode(status.state)
+            guard wanted.isEmpty || wanted.contains(code) else { return nil }
+            let last: [String: Any] = [
+                "status": code, "originalTransactionId": String(status.transaction.originalID),
+                "signedTransactionInfo": try ledger.signedTransactions([status.transaction])[0].compactSerialization,
+                "signedRenewalInfo": try ledger.signedRenewalInfo(status).compactSerialization,
+            ]
+            return ["subscriptionGroupIdentifier": status.groupID, "lastTransactions": [last]]
+        }
+        return try Self.json(
+            ["environment": settings.environment.rawValue, "bundleId": settings.bundleID, "data": groups])
+    }
+}

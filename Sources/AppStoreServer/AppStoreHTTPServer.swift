@@ -45,10 +45,14 @@ public struct AppStoreHTTPServer: Sendable {
             } catch {
                 return Self.response(AppStoreServerAPI.answer(.payloadTooLarge))
             }
-            let answer = api.respond(
-                to: APIRequest(
-                    method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
-                    authorization: request.headers[.authorization], body: body))
+            let call = APIRequest(
+                method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
+                authorization: request.headers[.authorization], body: body)
+            // Answering reads the ledger, and SQLite blocks its thread: not one of Swift's
+            // cooperative threads, which every connection's task shares.
+            let answer = await withCheckedContinuation { continuation in
+                Self.answering.async { continuation.resume(returning: api.respond(to: call)) }
+            }
             return Self.response(answer)
         }
         let host = host
@@ -63,6 +67,9 @@ public struct AppStoreHTTPServer: Sendable {
             try await application.run()
         }
     }
+
+    /// The threads requests are answered on.
+    private static let answering = DispatchQueue(label: "AppStoreServer.answering", attributes: .concurrent)
 
     private static func response(_ answer: APIResponse) -> Response {
         guard let json = answer.json else {

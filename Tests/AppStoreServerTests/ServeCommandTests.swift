@@ -86,6 +86,13 @@ import FoundationNetworking
             request.httpMethod = "GET"
             let (_, response) = try await URLSession.shared.data(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 401, "no token")
+            var post = request
+            post.httpMethod = "POST"
+            let (_, refused) = try await URLSession.shared.data(for: post)
+            #expect((refused as? HTTPURLResponse)?.statusCode == 405)
+            post.httpBody = Data(count: (1 << 20) + 1)
+            let (_, tooLarge) = try await URLSession.shared.data(for: post)
+            #expect((tooLarge as? HTTPURLResponse)?.statusCode == 413)
             #expect(server.stop() == 0)
             // Its port is free again; a second server on a port in use is refused.
             let first = try Server.start(path)

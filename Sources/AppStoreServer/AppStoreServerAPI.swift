@@ -138,7 +138,7 @@ public struct AppStoreServerAPI: Sendable {
     private func transactionInfo(_ text: String) throws -> APIResponse {
         let transaction = try serverTransaction(try Self.transactionID(text))
         let signed = try ledger.signedTransactions([transaction])[0]
-        return try Self.json(["signedTransactionInfo": signed.compactSerialization])
+        return try Self.ok(ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization))
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).
@@ -162,13 +162,13 @@ public struct AppStoreServerAPI: Sendable {
 
     // MARK: - Bodies
 
-    static func json(_ object: [String: Any]) throws -> APIResponse {
-        APIResponse(status: 200, json: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+    /// A 200 answer with `body`.
+    static func ok(_ body: some Encodable) throws -> APIResponse {
+        APIResponse(status: 200, json: try ResponseBody.encoded(body))
     }
 
     private static func errorBody(_ body: (code: Int, message: String)) -> Data {
-        (try? JSONSerialization.data(
-            withJSONObject: ["errorCode": body.code, "errorMessage": body.message], options: [.sortedKeys])) ?? Data()
+        (try? ResponseBody.encoded(ResponseBody.Error(errorCode: body.code, errorMessage: body.message))) ?? Data()
     }
 
     static func answer(_ error: APIError) -> APIResponse {

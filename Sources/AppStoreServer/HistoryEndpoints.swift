@@ -30,13 +30,11 @@ extension AppStoreServerAPI {
             page.last.map { .init(purchaseDate: $0.purchaseDate.ledgerMilliseconds, id: $0.id) } ?? history.after
                 ?? Revision.start(descending: history.descending))
         let signed = try ledger.signedTransactions(page).map(\.compactSerialization)
-        var body: [String: Any] = ["revision": revision, "hasMore": hasMore, "signedTransactions": signed]
-        if kind != .refunds {
-            let settings = try StoreSettings(ledger: ledger)
-            body["bundleId"] = settings.bundleID
-            body["environment"] = settings.environment.rawValue
-        }
-        return try Self.json(body)
+        let settings = kind == .refunds ? nil : try StoreSettings(ledger: ledger)
+        return try Self.ok(
+            ResponseBody.History(
+                revision: revision, hasMore: hasMore, bundleId: settings?.bundleID,
+                environment: settings?.environment.rawValue, signedTransactions: signed))
     }
 
     private func refundQuery() -> ServerHistoryQuery? {

@@ -23,17 +23,17 @@ extension AppStoreServerAPI {
                 return code
             })
         let settings = try StoreSettings(ledger: ledger)
-        let groups = try ledger.subscriptionStatuses().compactMap { status -> [String: Any]? in
+        let groups = try ledger.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
             let code = Self.statusCode(status.state)
             guard wanted.isEmpty || wanted.contains(code) else { return nil }
-            let last: [String: Any] = [
-                "status": code, "originalTransactionId": String(status.transaction.originalID),
-                "signedTransactionInfo": try ledger.signedTransactions([status.transaction])[0].compactSerialization,
-                "signedRenewalInfo": try ledger.signedRenewalInfo(status).compactSerialization,
-            ]
-            return ["subscriptionGroupIdentifier": status.groupID, "lastTransactions": [last]]
+            let last = ResponseBody.LastTransaction(
+                status: code, originalTransactionId: String(status.transaction.originalID),
+                signedTransactionInfo: try ledger.signedTransactions([status.transaction])[0].compactSerialization,
+                signedRenewalInfo: try ledger.signedRenewalInfo(status).compactSerialization)
+            return ResponseBody.Group(subscriptionGroupIdentifier: status.groupID, lastTransactions: [last])
         }
-        return try Self.json(
-            ["environment": settings.environment.rawValue, "bundleId": settings.bundleID, "data": groups])
+        return try Self.ok(
+            ResponseBody.Statuses(environment: settings.environment.rawValue, bundleId: settings.bundleID, data: groups)
+        )
     }
 }

@@ -51,15 +51,18 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     /// Signs `payload` with `identity`'s key, listing its chain in the header. Not `matching`:
     /// a real signature of other bytes, which fails verification as a tampered value does.
     package static func sign(payload: Data, with identity: SigningIdentity, matching: Bool = true) throws -> JWS {
-        let header = try JSONSerialization.data(
-            withJSONObject: [
-                "alg": "ES256", "x5c": identity.certificates.chain.map { Data($0).base64EncodedString() },
-            ],
-            options: [.sortedKeys, .withoutEscapingSlashes])
-        let signingInput = base64URL(header) + "." + base64URL(payload)
+        let signingInput = identity.jwsHeader.part + "." + base64URL(payload)
         let signed = matching ? signingInput : signingInput + ".not-this"
         let signature = try identity.privateKey.signature(for: Data(signed.utf8)).rawRepresentation
-        return try JWS(compactSerialization: signingInput + "." + base64URL(signature))
+        // Its parts are known: no need to read back what was just written.
+        return JWS(
+            compactSerialization: signingInput + "." + base64URL(signature), header: identity.jwsHeader.json,
+            payload: payload, signature: signature)
+    }
+
+    private init(compactSerialization: String, header: Data, payload: Data, signature: Data) {
+        (self.compactSerialization, self.header, self.payload, self.signature) =
+            (compactSerialization, header, payload, signature)
     }
 
     /// Checks the signature and its chain against `root` (a DER certificate, as `ledger

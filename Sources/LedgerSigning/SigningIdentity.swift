@@ -72,11 +72,19 @@ package struct SigningIdentity: Sendable {
     }
     package let certificates: SigningCertificates
     package let createdAt: Date
+    /// The first part of every JWS this identity signs: the header
+    /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}` in base64url, made once (the three
+    /// certificates are most of a signed value's bytes).
+    package let jwsHeader: (json: Data, part: String)
 
     package init(privateKey: P256.Signing.PrivateKey, certificates: SigningCertificates, createdAt: Date) {
         self.privateKey = privateKey
         self.certificates = certificates
         self.createdAt = createdAt
+        // Standard base64 needs no escaping in a JSON string (`/` need not be escaped).
+        let chain = certificates.chain.map { "\"" + Data($0).base64EncodedString() + "\"" }
+        let json = Data(("{\"alg\":\"ES256\",\"x5c\":[" + chain.joined(separator: ",") + "]}").utf8)
+        jwsHeader = (json, JWS.base64URL(json))
     }
 
     /// The extension Apple's verifiers require on the leaf of an App Store signing chain.

@@ -345,13 +345,9 @@ public final class Ledger: Sendable {
         do {
             return try reader.unsafeRead { db in
                 try db.ensureConnected()
-                var value: T?
-                try db.readOnly {
-                    try db.inTransaction(.deferred) {
-                        value = try body(db); return .commit
-                    }
+                return try db.readOnly {
+                    try db.deferredTransaction { try body(db) }
                 }
-                return value!
             }
         } catch {
             throw Self.mapError(error, path: path)

@@ -20,6 +20,7 @@ extension Database {
 
 private enum TransactionSQL {
     static let begin = LedgerSQL("BEGIN IMMEDIATE TRANSACTION")
+    static let beginReading = LedgerSQL("BEGIN DEFERRED TRANSACTION")
     static let commit = LedgerSQL("COMMIT TRANSACTION")
     static let savepoint = LedgerSQL("SAVEPOINT change")
     static let release = LedgerSQL("RELEASE SAVEPOINT change")
@@ -51,6 +52,22 @@ extension Database {
 }
 
 extension Database {
+    /// Runs `body` in one DEFERRED transaction, a consistent snapshot for reading, ended
+    /// whether it returns or throws. As `immediateTransaction`, its statements are prepared
+    /// once: GRDB's `inTransaction` prepared BEGIN and COMMIT again at every read, most of the
+    /// cost of the App Store server's small reads (SQLite's authorizer runs at each preparation).
+    func deferredTransaction<T>(_ body: () throws -> T) throws -> T {
+        try run(TransactionSQL.beginReading)
+        do {
+            let value = try body()
+            try run(TransactionSQL.commit)
+            return value
+        } catch {
+            if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+
     /// Throws `LedgerClosed` once the connection was closed (`Ledger.close()`). GRDB treats any
     /// use of a closed connection as a programming error (the process crashes); checked on the
     /// connection's own queue, where the connection is closed, so a call racing `close()` gets

@@ -92,7 +92,9 @@ extension Ledger {
     private static let apiKeySelection = "SELECT key_id, issuer_id, public_key, created_at, revoked_at FROM api_keys"
 
     private func storedAPIKey(_ db: Database, _ keyID: String) throws -> APIKey? {
-        try Row.fetchOne(db, sql: Self.apiKeySelection + " WHERE key_id = ?", arguments: [keyID]).map(storedAPIKey)
+        try Row.fetchOne(
+            try db.cachedStatement(sql: Self.apiKeySelection + " WHERE key_id = ?"), arguments: [keyID]
+        ).map(storedAPIKey)
     }
 
     private func storedAPIKey(_ row: Row) throws -> APIKey {

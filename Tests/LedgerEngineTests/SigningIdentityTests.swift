@@ -79,6 +79,21 @@ import X509
         }
     }
 
+    /// The header every JWS carries is encoded once per identity, by hand: it must be the JSON
+    /// object a JSON library reads as ES256 and the chain, and a JWS made from its parts must be
+    /// the one its compact serialization reads back as.
+    @Test func theEncodedHeaderIsTheChainAndASignedJWSReadsBackAsItself() throws {
+        let identity = try SigningIdentity.make(at: Date(timeIntervalSince1970: 1_800_000_000))
+        let header = try #require(try JSONSerialization.jsonObject(with: identity.jwsHeader.json) as? [String: Any])
+        #expect(header.count == 2 && header["alg"] as? String == "ES256")
+        #expect(
+            (header["x5c"] as? [String]) == identity.certificates.chain.map { Data($0).base64EncodedString() })
+        #expect(identity.jwsHeader.part == JWS.base64URL(identity.jwsHeader.json))
+        let signed = try JWS.sign(payload: Data(#"{"a":"/x"}"#.utf8), with: identity)
+        #expect(try JWS(compactSerialization: signed.compactSerialization) == signed)
+        try signed.verify(trustingRoot: identity.certificates.root)
+    }
+
     @Test func aPEMBlockHasLinesOf64Characters() throws {
         let der = [UInt8](repeating: 0xAB, count: 100)  // 136 base64 characters: 64 + 64 + 8
         let pem = SigningCertificates.pem(der)

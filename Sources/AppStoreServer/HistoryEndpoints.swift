@@ -33,7 +33,7 @@ extension AppStoreServerAPI {
         let settings = kind == .refunds ? nil : try StoreSettings(ledger: ledger)
         return try Self.ok(
             ResponseBody.History(
-                revision: revision, hasMore: hasMore, bundleId: settings?.bundleID,
+                revision: revision, hasMore: hasMore, appAppleId: settings?.appAppleID, bundleId: settings?.bundleID,
                 environment: settings?.environment.rawValue, signedTransactions: signed))
     }
 

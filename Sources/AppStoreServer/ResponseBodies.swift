@@ -14,6 +14,7 @@ enum ResponseBody {
     struct History: Encodable {
         let revision: String
         let hasMore: Bool
+        let appAppleId: Int64?
         let bundleId: String?
         let environment: String?
         let signedTransactions: [String]
@@ -22,6 +23,7 @@ enum ResponseBody {
     /// Get All Subscription Statuses' `StatusResponse`.
     struct Statuses: Encodable {
         let environment: String
+        let appAppleId: Int64?
         let bundleId: String
         let data: [Group]
     }

@@ -33,7 +33,8 @@ extension AppStoreServerAPI {
             return ResponseBody.Group(subscriptionGroupIdentifier: status.groupID, lastTransactions: [last])
         }
         return try Self.ok(
-            ResponseBody.Statuses(environment: settings.environment.rawValue, bundleId: settings.bundleID, data: groups)
-        )
+            ResponseBody.Statuses(
+                environment: settings.environment.rawValue, appAppleId: settings.appAppleID,
+                bundleId: settings.bundleID, data: groups))
     }
 }

@@ -29,6 +29,9 @@ public struct StoreSettings: Sendable, Hashable {
     /// The environment the store's signed transactions and renewal info name: `.xcode` by
     /// default, as Xcode's StoreKit testing signs.
     public var environment = SigningEnvironment.xcode
+    /// The app's Apple ID in the App Store (`appAppleId`), which Apple's verifiers require in the
+    /// production environment; `nil` until set.
+    public var appAppleID: Int64?
     /// The store signs what it hands out with a signature that does not match it: verification
     /// fails with `invalidSignature` (a test of an app's handling of unverified transactions).
     public var invalidSignaturesEnabled = false
@@ -58,6 +61,7 @@ public struct StoreSettings: Sendable, Hashable {
         billingGracePeriodEnabled = stored[StoreSettingKey.billingGracePeriod] == "true"
         bundleID = stored[StoreSettingKey.bundleID] ?? Self.defaultBundleID
         environment = stored[StoreSettingKey.environment].flatMap(SigningEnvironment.init(rawValue:)) ?? .xcode
+        appAppleID = stored[StoreSettingKey.appAppleID].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
         invalidSignaturesEnabled = stored[StoreSettingKey.invalidSignatures] == "true"
     }
 
@@ -75,6 +79,7 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.billingGracePeriod: String(billingGracePeriodEnabled),
             StoreSettingKey.bundleID: bundleID,
             StoreSettingKey.environment: environment.rawValue,
+            StoreSettingKey.appAppleID: appAppleID.map(String.init) ?? "none",
             StoreSettingKey.invalidSignatures: String(invalidSignaturesEnabled),
         ]
     }
@@ -99,6 +104,9 @@ public enum SigningEnvironment: String, Sendable, Hashable, CaseIterable {
     /// The App Store's sandbox: a server verifies the signature and its chain, so a test
     /// trusting the ledger's root runs a server's real verification path end to end.
     case sandbox = "Sandbox"
+    /// The App Store itself, as production servers see it: Apple's verifiers check it as the
+    /// sandbox, and ask for the app's Apple ID (`StoreSettings.appAppleID`).
+    case production = "Production"
 }
 
 /// One setting of the store, as `ledger store set KEY VALUE` names it.
@@ -110,6 +118,8 @@ public enum StoreControl: String, Sendable, CaseIterable {
     case billingRetryOnRenewal, billingGracePeriod, bundleID
     /// What signed transactions say and whether their signatures hold.
     case environment, invalidSignatures
+    /// The app's Apple ID, which production payloads carry.
+    case appAppleID
 
     /// What a value of this setting looks like, for error messages and help.
     public var expected: String {
@@ -123,7 +133,8 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .timeRate:
             "a time rate name or raw value such as realTime, oneSecondIsOneDay or monthlyRenewalEveryThirtySeconds"
         case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
-        case .environment: "Xcode or Sandbox"
+        case .environment: "Xcode, Sandbox or Production"
+        case .appAppleID: "the app's Apple ID, a positive integer such as 1234567890, or none"
         }
     }
 
@@ -148,6 +159,15 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .environment:
             guard let environment = SigningEnvironment(rawValue: text) else { throw invalid }
             settings.environment = environment
+        case .appAppleID:
+            if text.lowercased() == "none" {
+                settings.appAppleID = nil
+            } else {
+                guard (1...19).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+                    let id = Int64(text), id > 0
+                else { throw invalid }
+                settings.appAppleID = id
+            }
         case .failTransactions:
             if ["off", "false", "none"].contains(text.lowercased()) {
                 settings.failTransactionsError = nil

@@ -15,11 +15,14 @@ import FoundationNetworking
 
     /// A ledger in `directory` with the sample catalog, a purchase, the store signing for
     /// Sandbox, its root certificate in `root.cer` and an API key in `key.p8`.
-    static func prepare(_ directory: String) async throws -> (path: String, purchase: UInt64) {
+    static func prepare(
+        _ directory: String, environment: SigningEnvironment = .sandbox
+    ) async throws -> (path: String, purchase: UInt64) {
         let ledger = try SampleCatalog.ledger(in: directory)
         try StoreTestSession(ledger: ledger).update {
-            $0.environment = .sandbox
+            $0.environment = environment
             $0.bundleID = "com.example.app"
+            $0.appAppleID = environment == .production ? 1_234_567_890 : nil
         }
         let queue = try PaymentQueue(ledger: ledger)
         let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
@@ -177,6 +180,37 @@ import FoundationNetworking
                     "status pro 1 \(SampleCatalog.subscription) \(SampleCatalog.subscription)",
                     "999999 404 4040010", "abc 400 4000006",
                 ])
+        }
+    }
+
+    /// In the production environment, Apple's verifier (which then asks for the app's Apple ID)
+    /// accepts what the server signs, and the history names the app's Apple ID.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesProductionVerifierAcceptsTheServer() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, purchase) = try await Self.prepare(directory, environment: .production)
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.Environment import Environment
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+                key = open('\(directory)/key.p8', 'rb').read()
+                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.PRODUCTION)
+                client._base_url = 'http://127.0.0.1:\(server.port)'
+                root = open('\(directory)/root.cer', 'rb').read()
+                verifier = SignedDataVerifier([root], False, Environment.PRODUCTION, 'com.example.app', 1234567890)
+                info = client.get_transaction_info('\(purchase)')
+                decoded = verifier.verify_and_decode_signed_transaction(info.signedTransactionInfo)
+                history = client.get_transaction_history(
+                    '\(purchase)', None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                print(decoded.environment.value, history.appAppleId, history.environment.value)
+                """
+            let result = try runProcess(python, ["-c", script])
+            #expect(result.status == 0)
+            #expect(result.output == "Production 1234567890 Production\n")
         }
     }
 }

@@ -58,12 +58,22 @@ import Testing
             let notSubscription = try workspace.ledger("jws", "--renewal", SampleCatalog.nonConsumable)
             #expect(
                 notSubscription.status == 1 && notSubscription.stderr.contains("is not an auto-renewable subscription"))
-            let environment = try workspace.ledger("store", "set", "environment", "Production")
+            let environment = try workspace.ledger("store", "set", "environment", "Staging")
             #expect(
                 environment.status == 65
                     && environment.stderr.contains(
-                        "invalid value \"Production\" for environment: expected Xcode or Sandbox")
+                        "invalid value \"Staging\" for environment: expected Xcode, Sandbox or Production")
             )
+            for bad in ["0", "12a", "99999999999999999999", " 1"] {
+                let refused = try workspace.ledger("store", "set", "appAppleID", bad)
+                #expect(refused.status == 65 && refused.stderr.contains("for appAppleID: expected"), "\(bad)")
+            }
+            #expect(try workspace.ledger("store", "set", "environment", "Production").status == 0)
+            #expect(try workspace.ledger("store", "set", "appAppleID", "1234567890").status == 0)
+            let shown = try workspace.json("store", "show")
+            #expect(shown["environment"] as? String == "Production" && shown["appAppleID"] as? Int == 1_234_567_890)
+            #expect(try workspace.ledger("store", "set", "appAppleID", "none").status == 0)
+            #expect(try workspace.json("store", "show")["appAppleID"] == nil)
         }
     }
 

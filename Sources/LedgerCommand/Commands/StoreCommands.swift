@@ -25,6 +25,8 @@ struct StoreCommand: AsyncParsableCommand {
         let billingGracePeriod: Bool
         let bundleID: String
         let environment: String
+        /// The app's Apple ID; `nil` until set.
+        let appAppleID: Int64?
         let invalidSignatures: Bool
         /// The identifier of the key promotional offers must be signed with; `nil` without one.
         let subscriptionOffersKeyID: String?
@@ -43,6 +45,7 @@ struct StoreCommand: AsyncParsableCommand {
             billingGracePeriod = settings.billingGracePeriodEnabled
             bundleID = settings.bundleID
             environment = settings.environment.rawValue
+            appAppleID = settings.appAppleID
             invalidSignatures = settings.invalidSignaturesEnabled
             subscriptionOffersKeyID = offersKeyID
             self.now = now
@@ -61,6 +64,7 @@ struct StoreCommand: AsyncParsableCommand {
             billingGracePeriod:    \(billingGracePeriod)
             bundleID:              \(bundleID)
             environment:           \(environment)
+            appAppleID:            \(appAppleID.map(String.init) ?? "none")
             invalidSignatures:     \(invalidSignatures)
             offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
             clock:                 \(InternetDate.string(from: now))
@@ -94,7 +98,8 @@ struct StoreCommand: AsyncParsableCommand {
                 timeRate NAME (realTime, oneSecondIsOneDay, monthlyRenewalEveryThirtySeconds, oneRenewalEveryTwoSeconds, ...) |
                 billingRetryOnRenewal true|false | billingGracePeriod true|false |
                 bundleID com.example.app (what signed transactions and promotional offer signatures name) |
-                environment Xcode|Sandbox (what signed transactions name) | invalidSignatures true|false
+                environment Xcode|Sandbox|Production (what signed transactions name) |
+                appAppleID N|none (the app's Apple ID, which Production needs) | invalidSignatures true|false
                 """)
 
         @OptionGroup var options: GlobalOptions

@@ -85,9 +85,11 @@ package enum StoreSettingKey {
     /// The app's bundle identifier, which promotional offer signatures sign and signed
     /// transactions name.
     package static let bundleID = "bundleID"
-    /// The environment signed transactions name (`SigningEnvironment`): `Xcode` or `Sandbox`;
-    /// absent: `Xcode`.
+    /// The environment signed transactions name (`SigningEnvironment`): `Xcode`, `Sandbox` or
+    /// `Production`; absent: `Xcode`.
     package static let environment = "environment"
+    /// The app's Apple ID, a positive integer; `none` or absent: not set.
+    package static let appAppleID = "appAppleID"
     /// `true`: the store hands out signed transactions and renewal info whose signature does
     /// not match them (a test of an app's handling of unverified values).
     package static let invalidSignatures = "invalidSignatures"

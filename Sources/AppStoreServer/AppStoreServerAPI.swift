@@ -108,21 +108,22 @@ public struct AppStoreServerAPI: Sendable {
         guard let endpoint = matching.first(where: { $0.method == request.method }) else {
             throw APIError.methodNotAllowed
         }
-        try authorize(request)
+        // Read once for the request: the token's bundle, and what the answers name.
+        let settings = try StoreSettings(ledger: ledger)
+        try authorize(request, bundleID: settings.bundleID)
         let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
         let query = try QueryParameters(request.query)
         switch endpoint.name {
         case .transactionInfo:
             return try transactionInfo(parameters[0])
         case .history(let kind):
-            return try history(parameters[0], query: query, kind: kind)
+            return try history(parameters[0], query: query, kind: kind, settings: settings)
         case .subscriptionStatuses:
-            return try subscriptionStatuses(parameters[0], query: query)
+            return try subscriptionStatuses(parameters[0], query: query, settings: settings)
         }
     }
 
-    private func authorize(_ request: APIRequest) throws {
-        let bundleID = try StoreSettings(ledger: ledger).bundleID
+    private func authorize(_ request: APIRequest, bundleID: String) throws {
         do {
             _ = try BearerToken.check(request.authorization, bundleID: bundleID, now: now()) { try ledger.apiKey($0) }
         } catch .keysUnreadable {

@@ -16,7 +16,9 @@ extension AppStoreServerAPI {
     /// The most transactions a page holds, as Apple's.
     static let historyPageSize = 20
 
-    func history(_ idText: String, query: QueryParameters, kind: HistoryKind) throws -> APIResponse {
+    func history(
+        _ idText: String, query: QueryParameters, kind: HistoryKind, settings: StoreSettings
+    ) throws -> APIResponse {
         try serverTransaction(try Self.transactionID(idText))
         let filtered = kind == .refunds ? refundQuery() : try filters(query)
         var history = filtered ?? ServerHistoryQuery()
@@ -30,11 +32,12 @@ extension AppStoreServerAPI {
             page.last.map { .init(purchaseDate: $0.purchaseDate.ledgerMilliseconds, id: $0.id) } ?? history.after
                 ?? Revision.start(descending: history.descending))
         let signed = try ledger.signedTransactions(page).map(\.compactSerialization)
-        let settings = kind == .refunds ? nil : try StoreSettings(ledger: ledger)
+        // Get Refund History's body names neither the app nor the environment.
+        let named = kind == .refunds ? nil : settings
         return try Self.ok(
             ResponseBody.History(
-                revision: revision, hasMore: hasMore, appAppleId: settings?.appAppleID, bundleId: settings?.bundleID,
-                environment: settings?.environment.rawValue, signedTransactions: signed))
+                revision: revision, hasMore: hasMore, appAppleId: named?.appAppleID, bundleId: named?.bundleID,
+                environment: named?.environment.rawValue, signedTransactions: signed))
     }
 
     private func refundQuery() -> ServerHistoryQuery? {

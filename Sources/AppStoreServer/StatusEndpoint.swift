@@ -15,14 +15,13 @@ extension AppStoreServerAPI {
         }
     }
 
-    func subscriptionStatuses(_ idText: String, query: QueryParameters) throws -> APIResponse {
+    func subscriptionStatuses(_ idText: String, query: QueryParameters, settings: StoreSettings) throws -> APIResponse {
         try serverTransaction(try Self.transactionID(idText))
         let wanted = try Set(
             query.all("status").map { text in
                 guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }
                 return code
             })
-        let settings = try StoreSettings(ledger: ledger)
         let groups = try ledger.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
             let code = Self.statusCode(status.state)
             guard wanted.isEmpty || wanted.contains(code) else { return nil }

@@ -14,6 +14,15 @@ struct APIKeysCommand: AsyncParsableCommand {
             """,
         subcommands: [Create.self, Add.self, List.self, Revoke.self])
 
+    /// What names a key: its identifier and its issuer's, as App Store Connect shows them.
+    struct KeyNames: ParsableArguments {
+        @Option(help: "The key's identifier (the tokens' kid).")
+        var keyID: String
+
+        @Option(help: "The issuer identifier (the tokens' iss).")
+        var issuerID: String
+    }
+
     /// A key as `list` and the others print it.
     struct KeyView: Encodable {
         let keyID: String
@@ -51,20 +60,16 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Option(help: "The key's identifier (the tokens' kid).")
-        var keyID: String
-
-        @Option(help: "The issuer identifier (the tokens' iss).")
-        var issuerID: String
+        @OptionGroup var names: KeyNames
 
         @Option(help: "Where to write the private key (PEM).")
         var output: String
 
         func run() async throws {
-            try APIKey.checkIdentifier(keyID)
-            try APIKey.checkIdentifier(issuerID)
+            try APIKey.checkIdentifier(names.keyID)
+            try APIKey.checkIdentifier(names.issuerID)
             let ledger = try options.openLedger()
-            if try ledger.apiKey(keyID) != nil { throw APIKeyError.duplicateKeyID(keyID) }
+            if try ledger.apiKey(names.keyID) != nil { throw APIKeyError.duplicateKeyID(names.keyID) }
             let privateKey = P256.Signing.PrivateKey()
             do {
                 try NewFile.write(to: output, mode: 0o600) {
@@ -75,7 +80,8 @@ struct APIKeysCommand: AsyncParsableCommand {
             }
             let key: APIKey
             do {
-                key = try ledger.addAPIKey(keyID: keyID, issuerID: issuerID, publicKey: privateKey.publicKey)
+                key = try ledger.addAPIKey(
+                    keyID: names.keyID, issuerID: names.issuerID, publicKey: privateKey.publicKey)
             } catch {
                 unlink(output)  // the ledger did not take it: leave no private key of nothing behind
                 throw error
@@ -90,11 +96,7 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
-        @Option(help: "The key's identifier (the tokens' kid).")
-        var keyID: String
-
-        @Option(help: "The issuer identifier (the tokens' iss).")
-        var issuerID: String
+        @OptionGroup var names: KeyNames
 
         @Option(help: "A PEM file: the key's PUBLIC KEY, or its PRIVATE KEY (.p8).")
         var publicKey: String
@@ -104,7 +106,8 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let key = try Self.readPublicKey(publicKey)
-            let added = try options.openLedger().addAPIKey(keyID: keyID, issuerID: issuerID, publicKey: key)
+            let added = try options.openLedger().addAPIKey(
+                keyID: names.keyID, issuerID: names.issuerID, publicKey: key)
             try options.output.emit(KeyView(added)) { "added API key " + KeyView(added).line }
         }
 

@@ -36,7 +36,23 @@ extension Database {
     /// it is due (`HeadSigner.signIfDue`).
     func immediateTransaction<T>(signing signer: HeadSigner? = nil, _ body: () throws -> T) throws -> T {
         try ensureConnected()
-        try run(TransactionSQL.begin)
+        return try transaction(beginning: TransactionSQL.begin, signing: signer, body)
+    }
+
+    /// Runs `body` in one DEFERRED transaction, a consistent snapshot for reading, ended
+    /// whether it returns or throws. Its statements are prepared once too: GRDB's
+    /// `inTransaction` prepared BEGIN and COMMIT again at every read, most of the cost of the
+    /// App Store server's small reads (SQLite's authorizer runs at each preparation).
+    func deferredTransaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(beginning: TransactionSQL.beginReading, signing: nil, body)
+    }
+
+    private func transaction<T>(
+        beginning begin: LedgerSQL, signing signer: HeadSigner?, _ body: () throws -> T
+    )
+        throws -> T
+    {
+        try run(begin)
         do {
             let value = try body()
             try signer?.signIfDue(self)
@@ -52,22 +68,6 @@ extension Database {
 }
 
 extension Database {
-    /// Runs `body` in one DEFERRED transaction, a consistent snapshot for reading, ended
-    /// whether it returns or throws. As `immediateTransaction`, its statements are prepared
-    /// once: GRDB's `inTransaction` prepared BEGIN and COMMIT again at every read, most of the
-    /// cost of the App Store server's small reads (SQLite's authorizer runs at each preparation).
-    func deferredTransaction<T>(_ body: () throws -> T) throws -> T {
-        try run(TransactionSQL.beginReading)
-        do {
-            let value = try body()
-            try run(TransactionSQL.commit)
-            return value
-        } catch {
-            if isInsideTransaction { try? execute(sql: "ROLLBACK TRANSACTION") }
-            throw error
-        }
-    }
-
     /// Throws `LedgerClosed` once the connection was closed (`Ledger.close()`). GRDB treats any
     /// use of a closed connection as a programming error (the process crashes); checked on the
     /// connection's own queue, where the connection is closed, so a call racing `close()` gets

@@ -324,8 +324,8 @@ public actor PaymentQueue {
     public func finishTransactions(_ ids: [UInt64]) async throws -> FinishResult {
         let result = try await ledger.finish(ids, delivery: deliveryRecording)
         if !result.finished.isEmpty { await notify(.removed(result.finished)) }
-        let replacements = result.replacements.filter { !$0.isFinished }
-        if !replacements.isEmpty { await notify(.updated(replacements)) }
+        // A replacement is a new purchase: never finished, delivered in `finish`'s commit.
+        if !result.replacements.isEmpty { await notify(.updated(result.replacements)) }
         return result
     }
 

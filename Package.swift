@@ -36,6 +36,8 @@ let package = Package(
         // The App Store Server API's HTTP server (`ledger serve`).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Server Notifications V2 POSTed to the team's server (`ledger serve`).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -82,6 +84,7 @@ let package = Package(
             dependencies: [
                 "StoreLedger", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).

@@ -21,13 +21,17 @@ public struct AppStoreHTTPServer: Sendable {
     public let host: String
     /// The port it binds to; 0 picks a free one (`run`'s `onListening` says which).
     public let port: Int
+    /// Whether it also sends the store's Server Notifications V2 and makes the renewals that fall
+    /// due while it runs (`NotificationSender.run`).
+    public let sendsNotifications: Bool
 
     /// A server of `ledger`'s store on `host` and `port` (loopback and 8080 by default), not
-    /// started yet (`run`).
-    public init(ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080) {
+    /// started yet (`run`); unless told otherwise it sends the store's notifications too.
+    public init(ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080, sendsNotifications: Bool = true) {
         self.api = AppStoreServerAPI(ledger: ledger)
         self.host = host
         self.port = port
+        self.sendsNotifications = sendsNotifications
     }
 
     /// Serves until the task is cancelled, or, with `stoppingOnSignals`, until SIGINT or
@@ -61,11 +65,24 @@ public struct AppStoreHTTPServer: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
             logger: Self.quietLogger)
-        if stoppingOnSignals {
-            try await application.runService()
-        } else {
-            try await application.run()
+        let sender = sendsNotifications ? NotificationSender(ledger: api.ledger) : nil
+        // The sender stops when the server does (a signal, or this task cancelled); an attempt
+        // cut short is not recorded, and is made again by the next sender.
+        let sending = Task { await sender?.run() }
+        var failure: (any Error)?
+        do {
+            if stoppingOnSignals {
+                try await application.runService()
+            } else {
+                try await application.run()
+            }
+        } catch {
+            failure = error
         }
+        sending.cancel()
+        await sending.value
+        try? await sender?.shutdown()
+        if let failure { throw failure }
     }
 
     /// The threads requests are answered on.

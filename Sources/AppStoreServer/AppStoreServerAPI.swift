@@ -50,6 +50,11 @@ public struct APIResponse: Sendable, Equatable {
 ///   bought, with its latest transaction and renewal info and Apple's status code (1 active, 2
 ///   expired, 3 billing retry, 4 grace period, 5 revoked), filtered by `status`.
 ///
+/// - `POST /inApps/v1/notifications/test` (Request a Test Notification), `GET
+///   /inApps/v1/notifications/test/{testNotificationToken}` (Get Test Notification Status) and
+///   `POST /inApps/v1/notifications/history` (Get Notification History, 20 a page with
+///   `paginationToken`): the ledger's outbox of Server Notifications V2 (`NotificationSender`).
+///
 /// Any other path is answered 404 without a body, a known path with another method 405.
 /// Reading never changes the ledger; a refused request changes nothing.
 public struct AppStoreServerAPI: Sendable {
@@ -90,12 +95,18 @@ public struct AppStoreServerAPI: Sendable {
         (["inApps", "v2", "history", "{}"], "GET", .history(.transactionsV2)),
         (["inApps", "v2", "refund", "lookup", "{}"], "GET", .history(.refunds)),
         (["inApps", "v1", "subscriptions", "{}"], "GET", .subscriptionStatuses),
+        (["inApps", "v1", "notifications", "test"], "POST", .requestTestNotification),
+        (["inApps", "v1", "notifications", "test", "{}"], "GET", .testNotificationStatus),
+        (["inApps", "v1", "notifications", "history"], "POST", .notificationHistory),
     ]
 
     private enum Endpoint {
         case transactionInfo
         case history(HistoryKind)
         case subscriptionStatuses
+        case requestTestNotification
+        case testNotificationStatus
+        case notificationHistory
     }
 
     private func route(_ request: APIRequest) throws -> APIResponse {
@@ -120,6 +131,12 @@ public struct AppStoreServerAPI: Sendable {
             return try history(parameters[0], query: query, kind: kind, settings: settings)
         case .subscriptionStatuses:
             return try subscriptionStatuses(parameters[0], query: query, settings: settings)
+        case .requestTestNotification:
+            return try requestTestNotification()
+        case .testNotificationStatus:
+            return try testNotificationStatus(parameters[0])
+        case .notificationHistory:
+            return try notificationHistory(request.body, query: query)
         }
     }
 

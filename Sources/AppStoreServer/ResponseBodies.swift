@@ -1,4 +1,5 @@
 import Foundation
+import StoreLedger
 
 /// The JSON bodies of the App Store Server API's answers, with Apple's field names. Encoded by
 /// `JSONEncoder`, sorted, slashes unescaped: Foundation's `JSONSerialization` spent most of an
@@ -40,6 +41,41 @@ enum ResponseBody {
         let originalTransactionId: String
         let signedTransactionInfo: String
         let signedRenewalInfo: String
+    }
+
+    /// Request a Test Notification's `SendTestNotificationResponse`.
+    struct TestNotificationToken: Encodable {
+        let testNotificationToken: String
+    }
+
+    /// A `SendAttemptItem`.
+    struct SendAttempt: Encodable {
+        let attemptDate: Int64
+        let sendAttemptResult: String
+
+        init(_ attempt: ServerNotification.Attempt) {
+            attemptDate = attempt.date.ledgerMilliseconds
+            sendAttemptResult = attempt.result.rawValue
+        }
+    }
+
+    /// Get Test Notification Status's `CheckTestNotificationResponse`.
+    struct TestNotificationStatus: Encodable {
+        let signedPayload: String
+        let sendAttempts: [SendAttempt]
+    }
+
+    /// Get Notification History's `NotificationHistoryResponse`.
+    struct NotificationHistory: Encodable {
+        let paginationToken: String
+        let hasMore: Bool
+        let notificationHistory: [NotificationHistoryItem]
+    }
+
+    /// A `NotificationHistoryResponseItem`.
+    struct NotificationHistoryItem: Encodable {
+        let sendAttempts: [SendAttempt]
+        let signedPayload: String
     }
 
     /// An error's body: `{"errorCode", "errorMessage"}`.

@@ -4,17 +4,6 @@ import StoreLedger
 /// Get All Subscription Statuses: each subscription group the customer bought, with its latest
 /// transaction and renewal info, signed, and Apple's status code.
 extension AppStoreServerAPI {
-    /// Apple's status codes, by the ledger's subscription state.
-    static func statusCode(_ state: SubscriptionStatus.RenewalState) -> Int {
-        switch state {
-        case .subscribed: 1
-        case .expired: 2
-        case .inBillingRetryPeriod: 3
-        case .inGracePeriod: 4
-        case .revoked: 5
-        }
-    }
-
     func subscriptionStatuses(_ idText: String, query: QueryParameters, settings: StoreSettings) throws -> APIResponse {
         try serverTransaction(try Self.transactionID(idText))
         let wanted = try Set(
@@ -23,7 +12,7 @@ extension AppStoreServerAPI {
                 return code
             })
         let groups = try ledger.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
-            let code = Self.statusCode(status.state)
+            let code = status.state.appStoreCode
             guard wanted.isEmpty || wanted.contains(code) else { return nil }
             let last = ResponseBody.LastTransaction(
                 status: code, originalTransactionId: String(status.transaction.originalID),

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The simulated store's settings and test controls, stored in the ledger so that the `ledger`
 /// tool and the app see the same store (Xcode's `SKTestSession` properties).
@@ -32,6 +32,9 @@ public struct StoreSettings: Sendable, Hashable {
     /// The app's Apple ID in the App Store (`appAppleId`), which Apple's verifiers require in the
     /// production environment; `nil` until set.
     public var appAppleID: Int64?
+    /// Where the store POSTs its App Store Server Notifications V2 (`ledger serve` sends them):
+    /// an `http` or `https` URL; `nil` while none is set, and then no notification is recorded.
+    public var notificationURL: URL?
     /// The store signs what it hands out with a signature that does not match it: verification
     /// fails with `invalidSignature` (a test of an app's handling of unverified transactions).
     public var invalidSignaturesEnabled = false
@@ -63,6 +66,7 @@ public struct StoreSettings: Sendable, Hashable {
         environment = stored[StoreSettingKey.environment].flatMap(SigningEnvironment.init(rawValue:)) ?? .xcode
         appAppleID = stored[StoreSettingKey.appAppleID].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
         invalidSignaturesEnabled = stored[StoreSettingKey.invalidSignatures] == "true"
+        notificationURL = stored[StoreSettingKey.notificationURL].flatMap(StoreControl.notificationURL(_:))
     }
 
     /// The settings as the ledger stores them.
@@ -81,6 +85,7 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.environment: environment.rawValue,
             StoreSettingKey.appAppleID: appAppleID.map(String.init) ?? "none",
             StoreSettingKey.invalidSignatures: String(invalidSignaturesEnabled),
+            StoreSettingKey.notificationURL: notificationURL?.absoluteString ?? "none",
         ]
     }
 
@@ -120,6 +125,8 @@ public enum StoreControl: String, Sendable, CaseIterable {
     case environment, invalidSignatures
     /// The app's Apple ID, which production payloads carry.
     case appAppleID
+    /// Where Server Notifications V2 are sent.
+    case notificationURL
 
     /// What a value of this setting looks like, for error messages and help.
     public var expected: String {
@@ -135,6 +142,8 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
         case .environment: "Xcode, Sandbox or Production"
         case .appAppleID: "the app's Apple ID, a positive integer such as 1234567890, or none"
+        case .notificationURL:
+            "an http or https URL with a host, of at most \(Self.notificationURLLimit) bytes, such as http://127.0.0.1:9000/notifications, or none"
         }
     }
 
@@ -168,6 +177,13 @@ public enum StoreControl: String, Sendable, CaseIterable {
                 else { throw invalid }
                 settings.appAppleID = id
             }
+        case .notificationURL:
+            if text.lowercased() == "none" {
+                settings.notificationURL = nil
+            } else {
+                guard let url = Self.notificationURL(text) else { throw invalid }
+                settings.notificationURL = url
+            }
         case .failTransactions:
             if ["off", "false", "none"].contains(text.lowercased()) {
                 settings.failTransactionsError = nil
@@ -185,6 +201,19 @@ public enum StoreControl: String, Sendable, CaseIterable {
             settings.bundleID = text
         }
         return settings
+    }
+
+    /// The longest notification URL the store takes, in bytes.
+    public static let notificationURLLimit = 2048
+
+    /// `text` as a notification URL: `http` or `https`, with a host, no user or password, at
+    /// most `notificationURLLimit` bytes; `nil` otherwise.
+    package static func notificationURL(_ text: String) -> URL? {
+        guard text.utf8.count <= notificationURLLimit, let parts = URLComponents(string: text),
+            let scheme = parts.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = parts.host, !host.isEmpty, parts.user == nil, parts.password == nil
+        else { return nil }
+        return parts.url
     }
 
     /// Whether `text` is a valid value of this setting (locales only: a known ISO 639 language,

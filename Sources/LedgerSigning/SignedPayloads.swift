@@ -181,3 +181,52 @@ extension Decimal {
         return NSDecimalNumber(decimal: rounded).int64Value
     }
 }
+
+/// An App Store Server Notification V2 as the App Store signs it: the fields and names of
+/// Apple's `ResponseBodyV2DecodedPayload`, version 2.0.
+package struct NotificationPayload: Encodable {
+    var notificationType: String
+    var subtype: String?
+    var notificationUUID: String
+    var data: NotificationData
+    var version = "2.0"
+    var signedDate: Int64
+
+    package init(
+        type: String, subtype: String?, uuid: UUID, signedDate: Int64, settings: StoreSettings,
+        signedTransactionInfo: String?, signedRenewalInfo: String?, status: SubscriptionStatus.RenewalState?
+    ) {
+        notificationType = type
+        self.subtype = subtype
+        notificationUUID = uuid.uuidString.lowercased()
+        self.signedDate = signedDate
+        data = NotificationData(
+            appAppleId: settings.appAppleID, bundleId: settings.bundleID, environment: settings.environment.rawValue,
+            signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
+            status: status?.appStoreCode)
+    }
+
+    /// Apple's `data` object of a notification.
+    struct NotificationData: Encodable {
+        var appAppleId: Int64?
+        var bundleId: String
+        var environment: String
+        var signedTransactionInfo: String?
+        var signedRenewalInfo: String?
+        var status: Int?
+    }
+}
+
+extension SubscriptionStatus.RenewalState {
+    /// Apple's status code of a subscription (`status`): 1 active, 2 expired, 3 in billing
+    /// retry, 4 in grace period, 5 revoked.
+    package var appStoreCode: Int {
+        switch self {
+        case .subscribed: 1
+        case .expired: 2
+        case .inBillingRetryPeriod: 3
+        case .inGracePeriod: 4
+        case .revoked: 5
+        }
+    }
+}

@@ -28,6 +28,8 @@ struct StoreCommand: AsyncParsableCommand {
         /// The app's Apple ID; `nil` until set.
         let appAppleID: Int64?
         let invalidSignatures: Bool
+        /// Where Server Notifications V2 go; `nil` while none is set.
+        let notificationURL: String?
         /// The identifier of the key promotional offers must be signed with; `nil` without one.
         let subscriptionOffersKeyID: String?
         let now: Date
@@ -47,6 +49,7 @@ struct StoreCommand: AsyncParsableCommand {
             environment = settings.environment.rawValue
             appAppleID = settings.appAppleID
             invalidSignatures = settings.invalidSignaturesEnabled
+            notificationURL = settings.notificationURL?.absoluteString
             subscriptionOffersKeyID = offersKeyID
             self.now = now
         }
@@ -66,6 +69,7 @@ struct StoreCommand: AsyncParsableCommand {
             environment:           \(environment)
             appAppleID:            \(appAppleID.map(String.init) ?? "none")
             invalidSignatures:     \(invalidSignatures)
+            notificationURL:       \(notificationURL ?? "none")
             offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
             clock:                 \(InternetDate.string(from: now))
             """
@@ -99,7 +103,8 @@ struct StoreCommand: AsyncParsableCommand {
                 billingRetryOnRenewal true|false | billingGracePeriod true|false |
                 bundleID com.example.app (what signed transactions and promotional offer signatures name) |
                 environment Xcode|Sandbox|Production (what signed transactions name) |
-                appAppleID N|none (the app's Apple ID, which Production needs) | invalidSignatures true|false
+                appAppleID N|none (the app's Apple ID, which Production needs) | invalidSignatures true|false |
+                notificationURL URL|none (where ledger serve sends Server Notifications V2)
                 """)
 
         @OptionGroup var options: GlobalOptions

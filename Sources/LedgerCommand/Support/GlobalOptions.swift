@@ -4,6 +4,7 @@ import Synchronization
 package import StoreLedger
 
 extension Durability: ExpressibleByArgument {}
+extension ServerNotification.Status: ExpressibleByArgument {}
 
 /// The options every command shares.
 package struct GlobalOptions: ParsableArguments {

@@ -78,16 +78,18 @@ extension Ledger {
 
     /// The products with these identifiers that the ledger knows, in the order asked.
     public func products(withIDs ids: [String]) throws -> [Product] {
-        try read { db in
-            try ids.compactMap { id in
-                let product = try FastStatement(db, Self.productQuery + " WHERE p.id = ?")
-                product.bind(1, id)
-                let localizations = try FastStatement(
-                    db, Self.localizationQuery + " WHERE product_id = ? ORDER BY position")
-                localizations.bind(1, id)
-                let found = try localizations.all(Self.localization)
-                return try product.first { try Self.product($0, localizations: found.map(\.localization)) }
-            }
+        try read { db in try Self.products(db, withIDs: ids) }
+    }
+
+    /// `products(withIDs:)` inside a transaction.
+    static func products(_ db: Database, withIDs ids: [String]) throws -> [Product] {
+        try ids.compactMap { id in
+            let product = try FastStatement(db, productQuery + " WHERE p.id = ?")
+            product.bind(1, id)
+            let localizations = try FastStatement(db, localizationQuery + " WHERE product_id = ? ORDER BY position")
+            localizations.bind(1, id)
+            let found = try localizations.all(localization)
+            return try product.first { try Self.product($0, localizations: found.map(\.localization)) }
         }
     }
 

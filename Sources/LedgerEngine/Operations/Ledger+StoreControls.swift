@@ -103,7 +103,11 @@ extension Ledger {
             db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
             arguments: [Int64(purchase), Int64(purchase), Int64(id)])
         for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
-        return try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
+        let refunded = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
+        // One notification, of the purchase (a restored copy is the same purchase).
+        try notify(
+            db, .refunded, about: refunded.first { $0.id == purchase } ?? refunded[0], at: writer.now)
+        return refunded
     }
 
     /// Resolves the issue of transaction `id` (Xcode's "resolve issue"): an auto-renewable

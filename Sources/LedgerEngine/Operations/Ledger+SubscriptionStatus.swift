@@ -44,10 +44,11 @@ extension Ledger {
         }
     }
 
-    private func subscriptionStatus(_ db: Database, group: String) throws -> SubscriptionStatus? {
+    /// The status of `group` at `now` (by default the store's time), inside a transaction.
+    func subscriptionStatus(_ db: Database, group: String, at now: Int64? = nil) throws -> SubscriptionStatus? {
         // The latest period (a pending downgrade's payment has none of its own: not it).
         guard let latest = try latestPeriod(db, group: group) else { return nil }
-        let now = Date(ledgerMilliseconds: try storeNow(db))
+        let now = Date(ledgerMilliseconds: try now ?? storeNow(db))
         let renewal = try renewalState(db, group: group)
         let expired = latest.expirationDate.map { $0 <= now } ?? true
         var state: SubscriptionStatus.RenewalState =

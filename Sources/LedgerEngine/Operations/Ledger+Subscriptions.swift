@@ -12,6 +12,7 @@ extension Ledger {
         try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit) { step in
             renewed.append(try self.insertRenewal(writer, step))
         }
+        try notifyPassingTime(writer.db, at: writer.now)
         return renewed
     }
 
@@ -58,7 +59,9 @@ extension Ledger {
             db, group: group,
             RenewalState(
                 autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
-        return try PaymentTransaction.fetchOne(db, id: latest.id)!
+        let expired = try PaymentTransaction.fetchOne(db, id: latest.id)!
+        try notify(db, .expiredVoluntarily, about: expired, at: now, once: "expired:\(latest.id)")
+        return expired
     }
 
     /// Resolves the billing issue of `productID`'s group (Xcode's "resolve issue" on a
@@ -85,7 +88,9 @@ extension Ledger {
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let renewal = try insertRenewal(
             writer(db, at: now),
-            RenewalStep(chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer))
+            RenewalStep(
+                chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer,
+                recoversFromBillingIssue: true))
         state.billingIssue = nil
         state.nextProductID = nil
         state.pendingOfferID = nil
@@ -125,9 +130,14 @@ extension Ledger {
     func setAutoRenew(_ db: Database, productID: String, enabled: Bool) throws {
         let group = try subscriptionGroup(db, productID: productID)
         var state = try renewalState(db, group: group)
-        if enabled, !state.autoRenew { state.resumedAt = try storeNow(db) }
+        let now = try storeNow(db)
+        if enabled, !state.autoRenew { state.resumedAt = now }
+        let changed = state.autoRenew != enabled
         state.autoRenew = enabled
         try saveRenewalState(db, group: group, state)
+        if changed, let latest = try latestPeriod(db, group: group) {
+            try notify(db, enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest, at: now)
+        }
     }
 
     /// Whether the subscription group of `productID` renews automatically.
@@ -180,13 +190,20 @@ extension Ledger {
     /// A promotional offer the payment redeemed (recorded with it when it was added) applies
     /// to the period it starts; when it starts none (the product subscribed to already, or a
     /// downgrade), the offer waits for the next renewal, as the App Store applies it.
-    func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
+    ///
+    /// Returns how the payment started (what its notification reports); `nil` for a product the
+    /// catalog no longer has as a subscription.
+    @discardableResult
+    func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws
+        -> SubscriptionStart?
+    {
         let (db, now) = (writer.db, writer.now)
         guard let group = transaction.subscriptionGroupID,
             let plan = try subscriptionPlan(db, productID: transaction.productID)
-        else { return }
+        else { return nil }
         var state = try renewalState(db, group: group)
         var end: Int64
+        var start: SubscriptionStart
         var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
             let currentPlan = try subscriptionPlan(db, productID: current.productID)
@@ -196,11 +213,13 @@ extension Ledger {
                 && (plan.level < currentPlan.level
                     || (plan.level == currentPlan.level && plan.period == currentPlan.period))
             if immediate {
+                start = .upgrade
                 try markUpgraded(writer, current)
                 end = try periodsEnd(db, run, plan: plan, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
+                start = current.productID != transaction.productID ? .downgrade : .sameProduct
                 if current.productID != transaction.productID {
                     state.nextProductID = transaction.productID
                     state.pendingOfferID = run?.offer.id
@@ -215,9 +234,8 @@ extension Ledger {
         } else {
             // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
             // gets its introductory offer, once per group.
-            if run == nil, let intro = plan.introductoryOffer,
-                try !hasBought(db, group: group, excluding: transaction.id)
-            {
+            start = try hasBought(db, group: group, excluding: transaction.id) ? .resubscribe : .firstTime
+            if run == nil, let intro = plan.introductoryOffer, start == .firstTime {
                 run = plan.offerRun(intro.offer, pending: true)
             }
             end = try periodsEnd(db, run, plan: plan, start: now)
@@ -225,6 +243,7 @@ extension Ledger {
         }
         try writer.startPeriod(of: transaction, endingAt: end, offer: run?.offer)
         try saveRenewalState(db, group: group, state)
+        return start
     }
 
     /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain
@@ -236,6 +255,8 @@ extension Ledger {
         let end: Int64
         /// The pay-as-you-go introductory offer this period is still charged at, if any.
         var offer: TransactionOffer?
+        /// Whether it renews a subscription whose billing issue was just resolved.
+        var recoversFromBillingIssue = false
     }
 
     /// Walks the renewals due at `now`, oldest first per group, handing each to `make` (which
@@ -268,9 +289,13 @@ extension Ledger {
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
-                    state.billingIssue = BillingIssue(
+                    let issue = BillingIssue(
                         failedRenewalAt: start, of: plan.period, rate: rate, gracePeriod: billingIssues.gracePeriod)
+                    state.billingIssue = issue
                     try saveRenewalState(db, group: group, state)
+                    try notify(
+                        db, issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod, about: latest,
+                        at: start, once: "renewalFailed:\(latest.id)")
                 }
                 continue
             }
@@ -338,7 +363,11 @@ extension Ledger {
         row.expirationDate = step.end
         row.offer = step.offer
         row.reason = .renewal
-        return try writer.insert(row)
+        let renewal = try writer.insert(row)
+        try notify(
+            writer.db, step.recoversFromBillingIssue ? .renewedAfterBillingIssue : .renewed, about: renewal,
+            at: writer.now)
+        return renewal
     }
 
     /// The end of a period that starts at `start` (which anchors its calendar), at the store's

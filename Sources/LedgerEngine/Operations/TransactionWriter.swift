@@ -158,9 +158,12 @@ struct TransactionWriter {
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
         try vouch(transaction.id)
+        var charged: NotifiedEvent? = state == .purchased ? .oneTimeCharge : nil
         if state == .purchased, transaction.productType == .autoRenewable {
             // Before the state changes: the period's dates may be set only until it is charged.
-            try ledger.startSubscriptionPeriod(self, transaction)
+            charged = try ledger.startSubscriptionPeriod(self, transaction).map {
+                .purchase($0, redeemingOffer: transaction.offer?.type == .promotional)
+            }
         } else if state == .purchased, transaction.state == .deferred {
             // A purchase is dated when the store charges it, as Apple's `purchaseDate` is: an
             // Ask to Buy purchase when it is approved (a subscription's period starts then too).
@@ -190,6 +193,7 @@ struct TransactionWriter {
                 if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
             }
         }
+        if let charged { try ledger.notify(db, charged, about: updated, at: now) }
         if delivery == .recorded { try recordDelivery(of: &updated) }
         return updated
     }

@@ -85,6 +85,9 @@ package enum StoreSettingKey {
     /// The app's bundle identifier, which promotional offer signatures sign and signed
     /// transactions name.
     package static let bundleID = "bundleID"
+    /// Where Server Notifications V2 are sent (`StoreSettings.notificationURL`); absent or
+    /// `none`: no notification is recorded.
+    package static let notificationURL = "notificationURL"
     /// The environment signed transactions name (`SigningEnvironment`): `Xcode`, `Sandbox` or
     /// `Production`; absent: `Xcode`.
     package static let environment = "environment"

@@ -1,0 +1,332 @@
+public import Foundation
+public import LedgerModel
+import LedgerSigning
+import GRDB
+
+/// App Store Server Notifications V2, kept in a durable outbox (migration 13). While the store
+/// has a notification URL, every change the App Store notifies records its notification,
+/// signed, in the commit of the change, whatever door the change came through; a sender
+/// (`ledger serve`, `ledger notifications send`) takes what is due, POSTs it and records each
+/// attempt. Without a URL nothing is recorded, as the App Store sends nothing.
+extension Ledger {
+    // MARK: - Recording, inside a change's transaction
+
+    /// Records the notification of `event` about `transaction` (the transaction it reports; `nil`
+    /// for a test notification), dated `now` by the store's clock, when the store has a
+    /// notification URL. `key` names an event that must be notified once only (a change made
+    /// when time passes): a second notification with the same key is not recorded.
+    func notify(
+        _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
+        once key: String? = nil
+    ) throws {
+        guard try Self.notifies(db) else { return }
+        let settings = try StoreSettings(db)
+        if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
+        let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
+        var signedTransaction: String?
+        var signedRenewal: String?
+        var status: SubscriptionStatus.RenewalState?
+        if let transaction {
+            let products = try Self.products(db, withIDs: [transaction.productID])
+            signedTransaction = try signer.sign(
+                TransactionPayload(transaction, product: products.first, settings: settings)
+            ).compactSerialization
+            if let group = transaction.subscriptionGroupID, let state = try subscriptionStatus(db, group: group, at: now)
+            {
+                let renewalProduct = try Self.products(db, withIDs: [state.autoRenewProductID]).first
+                signedRenewal = try signer.sign(
+                    RenewalInfoPayload(state, renewalProduct: renewalProduct, settings: settings)
+                ).compactSerialization
+                status = state.state
+            }
+        }
+        let uuid = UUID()
+        let (type, subtype) = event.notification
+        let payload = NotificationPayload(
+            type: type, subtype: subtype, uuid: uuid, signedDate: now, settings: settings,
+            signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, status: status)
+        try db.execute(
+            sql: """
+                INSERT INTO notifications (uuid, type, subtype, transaction_id, original_transaction_id, event_key,
+                    created_at, signed_payload, status, next_attempt_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                """,
+            arguments: [
+                uuid.uuidString.lowercased(), type, subtype, transaction.map { Int64($0.id) },
+                transaction.map { Int64($0.originalID) }, key, now, try signer.sign(payload).compactSerialization, now,
+            ])
+    }
+
+    /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.
+    static func notifies(_ db: Database) throws -> Bool {
+        try FastStatement(db, notificationURLSet).first { _ in true } ?? false
+    }
+
+    private static let notificationURLSet = LedgerSQL(
+        "SELECT 1 FROM store_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'")
+    private static let keyTaken = "SELECT 1 FROM notifications WHERE event_key = ?"
+
+    /// Records what passing time made since the last sweep, up to `now`: subscriptions that
+    /// expired with auto-renew off, grace periods that ended, billing retries that ran out
+    /// (renewals themselves are made, and notified, by `renewDueSubscriptions`, which runs
+    /// first). Each is notified once (its event key), and only when it happened after the
+    /// store got its notification URL: setting one does not report the past.
+    func notifyPassingTime(_ db: Database, at now: Int64) throws {
+        for change in try passingTime(db, at: now) {
+            try notify(db, change.event, about: change.transaction, at: change.date, once: change.key)
+        }
+        try markSwept(db, until: now)
+    }
+
+    /// A change passing time made: what it is, about which period, when, and its event key.
+    struct PassingTimeChange {
+        let event: NotifiedEvent
+        let transaction: PaymentTransaction
+        let date: Int64
+        let key: String
+    }
+
+    /// The changes passing time made since the sweep's mark, up to `now`, not notified yet;
+    /// none while the store has no notification URL.
+    func passingTime(_ db: Database, at now: Int64) throws -> [PassingTimeChange] {
+        guard try Self.notifies(db) else { return [] }
+        let since = try Int64.fetchOne(db, sql: Self.sweptUntil) ?? 0
+        guard now > since else { return [] }
+        let passed = { (date: Int64?) in date.map { $0 > since && $0 <= now } ?? false }
+        var changes: [PassingTimeChange] = []
+        for group in try String.fetchAll(db, sql: "SELECT group_id FROM subscription_renewal ORDER BY group_id") {
+            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+                let end = latest.expirationDate?.ledgerMilliseconds
+            else { continue }
+            let state = try renewalState(db, group: group)
+            if let issue = state.billingIssue, issue.concerns(periodEndingAt: end) {
+                if let grace = issue.graceUntil, passed(grace) {
+                    changes.append(.init(event: .gracePeriodEnded, transaction: latest, date: grace, key: "grace:\(latest.id)"))
+                }
+                if passed(issue.retryUntil) {
+                    changes.append(
+                        .init(
+                            event: .expiredAfterBillingRetry, transaction: latest, date: issue.retryUntil,
+                            key: "expired:\(latest.id)"))
+                }
+            } else if passed(end), !state.autoRenew || end < state.resumedAt {
+                changes.append(.init(event: .expiredVoluntarily, transaction: latest, date: end, key: "expired:\(latest.id)"))
+            }
+        }
+        return try changes.filter { try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [$0.key]) != true }
+    }
+
+    /// Makes what the store's clock made due since the last look: the renewals (and their
+    /// billing failures), then the notifications of passing time (`notifyPassingTime`), in one
+    /// commit (`StoreAction.renewDueSubscriptions`); nothing, and no write, when nothing is due.
+    /// What `ledger serve` runs every second, as the App Store renews whether the app runs or not.
+    /// Returns whether it wrote.
+    @discardableResult
+    package func settleDueChanges() async throws -> Bool {
+        let due = try read { db in
+            let now = try storeNow(db)
+            return try walkDueRenewals(db, at: now, limit: 0) > 0 || !(try passingTime(db, at: now).isEmpty)
+        }
+        guard due else { return false }
+        try await perform(.renewDueSubscriptions)
+        return true
+    }
+
+    /// Moves the sweep's mark: what passing time made before `now` is reported no more.
+    func markSwept(_ db: Database, until now: Int64) throws {
+        try db.execute(
+            sql: "UPDATE ledger_counters SET value = max(value, ?) WHERE name = 'notifications_swept_until'",
+            arguments: [now])
+    }
+
+    private static let sweptUntil = "SELECT value FROM ledger_counters WHERE name = 'notifications_swept_until'"
+
+    // MARK: - Test notifications
+
+    /// Records a test notification (Request a Test Notification): it is sent as any other.
+    /// - Throws: `NotificationError.noURL` when the store has no notification URL.
+    public func requestTestNotification() throws -> ServerNotification {
+        try write { db in
+            guard try StoreSettings(db).notificationURL != nil else { throw NotificationError.noURL }
+            let now = try storeNow(db)
+            try notify(db, .test, about: nil, at: now)
+            return try Self.notifications(db, where: "seq = last_insert_rowid()")[0]
+        }
+    }
+
+    // MARK: - Reading the outbox
+
+    /// The notifications of the outbox in commit order, with their attempts: those with
+    /// `status` (all when `nil`), from `after` on (exclusive), at most `limit`.
+    public func notifications(
+        status: ServerNotification.Status? = nil, after sequence: Int64 = 0, limit: Int = 1000
+    ) throws -> [ServerNotification] {
+        try read { db in
+            try Self.notifications(
+                db, where: "seq > ? AND (? IS NULL OR status = ?) ORDER BY seq LIMIT ?",
+                arguments: [sequence, status?.rawValue, status?.rawValue, limit])
+        }
+    }
+
+    /// The notification with this `notificationUUID`, or `nil`.
+    public func notification(_ uuid: UUID) throws -> ServerNotification? {
+        try read { db in
+            try Self.notifications(db, where: "uuid = ?", arguments: [uuid.uuidString.lowercased()]).first
+        }
+    }
+
+    /// The notifications of the outbox dated from `start` to `end` (exclusive) by the store's
+    /// clock, in commit order, after `sequence`, at most `limit`; with `type`, `subtype`, or the
+    /// original transaction of `transactionID`, only those (Get Notification History).
+    public func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
+        try read { db in
+            var original: Int64?
+            if let id = query.transactionID {
+                guard
+                    let found = try Int64.fetchOne(
+                        db, sql: "SELECT original_id FROM transactions WHERE id = ?", arguments: [Int64(id)])
+                else { throw PaymentQueueError.unknownTransaction(id) }
+                original = found
+            }
+            return try Self.notifications(
+                db,
+                where: """
+                    seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
+                        AND (? IS NULL OR subtype = ?) AND (? IS NULL OR original_transaction_id = ?)
+                        AND (? = 0 OR status <> 'delivered')
+                    ORDER BY seq LIMIT ?
+                    """,
+                arguments: [
+                    query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type, query.type,
+                    query.subtype, query.subtype, original, original, query.onlyFailures, query.limit,
+                ])
+        }
+    }
+
+    // MARK: - Sending
+
+    /// The notifications due by the store's clock, oldest first, at most `limit`: pending, their
+    /// next attempt due, and none of the same original transaction committed before them still
+    /// pending (each original transaction's notifications are sent in commit order).
+    package func dueNotifications(limit: Int) throws -> [ServerNotification] {
+        try read { db in
+            try Self.notifications(
+                db,
+                where: """
+                    status = 'pending' AND next_attempt_at <= ? AND NOT EXISTS (
+                        SELECT 1 FROM notifications AS earlier
+                        WHERE earlier.original_transaction_id = notifications.original_transaction_id
+                            AND earlier.seq < notifications.seq AND earlier.status = 'pending')
+                    ORDER BY seq LIMIT ?
+                    """, arguments: [try storeNow(db), limit])
+        }
+    }
+
+    /// When the next pending notification falls due by the store's clock; `nil` when none is pending.
+    public func nextNotificationDate() throws -> Date? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(next_attempt_at) FROM notifications WHERE status = 'pending'")
+                .map(Date.init(ledgerMilliseconds:))
+        }
+    }
+
+    /// Records one attempt to send the notification `sequence`, dated by the store's clock: a
+    /// success delivers it; a failure plans the next attempt (`ServerNotification.retryDelay`)
+    /// or, after the sixth, fails it. An attempt on a notification no longer pending changes
+    /// nothing (another sender recorded it first). Returns the notification as it now stands.
+    @discardableResult
+    package func recordAttempt(
+        _ sequence: Int64, result: SendAttemptResult, httpStatus: Int?
+    ) throws -> ServerNotification {
+        try write { db in
+            guard let current = try Self.notifications(db, where: "seq = ?", arguments: [sequence]).first else {
+                throw NotificationError.unknownSequence(sequence)
+            }
+            guard current.status == .pending else { return current }
+            let now = try storeNow(db)
+            let number = current.attempts.count + 1
+            try db.execute(
+                sql:
+                    "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)",
+                arguments: [sequence, number, now, result.rawValue, httpStatus])
+            let delay = ServerNotification.retryDelay(afterAttempt: number)
+            let status: ServerNotification.Status = result == .success ? .delivered : delay == nil ? .failed : .pending
+            try db.execute(
+                sql: "UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?",
+                arguments: [
+                    status.rawValue, number, status == .pending ? now + Int64((delay ?? 0) * 1000) : nil, sequence,
+                ])
+            return try Self.notifications(db, where: "seq = ?", arguments: [sequence])[0]
+        }
+    }
+
+    /// How many notifications stand in each status.
+    public func notificationCounts() throws -> [ServerNotification.Status: Int] {
+        try read { db in
+            var counts: [ServerNotification.Status: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT status, count(*) FROM notifications GROUP BY status") {
+                if let status = ServerNotification.Status(rawValue: row[0]) { counts[status] = row[1] }
+            }
+            return counts
+        }
+    }
+
+    // MARK: - Rows
+
+    static func notifications(
+        _ db: Database, where condition: String, arguments: StatementArguments = []
+    ) throws -> [ServerNotification] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT seq, uuid, type, subtype, transaction_id, original_transaction_id, created_at, signed_payload,
+                    status, next_attempt_at FROM notifications WHERE \(condition)
+                """, arguments: arguments)
+        return try rows.map { row in
+            let sequence: Int64 = row["seq"]
+            guard let uuid = UUID(uuidString: row["uuid"]),
+                let status = ServerNotification.Status(rawValue: row["status"])
+            else { throw DamagedRow(reason: "notification \(sequence) has a malformed uuid or status") }
+            let attempts = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT at, result, http_status FROM notification_attempts WHERE notification_seq = ? ORDER BY attempt",
+                arguments: [sequence]
+            ).map { attempt in
+                guard let result = SendAttemptResult(rawValue: attempt["result"]) else {
+                    throw DamagedRow(reason: "notification \(sequence) has an attempt with an unknown result")
+                }
+                return ServerNotification.Attempt(
+                    date: Date(ledgerMilliseconds: attempt["at"]), result: result, httpStatus: attempt["http_status"])
+            }
+            return ServerNotification(
+                sequence: sequence, uuid: uuid, type: row["type"], subtype: row["subtype"],
+                transactionID: (row["transaction_id"] as Int64?).map { UInt64($0) },
+                originalTransactionID: (row["original_transaction_id"] as Int64?).map { UInt64($0) },
+                date: Date(ledgerMilliseconds: row["created_at"]), signedPayload: row["signed_payload"],
+                status: status, nextAttemptDate: (row["next_attempt_at"] as Int64?).map(Date.init(ledgerMilliseconds:)),
+                attempts: attempts)
+        }
+    }
+}
+
+/// What Get Notification History asks for: a window of the store's time, filters, and where
+/// the previous page ended.
+public struct NotificationHistoryQuery: Sendable, Hashable {
+    public var start: Date
+    public var end: Date
+    public var type: String?
+    public var subtype: String?
+    /// Only the notifications of this transaction's original transaction.
+    public var transactionID: UInt64?
+    /// Only the notifications that did not reach the server (pending or failed).
+    public var onlyFailures = false
+    /// The last sequence of the previous page (0 for the first).
+    public var after: Int64 = 0
+    public var limit = 20
+
+    public init(start: Date, end: Date) {
+        self.start = start
+        self.end = end
+    }
+}

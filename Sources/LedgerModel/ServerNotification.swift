@@ -1,0 +1,203 @@
+public import Foundation
+
+/// A change of the store that the App Store reports to the app's server with an App Store
+/// Server Notification V2. `notification` is the one table from a change to Apple's
+/// `notificationType` and `subtype` (docs/SERVER.md shows it).
+public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
+    /// The first subscription of a group bought.
+    case subscribedFirstTime
+    /// A subscription of a group bought again after it lapsed.
+    case resubscribed
+    /// An upgrade (or a crossgrade with the same period): it replaced the subscription now.
+    case upgraded
+    /// A downgrade (or a crossgrade with another period): it starts at the next renewal.
+    case downgraded
+    /// A promotional offer redeemed for a first subscription of the group.
+    case offerRedeemedFirstTime
+    /// A promotional offer redeemed to subscribe again after the subscription lapsed.
+    case offerRedeemedToResubscribe
+    /// A promotional offer redeemed with an upgrade.
+    case offerRedeemedWithUpgrade
+    /// A promotional offer redeemed with a downgrade.
+    case offerRedeemedWithDowngrade
+    /// A promotional offer redeemed for the active subscription.
+    case offerRedeemedForActiveSubscription
+    /// A subscription renewed.
+    case renewed
+    /// A subscription renewed once its billing issue was resolved.
+    case renewedAfterBillingIssue
+    /// Auto-renew turned on.
+    case autoRenewTurnedOn
+    /// Auto-renew turned off.
+    case autoRenewTurnedOff
+    /// A renewal failed on a billing issue: the store retries it.
+    case renewalFailed
+    /// A renewal failed on a billing issue: the store retries it, and the grace period keeps
+    /// the subscriber's access meanwhile.
+    case renewalFailedInGracePeriod
+    /// The grace period ended with the billing issue unresolved.
+    case gracePeriodEnded
+    /// The subscription expired with auto-renew off (or expired by the store's control).
+    case expiredVoluntarily
+    /// The subscription expired when the billing retries were over.
+    case expiredAfterBillingRetry
+    /// A purchase refunded.
+    case refunded
+    /// A consumable, a non-consumable or a non-renewing subscription bought.
+    case oneTimeCharge
+    /// A test notification asked for (Request a Test Notification).
+    case test
+
+    /// Apple's `notificationType` and `subtype` for this change: the one table.
+    public var notification: (type: String, subtype: String?) {
+        switch self {
+        case .subscribedFirstTime: ("SUBSCRIBED", "INITIAL_BUY")
+        case .resubscribed: ("SUBSCRIBED", "RESUBSCRIBE")
+        case .upgraded: ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
+        case .downgraded: ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE")
+        case .offerRedeemedFirstTime: ("OFFER_REDEEMED", "INITIAL_BUY")
+        case .offerRedeemedToResubscribe: ("OFFER_REDEEMED", "RESUBSCRIBE")
+        case .offerRedeemedWithUpgrade: ("OFFER_REDEEMED", "UPGRADE")
+        case .offerRedeemedWithDowngrade: ("OFFER_REDEEMED", "DOWNGRADE")
+        case .offerRedeemedForActiveSubscription: ("OFFER_REDEEMED", nil)
+        case .renewed: ("DID_RENEW", nil)
+        case .renewedAfterBillingIssue: ("DID_RENEW", "BILLING_RECOVERY")
+        case .autoRenewTurnedOn: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED")
+        case .autoRenewTurnedOff: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
+        case .renewalFailed: ("DID_FAIL_TO_RENEW", nil)
+        case .renewalFailedInGracePeriod: ("DID_FAIL_TO_RENEW", "GRACE_PERIOD")
+        case .gracePeriodEnded: ("GRACE_PERIOD_EXPIRED", nil)
+        case .expiredVoluntarily: ("EXPIRED", "VOLUNTARY")
+        case .expiredAfterBillingRetry: ("EXPIRED", "BILLING_RETRY")
+        case .refunded: ("REFUND", nil)
+        case .oneTimeCharge: ("ONE_TIME_CHARGE", nil)
+        case .test: ("TEST", nil)
+        }
+    }
+
+    /// The change a subscription's purchase is, by how it starts (`SubscriptionStart`) and
+    /// whether it redeemed a promotional offer.
+    public static func purchase(_ start: SubscriptionStart, redeemingOffer: Bool) -> NotifiedEvent {
+        switch (start, redeemingOffer) {
+        case (.firstTime, false): .subscribedFirstTime
+        case (.resubscribe, false): .resubscribed
+        case (.upgrade, false): .upgraded
+        case (.downgrade, false): .downgraded
+        case (.firstTime, true): .offerRedeemedFirstTime
+        case (.resubscribe, true): .offerRedeemedToResubscribe
+        case (.upgrade, true): .offerRedeemedWithUpgrade
+        case (.downgrade, true): .offerRedeemedWithDowngrade
+        case (.sameProduct, _): .offerRedeemedForActiveSubscription
+        }
+    }
+}
+
+/// How a subscription payment started, by the group's rules.
+public enum SubscriptionStart: Sendable, Hashable {
+    /// No subscription of the group was ever bought.
+    case firstTime
+    /// The group's subscription had lapsed.
+    case resubscribe
+    /// It replaced the active subscription now (a higher level, or the same level and period).
+    case upgrade
+    /// It takes effect at the next renewal (a lower level, or another period).
+    case downgrade
+    /// The product subscribed to already (only with a promotional offer: it applies at the next
+    /// renewal).
+    case sameProduct
+}
+
+/// The outcome of one attempt to send a notification: Apple's `sendAttemptResult` values.
+public enum SendAttemptResult: String, Sendable, CaseIterable, Codable {
+    case success = "SUCCESS"
+    case timedOut = "TIMED_OUT"
+    case tlsIssue = "TLS_ISSUE"
+    case circularRedirect = "CIRCULAR_REDIRECT"
+    case noResponse = "NO_RESPONSE"
+    case socketIssue = "SOCKET_ISSUE"
+    case unsupportedCharset = "UNSUPPORTED_CHARSET"
+    case invalidResponse = "INVALID_RESPONSE"
+    case prematureClose = "PREMATURE_CLOSE"
+    case unsuccessfulHTTPResponseCode = "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+    case other = "OTHER"
+}
+
+/// A notification in the ledger's outbox, with every attempt to send it.
+public struct ServerNotification: Sendable, Hashable {
+    /// Where a notification stands.
+    public enum Status: String, Sendable, CaseIterable, Codable {
+        /// Not sent yet, or to be retried at `nextAttemptDate`.
+        case pending
+        /// The server answered an attempt with HTTP 200 to 206.
+        case delivered
+        /// Every attempt (six) failed; it is not sent again.
+        case failed
+    }
+
+    /// One attempt to send it.
+    public struct Attempt: Sendable, Hashable {
+        /// When, by the store's clock.
+        public var date: Date
+        public var result: SendAttemptResult
+        /// The server's HTTP status, when it answered.
+        public var httpStatus: Int?
+
+        public init(date: Date, result: SendAttemptResult, httpStatus: Int?) {
+            self.date = date
+            self.result = result
+            self.httpStatus = httpStatus
+        }
+    }
+
+    /// Its position in the outbox: the commit order.
+    public var sequence: Int64
+    /// The `notificationUUID`, the same in every attempt.
+    public var uuid: UUID
+    /// Apple's `notificationType`.
+    public var type: String
+    /// Apple's `subtype`, when it has one.
+    public var subtype: String?
+    /// The transaction it reports (absent for a test notification).
+    public var transactionID: UInt64?
+    public var originalTransactionID: UInt64?
+    /// When the change was committed, by the store's clock (the payload's `signedDate`).
+    public var date: Date
+    /// The JWS POSTed as `{"signedPayload": ...}`.
+    public var signedPayload: String
+    public var status: Status
+    /// When the next attempt falls due by the store's clock, while pending.
+    public var nextAttemptDate: Date?
+    public var attempts: [Attempt]
+
+    public init(
+        sequence: Int64, uuid: UUID, type: String, subtype: String?, transactionID: UInt64?,
+        originalTransactionID: UInt64?, date: Date, signedPayload: String, status: Status, nextAttemptDate: Date?,
+        attempts: [Attempt]
+    ) {
+        self.sequence = sequence
+        self.uuid = uuid
+        self.type = type
+        self.subtype = subtype
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.date = date
+        self.signedPayload = signedPayload
+        self.status = status
+        self.nextAttemptDate = nextAttemptDate
+        self.attempts = attempts
+    }
+
+    /// How many attempts a notification gets: the first, then Apple's five retries.
+    public static let attemptLimit = 6
+
+    /// How long after the n-th failed attempt (1-based) the next is due: 1, 12, 24, 48 and 72
+    /// hours (Apple's production schedule for version 2 notifications); `nil` after the sixth.
+    public static func retryDelay(afterAttempt number: Int) -> TimeInterval? {
+        let hours: [Double] = [1, 12, 24, 48, 72]
+        guard (1...hours.count).contains(number) else { return nil }
+        return hours[number - 1] * 3600
+    }
+
+    /// Whether an HTTP status counts as delivered (Apple: 200 to 206).
+    public static func isSuccess(httpStatus: Int) -> Bool { (200...206).contains(httpStatus) }
+}

@@ -130,6 +130,7 @@ let package = Package(
             dependencies: [
                 "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "ledger",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         .testTarget(
             name: "StoreLedgerTests",

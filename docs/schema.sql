@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 12 (0012_api_keys).
+-- Schema version 13 (0013_notifications).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -43,6 +43,75 @@ CREATE TABLE ledger_counters (
     name  TEXT PRIMARY KEY NOT NULL,
     value INTEGER NOT NULL CHECK (value >= 0)
 ) WITHOUT ROWID;
+
+CREATE TABLE notification_attempts (
+    notification_seq INTEGER NOT NULL REFERENCES notifications (seq),
+    attempt          INTEGER NOT NULL CHECK (attempt BETWEEN 1 AND 6),
+    at               INTEGER NOT NULL,
+    result           TEXT NOT NULL
+                     CHECK (result IN ('SUCCESS', 'TIMED_OUT', 'TLS_ISSUE', 'CIRCULAR_REDIRECT', 'NO_RESPONSE',
+                                       'SOCKET_ISSUE', 'UNSUPPORTED_CHARSET', 'INVALID_RESPONSE',
+                                       'PREMATURE_CLOSE', 'UNSUCCESSFUL_HTTP_RESPONSE_CODE', 'OTHER')),
+    http_status      INTEGER CHECK (http_status IS NULL OR http_status BETWEEN 100 AND 999),
+    PRIMARY KEY (notification_seq, attempt)
+) WITHOUT ROWID;
+
+CREATE TRIGGER notification_attempts_append_only
+BEFORE UPDATE ON notification_attempts
+BEGIN
+    SELECT RAISE(ABORT, 'notification_attempts is append-only');
+END;
+
+CREATE TRIGGER notification_attempts_never_deleted
+BEFORE DELETE ON notification_attempts
+BEGIN
+    SELECT RAISE(ABORT, 'notification_attempts is append-only');
+END;
+
+CREATE TABLE notifications (
+    seq                     INTEGER PRIMARY KEY AUTOINCREMENT,
+    uuid                    TEXT NOT NULL UNIQUE CHECK (length(uuid) = 36),
+    type                    TEXT NOT NULL CHECK (length(type) BETWEEN 1 AND 64),
+    subtype                 TEXT CHECK (subtype IS NULL OR length(subtype) BETWEEN 1 AND 64),
+    transaction_id          INTEGER CHECK (transaction_id IS NULL OR transaction_id > 0),
+    original_transaction_id INTEGER CHECK (original_transaction_id IS NULL OR original_transaction_id > 0),
+    -- What the notification reports, for the ones made when time passes (an expiry, the end of
+    -- a grace period): the same event is never notified twice.
+    event_key               TEXT UNIQUE,
+    -- The store's time of the change, in milliseconds: the payload's signedDate.
+    created_at              INTEGER NOT NULL,
+    signed_payload          TEXT NOT NULL CHECK (length(signed_payload) > 0),
+    status                  TEXT NOT NULL DEFAULT 'pending'
+                            CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed'),
+    -- When the next attempt is due by the store's clock; only while pending.
+    next_attempt_at         INTEGER,
+    attempts                INTEGER NOT NULL DEFAULT 0 CHECK (attempts BETWEEN 0 AND 6),
+    CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
+);
+
+CREATE INDEX notifications_by_original ON notifications (original_transaction_id, seq);
+
+CREATE INDEX notifications_due ON notifications (next_attempt_at, seq) WHERE status = 'pending';
+
+CREATE TRIGGER notifications_keep_their_payload
+BEFORE UPDATE OF seq, uuid, type, subtype, transaction_id, original_transaction_id, event_key, created_at,
+    signed_payload ON notifications
+BEGIN
+    SELECT RAISE(ABORT, 'a notification is never changed, only attempted');
+END;
+
+CREATE TRIGGER notifications_never_deleted
+BEFORE DELETE ON notifications
+BEGIN
+    SELECT RAISE(ABORT, 'notifications are never deleted');
+END;
+
+CREATE TRIGGER notifications_settled_stay_settled
+BEFORE UPDATE OF status ON notifications
+WHEN OLD.status <> 'pending'
+BEGIN
+    SELECT RAISE(ABORT, 'a delivered or failed notification stays so');
+END;
 
 CREATE TABLE product_localizations (
     product_id   TEXT NOT NULL REFERENCES products(id) ON DELETE CASCADE,

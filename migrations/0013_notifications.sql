@@ -76,4 +76,4 @@ BEGIN
 END;
 
 -- The store's time up to which passing time (expiries, ends of grace periods) was notified.
-INSERT INTO ledger_counters (name, value) VALUES ('notifications_swept_until', 0);
+INSERT INTO ledger_counters (name, value) VALUES ('notifications_report_time_from', 0);

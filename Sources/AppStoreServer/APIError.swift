@@ -53,14 +53,16 @@ struct APIError: Error, Equatable {
     static let invalidStatus = APIError(status: 400, body: (4_000_031, "Invalid request status."))
     /// Apple's `StartDateTooFarInPastError`: Get Notification History reaches 180 days back.
     static let startDateTooFarInPast = APIError(
-        status: 400, body: (4_000_012, "Invalid request start date. The start date cannot be more than 180 days in the past."))
+        status: 400,
+        body: (4_000_012, "Invalid request start date. The start date cannot be more than 180 days in the past."))
     /// Apple's `InvalidPaginationTokenError`.
     static let invalidPaginationToken = APIError(status: 400, body: (4_000_014, "Invalid pagination token."))
     /// Apple's `InvalidNotificationTypeError`: a notification type or subtype Apple does not have.
     static let invalidNotificationType = APIError(status: 400, body: (4_000_018, "Invalid notification type."))
     /// Apple's `MultipleFiltersSuppliedError`: a transaction and a notification type together.
     static let multipleFiltersSupplied = APIError(
-        status: 400, body: (4_000_019, "Invalid request. Include either the transactionId or the notificationType, but not both."))
+        status: 400,
+        body: (4_000_019, "Invalid request. Include either the transactionId or the notificationType, but not both."))
     /// Apple's `InvalidTestNotificationTokenError`.
     static let invalidTestNotificationToken = APIError(
         status: 400, body: (4_000_020, "Invalid test notification token."))

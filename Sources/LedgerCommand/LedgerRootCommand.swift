@@ -23,7 +23,8 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self,
-            CertificateCommand.self, JWSCommand.self, AuditCommand.self, ServeCommand.self, APIKeysCommand.self, NotificationsCommand.self,
+            CertificateCommand.self, JWSCommand.self, AuditCommand.self, ServeCommand.self, APIKeysCommand.self,
+            NotificationsCommand.self,
             DemoCommand.self,
             HoldPurchasesCommand.self,
         ])

@@ -12,8 +12,6 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case upgraded
     /// A downgrade (or a crossgrade with another period): it starts at the next renewal.
     case downgraded
-    /// A promotional offer redeemed for a first subscription of the group.
-    case offerRedeemedFirstTime
     /// A promotional offer redeemed to subscribe again after the subscription lapsed.
     case offerRedeemedToResubscribe
     /// A promotional offer redeemed with an upgrade.
@@ -55,7 +53,6 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .resubscribed: ("SUBSCRIBED", "RESUBSCRIBE")
         case .upgraded: ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
         case .downgraded: ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE")
-        case .offerRedeemedFirstTime: ("OFFER_REDEEMED", "INITIAL_BUY")
         case .offerRedeemedToResubscribe: ("OFFER_REDEEMED", "RESUBSCRIBE")
         case .offerRedeemedWithUpgrade: ("OFFER_REDEEMED", "UPGRADE")
         case .offerRedeemedWithDowngrade: ("OFFER_REDEEMED", "DOWNGRADE")
@@ -76,14 +73,14 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     }
 
     /// The change a subscription's purchase is, by how it starts (`SubscriptionStart`) and
-    /// whether it redeemed a promotional offer.
+    /// whether it redeemed a promotional offer (which only a customer who subscribed before
+    /// may: a first purchase is `SUBSCRIBED`).
     public static func purchase(_ start: SubscriptionStart, redeemingOffer: Bool) -> NotifiedEvent {
         switch (start, redeemingOffer) {
-        case (.firstTime, false): .subscribedFirstTime
+        case (.firstTime, _): .subscribedFirstTime
         case (.resubscribe, false): .resubscribed
         case (.upgrade, false): .upgraded
         case (.downgrade, false): .downgraded
-        case (.firstTime, true): .offerRedeemedFirstTime
         case (.resubscribe, true): .offerRedeemedToResubscribe
         case (.upgrade, true): .offerRedeemedWithUpgrade
         case (.downgrade, true): .offerRedeemedWithDowngrade

@@ -186,6 +186,30 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         }
     }
 
+    /// The offers' rows of the notifications table (`NotifiedEvent`): OFFER_REDEEMED with the
+    /// subtype of how the payment started, about the payment.
+    @Test(arguments: [
+        (NotifiedEvent.offerRedeemedToResubscribe, "plus.monthly", "plus.monthly", "comeback", true),
+        (.offerRedeemedWithUpgrade, "plus.monthly", "plus.yearly", "yearly.deal", false),
+        (.offerRedeemedWithDowngrade, "plus.yearly", "plus.monthly", "comeback", false),
+        (.offerRedeemedForActiveSubscription, "plus.yearly", "plus.yearly", "yearly.deal", false),
+    ])
+    func aRedeemedOfferIsNotifiedWithHowItStarted(
+        _ event: NotifiedEvent, first: String, then: String, offer: String, lapsed: Bool
+    ) async throws {
+        try await withPromotionalStore { queue, session, key in
+            _ = try session.set(.notificationURL, to: "http://127.0.0.1:9/n")
+            try await queue.add(Payment(productID: first))
+            if lapsed { try await session.expireSubscription(first) }
+            let redeemed = try await queue.add(
+                try signedPayment(then, offer: offer, key: key, timestamp: try queue.ledger.storeDate()))
+            let last = try #require(try queue.ledger.notifications().last)
+            #expect(last.type == "OFFER_REDEEMED" && last.subtype == event.notification.subtype)
+            #expect(event.notification.type == "OFFER_REDEEMED")
+            #expect(last.transactionID == redeemed.id)
+        }
+    }
+
     @Test func aNewCustomerIsNotEligibleAndNothingIsRecorded() async throws {
         try await withPromotionalStore { queue, _, key in
             await #expect(throws: PromotionalOfferError.ineligible(productID: "plus.monthly")) {

@@ -116,9 +116,12 @@ struct NotificationsCommand: AsyncParsableCommand {
                     "attempt \(InternetDate.string(from: $0.date))  \($0.sendAttemptResult)"
                         + ($0.httpStatus.map { " (HTTP \($0))" } ?? "")
                 }
-                return ([view.notification.text] + attempts + [Self.pretty(view.payload, "payload")]
-                    + [view.transactionInfo.map { Self.pretty($0, "transaction info") },
-                        view.renewalInfo.map { Self.pretty($0, "renewal info") }].compactMap { $0 })
+                return
+                    ([view.notification.text] + attempts + [Self.pretty(view.payload, "payload")]
+                    + [
+                        view.transactionInfo.map { Self.pretty($0, "transaction info") },
+                        view.renewalInfo.map { Self.pretty($0, "renewal info") },
+                    ].compactMap { $0 })
                     .joined(separator: "\n")
             }
         }

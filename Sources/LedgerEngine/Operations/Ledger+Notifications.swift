@@ -31,7 +31,8 @@ extension Ledger {
             signedTransaction = try signer.sign(
                 TransactionPayload(transaction, product: products.first, settings: settings)
             ).compactSerialization
-            if let group = transaction.subscriptionGroupID, let state = try subscriptionStatus(db, group: group, at: now)
+            if let group = transaction.subscriptionGroupID,
+                let state = try subscriptionStatus(db, group: group, at: now)
             {
                 let renewalProduct = try Self.products(db, withIDs: [state.autoRenewProductID]).first
                 signedRenewal = try signer.sign(
@@ -66,16 +67,16 @@ extension Ledger {
         "SELECT 1 FROM store_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'")
     private static let keyTaken = "SELECT 1 FROM notifications WHERE event_key = ?"
 
-    /// Records what passing time made since the last sweep, up to `now`: subscriptions that
-    /// expired with auto-renew off, grace periods that ended, billing retries that ran out
-    /// (renewals themselves are made, and notified, by `renewDueSubscriptions`, which runs
-    /// first). Each is notified once (its event key), and only when it happened after the
-    /// store got its notification URL: setting one does not report the past.
+    /// Records what passing time made up to `now`: subscriptions that expired with auto-renew
+    /// off, grace periods that ended, billing retries that ran out (renewals themselves are
+    /// made, and notified, by `renewDueSubscriptions`, which runs first). Each is notified once
+    /// (its event key), and only when it happened after the store got its notification URL
+    /// (`reportPassingTime(_:from:)`): setting one does not report the past. Writes nothing
+    /// when nothing passed.
     func notifyPassingTime(_ db: Database, at now: Int64) throws {
         for change in try passingTime(db, at: now) {
             try notify(db, change.event, about: change.transaction, at: change.date, once: change.key)
         }
-        try markSwept(db, until: now)
     }
 
     /// A change passing time made: what it is, about which period, when, and its event key.
@@ -86,11 +87,11 @@ extension Ledger {
         let key: String
     }
 
-    /// The changes passing time made since the sweep's mark, up to `now`, not notified yet;
+    /// The changes passing time made from the mark to `now`, not notified yet;
     /// none while the store has no notification URL.
     func passingTime(_ db: Database, at now: Int64) throws -> [PassingTimeChange] {
         guard try Self.notifies(db) else { return [] }
-        let since = try Int64.fetchOne(db, sql: Self.sweptUntil) ?? 0
+        let since = try Int64.fetchOne(db, sql: Self.reportedFrom) ?? 0
         guard now > since else { return [] }
         let passed = { (date: Int64?) in date.map { $0 > since && $0 <= now } ?? false }
         var changes: [PassingTimeChange] = []
@@ -101,7 +102,8 @@ extension Ledger {
             let state = try renewalState(db, group: group)
             if let issue = state.billingIssue, issue.concerns(periodEndingAt: end) {
                 if let grace = issue.graceUntil, passed(grace) {
-                    changes.append(.init(event: .gracePeriodEnded, transaction: latest, date: grace, key: "grace:\(latest.id)"))
+                    changes.append(
+                        .init(event: .gracePeriodEnded, transaction: latest, date: grace, key: "grace:\(latest.id)"))
                 }
                 if passed(issue.retryUntil) {
                     changes.append(
@@ -110,7 +112,8 @@ extension Ledger {
                             key: "expired:\(latest.id)"))
                 }
             } else if passed(end), !state.autoRenew || end < state.resumedAt {
-                changes.append(.init(event: .expiredVoluntarily, transaction: latest, date: end, key: "expired:\(latest.id)"))
+                changes.append(
+                    .init(event: .expiredVoluntarily, transaction: latest, date: end, key: "expired:\(latest.id)"))
             }
         }
         return try changes.filter { try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [$0.key]) != true }
@@ -132,14 +135,13 @@ extension Ledger {
         return true
     }
 
-    /// Moves the sweep's mark: what passing time made before `now` is reported no more.
-    func markSwept(_ db: Database, until now: Int64) throws {
+    /// Sets the mark from which passing time is reported: what it made before `now` is not.
+    func reportPassingTime(_ db: Database, from now: Int64) throws {
         try db.execute(
-            sql: "UPDATE ledger_counters SET value = max(value, ?) WHERE name = 'notifications_swept_until'",
-            arguments: [now])
+            sql: "UPDATE ledger_counters SET value = ? WHERE name = 'notifications_report_time_from'", arguments: [now])
     }
 
-    private static let sweptUntil = "SELECT value FROM ledger_counters WHERE name = 'notifications_swept_until'"
+    private static let reportedFrom = "SELECT value FROM ledger_counters WHERE name = 'notifications_report_time_from'"
 
     // MARK: - Test notifications
 

@@ -18,7 +18,7 @@ extension Ledger {
         try write { db in
             try Self.saveSettings(db, settings)
             // A new notification URL hears of the changes made from now on, not of the past.
-            if settings[StoreSettingKey.notificationURL] != nil { try markSwept(db, until: try storeNow(db)) }
+            if settings[StoreSettingKey.notificationURL] != nil { try reportPassingTime(db, from: try storeNow(db)) }
         }
     }
 

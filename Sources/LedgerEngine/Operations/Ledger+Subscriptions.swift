@@ -194,7 +194,9 @@ extension Ledger {
     /// Returns how the payment started (what its notification reports); `nil` for a product the
     /// catalog no longer has as a subscription.
     @discardableResult
-    func startSubscriptionPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws
+    func startSubscriptionPeriod(
+        _ writer: TransactionWriter, _ transaction: PaymentTransaction
+    ) throws
         -> SubscriptionStart?
     {
         let (db, now) = (writer.db, writer.now)

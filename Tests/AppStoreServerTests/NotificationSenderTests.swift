@@ -1,0 +1,130 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+@testable import AppStoreServer
+
+/// Sending the outbox to a real receiver on loopback: each attempt recorded with Apple's
+/// `sendAttemptResult`, retries 1, 12, 24, 48 and 72 hours after the previous attempt by the
+/// store's clock, one UUID for every attempt, commit order per original transaction.
+@Suite(.serialized) struct NotificationSenderTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let hour: TimeInterval = 3_600
+
+    /// A ledger of the sample catalog whose notifications go to a fresh receiver.
+    static func withReceiver(
+        _ body: (Ledger, StoreTestSession, NotificationReceiver, NotificationSender) async throws -> Void
+    ) async throws {
+        let receiver = try await NotificationReceiver.start()
+        var limits = NotificationSender.Limits()
+        limits.attemptTimeout = .milliseconds(500)
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(now))) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            let sender = NotificationSender(ledger: ledger, limits: limits)
+            do {
+                try await body(ledger, session, receiver, sender)
+            } catch {
+                try? await sender.shutdown()
+                await receiver.stop()
+                throw error
+            }
+            try await sender.shutdown()
+        }
+        await receiver.stop()
+    }
+
+    @Test func aSuccessDeliversItOnce() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            receiver.answer(206)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let round = try await sender.sendDue()
+            #expect(round.attempted.map(\.status) == [.delivered])
+            #expect(round.attempted.first?.attempts.map(\.result) == [.success])
+            #expect(round.attempted.first?.attempts.first?.httpStatus == 206)
+            #expect(try await sender.sendDue().attempted.isEmpty, "delivered: never sent again")
+            #expect(receiver.payloads == [try ledger.notifications()[0].signedPayload])
+        }
+    }
+
+    @Test func aFailureIsRetriedOnApplesScheduleByTheStoreClockWithOneUUID() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            receiver.answer(500)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            var attempted: ServerNotification?
+            for (number, delay) in [0.0, 1, 12, 24, 48, 72].enumerated() {
+                if delay > 1 {
+                    _ = try await session.advanceClock(by: (delay - 1) * Self.hour + 3_599)
+                    #expect(
+                        try await sender.sendDue().attempted.isEmpty, "attempt \(number + 1) is not due a second early")
+                    _ = try await session.advanceClock(by: 1)
+                } else if delay == 1 {
+                    _ = try await session.advanceClock(by: Self.hour)
+                }
+                attempted = try #require(try await sender.sendDue().attempted.first)
+                #expect(attempted?.attempts.count == number + 1)
+            }
+            let failed = try #require(attempted)
+            #expect(failed.status == .failed && failed.nextAttemptDate == nil)
+            #expect(failed.attempts.allSatisfy { $0.result == .unsuccessfulHTTPResponseCode && $0.httpStatus == 500 })
+            let gaps = zip(failed.attempts.dropFirst(), failed.attempts).map {
+                $0.date.timeIntervalSince($1.date) / Self.hour
+            }
+            #expect(gaps == [1, 12, 24, 48, 72])
+            _ = try await session.advanceClock(by: 1_000 * Self.hour)
+            #expect(try await sender.sendDue().attempted.isEmpty, "six attempts, then no more")
+            #expect(receiver.payloads.count == 6 && Set(receiver.payloads).count == 1, "the same payload each time")
+        }
+    }
+
+    @Test func anUnreachableServerIsASocketIssueAndATimeoutIsTimedOut() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            receiver.answer(200, after: .seconds(3))
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            #expect(try await sender.sendDue().attempted.first?.attempts.last?.result == .timedOut)
+            await receiver.stop()
+            _ = try await session.advanceClock(by: Self.hour)
+            let refused = try await sender.sendDue().attempted.first
+            #expect(refused?.attempts.last?.result == .socketIssue, "\(String(describing: refused?.attempts))")
+            #expect(refused?.status == .pending)
+        }
+    }
+
+    @Test func anOriginalTransactionsNotificationsGoInCommitOrder() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            receiver.answer(503)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.setAutoRenew(false, for: SampleCatalog.subscription)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            // The subscription's second notification waits for its first; the consumable's goes.
+            #expect(try await sender.sendDue().attempted.map(\.type) == ["SUBSCRIBED", "ONE_TIME_CHARGE"])
+            receiver.answer(200)
+            _ = try await session.advanceClock(by: Self.hour)
+            #expect(try await sender.sendDue().attempted.map(\.type) == ["SUBSCRIBED", "ONE_TIME_CHARGE"])
+            #expect(try await sender.sendDue().attempted.map(\.type) == ["DID_CHANGE_RENEWAL_STATUS"])
+        }
+    }
+
+    @Test func theServerSendsWhatAnotherConnectionCommitsWithinASecond() async throws {
+        let receiver = try await NotificationReceiver.start()
+        try await withTemporaryLedger { ledger in
+            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+            let server = AppStoreHTTPServer(ledger: ledger, port: 0)
+            let serving = Task { try await server.run() }
+            // Another connection to the file: as `ledger purchase` in another process.
+            let other = try Ledger.open(at: ledger.path)
+            let started = ContinuousClock.now
+            _ = try await StoreTestSession(ledger: other).buyProduct(Payment(productID: SampleCatalog.consumable))
+            let arrived = await receiver.waitForPayloads(1, within: 5)
+            let elapsed = ContinuousClock.now - started
+            serving.cancel()
+            _ = try? await serving.value
+            try other.close()
+            #expect(arrived && elapsed < .seconds(1), "arrived \(arrived) after \(elapsed)")
+            #expect(try ledger.notifications().map(\.status) == [.delivered])
+        }
+        await receiver.stop()
+    }
+}

@@ -3,8 +3,8 @@ package import LedgerModel
 
 /// A transaction as the App Store signs it: the fields and names of Apple's
 /// `JWSTransactionDecodedPayload`, dates in milliseconds since 1970, the price in milliunits.
-/// Values that do not apply are left out; the ledger has no `storefrontId`,
-/// `webOrderLineItemId` or `appTransactionId`, so those are always absent.
+/// Values that do not apply are left out; the ledger has no table of Apple's numeric
+/// storefront ids, so `storefrontId` is always absent.
 package struct TransactionPayload: Encodable {
     var transactionId: String
     var originalTransactionId: String
@@ -21,7 +21,10 @@ package struct TransactionPayload: Encodable {
     var signedDate: Int64
     var revocationReason: Int?
     var revocationDate: Int64?
+    var revocationType: String?
     var isUpgraded: Bool?
+    var webOrderLineItemId: String?
+    var appTransactionId: String?
     var offerType: Int?
     var offerIdentifier: String?
     var offerDiscountType: String?
@@ -34,8 +37,12 @@ package struct TransactionPayload: Encodable {
 
     /// `transaction` as the store signs it now, with `settings`' bundle identifier and
     /// environment, and the price `product` has in the catalog (none when the catalog no
-    /// longer has it). Its `signedDate` is when the store last changed it.
-    package init(_ transaction: PaymentTransaction, product: Product?, settings: StoreSettings) {
+    /// longer has it). Its `signedDate` is when the store last changed it. A subscription's
+    /// `webOrderLineItemId` is its purchase's id (a restored copy shares its purchase's); a
+    /// refund is a full one (`REFUND_FULL`); `appTransactionID` is the customer's.
+    package init(
+        _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil
+    ) {
         transactionId = String(transaction.id)
         originalTransactionId = String(transaction.originalID)
         bundleId = settings.bundleID
@@ -50,7 +57,12 @@ package struct TransactionPayload: Encodable {
         signedDate = transaction.updatedAt.ledgerMilliseconds
         revocationReason = transaction.revocationReason
         revocationDate = transaction.revocationDate?.ledgerMilliseconds
+        revocationType = transaction.revocationDate == nil ? nil : "REFUND_FULL"
         isUpgraded = transaction.isUpgraded ? true : nil
+        if transaction.productType == .autoRenewable {
+            webOrderLineItemId = String(transaction.restoredFromID ?? transaction.id)
+        }
+        appTransactionId = appTransactionID
         if let offer = transaction.offer {
             offerType = offer.type == .introductory ? 1 : 2
             offerIdentifier = offer.id
@@ -84,13 +96,20 @@ package struct RenewalInfoPayload: Encodable {
     var appAccountToken: String?
     var currency: String?
     var renewalPrice: Int64?
+    var recentSubscriptionStartDate: Int64?
+    var appTransactionId: String?
 
     /// `status` as the store signs it; the renewal price is the catalog's price of the product
     /// the next renewal charges (an introductory offer still running is not taken into
     /// account). Its `signedDate` is when the store last changed the group's latest
     /// transaction, as for the transaction itself: a change of auto-renew or billing state alone
     /// does not move it.
-    package init(_ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings) {
+    /// `recentStart` is when the subscriber's run of periods without a gap of more than 60
+    /// days began (Apple's `recentSubscriptionStartDate`).
+    package init(
+        _ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings, recentStart: Date? = nil,
+        appTransactionID: String? = nil
+    ) {
         let latest = status.transaction
         originalTransactionId = String(latest.originalID)
         autoRenewProductId = status.autoRenewProductID
@@ -115,6 +134,8 @@ package struct RenewalInfoPayload: Encodable {
             currency = storefront.currencyCode
             renewalPrice = renewalProduct.price.milliunits
         }
+        recentSubscriptionStartDate = recentStart?.ledgerMilliseconds
+        appTransactionId = appTransactionID
     }
 }
 

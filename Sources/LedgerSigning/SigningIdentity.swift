@@ -76,6 +76,10 @@ package struct SigningIdentity: Sendable {
     /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}` in base64url, made once (the three
     /// certificates are most of a signed value's bytes).
     package let jwsHeader: (json: Data, part: String)
+    /// The `appTransactionId` of the store's one customer: decimal digits derived from the root
+    /// certificate (SHA-256, its first 8 bytes modulo 10^18), the same for every transaction a
+    /// ledger signs, and different from another ledger's.
+    package let appTransactionID: String
 
     package init(privateKey: P256.Signing.PrivateKey, certificates: SigningCertificates, createdAt: Date) {
         self.privateKey = privateKey
@@ -85,6 +89,8 @@ package struct SigningIdentity: Sendable {
         let chain = certificates.chain.map { "\"" + Data($0).base64EncodedString() + "\"" }
         let json = Data(("{\"alg\":\"ES256\",\"x5c\":[" + chain.joined(separator: ",") + "]}").utf8)
         jwsHeader = (json, JWS.base64URL(json))
+        let digest = SHA256.hash(data: certificates.root).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        appTransactionID = String(digest % 1_000_000_000_000_000_000)
     }
 
     /// The extension Apple's verifiers require on the leaf of an App Store signing chain.

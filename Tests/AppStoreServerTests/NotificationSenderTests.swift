@@ -63,8 +63,9 @@ import Testing
                 } else if delay == 1 {
                     _ = try await session.advanceClock(by: Self.hour)
                 }
-                attempted = try #require(try await sender.sendDue().attempted.first)
-                #expect(attempted?.attempts.count == number + 1)
+                let next: ServerNotification = try #require(try await sender.sendDue().attempted.first)
+                #expect(next.attempts.count == number + 1)
+                attempted = next
             }
             let failed = try #require(attempted)
             #expect(failed.status == .failed && failed.nextAttemptDate == nil)

@@ -331,4 +331,34 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+    /// `ledger serve` killed (SIGKILL) while its POST waits for the receiver: the notification
+    /// was never recorded as sent, so the next server sends it again, with the same UUID and
+    /// payload, and records one delivery.
+    @Test func aServerKilledDuringDeliverySendsItAgainWithTheSameUUID() async throws {
+        let receiver = try await NotificationReceiver.start()
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory)
+            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+            _ = try await StoreTestSession(ledger: ledger).buyProduct(Payment(productID: SampleCatalog.consumable))
+            let path = ledger.path
+            try ledger.close()
+            receiver.answer(200, after: .seconds(30))
+            let first = try Server.start(path)
+            #expect(await receiver.waitForPayloads(1, within: 10), "the POST arrived")
+            kill(first.process.processIdentifier, SIGKILL)
+            first.process.waitUntilExit()
+            receiver.answer(200)
+            let second = try Server.start(path)
+            #expect(await receiver.waitForPayloads(2, within: 10), "sent again")
+            #expect(second.stop() == 0)
+            #expect(receiver.payloads.count == 2 && Set(receiver.payloads).count == 1, "the same notification")
+            let reopened = try Ledger.open(at: path)
+            let notifications = try reopened.notifications()
+            #expect(notifications.map(\.status) == [.delivered])
+            #expect(notifications.first?.attempts.map(\.result) == [.success], "one attempt recorded")
+            #expect(try reopened.verify() == [])
+            try reopened.close()
+        }
+        await receiver.stop()
+    }
 }

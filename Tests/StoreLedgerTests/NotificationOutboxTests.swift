@@ -158,7 +158,7 @@ import Testing
             let scenario = try #require(Self.scenarios[event])
             let transaction = try await scenario(ledger, session)
             let all = try ledger.notifications()
-            let matching = try all.filter {
+            let matching = all.filter {
                 $0.type == event.notification.type && $0.subtype == event.notification.subtype
             }
             try #require(matching.count == 1, "\(event): \(all.map { "\($0.type)/\($0.subtype ?? "-")" })")

@@ -32,6 +32,11 @@ import Testing
             #expect(payload["inAppOwnershipType"] as? String == "PURCHASED")
             #expect(payload["appAccountToken"] as? String == account.uuidString.lowercased())
             #expect(payload["expiresDate"] == nil && payload["revocationDate"] == nil && payload["isUpgraded"] == nil)
+            #expect(payload["revocationType"] == nil && payload["webOrderLineItemId"] == nil, "not a subscription")
+            let customer = try #require(payload["appTransactionId"] as? String)
+            #expect(!customer.isEmpty && customer.allSatisfy(\.isNumber))
+            let other = try await store.buy(SampleCatalog.consumable)
+            #expect(try fields(try store.ledger.signedTransaction(other.id))["appTransactionId"] as? String == customer)
             let header = try #require(try JSONSerialization.jsonObject(with: jws.header) as? [String: Any])
             let certificates = try store.ledger.signingCertificates()
             #expect(header["alg"] as? String == "ES256")
@@ -63,6 +68,8 @@ import Testing
             let renewal = try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
             let renewed = try fields(try store.ledger.signedTransaction(renewal.id))
             #expect(renewed["transactionReason"] as? String == "RENEWAL")
+            #expect(payload["webOrderLineItemId"] as? String == String(period.id))
+            #expect(renewed["webOrderLineItemId"] as? String == String(renewal.id), "each period its own")
             #expect(renewed["originalTransactionId"] as? String == String(period.id))
             let info = try #require(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription))
             let renewalPayload = try fields(info)
@@ -85,9 +92,33 @@ import Testing
             #expect(
                 revoked["revocationDate"] as? Int64 == refunded.revocationDate?.ms && refunded.revocationDate != nil)
             #expect(revoked["revocationReason"] as? Int == 1)
+            #expect(revoked["revocationType"] as? String == "REFUND_FULL")
             #expect(revoked["signedDate"] as? Int64 == refunded.updatedAt.ms)
             // same group
             #expect(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.basicSubscription) != nil)
+        }
+    }
+
+    /// `recentSubscriptionStartDate`: the start of the run of periods reaching the latest one
+    /// with no gap over 60 days.
+    @Test func renewalInfoDatesTheSubscribersRecentRun() async throws {
+        try await StoreFixture.with { store in
+            func recentStart() throws -> Int64? {
+                let info = try #require(try store.ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription))
+                return try fields(info)["recentSubscriptionStartDate"] as? Int64
+            }
+            let first = try await store.buy(SampleCatalog.subscription)
+            #expect(try recentStart() == first.purchaseDate.ms)
+            _ = try await store.session.advanceClock(by: 65 * day)  // two renewals: the same run
+            #expect(try recentStart() == first.purchaseDate.ms)
+            _ = try await store.session.expireSubscription(SampleCatalog.subscription)
+            _ = try await store.session.advanceClock(by: 30 * day)
+            _ = try await store.buy(SampleCatalog.subscription)  // a gap of 30 days: still one run
+            #expect(try recentStart() == first.purchaseDate.ms)
+            _ = try await store.session.expireSubscription(SampleCatalog.subscription)
+            _ = try await store.session.advanceClock(by: 61 * day)
+            let back = try await store.buy(SampleCatalog.subscription)  // over 60 days: a new run
+            #expect(try recentStart() == back.purchaseDate.ms)
         }
     }
 

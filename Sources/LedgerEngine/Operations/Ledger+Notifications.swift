@@ -29,14 +29,19 @@ extension Ledger {
         if let transaction {
             let products = try Self.products(db, withIDs: [transaction.productID])
             signedTransaction = try signer.sign(
-                TransactionPayload(transaction, product: products.first, settings: settings)
+                TransactionPayload(
+                    transaction, product: products.first, settings: settings,
+                    appTransactionID: signer.identity.appTransactionID)
             ).compactSerialization
             if let group = transaction.subscriptionGroupID,
                 let state = try subscriptionStatus(db, group: group, at: now)
             {
                 let renewalProduct = try Self.products(db, withIDs: [state.autoRenewProductID]).first
                 signedRenewal = try signer.sign(
-                    RenewalInfoPayload(state, renewalProduct: renewalProduct, settings: settings)
+                    RenewalInfoPayload(
+                        state, renewalProduct: renewalProduct, settings: settings,
+                        recentStart: try recentSubscriptionStart(db, group: group),
+                        appTransactionID: signer.identity.appTransactionID)
                 ).compactSerialization
                 status = state.state
             }
@@ -330,5 +335,71 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
     public init(start: Date, end: Date) {
         self.start = start
         self.end = end
+    }
+}
+
+extension Ledger {
+    /// The outbox's own rules, for `verify()`: each notification's attempts are numbered from 1
+    /// without a gap and counted; its status follows from them (delivered after one success,
+    /// failed after six failures, pending otherwise, its next attempt due on Apple's schedule);
+    /// its signed payload names its UUID, type and subtype.
+    static func outboxProblems(_ db: Database) throws -> [LedgerProblem] {
+        var problems: [LedgerProblem] = []
+        var after: Int64 = 0
+        while true {
+            // A page at a time: the outbox may hold millions.
+            let page = try notifications(db, where: "seq > ? ORDER BY seq LIMIT 1000", arguments: [after])
+            guard let last = page.last else { return problems }
+            after = last.sequence
+            for notification in page {
+                let counted = try Int.fetchOne(
+                    db, sql: "SELECT attempts FROM notifications WHERE seq = ?", arguments: [notification.sequence])
+                let numbers = try Int.fetchAll(
+                    db, sql: "SELECT attempt FROM notification_attempts WHERE notification_seq = ? ORDER BY attempt",
+                    arguments: [notification.sequence])
+                problems += outboxProblems(
+                    notification, counted: counted ?? -1, numbered: numbers == Array(1..<(numbers.count + 1)))
+            }
+        }
+    }
+
+    private static func outboxProblems(
+        _ notification: ServerNotification, counted: Int, numbered: Bool
+    ) -> [LedgerProblem] {
+        var found: [String] = []
+        let attempts = notification.attempts
+        if !numbered || counted != attempts.count { found.append("its attempts are not numbered 1 to \(counted)") }
+        let successes = attempts.filter { $0.result == .success }.count
+        let expected: ServerNotification.Status =
+            successes > 0 ? .delivered : attempts.count >= ServerNotification.attemptLimit ? .failed : .pending
+        if successes > 1 || (successes == 1 && attempts.last?.result != .success) {
+            found.append("it was attempted again after a success")
+        }
+        if notification.status != expected {
+            found.append("it is \(notification.status.rawValue), but its attempts make it \(expected.rawValue)")
+        }
+        if expected == .pending {
+            let due =
+                attempts.last.map { last in
+                    last.date.addingTimeInterval(ServerNotification.retryDelay(afterAttempt: attempts.count) ?? 0)
+                } ?? notification.date
+            if notification.nextAttemptDate?.ledgerMilliseconds != due.ledgerMilliseconds {
+                found.append("its next attempt is not due on Apple's schedule")
+            }
+        }
+        let payload = (try? JWS(compactSerialization: notification.signedPayload)).flatMap {
+            try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any]
+        }
+        if payload?["notificationUUID"] as? String != notification.uuid.uuidString.lowercased()
+            || payload?["notificationType"] as? String != notification.type
+            || payload?["subtype"] as? String != notification.subtype
+        {
+            found.append("its signed payload does not name its UUID, type and subtype")
+        }
+        return found.map {
+            LedgerProblem(
+                transactionID: notification.transactionID,
+                message: "notification \(notification.uuid.uuidString.lowercased()): \($0)")
+        }
     }
 }

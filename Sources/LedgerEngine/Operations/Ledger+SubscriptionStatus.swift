@@ -81,6 +81,28 @@ extension Ledger {
 }
 
 extension Ledger {
+    /// When the subscriber of `group` began the run of paid periods that reaches the latest one
+    /// with no gap of more than 60 days between them (Apple's `recentSubscriptionStartDate`);
+    /// `nil` when the group was never bought. Reads the periods newest first, and stops at the
+    /// first gap.
+    func recentSubscriptionStart(_ db: Database, group: String) throws -> Date? {
+        let gap: Int64 = 60 * 86_400_000
+        let periods = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT purchase_date, expiration_date FROM transactions
+                WHERE subscription_group_id = ? AND state = 'purchased' AND expiration_date > purchase_date
+                ORDER BY purchase_date DESC, id DESC
+                """, arguments: [group])
+        var start: Int64?
+        while let period = try periods.next() {
+            let (purchased, expires): (Int64, Int64) = (period[0], period[1])
+            if let start, start - expires > gap { break }
+            start = min(start ?? purchased, purchased)
+        }
+        return start.map(Date.init(ledgerMilliseconds:))
+    }
+
     /// Whether the group's introductory offer is still open to the user: once per subscription
     /// group, so only while no subscription of the group was ever bought.
     public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {

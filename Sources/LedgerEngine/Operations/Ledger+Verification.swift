@@ -20,7 +20,7 @@ extension Ledger {
     /// ends in its current row, and that it is not finished in a state that cannot be; that no
     /// idempotency key names two transactions; that no id is above the last one issued; and the
     /// hash chain (`chainLinkProblems`, `chainRowProblems`): every link, every row against its
-    /// last event, the signed head.
+    /// last event, the signed head; and the outbox of notifications (`outboxProblems`).
     /// Returns the problems found; empty when all hold.
     public func verify() throws -> [LedgerProblem] {
         // A damaged file cannot be trusted for the checks that follow: its problems are the
@@ -78,6 +78,7 @@ extension Ledger {
                             "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"
                     ))
             }
+            problems += try Self.outboxProblems(db)
             let lastIssued =
                 try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
             if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {

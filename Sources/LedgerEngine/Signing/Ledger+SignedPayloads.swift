@@ -32,7 +32,9 @@ extension Ledger {
         let products = try catalog(Set(transactions.map(\.productID)))
         return try transactions.map { transaction in
             try signer.sign(
-                TransactionPayload(transaction, product: products[transaction.productID], settings: signer.settings))
+                TransactionPayload(
+                    transaction, product: products[transaction.productID], settings: signer.settings,
+                    appTransactionID: signer.identity.appTransactionID))
         }
     }
 
@@ -50,7 +52,11 @@ extension Ledger {
     public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
         let signer = try signer()
         let product = try catalog([status.autoRenewProductID])[status.autoRenewProductID]
-        return try signer.sign(RenewalInfoPayload(status, renewalProduct: product, settings: signer.settings))
+        let recentStart = try read { db in try recentSubscriptionStart(db, group: status.groupID) }
+        return try signer.sign(
+            RenewalInfoPayload(
+                status, renewalProduct: product, settings: signer.settings, recentStart: recentStart,
+                appTransactionID: signer.identity.appTransactionID))
     }
 
     private func signer() throws -> PayloadSigner {

@@ -21,12 +21,25 @@ BEGIN
     SELECT RAISE(ABORT, 'a revoked API key stays revoked');
 END;
 
+CREATE TABLE app_account_tokens (
+    original_transaction_id INTEGER PRIMARY KEY CHECK (original_transaction_id > 0),
+    token                   TEXT CHECK (token IS NULL OR length(token) = 36),
+    set_at                  INTEGER NOT NULL
+);
+
 CREATE TABLE chain_head (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
     seq       INTEGER NOT NULL CHECK (seq > 0),
     hash      BLOB NOT NULL CHECK (length(hash) = 32),
     signature BLOB NOT NULL CHECK (length(signature) = 64),
     signed_at INTEGER NOT NULL
+);
+
+CREATE TABLE consumption_information (
+    transaction_id INTEGER PRIMARY KEY CHECK (transaction_id > 0),
+    version        INTEGER NOT NULL CHECK (version = 1 OR version = 2),
+    body           TEXT NOT NULL CHECK (json_valid(body) AND length(body) <= 65536),
+    received_at    INTEGER NOT NULL
 );
 
 CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
@@ -42,6 +55,17 @@ CREATE TABLE interrupted_purchases (
 CREATE TABLE ledger_counters (
     name  TEXT PRIMARY KEY NOT NULL,
     value INTEGER NOT NULL CHECK (value >= 0)
+) WITHOUT ROWID;
+
+CREATE TABLE mass_renewal_extensions (
+    request_identifier TEXT PRIMARY KEY CHECK (length(request_identifier) BETWEEN 1 AND 128),
+    product_id         TEXT NOT NULL,
+    days               INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+    reason             INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+    storefronts        TEXT,
+    at                 INTEGER NOT NULL,
+    succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
+    failed             INTEGER NOT NULL CHECK (failed >= 0)
 ) WITHOUT ROWID;
 
 CREATE TABLE notification_attempts (
@@ -145,6 +169,19 @@ CREATE TABLE promotions (
     product_id TEXT NOT NULL UNIQUE REFERENCES products(id),
     visibility TEXT NOT NULL CHECK (visibility IN ('appStoreConnectDefault', 'visible', 'hidden'))
 );
+
+CREATE TABLE renewal_extensions (
+    request_identifier      TEXT NOT NULL CHECK (length(request_identifier) BETWEEN 1 AND 128),
+    original_transaction_id INTEGER NOT NULL CHECK (original_transaction_id > 0),
+    period_id               INTEGER NOT NULL CHECK (period_id > 0),
+    days                    INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+    reason                  INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+    at                      INTEGER NOT NULL,
+    effective_date          INTEGER NOT NULL,
+    PRIMARY KEY (request_identifier, original_transaction_id)
+) WITHOUT ROWID;
+
+CREATE INDEX renewal_extensions_by_original ON renewal_extensions (original_transaction_id, at);
 
 CREATE TABLE rule_events (
     kind              TEXT PRIMARY KEY NOT NULL,

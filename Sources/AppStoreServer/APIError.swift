@@ -69,10 +69,94 @@ struct APIError: Error, Equatable {
     /// Apple's `TestNotificationNotFoundError`.
     static let testNotificationNotFound = APIError(
         status: 404, body: (4_040_008, "Test notification not found."))
-    /// A test notification asked of a store without a notification URL: Apple's
-    /// `GeneralBadRequestError`, as App Store Connect has nowhere to send it.
+    /// Apple's `ServerNotificationURLNotFoundError`: a test notification asked of a store
+    /// without a notification URL.
     static let noNotificationURL = APIError(
-        status: 400, body: (4_000_000, "Bad request. The app has no App Store Server Notifications URL."))
+        status: 404,
+        body: (
+            4_040_007,
+            "No App Store Server Notification URL found for provided app. Check that a URL is configured in App Store Connect for this environment."
+        ))
+    /// Apple's `InvalidExtendByDaysError`.
+    static let invalidExtendByDays = APIError(status: 400, body: (4_000_009, "Invalid extend by days value."))
+    /// Apple's `InvalidExtendReasonCodeError`.
+    static let invalidExtendReasonCode = APIError(status: 400, body: (4_000_010, "Invalid extend reason code."))
+    /// Apple's `InvalidRequestIdentifierError`.
+    static let invalidRequestIdentifier = APIError(status: 400, body: (4_000_011, "Invalid request identifier."))
+    /// Apple's `InvalidOriginalTransactionIdError`.
+    static let invalidOriginalTransactionID = APIError(
+        status: 400, body: (4_000_008, "Invalid original transaction id."))
+    /// Apple's `InvalidEmptyStorefrontCountryCodeListError`.
+    static let emptyStorefrontList = APIError(
+        status: 400,
+        body: (4_000_027, "Invalid request. If provided, the list of storefront country codes must not be empty."))
+    /// Apple's `InvalidStorefrontCountryCodeError`.
+    static let invalidStorefrontCountryCode = APIError(
+        status: 400, body: (4_000_028, "Invalid request. A storefront country code was invalid."))
+    /// Apple's `SubscriptionExtensionIneligibleError`.
+    static let subscriptionExtensionIneligible = APIError(
+        status: 403, body: (4_030_004, "Forbidden - subscription state ineligible for extension."))
+    /// Apple's `SubscriptionMaxExtensionError`.
+    static let subscriptionMaxExtension = APIError(
+        status: 403, body: (4_030_005, "Forbidden - subscription has reached maximum extension count."))
+    /// Apple's `OriginalTransactionIdNotFoundError`.
+    static let originalTransactionIDNotFound = APIError(
+        status: 404, body: (4_040_005, "Original transaction id not found."))
+    /// Apple's `StatusRequestNotFoundError`: no mass extension with this request identifier.
+    static let statusRequestNotFound = APIError(
+        status: 404,
+        body: (
+            4_040_009,
+            "The server didn't find a subscription-renewal-date extension request for this requestIdentifier and productId combination."
+        ))
+    /// Apple's `InvalidAccountTenureError`.
+    static let invalidAccountTenure = APIError(
+        status: 400, body: (4_000_032, "Invalid request. The account tenure field is invalid."))
+    /// Apple's `InvalidAppAccountTokenError` (Send Consumption Information).
+    static let invalidAppAccountToken = APIError(
+        status: 400,
+        body: (4_000_033, "Invalid request. The app account token field must contain an empty string or a valid UUID."))
+    /// Apple's `InvalidConsumptionStatusError`.
+    static let invalidConsumptionStatus = APIError(
+        status: 400, body: (4_000_034, "Invalid request. The consumption status field is invalid."))
+    /// Apple's `InvalidCustomerConsentedError`: consumption data needs the customer's consent.
+    static let invalidCustomerConsented = APIError(
+        status: 400,
+        body: (
+            4_000_035,
+            "Invalid request. The customer consented field is required and must indicate the customer consented"
+        ))
+    /// Apple's `InvalidDeliveryStatusError`.
+    static let invalidDeliveryStatus = APIError(
+        status: 400, body: (4_000_036, "Invalid request. The delivery status field is invalid."))
+    /// Apple's `InvalidLifetimeDollarsPurchasedError`.
+    static let invalidLifetimeDollarsPurchased = APIError(
+        status: 400, body: (4_000_037, "Invalid request. The lifetime dollars purchased field is invalid."))
+    /// Apple's `InvalidLifetimeDollarsRefundedError`.
+    static let invalidLifetimeDollarsRefunded = APIError(
+        status: 400, body: (4_000_038, "Invalid request. The lifetime dollars refunded field is invalid."))
+    /// Apple's `InvalidPlatformError`.
+    static let invalidPlatform = APIError(
+        status: 400, body: (4_000_039, "Invalid request. The platform field is invalid."))
+    /// Apple's `InvalidPlayTimeError`.
+    static let invalidPlayTime = APIError(
+        status: 400, body: (4_000_040, "Invalid request. The playtime field is invalid."))
+    /// Apple's `InvalidSampleContentProvidedError`.
+    static let invalidSampleContentProvided = APIError(
+        status: 400, body: (4_000_041, "Invalid request. The sample content provided field is invalid."))
+    /// Apple's `InvalidUserStatusError`.
+    static let invalidUserStatus = APIError(
+        status: 400, body: (4_000_042, "Invalid request. The user status field is invalid."))
+    /// Apple's `InvalidTransactionTypeNotSupportedError`: version 1 of Send Consumption
+    /// Information takes consumables and auto-renewable subscriptions only.
+    static let transactionTypeNotSupported = APIError(
+        status: 400, body: (4_000_047, "Invalid request. The transaction type is not supported by this endpoint."))
+    /// Apple's `InvalidAppAccountTokenUUIDError` (Set App Account Token).
+    static let invalidAppAccountTokenUUID = APIError(
+        status: 400, body: (4_000_183, "Invalid request. The app account token must be a valid UUID."))
+    /// Apple's `TransactionIdIsNotOriginalTransactionIdError`.
+    static let transactionIDIsNotOriginal = APIError(
+        status: 400, body: (4_000_187, "Invalid request. The transaction id is not an original transaction id."))
     /// Apple's `GeneralInternalError`: the ledger could not be read.
     static let generalInternal = APIError(
         status: 500, body: (5_000_000, "An unknown error occurred."))

@@ -54,6 +54,13 @@ public struct APIResponse: Sendable, Equatable {
 ///   /inApps/v1/notifications/test/{testNotificationToken}` (Get Test Notification Status) and
 ///   `POST /inApps/v1/notifications/history` (Get Notification History, 20 a page with
 ///   `paginationToken`): the ledger's outbox of Server Notifications V2 (`NotificationSender`).
+/// - `GET /inApps/v1/lookup/{orderId}` (Look Up Order ID, `OrderID`), `PUT
+///   /inApps/v1|v2/transactions/consumption/{transactionId}` (Send Consumption Information,
+///   kept with the transaction) and `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`
+///   (Set App Account Token, which the chain is signed with from then on).
+/// - `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}` (Extend a Subscription
+///   Renewal Date), `POST /inApps/v1/subscriptions/extend/mass` (for all active subscribers)
+///   and `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}` (its status).
 ///
 /// Any other path is answered 404 without a body, a known path with another method 405.
 /// Reading never changes the ledger; a refused request changes nothing.
@@ -98,6 +105,13 @@ public struct AppStoreServerAPI: Sendable {
         (["inApps", "v1", "notifications", "test"], "POST", .requestTestNotification),
         (["inApps", "v1", "notifications", "test", "{}"], "GET", .testNotificationStatus),
         (["inApps", "v1", "notifications", "history"], "POST", .notificationHistory),
+        (["inApps", "v1", "lookup", "{}"], "GET", .orderLookup),
+        (["inApps", "v1", "transactions", "consumption", "{}"], "PUT", .consumption(version: 1)),
+        (["inApps", "v2", "transactions", "consumption", "{}"], "PUT", .consumption(version: 2)),
+        (["inApps", "v1", "transactions", "{}", "appAccountToken"], "PUT", .appAccountToken),
+        (["inApps", "v1", "subscriptions", "extend", "mass"], "POST", .massExtension),
+        (["inApps", "v1", "subscriptions", "extend", "{}"], "PUT", .extendRenewalDate),
+        (["inApps", "v1", "subscriptions", "extend", "mass", "{}", "{}"], "GET", .massExtensionStatus),
     ]
 
     private enum Endpoint {
@@ -107,6 +121,12 @@ public struct AppStoreServerAPI: Sendable {
         case requestTestNotification
         case testNotificationStatus
         case notificationHistory
+        case orderLookup
+        case consumption(version: Int)
+        case appAccountToken
+        case extendRenewalDate
+        case massExtension
+        case massExtensionStatus
     }
 
     private func route(_ request: APIRequest) throws -> APIResponse {
@@ -137,6 +157,18 @@ public struct AppStoreServerAPI: Sendable {
             return try testNotificationStatus(parameters[0])
         case .notificationHistory:
             return try notificationHistory(request.body, query: query)
+        case .orderLookup:
+            return try orderLookup(parameters[0])
+        case .consumption(let version):
+            return try consumption(parameters[0], body: request.body, version: version)
+        case .appAccountToken:
+            return try setAppAccountToken(parameters[0], body: request.body)
+        case .extendRenewalDate:
+            return try extendRenewalDate(parameters[0], body: request.body)
+        case .massExtension:
+            return try massExtendRenewalDates(request.body)
+        case .massExtensionStatus:
+            return try massExtensionStatus(productID: parameters[0], requestIdentifier: parameters[1])
         }
     }
 

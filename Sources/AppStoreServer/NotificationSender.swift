@@ -23,6 +23,7 @@ public final class NotificationSender: Sendable {
         /// How many due notifications one round takes.
         public var batch = 256
 
+        /// The defaults: 5 seconds an attempt, 16 at once, 256 a round.
         public init() {}
     }
 
@@ -34,6 +35,7 @@ public final class NotificationSender: Sendable {
         /// How many were delivered.
         public var deliveredCount: Int { attempted.filter { $0.status == .delivered }.count }
 
+        /// A round that attempted nothing.
         public init() {}
     }
 

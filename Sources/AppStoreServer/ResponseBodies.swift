@@ -43,6 +43,34 @@ enum ResponseBody {
         let signedRenewalInfo: String
     }
 
+    /// Extend a Subscription Renewal Date's `ExtendRenewalDateResponse`.
+    struct RenewalExtended: Encodable {
+        let originalTransactionId: String
+        let webOrderLineItemId: String
+        let success: Bool
+        let effectiveDate: Int64
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers' `MassExtendRenewalDateResponse`.
+    struct MassExtensionRequested: Encodable {
+        let requestIdentifier: String
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions' `MassExtendRenewalDateStatusResponse`.
+    struct MassExtensionStatus: Encodable {
+        let requestIdentifier: String
+        let complete: Bool
+        let completeDate: Int64
+        let succeededCount: Int
+        let failedCount: Int
+    }
+
+    /// Look Up Order ID's `OrderLookupResponse`: status 0 valid, 1 invalid.
+    struct OrderLookup: Encodable {
+        let status: Int
+        let signedTransactions: [String]
+    }
+
     /// Request a Test Notification's `SendTestNotificationResponse`.
     struct TestNotificationToken: Encodable {
         let testNotificationToken: String

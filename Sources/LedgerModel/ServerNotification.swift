@@ -41,6 +41,11 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case expiredAfterBillingRetry
     /// A purchase refunded.
     case refunded
+    /// A subscription's renewal date extended (Extend a Subscription Renewal Date, or a mass
+    /// extension).
+    case renewalExtended
+    /// A mass extension of renewal dates done (its `summary`).
+    case renewalExtensionSummary
     /// A consumable, a non-consumable or a non-renewing subscription bought.
     case oneTimeCharge
     /// A test notification asked for (Request a Test Notification).
@@ -67,6 +72,8 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .expiredVoluntarily: ("EXPIRED", "VOLUNTARY")
         case .expiredAfterBillingRetry: ("EXPIRED", "BILLING_RETRY")
         case .refunded: ("REFUND", nil)
+        case .renewalExtended: ("RENEWAL_EXTENDED", nil)
+        case .renewalExtensionSummary: ("RENEWAL_EXTENSION", "SUMMARY")
         case .oneTimeCharge: ("ONE_TIME_CHARGE", nil)
         case .test: ("TEST", nil)
         }
@@ -106,16 +113,27 @@ public enum SubscriptionStart: Sendable, Hashable {
 
 /// The outcome of one attempt to send a notification: Apple's `sendAttemptResult` values.
 public enum SendAttemptResult: String, Sendable, CaseIterable, Codable {
+    /// The server answered 200 to 206.
     case success = "SUCCESS"
+    /// No answer within the attempt's timeout.
     case timedOut = "TIMED_OUT"
+    /// The TLS handshake failed.
     case tlsIssue = "TLS_ISSUE"
+    /// The redirects went round in a circle (or too far).
     case circularRedirect = "CIRCULAR_REDIRECT"
+    /// No valid HTTP answer.
     case noResponse = "NO_RESPONSE"
+    /// The connection failed (refused, reset, unreachable).
     case socketIssue = "SOCKET_ISSUE"
+    /// The answer's character set is not supported.
     case unsupportedCharset = "UNSUPPORTED_CHARSET"
+    /// The answer was not valid HTTP.
     case invalidResponse = "INVALID_RESPONSE"
+    /// The server closed the connection before it answered.
     case prematureClose = "PREMATURE_CLOSE"
+    /// The server answered with another status than 200 to 206.
     case unsuccessfulHTTPResponseCode = "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+    /// Anything else.
     case other = "OTHER"
 }
 
@@ -135,10 +153,12 @@ public struct ServerNotification: Sendable, Hashable {
     public struct Attempt: Sendable, Hashable {
         /// When, by the store's clock.
         public var date: Date
+        /// How it went, in Apple's terms.
         public var result: SendAttemptResult
         /// The server's HTTP status, when it answered.
         public var httpStatus: Int?
 
+        /// An attempt made at `date` that ended with `result` (and the server's `httpStatus`).
         public init(date: Date, result: SendAttemptResult, httpStatus: Int?) {
             self.date = date
             self.result = result
@@ -156,16 +176,20 @@ public struct ServerNotification: Sendable, Hashable {
     public var subtype: String?
     /// The transaction it reports (absent for a test notification).
     public var transactionID: UInt64?
+    /// The original transaction of `transactionID`: its notifications are sent in commit order.
     public var originalTransactionID: UInt64?
     /// When the change was committed, by the store's clock (the payload's `signedDate`).
     public var date: Date
     /// The JWS POSTed as `{"signedPayload": ...}`.
     public var signedPayload: String
+    /// Where it stands.
     public var status: Status
     /// When the next attempt falls due by the store's clock, while pending.
     public var nextAttemptDate: Date?
+    /// Every attempt to send it, oldest first.
     public var attempts: [Attempt]
 
+    /// A notification with every field, as the outbox stores it.
     public init(
         sequence: Int64, uuid: UUID, type: String, subtype: String?, transactionID: UInt64?,
         originalTransactionID: UInt64?, date: Date, signedPayload: String, status: Status, nextAttemptDate: Date?,

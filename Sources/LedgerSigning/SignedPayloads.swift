@@ -209,7 +209,10 @@ package struct NotificationPayload: Encodable {
     var notificationType: String
     var subtype: String?
     var notificationUUID: String
-    var data: NotificationData
+    /// What it reports about a transaction (every type but `RENEWAL_EXTENSION`'s summary).
+    var data: NotificationData?
+    /// A mass extension's outcome (`RENEWAL_EXTENSION` / `SUMMARY`), in place of `data`.
+    var summary: Summary?
     var version = "2.0"
     var signedDate: Int64
 
@@ -225,6 +228,43 @@ package struct NotificationPayload: Encodable {
             appAppleId: settings.appAppleID, bundleId: settings.bundleID, environment: settings.environment.rawValue,
             signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
             status: status?.appStoreCode)
+    }
+
+    /// A summary notification: `summary`, completed with `settings`' app, in place of `data`.
+    package init(
+        type: String, subtype: String?, uuid: UUID, signedDate: Int64, settings: StoreSettings, summary: Summary
+    ) {
+        notificationType = type
+        self.subtype = subtype
+        notificationUUID = uuid.uuidString.lowercased()
+        self.signedDate = signedDate
+        var summary = summary
+        summary.appAppleId = settings.appAppleID
+        summary.bundleId = settings.bundleID
+        summary.environment = settings.environment.rawValue
+        self.summary = summary
+    }
+
+    /// Apple's `summary` object: how a mass extension of renewal dates went.
+    package struct Summary: Encodable {
+        var requestIdentifier: String
+        var environment = ""
+        var appAppleId: Int64?
+        var bundleId = ""
+        var productId: String
+        var storefrontCountryCodes: [String]
+        var failedCount: Int
+        var succeededCount: Int
+
+        package init(
+            requestIdentifier: String, productID: String, storefronts: [String], failed: Int, succeeded: Int
+        ) {
+            self.requestIdentifier = requestIdentifier
+            productId = productID
+            storefrontCountryCodes = storefronts
+            failedCount = failed
+            succeededCount = succeeded
+        }
     }
 
     /// Apple's `data` object of a notification.

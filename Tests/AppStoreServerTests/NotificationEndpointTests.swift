@@ -164,7 +164,7 @@ import Testing
             let answer = api.respond(
                 to: APIRequest(method: "POST", path: "/inApps/v1/notifications/test", authorization: token))
             let recorded = try ledger.notifications()
-            #expect(answer.status == 400 && recorded.isEmpty)
+            #expect(answer.status == 404 && recorded.isEmpty)
         }
     }
 }

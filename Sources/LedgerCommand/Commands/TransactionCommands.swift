@@ -170,8 +170,16 @@ struct ShowCommand: AsyncParsableCommand {
         let ledger = try options.openLedgerForReading()
         guard let transaction = try ledger.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
         let events = try ledger.events(of: id)
-        try options.output.emit(Shown(transaction: transaction, events: events)) {
-            ([describe(transaction)]
+        let shown = Shown(
+            transaction: transaction, events: events,
+            orderID: transaction.state == .purchased ? OrderID.of(transaction.id) : nil,
+            consumption: try ledger.consumptionInformation(for: id).map {
+                Shown.Consumption(version: $0.version, request: try JSONValue(Data($0.json.utf8)), date: $0.date)
+            },
+            serverAppAccountToken: try ledger.serverAppAccountToken(originalTransactionID: transaction.originalID)
+                .map { $0?.uuidString.lowercased() ?? "" })
+        try options.output.emit(shown) {
+            ([describe(transaction)] + shown.serverLines
                 + events.map { event in
                     let change = event.fromState.map { "\($0.rawValue) -> " } ?? ""
                     return
@@ -181,8 +189,35 @@ struct ShowCommand: AsyncParsableCommand {
         }
     }
 
+    /// A transaction, its history, and what the App Store's server keeps about it: its order
+    /// id, the consumption information a server sent, the app account token a server set.
     struct Shown: Encodable {
         let transaction: PaymentTransaction
         let events: [TransactionEvent]
+        let orderID: String?
+        let consumption: Consumption?
+        /// The token set by Set App Account Token on the chain; "" when cleared.
+        let serverAppAccountToken: String?
+
+        struct Consumption: Encodable {
+            let version: Int
+            let request: JSONValue
+            let date: Date
+        }
+
+        var serverLines: [String] {
+            var lines: [String] = []
+            if let orderID { lines.append("  order \(orderID)") }
+            if let token = serverAppAccountToken {
+                lines.append("  app account token set by the server: " + (token.isEmpty ? "none (cleared)" : token))
+            }
+            if let consumption {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                let json = (try? encoder.encode(consumption.request)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                lines.append("  consumption information (v\(consumption.version), \(consumption.date)): \(json)")
+            }
+            return lines
+        }
     }
 }

@@ -17,7 +17,7 @@ extension Ledger {
     /// when time passes): a second notification with the same key is not recorded.
     func notify(
         _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
-        once key: String? = nil
+        once key: String? = nil, summary: NotificationPayload.Summary? = nil
     ) throws {
         guard try Self.notifies(db) else { return }
         let settings = try StoreSettings(db)
@@ -34,8 +34,9 @@ extension Ledger {
                     appTransactionID: signer.identity.appTransactionID)
             ).compactSerialization
             if let group = transaction.subscriptionGroupID,
-                let state = try subscriptionStatus(db, group: group, at: now)
+                var state = try subscriptionStatus(db, group: group, at: now)
             {
+                state.transaction = try Self.withServerAccountTokens(db, [state.transaction])[0]
                 let renewalProduct = try Self.products(db, withIDs: [state.autoRenewProductID]).first
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(
@@ -48,9 +49,14 @@ extension Ledger {
         }
         let uuid = UUID()
         let (type, subtype) = event.notification
-        let payload = NotificationPayload(
-            type: type, subtype: subtype, uuid: uuid, signedDate: now, settings: settings,
-            signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, status: status)
+        let payload =
+            summary.map {
+                NotificationPayload(
+                    type: type, subtype: subtype, uuid: uuid, signedDate: now, settings: settings, summary: $0)
+            }
+            ?? NotificationPayload(
+                type: type, subtype: subtype, uuid: uuid, signedDate: now, settings: settings,
+                signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, status: status)
         try db.execute(
             sql: """
                 INSERT INTO notifications (uuid, type, subtype, transaction_id, original_transaction_id, event_key,
@@ -320,9 +326,13 @@ extension Ledger {
 /// What Get Notification History asks for: a window of the store's time, filters, and where
 /// the previous page ended.
 public struct NotificationHistoryQuery: Sendable, Hashable {
+    /// The window's start (included), by the store's clock.
     public var start: Date
+    /// The window's end (excluded).
     public var end: Date
+    /// Only this `notificationType`.
     public var type: String?
+    /// Only this `subtype`.
     public var subtype: String?
     /// Only the notifications of this transaction's original transaction.
     public var transactionID: UInt64?
@@ -330,8 +340,10 @@ public struct NotificationHistoryQuery: Sendable, Hashable {
     public var onlyFailures = false
     /// The last sequence of the previous page (0 for the first).
     public var after: Int64 = 0
+    /// The most notifications returned.
     public var limit = 20
 
+    /// Every notification dated from `start` to `end`, 20 at most.
     public init(start: Date, end: Date) {
         self.start = start
         self.end = end

@@ -594,7 +594,7 @@ extension Ledger {
     }
 
     /// A transaction with the restored copies that mirror it.
-    private func withRestoredCopies(_ db: Database, _ transaction: PaymentTransaction) throws -> [PaymentTransaction] {
+    func withRestoredCopies(_ db: Database, _ transaction: PaymentTransaction) throws -> [PaymentTransaction] {
         [transaction]
             + (try PaymentTransaction.fetchAll(
                 db, sql: "WHERE restored_from = ? ORDER BY id", arguments: [Int64(transaction.id)]))
@@ -604,7 +604,7 @@ extension Ledger {
     private func endPeriod(_ writer: TransactionWriter, _ transaction: PaymentTransaction) throws {
         for period in try withRestoredCopies(writer.db, transaction) {
             guard let expiration = period.expirationDate?.ledgerMilliseconds, expiration > writer.now else { continue }
-            try writer.expireNow(period)
+            try writer.moveExpiration(of: period, to: writer.now)
         }
     }
 

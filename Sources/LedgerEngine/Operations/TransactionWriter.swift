@@ -300,15 +300,16 @@ struct TransactionWriter {
             ])
     }
 
-    /// Moves a subscription period's expiration to now, with its `expirationChanged` event.
-    func expireNow(_ period: PaymentTransaction) throws {
+    /// Moves a subscription period's expiration to `date` (an expiry now, a renewal date
+    /// extended), with its `expirationChanged` event.
+    func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
         try vouch(period.id)
         try db.run(
             sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",
-            arguments: [now, now, Int64(period.id)])
+            arguments: [date, now, Int64(period.id)])
         try appendEvent(
             id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
-            detail: Date(ledgerMilliseconds: now).formatted(.iso8601))
+            detail: Date(ledgerMilliseconds: date).formatted(.iso8601))
     }
 
     /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.

@@ -858,6 +858,52 @@ END;
 
 -- The store's time up to which passing time (expiries, ends of grace periods) was notified.
 INSERT INTO ledger_counters (name, value) VALUES ('notifications_report_time_from', 0);
+
+-- What the team's server told the App Store through the API: each table keeps what one
+-- endpoint sets, and nothing here changes a transaction's row (its history vouches for it).
+
+-- Send Consumption Information: the last body sent for a transaction (version 1 or 2 of the
+-- endpoint), as JSON.
+CREATE TABLE consumption_information (
+    transaction_id INTEGER PRIMARY KEY CHECK (transaction_id > 0),
+    version        INTEGER NOT NULL CHECK (version = 1 OR version = 2),
+    body           TEXT NOT NULL CHECK (json_valid(body) AND length(body) <= 65536),
+    received_at    INTEGER NOT NULL
+);
+
+-- Set App Account Token: the token the server set on an original transaction, which the
+-- transactions of its chain are signed with from then on; NULL: cleared.
+CREATE TABLE app_account_tokens (
+    original_transaction_id INTEGER PRIMARY KEY CHECK (original_transaction_id > 0),
+    token                   TEXT CHECK (token IS NULL OR length(token) = 36),
+    set_at                  INTEGER NOT NULL
+);
+
+-- Extend a Subscription Renewal Date: each extension, once per request identifier and
+-- original transaction (the same request again extends nothing more).
+CREATE TABLE renewal_extensions (
+    request_identifier      TEXT NOT NULL CHECK (length(request_identifier) BETWEEN 1 AND 128),
+    original_transaction_id INTEGER NOT NULL CHECK (original_transaction_id > 0),
+    period_id               INTEGER NOT NULL CHECK (period_id > 0),
+    days                    INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+    reason                  INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+    at                      INTEGER NOT NULL,
+    effective_date          INTEGER NOT NULL,
+    PRIMARY KEY (request_identifier, original_transaction_id)
+) WITHOUT ROWID;
+CREATE INDEX renewal_extensions_by_original ON renewal_extensions (original_transaction_id, at);
+
+-- Extend Subscription Renewal Dates for All Active Subscribers: each request, done in its commit.
+CREATE TABLE mass_renewal_extensions (
+    request_identifier TEXT PRIMARY KEY CHECK (length(request_identifier) BETWEEN 1 AND 128),
+    product_id         TEXT NOT NULL,
+    days               INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+    reason             INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+    storefronts        TEXT,
+    at                 INTEGER NOT NULL,
+    succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
+    failed             INTEGER NOT NULL CHECK (failed >= 0)
+) WITHOUT ROWID;
 """#),
     ]
 }

@@ -25,8 +25,9 @@ extension Ledger {
             throw StoreControlError.notSigned(transaction.id, state: transaction.state)
         }
         // Never sign a row edited outside the ledger: the signature would vouch for the edit.
-        try read { db in
+        let transactions = try read { db in
             for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
+            return try Self.withServerAccountTokens(db, transactions)
         }
         let signer = try signer()
         let products = try catalog(Set(transactions.map(\.productID)))
@@ -52,7 +53,11 @@ extension Ledger {
     public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
         let signer = try signer()
         let product = try catalog([status.autoRenewProductID])[status.autoRenewProductID]
-        let recentStart = try read { db in try recentSubscriptionStart(db, group: status.groupID) }
+        var status = status
+        let recentStart = try read { db in
+            status.transaction = try Self.withServerAccountTokens(db, [status.transaction])[0]
+            return try recentSubscriptionStart(db, group: status.groupID)
+        }
         return try signer.sign(
             RenewalInfoPayload(
                 status, renewalProduct: product, settings: signer.settings, recentStart: recentStart,

@@ -1,0 +1,173 @@
+import Foundation
+public import LedgerModel
+import LedgerSigning
+import GRDB
+
+/// Renewal-date extensions, as the App Store's server makes them: the active period of a
+/// subscription ends later (its `expirationChanged` event says when), and its next renewal
+/// starts then. Each is notified (`RENEWAL_EXTENDED`; a mass extension also `RENEWAL_EXTENSION`
+/// / `SUMMARY`) in its commit.
+extension Ledger {
+    /// Extends the renewal date of the subscription of original transaction `originalID` by
+    /// `days` (Extend a Subscription Renewal Date). The same `requestIdentifier` again returns
+    /// the first extension and extends nothing more.
+    /// - Throws: `RenewalExtensionError`: days outside 1...90, a reason outside 0...3, a bad
+    ///   request identifier, an unknown subscription, one not active, one extended twice in the
+    ///   last 365 days.
+    public func extendRenewalDate(
+        originalTransactionID originalID: UInt64, days: Int, reason: Int, requestIdentifier: String
+    ) throws -> RenewalExtension {
+        try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
+        return try write { db in
+            if let done = try Self.renewalExtension(db, request: requestIdentifier, original: originalID) {
+                return done
+            }
+            return try extend(
+                db, originalID: originalID, days: days, reason: reason, request: requestIdentifier,
+                at: try storeNow(db))
+        }
+    }
+
+    /// Extends by `days` the renewal date of every active subscription of `productID` (in a
+    /// one-customer ledger: the group's, when it is active on that product and, with
+    /// `storefronts`, bought in one of them), records the outcome and notifies its summary, all
+    /// in one commit (Extend Subscription Renewal Dates for All Active Subscribers). The same
+    /// `requestIdentifier` again returns the first outcome.
+    /// - Throws: `RenewalExtensionError` for bad days, reason or identifier;
+    ///   `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    public func extendRenewalDatesForActiveSubscribers(
+        productID: String, days: Int, reason: Int, requestIdentifier: String, storefronts: [String] = []
+    ) throws -> MassRenewalExtension {
+        try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
+        return try write { db in
+            if let done = try Self.massRenewalExtension(db, request: requestIdentifier) { return done }
+            let now = try storeNow(db)
+            let group = try subscriptionGroup(db, productID: productID)
+            var (succeeded, failed) = (0, 0)
+            if let status = try subscriptionStatus(db, group: group, at: now),
+                status.transaction.productID == productID,
+                storefronts.isEmpty || storefronts.contains(status.transaction.storefront)
+            {
+                do {
+                    _ = try extend(
+                        db, originalID: status.transaction.originalID, days: days, reason: reason,
+                        request: requestIdentifier, at: now)
+                    succeeded += 1
+                } catch is RenewalExtensionError {
+                    failed += 1
+                }
+            }
+            let done = MassRenewalExtension(
+                requestIdentifier: requestIdentifier, productID: productID, days: days, reason: reason,
+                storefronts: storefronts, date: Date(ledgerMilliseconds: now), succeededCount: succeeded,
+                failedCount: failed)
+            try db.execute(
+                sql: """
+                    INSERT INTO mass_renewal_extensions
+                        (request_identifier, product_id, days, reason, storefronts, at, succeeded, failed)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    requestIdentifier, productID, days, reason, storefronts.joined(separator: ","), now, succeeded,
+                    failed,
+                ])
+            try notify(
+                db, .renewalExtensionSummary, about: nil, at: now,
+                summary: NotificationPayload.Summary(
+                    requestIdentifier: requestIdentifier, productID: productID, storefronts: storefronts,
+                    failed: failed, succeeded: succeeded))
+            return done
+        }
+    }
+
+    /// The mass extension `requestIdentifier` names, if it was made.
+    public func massRenewalExtension(requestIdentifier: String) throws -> MassRenewalExtension? {
+        try read { db in try Self.massRenewalExtension(db, request: requestIdentifier) }
+    }
+
+    /// The extensions of the subscription of original transaction `originalID`, oldest first.
+    public func renewalExtensions(originalTransactionID originalID: UInt64) throws -> [RenewalExtension] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM renewal_extensions WHERE original_transaction_id = ? ORDER BY at",
+                arguments: [Int64(originalID)]
+            ).map(Self.renewalExtension)
+        }
+    }
+
+    // MARK: - Inside a write
+
+    private static func checkExtension(days: Int, reason: Int, requestIdentifier: String) throws {
+        guard (1...RenewalExtension.maximumDays).contains(days) else { throw RenewalExtensionError.invalidDays(days) }
+        guard (0...3).contains(reason) else { throw RenewalExtensionError.invalidReason(reason) }
+        guard (1...RenewalExtension.requestIdentifierLimit).contains(requestIdentifier.utf8.count) else {
+            throw RenewalExtensionError.invalidRequestIdentifier
+        }
+    }
+
+    /// Moves the end of the active period of `originalID`'s subscription (and of its restored
+    /// copies) `days` later, records the extension and notifies it.
+    private func extend(
+        _ db: Database, originalID: UInt64, days: Int, reason: Int, request: String, at now: Int64
+    ) throws -> RenewalExtension {
+        guard let original = try PaymentTransaction.fetchOne(db, id: originalID), original.originalID == originalID,
+            original.productType == .autoRenewable, let group = original.subscriptionGroupID
+        else { throw RenewalExtensionError.unknownOriginalTransaction(originalID) }
+        guard let status = try subscriptionStatus(db, group: group, at: now), status.state == .subscribed,
+            status.transaction.originalID == originalID, let end = status.transaction.expirationDate
+        else { throw RenewalExtensionError.ineligible(originalID) }
+        let recent = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM renewal_extensions WHERE original_transaction_id = ? AND at > ?",
+            arguments: [Int64(originalID), now - Int64(RenewalExtension.window * 1000)])
+        guard (recent ?? 0) < RenewalExtension.maximumPerWindow else {
+            throw RenewalExtensionError.maximumReached(originalID)
+        }
+        let effective = end.ledgerMilliseconds + Int64(days) * 86_400_000
+        let writer = writer(db, at: now)
+        for period in try withRestoredCopies(db, status.transaction) {
+            try writer.moveExpiration(of: period, to: effective)
+        }
+        let done = RenewalExtension(
+            requestIdentifier: request, originalTransactionID: originalID, periodID: status.transaction.id,
+            days: days, reason: reason, effectiveDate: Date(ledgerMilliseconds: effective))
+        try db.execute(
+            sql: """
+                INSERT INTO renewal_extensions
+                    (request_identifier, original_transaction_id, period_id, days, reason, at, effective_date)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [request, Int64(originalID), Int64(done.periodID), days, reason, now, effective])
+        try notify(db, .renewalExtended, about: try PaymentTransaction.fetchOne(db, id: done.periodID), at: now)
+        return done
+    }
+
+    private static func renewalExtension(_ db: Database, request: String, original: UInt64) throws -> RenewalExtension?
+    {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM renewal_extensions WHERE request_identifier = ? AND original_transaction_id = ?",
+            arguments: [request, Int64(original)]
+        ).map(renewalExtension)
+    }
+
+    private static func renewalExtension(_ row: Row) -> RenewalExtension {
+        RenewalExtension(
+            requestIdentifier: row["request_identifier"],
+            originalTransactionID: UInt64(row["original_transaction_id"] as Int64),
+            periodID: UInt64(row["period_id"] as Int64), days: row["days"], reason: row["reason"],
+            effectiveDate: Date(ledgerMilliseconds: row["effective_date"]))
+    }
+
+    private static func massRenewalExtension(_ db: Database, request: String) throws -> MassRenewalExtension? {
+        try Row.fetchOne(
+            db, sql: "SELECT * FROM mass_renewal_extensions WHERE request_identifier = ?", arguments: [request]
+        ).map { row in
+            let storefronts: String = row["storefronts"] ?? ""
+            return MassRenewalExtension(
+                requestIdentifier: row["request_identifier"], productID: row["product_id"], days: row["days"],
+                reason: row["reason"],
+                storefronts: storefronts.isEmpty ? [] : storefronts.split(separator: ",").map(String.init),
+                date: Date(ledgerMilliseconds: row["at"]), succeededCount: row["succeeded"],
+                failedCount: row["failed"])
+        }
+    }
+}

@@ -1,0 +1,106 @@
+public import Foundation
+
+/// A subscription's renewal date extended by the App Store's server (Extend a Subscription
+/// Renewal Date, or a mass extension): the period extended and its new end.
+public struct RenewalExtension: Sendable, Hashable {
+    /// The request's identifier: the same request again extends nothing more.
+    public var requestIdentifier: String
+    /// The subscription's original transaction.
+    public var originalTransactionID: UInt64
+    /// The period extended (its `webOrderLineItemId`).
+    public var periodID: UInt64
+    /// Days added, 1 to 90.
+    public var days: Int
+    /// Apple's `extendReasonCode`: 0 undeclared, 1 customer satisfaction, 2 other, 3 service
+    /// issue or outage.
+    public var reason: Int
+    /// The period's new expiration date.
+    public var effectiveDate: Date
+
+    /// An extension with every field.
+    public init(
+        requestIdentifier: String, originalTransactionID: UInt64, periodID: UInt64, days: Int, reason: Int,
+        effectiveDate: Date
+    ) {
+        self.requestIdentifier = requestIdentifier
+        self.originalTransactionID = originalTransactionID
+        self.periodID = periodID
+        self.days = days
+        self.reason = reason
+        self.effectiveDate = effectiveDate
+    }
+
+    /// The most days one extension adds.
+    public static let maximumDays = 90
+    /// How many extensions a subscription gets in `window`.
+    public static let maximumPerWindow = 2
+    /// The window the maximum counts in: 365 days.
+    public static let window: TimeInterval = 365 * 86_400
+    /// The longest request identifier, in bytes.
+    public static let requestIdentifierLimit = 128
+}
+
+/// A mass extension of renewal dates (Extend Subscription Renewal Dates for All Active
+/// Subscribers), done in the commit that records it.
+public struct MassRenewalExtension: Sendable, Hashable {
+    /// The request's identifier: the same request again is not made twice.
+    public var requestIdentifier: String
+    /// The subscription product whose subscribers it extends.
+    public var productID: String
+    /// Days added, 1 to 90.
+    public var days: Int
+    /// Apple's `extendReasonCode`, 0 to 3.
+    public var reason: Int
+    /// The storefronts it was limited to; empty: all.
+    public var storefronts: [String]
+    /// When it was done, by the store's clock.
+    public var date: Date
+    /// How many subscriptions it extended.
+    public var succeededCount: Int
+    /// How many active subscriptions it could not extend (extended twice this year already).
+    public var failedCount: Int
+
+    /// A mass extension with every field.
+    public init(
+        requestIdentifier: String, productID: String, days: Int, reason: Int, storefronts: [String], date: Date,
+        succeededCount: Int, failedCount: Int
+    ) {
+        self.requestIdentifier = requestIdentifier
+        self.productID = productID
+        self.days = days
+        self.reason = reason
+        self.storefronts = storefronts
+        self.date = date
+        self.succeededCount = succeededCount
+        self.failedCount = failedCount
+    }
+}
+
+/// An extension of renewal dates the ledger refuses. Nothing was changed.
+public enum RenewalExtensionError: DescribedError, Sendable, Equatable {
+    /// Days outside 1...90.
+    case invalidDays(Int)
+    /// A reason code outside 0...3.
+    case invalidReason(Int)
+    /// A request identifier empty or longer than 128 bytes.
+    case invalidRequestIdentifier
+    /// No auto-renewable subscription has this original transaction id.
+    case unknownOriginalTransaction(UInt64)
+    /// The subscription is not active (expired, in billing retry or grace period, refunded).
+    case ineligible(UInt64)
+    /// The subscription was extended twice in the last 365 days already.
+    case maximumReached(UInt64)
+
+    public var description: String {
+        switch self {
+        case .invalidDays(let days): "\(days) days: an extension adds 1 to \(RenewalExtension.maximumDays) days"
+        case .invalidReason(let reason): "reason \(reason): Apple's extend reason codes are 0 to 3"
+        case .invalidRequestIdentifier:
+            "a request identifier has 1 to \(RenewalExtension.requestIdentifierLimit) bytes"
+        case .unknownOriginalTransaction(let id): "no auto-renewable subscription has original transaction \(id)"
+        case .ineligible(let id): "the subscription of original transaction \(id) is not active: it cannot be extended"
+        case .maximumReached(let id):
+            "the subscription of original transaction \(id) was extended \(RenewalExtension.maximumPerWindow) times in the last 365 days"
+        }
+    }
+}

@@ -110,6 +110,9 @@ let package = Package(
                 "LedgerCommand", "LedgerTesting", "CLedgerBaseline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The server rows of `bench`: a constant-body server, a receiver, bearer tokens.
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab"]),

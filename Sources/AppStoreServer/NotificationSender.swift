@@ -35,8 +35,10 @@ public final class NotificationSender: Sendable {
         /// How many were delivered.
         public var deliveredCount: Int { attempted.filter { $0.status == .delivered }.count }
 
-        /// A round that attempted nothing.
-        public init() {}
+        /// A round that attempted `attempted` (nothing by default).
+        public init(attempted: [ServerNotification] = []) {
+            self.attempted = attempted
+        }
     }
 
     private let ledger: Ledger
@@ -62,25 +64,34 @@ public final class NotificationSender: Sendable {
     /// Attempts every notification due now by the store's clock (at most `limits.batch`), at most
     /// `limits.inFlight` at once, and records each attempt. A store with no notification URL
     /// sends nothing.
+    ///
+    /// The round's attempts are recorded together, in one commit, once every POST of the round
+    /// has ended: one sync for the round, not one per notification. A sender stopped before
+    /// that records none of them, and they are sent again.
     public func sendDue() async throws -> Round {
         guard let url = try StoreSettings(ledger: ledger).notificationURL else { return Round() }
         let due = try ledger.dueNotifications(limit: limits.batch)
-        var round = Round()
-        try await withThrowingTaskGroup(of: ServerNotification.self) { group in
+        guard !due.isEmpty else { return Round() }
+        var outcomes: [NotificationAttemptOutcome] = []
+        await withTaskGroup(of: NotificationAttemptOutcome.self) { group in
             var next = due.makeIterator()
             var running = 0
             while let notification = next.next() {
-                if running == limits.inFlight {
-                    round.attempted.append(try await group.next()!)
+                if running == limits.inFlight, let done = await group.next() {
+                    outcomes.append(done)
                     running -= 1
                 }
-                group.addTask { try await self.attempt(notification, to: url) }
+                group.addTask {
+                    let (result, status) = await self.post(notification.signedPayload, to: url)
+                    return NotificationAttemptOutcome(
+                        sequence: notification.sequence, result: result, httpStatus: status)
+                }
                 running += 1
             }
-            for try await attempted in group { round.attempted.append(attempted) }
+            for await done in group { outcomes.append(done) }
         }
-        round.attempted.sort { $0.sequence < $1.sequence }
-        return round
+        try Task.checkCancellation()  // stopped: no attempt recorded, all are sent again later
+        return Round(attempted: try ledger.recordAttempts(outcomes))
     }
 
     /// Sends until cancelled: what is due, as soon as it is due (committed by this process or
@@ -102,12 +113,6 @@ public final class NotificationSender: Sendable {
             }
             if !sentSome { try? await Task.sleep(for: pollInterval) }
         }
-    }
-
-    private func attempt(_ notification: ServerNotification, to url: URL) async throws -> ServerNotification {
-        let (result, status) = await post(notification.signedPayload, to: url)
-        try Task.checkCancellation()  // stopped: no attempt recorded, it is sent again later
-        return try ledger.recordAttempt(notification.sequence, result: result, httpStatus: status)
     }
 
     /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms.

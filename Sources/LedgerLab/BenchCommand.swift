@@ -36,7 +36,7 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, chain, launch, redelivery, restore, show, catalog
+        case purchase, payers, chain, launch, redelivery, restore, show, catalog, server, notifications
     }
 
     func run() async throws {
@@ -51,8 +51,12 @@ struct BenchCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var plan =
             quick
-            ? Plan(cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2)
-            : Plan(cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4)
+            ? Plan(
+                cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2, serverSeconds: 1,
+                burst: 20, backlog: 200)
+            : Plan(
+                cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4,
+                serverSeconds: 10, burst: 1_000, backlog: 100_000)
         plan.workloads = workloads
         if quick { (plan.catalog, plan.unfinished) = ((100, 690), [100, 1_000]) }
         var bench = Bench(folder: folder, plan: plan, progress: !json)
@@ -102,6 +106,12 @@ struct BenchCommand: AsyncParsableCommand {
         var sizes: [Int]
         var restorable: Int
         var rounds: Int
+        /// How long each `wrk` run of the server rows lasts.
+        var serverSeconds: Int
+        /// Purchases committed in the notification burst.
+        var burst: Int
+        /// Pending notifications the drained backlog holds.
+        var backlog: Int
         var workloads = Set(Workload.allCases)
         /// Products imported into a new ledger, then added before the catalog is listed.
         var catalog = (imported: 10_000, added: 69_000)
@@ -152,7 +162,7 @@ struct BenchCommand: AsyncParsableCommand {
 }
 
 /// Runs the workloads of a plan.
-private struct Bench {
+struct Bench {
     let folder: String
     let plan: BenchCommand.Plan
     let progress: Bool
@@ -203,6 +213,14 @@ private struct Bench {
         if run.contains(.catalog) {
             say("catalog import and list...")
             results += try await catalog()
+        }
+        if run.contains(.server) {
+            say("ledger serve under wrk, against a constant body...")
+            results += try await serverLoad()
+        }
+        if run.contains(.notifications) {
+            say("notifications: a burst of \(plan.burst) purchases, a backlog of \(plan.backlog)...")
+            results += try await notificationDelivery()
         }
         return results
     }
@@ -724,7 +742,7 @@ private struct Bench {
     }
 }
 
-private struct BenchError: Error, CustomStringConvertible {
+struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

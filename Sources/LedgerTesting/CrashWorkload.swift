@@ -61,7 +61,13 @@ public struct CrashWorkload: Sendable {
         let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
         defer { try? ledger.close() }
         try ProductCatalog(ledger: ledger).importConfigurations(at: [catalogPath])
+        // Every change Apple notifies records its notification in its commit (invariant 7);
+        // nothing is sent (no server runs).
+        _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: notificationURL)
     }
+
+    /// The notification URL of the campaign's stores (never served).
+    public static let notificationURL = "http://127.0.0.1:9/crash-campaign"
 
     private static let products = [
         "workload.nonconsumable.a", "workload.nonconsumable.b", "workload.consumable", "workload.season",

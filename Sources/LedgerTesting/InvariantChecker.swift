@@ -2,14 +2,14 @@ import Foundation
 public import StoreLedger
 import Synchronization
 
-/// One broken crash invariant (`InvariantChecker` lists the six), with what was expected.
+/// One broken crash invariant (`InvariantChecker` lists the seven), with what was expected.
 public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
-    /// The number of the invariant, as `InvariantChecker` lists them (1 to 6).
+    /// The number of the invariant, as `InvariantChecker` lists them (1 to 7).
     public var invariant: Int
     /// What was found, and what was expected, in words.
     public var message: String
 
-    /// A violation of invariant number `invariant` (1 to 6), explained by `message`.
+    /// A violation of invariant number `invariant` (1 to 7), explained by `message`.
     public init(invariant: Int, message: String) {
         self.invariant = invariant
         self.message = message
@@ -27,7 +27,10 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
 ///    link, every row against its last event, the signed head (`Ledger.verify()`);
 /// 4. the launch delivers every unfinished transaction, oldest first, and no finished one;
 /// 5. no transaction is left purchasing after the launch;
-/// 6. `PRAGMA integrity_check` is ok and the ledger opens.
+/// 6. `PRAGMA integrity_check` is ok and the ledger opens;
+/// 7. the outbox of notifications went with the changes it reports: every charge (a purchase
+///    or a renewal) made while the store had a notification URL has exactly one notification,
+///    and no notification reports a transaction that never existed.
 public enum InvariantChecker {
     /// Reopens the ledger at `path` with `configuration` and returns the invariants it breaks, in the
     /// order found (empty when none). `acknowledged` is the run's log, in order; `lossAllowed` lets
@@ -52,6 +55,7 @@ public enum InvariantChecker {
             }
             let byID = Dictionary(uniqueKeysWithValues: try ledger.allTransactions().map { ($0.id, $0) })
             violations += checkAcknowledged(acknowledged, byID: byID, lossAllowed: lossAllowed)
+            violations += try checkOutbox(ledger, byID: byID)
 
             var keys: [String: Set<UInt64>] = [:]
             for transaction in byID.values {
@@ -85,6 +89,42 @@ public enum InvariantChecker {
         } catch {
             violations.append(
                 InvariantViolation(invariant: 6, message: "the ledger failed while being checked: \(error)"))
+        }
+        return violations
+    }
+
+    /// The notification types that report a charge: one per purchase or renewal.
+    static let chargeTypes: Set<String> = [
+        "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_PREF", "OFFER_REDEEMED", "ONE_TIME_CHARGE",
+    ]
+
+    /// Invariant 7 (for a store that had a notification URL from its start, as the campaign's
+    /// has): each purchased transaction (not a restored copy) has one charge notification, and
+    /// each notification's transaction has a history (it was committed with it).
+    static func checkOutbox(_ ledger: Ledger, byID: [UInt64: PaymentTransaction]) throws -> [InvariantViolation] {
+        guard try StoreSettings(ledger: ledger).notificationURL != nil else { return [] }
+        var charges: [UInt64: Int] = [:]
+        var violations: [InvariantViolation] = []
+        var after: Int64 = 0
+        while case let page = try ledger.notifications(after: after), let last = page.last {
+            after = last.sequence
+            for notification in page {
+                guard let id = notification.transactionID else { continue }
+                if chargeTypes.contains(notification.type) { charges[id, default: 0] += 1 }
+                if byID[id] == nil, try ledger.events(of: id).isEmpty {
+                    violations.append(
+                        InvariantViolation(
+                            invariant: 7, message: "notification \(notification.uuid) reports \(id), never committed"))
+                }
+            }
+        }
+        for transaction in byID.values.sorted(by: { $0.id < $1.id })
+        where transaction.state == .purchased && charges[transaction.id] != 1 {
+            violations.append(
+                InvariantViolation(
+                    invariant: 7,
+                    message:
+                        "purchased \(transaction.id) has \(charges[transaction.id] ?? 0) charge notifications, not 1"))
         }
         return violations
     }

@@ -251,26 +251,41 @@ extension Ledger {
     package func recordAttempt(
         _ sequence: Int64, result: SendAttemptResult, httpStatus: Int?
     ) throws -> ServerNotification {
+        try recordAttempts([NotificationAttemptOutcome(sequence: sequence, result: result, httpStatus: httpStatus)])[0]
+    }
+
+    /// `recordAttempt` for each outcome, in one commit; returns the notifications as they now
+    /// stand, in sequence order.
+    package func recordAttempts(_ outcomes: [NotificationAttemptOutcome]) throws -> [ServerNotification] {
         try write { db in
-            guard let current = try Self.notifications(db, where: "seq = ?", arguments: [sequence]).first else {
-                throw NotificationError.unknownSequence(sequence)
-            }
-            guard current.status == .pending else { return current }
             let now = try storeNow(db)
-            let number = current.attempts.count + 1
-            try db.execute(
-                sql:
-                    "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)",
-                arguments: [sequence, number, now, result.rawValue, httpStatus])
-            let delay = ServerNotification.retryDelay(afterAttempt: number)
-            let status: ServerNotification.Status = result == .success ? .delivered : delay == nil ? .failed : .pending
-            try db.execute(
-                sql: "UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?",
-                arguments: [
-                    status.rawValue, number, status == .pending ? now + Int64((delay ?? 0) * 1000) : nil, sequence,
-                ])
-            return try Self.notifications(db, where: "seq = ?", arguments: [sequence])[0]
+            return try outcomes.sorted { $0.sequence < $1.sequence }.map { outcome in
+                try Self.recordAttempt(db, outcome, at: now)
+            }
         }
+    }
+
+    private static func recordAttempt(
+        _ db: Database, _ outcome: NotificationAttemptOutcome, at now: Int64
+    ) throws -> ServerNotification {
+        let (sequence, result, httpStatus) = (outcome.sequence, outcome.result, outcome.httpStatus)
+        guard let current = try notifications(db, where: "seq = ?", arguments: [sequence]).first else {
+            throw NotificationError.unknownSequence(sequence)
+        }
+        guard current.status == .pending else { return current }
+        let number = current.attempts.count + 1
+        try db.execute(
+            sql:
+                "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)",
+            arguments: [sequence, number, now, result.rawValue, httpStatus])
+        let delay = ServerNotification.retryDelay(afterAttempt: number)
+        let status: ServerNotification.Status = result == .success ? .delivered : delay == nil ? .failed : .pending
+        try db.execute(
+            sql: "UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?",
+            arguments: [
+                status.rawValue, number, status == .pending ? now + Int64((delay ?? 0) * 1000) : nil, sequence,
+            ])
+        return try notifications(db, where: "seq = ?", arguments: [sequence])[0]
     }
 
     /// How many notifications stand in each status.
@@ -320,6 +335,19 @@ extension Ledger {
                 status: status, nextAttemptDate: (row["next_attempt_at"] as Int64?).map(Date.init(ledgerMilliseconds:)),
                 attempts: attempts)
         }
+    }
+}
+
+/// How one attempt to send a notification ended, before it is recorded.
+package struct NotificationAttemptOutcome: Sendable {
+    package let sequence: Int64
+    package let result: SendAttemptResult
+    package let httpStatus: Int?
+
+    package init(sequence: Int64, result: SendAttemptResult, httpStatus: Int?) {
+        self.sequence = sequence
+        self.result = result
+        self.httpStatus = httpStatus
     }
 }
 

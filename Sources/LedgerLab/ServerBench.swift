@@ -1,0 +1,379 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import Hummingbird
+import LedgerCommand
+import Logging
+import NIOCore
+import StoreLedger
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The server rows of `ledger-lab bench`: `ledger serve` answering Get Transaction Info under
+/// `wrk` (64 keep-alive connections), side by side in the same run with the same framework
+/// answering a constant body of the same size (`ledger-lab constant-server`: this machine's
+/// HTTP ceiling); and its notifications: a burst of purchases from commit to a receiver, and a
+/// backlog drained.
+extension Bench {
+    /// Get Transaction Info on a ledger of the largest size, against the ceiling.
+    mutating func serverLoad() async throws -> [BenchCommand.Result] {
+        guard let wrk = Self.executable(named: "wrk") else {
+            say("wrk is not installed (apt-get install wrk): the server rows are left out")
+            return []
+        }
+        let size = plan.sizes.max() ?? 1_000
+        let ledgerPath = path("serve-\(size)")
+        try await fill(ledgerPath, finished: size, unfinished: 0)
+        let key = P256.Signing.PrivateKey()
+        let ledger = try Ledger.open(at: ledgerPath)
+        try ledger.addAPIKey(keyID: "BENCH", issuerID: "bench-issuer", publicKey: key.publicKey)
+        try ledger.close()
+        let token = try BenchToken.make(key: key, bundleID: StoreSettings.defaultBundleID)
+        let server = try ChildServer.start(
+            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", ledgerPath])
+        defer { server.stop() }
+        // The ceiling answers a body as long as a signed transaction's answer.
+        let sample = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/1", token: token)
+        let ceiling = try ChildServer.start(
+            try Self.labExecutable(), ["constant-server", "--bytes", String(sample.count)])
+        defer { ceiling.stop() }
+        let script = folder + "/random-ids.lua"
+        try """
+        math.randomseed(25)
+        request = function()
+          return wrk.format("GET", "/inApps/v1/transactions/" .. math.random(1, \(size)))
+        end
+        """.write(toFile: script, atomically: true, encoding: .utf8)
+        let seconds = plan.serverSeconds
+        var served: [WrkRun] = [], constant: [WrkRun] = []
+        for _ in 0..<2 {
+            say("wrk: ledger serve, \(seconds) s...")
+            served.append(
+                try WrkRun(wrk, port: server.port, seconds: seconds, token: token, script: script))
+            say("wrk: constant body, \(seconds) s...")
+            constant.append(try WrkRun(wrk, port: ceiling.port, seconds: seconds, token: token, script: nil))
+        }
+        let best = served.max { $0.requestsPerSecond < $1.requestsPerSecond }!
+        let top = constant.max { $0.requestsPerSecond < $1.requestsPerSecond }!
+        let name = "Get Transaction Info, 64 keep-alive connections, \(size) transactions"
+        let memory = server.peakMB
+        return [
+            result(
+                name, unit: "req/s", ledger: best.requestsPerSecond, baseline: top.requestsPerSecond,
+                higherIsBetter: true, target: ">= 0.5 (of the constant body)"),
+            note(
+                result(
+                    name + ": p50", unit: "ms", ledger: best.p50, baseline: top.p50, higherIsBetter: false, target: "-"),
+                "baseline: the constant body"),
+            note(
+                result(
+                    name + ": p99", unit: "ms", ledger: best.p99, baseline: top.p99, higherIsBetter: false,
+                    target: "<= 20 ms"),
+                "baseline: the constant body"),
+            BenchCommand.Result(
+                workload: "ledger serve resident memory after the load (peak)", unit: "MB", ledger: memory,
+                baseline: nil, ratio: nil, target: "<= 64 MB", peakMemoryMB: memory, note: nil),
+        ]
+    }
+
+    /// 1,000 purchases committed in a burst, from their commits to a local receiver; then a
+    /// backlog of pending notifications drained by a server started on it.
+    mutating func notificationDelivery() async throws -> [BenchCommand.Result] {
+        let receiver = try await BenchReceiver.start()
+        defer { Task { await receiver.stop() } }
+        var results: [BenchCommand.Result] = []
+
+        // The burst: the server runs; this process commits, one purchase after another.
+        let burstPath = path("burst")
+        let queue = try await benchQueue(at: burstPath, durability: .full)
+        try queue.ledger.setStoreSettings([StoreSettingKey.notificationURL: receiver.url])
+        let server = try ChildServer.start(
+            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", burstPath])
+        defer { server.stop() }
+        var committed: [String: ContinuousClock.Instant] = [:]
+        for _ in 0..<plan.burst {
+            let bought = try await queue.add(Payment(productID: Self.product))
+            committed[String(bought.id)] = .now
+        }
+        guard await receiver.wait(for: plan.burst, within: 60) else {
+            throw BenchError("the burst's notifications did not all arrive within 60 s")
+        }
+        let latencies = try receiver.arrivals().compactMap { arrival -> Double? in
+            guard let sent = committed[try BenchReceiver.transactionID(of: arrival.body)] else { return nil }
+            let elapsed = arrival.at - sent
+            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        }.sorted()
+        guard latencies.count == plan.burst else {
+            throw BenchError("\(latencies.count) of \(plan.burst) notifications matched their purchases")
+        }
+        try queue.ledger.close()
+        server.stop()
+        results.append(
+            BenchCommand.Result(
+                workload: "notifications: \(plan.burst) purchases in a burst, commit to receiver, p99", unit: "ms",
+                ledger: latencies[Int(Double(latencies.count - 1) * 0.99)], baseline: nil, ratio: nil,
+                target: "<= 100 ms", peakMemoryMB: Memory.peakMB,
+                note: "p50 \(String(format: "%.1f", latencies[latencies.count / 2])) ms"))
+
+        // The backlog: committed with no server running, drained by one.
+        receiver.reset()
+        let backlogPath = path("backlog")
+        let backlog = try await benchQueue(at: backlogPath, durability: .normal)
+        try backlog.ledger.setStoreSettings([StoreSettingKey.notificationURL: receiver.url])
+        say("\(plan.backlog) pending notifications...")
+        try backlog.ledger.appendSyntheticPurchases(productID: Self.product, finished: plan.backlog, unfinished: 0)
+        try backlog.ledger.close()
+        let drain = try await time {
+            let drainer = try ChildServer.start(
+                try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", backlogPath])
+            defer { drainer.stop() }
+            guard await receiver.wait(for: plan.backlog, within: 600) else {
+                throw BenchError("the backlog was not drained within 600 s")
+            }
+        }
+        results.append(
+            BenchCommand.Result(
+                workload: "notifications: \(plan.backlog) pending drained by ledger serve", unit: "notifications/s",
+                ledger: Double(plan.backlog) / drain, baseline: nil, ratio: nil, target: ">= 2,000/s",
+                peakMemoryMB: Memory.peakMB, note: nil))
+        return results
+    }
+
+    private func note(_ row: BenchCommand.Result, _ text: String) -> BenchCommand.Result {
+        BenchCommand.Result(
+            workload: row.workload, unit: row.unit, ledger: row.ledger, baseline: row.baseline, ratio: row.ratio,
+            target: row.target, peakMemoryMB: row.peakMemoryMB, note: text)
+    }
+
+    /// The path of an executable on `PATH`, if there is one.
+    static func executable(named name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
+
+/// One `wrk` run: requests per second and latency percentiles, from its `--latency` report.
+struct WrkRun {
+    let requestsPerSecond: Double
+    let p50: Double
+    let p99: Double
+
+    init(_ wrk: String, port: Int, seconds: Int, token: String, script: String?) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: wrk)
+        process.arguments =
+            ["-t2", "-c64", "-d\(seconds)s", "--latency", "-H", "Authorization: Bearer \(token)"]
+            + (script.map { ["-s", $0] } ?? []) + ["http://127.0.0.1:\(port)/inApps/v1/transactions/1"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let report = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, !report.contains("Non-2xx"),
+            let rate = Self.number(after: "Requests/sec:", in: report)
+        else { throw BenchError("wrk failed or met errors: \(report.suffix(600))") }
+        requestsPerSecond = rate
+        p50 = try Self.latency("50%", in: report)
+        p99 = try Self.latency("99%", in: report)
+    }
+
+    private static func number(after label: String, in report: String) -> Double? {
+        report.split(separator: "\n").first { $0.contains(label) }
+            .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+    }
+
+    /// A latency percentile in milliseconds (`wrk` writes 812.00us, 1.23ms or 1.05s).
+    private static func latency(_ percentile: String, in report: String) throws -> Double {
+        guard
+            let line = report.split(separator: "\n").first(where: {
+                $0.trimmingCharacters(in: .whitespaces).hasPrefix(percentile)
+            }), let value = line.split(separator: " ").last
+        else { throw BenchError("no \(percentile) latency in wrk's report") }
+        for (unit, scale) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0)] where value.hasSuffix(unit) {
+            if let number = Double(value.dropLast(unit.count)) { return number * scale }
+        }
+        throw BenchError("wrk's \(percentile) latency \(value) does not read")
+    }
+}
+
+/// A server in a child process that prints `listening on http://HOST:PORT` when ready.
+struct ChildServer {
+    let process: Process
+    let port: Int
+
+    static func start(_ executable: String, _ arguments: [String]) throws -> ChildServer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var bytes = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !bytes.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        let line = String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        guard line.hasPrefix("listening on http://"), let port = Int(line.split(separator: ":").last ?? "") else {
+            process.terminate()
+            throw BenchError("\(arguments.first ?? "") printed \(line)")
+        }
+        return ChildServer(process: process, port: port)
+    }
+
+    /// Its peak resident memory so far, in MB.
+    var peakMB: Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// One GET with a bearer token; the answer's body.
+    static func fetch(port: Int, path: String, token: String) async throws -> Data {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw BenchError("GET \(path) answered \(String(decoding: data.prefix(300), as: UTF8.self))")
+        }
+        return data
+    }
+}
+
+/// An ES256 bearer token as Apple's libraries make one, valid for an hour.
+enum BenchToken {
+    static func make(key: P256.Signing.PrivateKey, bundleID: String) throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        let header = #"{"alg":"ES256","kid":"BENCH","typ":"JWT"}"#
+        let claims =
+            #"{"iss":"bench-issuer","iat":\#(now),"exp":\#(now + 3_000),"aud":"appstoreconnect-v1","bid":"\#(bundleID)"}"#
+        let input = base64URL(Data(header.utf8)) + "." + base64URL(Data(claims.utf8))
+        let signature = try key.signature(for: Data(input.utf8))
+        return input + "." + base64URL(signature.rawRepresentation)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// A notification endpoint in this process: keeps each POST's body and when it arrived.
+final class BenchReceiver: Sendable {
+    struct Arrival: Sendable {
+        let at: ContinuousClock.Instant
+        let body: Data
+    }
+
+    private let received = Mutex<[Arrival]>([])
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let boundPort = Mutex(0)
+
+    var url: String { "http://127.0.0.1:\(boundPort.withLock { $0 })/notifications" }
+    func arrivals() -> [Arrival] { received.withLock { $0 } }
+    func reset() { received.withLock { $0 = [] } }
+
+    static func start() async throws -> BenchReceiver {
+        let receiver = BenchReceiver()
+        let (ports, bound) = AsyncStream<Int>.makeStream()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let arrival = Arrival(at: .now, body: Data(body.readableBytesView))
+            receiver.received.withLock { $0.append(arrival) }
+            return Response(status: .ok)
+        }
+        var logger = Logger(label: "bench-receiver")
+        logger.logLevel = .critical
+        let application = Application(
+            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        receiver.task.withLock { $0 = Task { try await application.run() } }
+        var iterator = ports.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        receiver.boundPort.withLock { $0 = port }
+        return receiver
+    }
+
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        _ = try? await running?.value
+    }
+
+    /// Waits until `count` POSTs arrived, at most `seconds`; whether they did.
+    func wait(for count: Int, within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if received.withLock({ $0.count }) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return received.withLock { $0.count } >= count
+    }
+
+    /// The transaction a notification's body reports (its signed transaction's `transactionId`).
+    static func transactionID(of body: Data) throws -> String {
+        func payload(_ jws: String) throws -> [String: Any] {
+            let parts = jws.split(separator: ".")
+            guard parts.count == 3 else { throw BenchError("not a JWS") }
+            var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            guard let data = Data(base64Encoded: base64),
+                let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { throw BenchError("a JWS payload does not decode") }
+            return object
+        }
+        guard let outer = try JSONSerialization.jsonObject(with: body) as? [String: String],
+            let signed = outer["signedPayload"],
+            let data = try payload(signed)["data"] as? [String: Any],
+            let transaction = data["signedTransactionInfo"] as? String,
+            let id = try payload(transaction)["transactionId"] as? String
+        else { throw BenchError("a notification without a transaction") }
+        return id
+    }
+}
+
+/// `ledger-lab constant-server --bytes N`: Hummingbird answering every request with the same
+/// JSON body of N bytes, as `ledger serve` is configured: the HTTP ceiling the server rows of
+/// `bench` compare with.
+struct ConstantServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "constant-server", shouldDisplay: false)
+
+    @Option(help: "The body's length in bytes.")
+    var bytes = 1_000
+
+    func run() async throws {
+        guard (2...(1 << 20)).contains(bytes) else { throw ValidationError("--bytes: 2 to 1048576") }
+        let body = ByteBuffer(
+            bytes: Array(#"""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: bytes - 2) + Array(#"""#.utf8))
+        let responder = CallbackResponder<BasicRequestContext> { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
+        }
+        var logger = Logger(label: "constant-server")
+        logger.logLevel = .warning
+        let application = Application(
+            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: nil),
+            onServerRunning: { channel in
+                let line = "listening on http://127.0.0.1:\(channel.localAddress?.port ?? 0)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }, logger: logger)
+        try await application.runService()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// Invariant 7 (`InvariantChecker`): the outbox goes with the changes it reports. The check
+/// passes on a campaign's store and finds each way the outbox could part from its changes.
+@Suite struct OutboxInvariantTests {
+    static func outboxViolations(_ path: String) async -> [InvariantViolation] {
+        await InvariantChecker.check(ledgerAt: path, configuration: LedgerConfiguration(), acknowledged: [])
+            .filter { $0.invariant == 7 }
+    }
+
+    @Test func aCampaignStoreKeepsOneChargeNotificationPerPurchase() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try CrashWorkload.prepareLedger(at: path, configuration: LedgerConfiguration())
+            let ledger = try Ledger.open(at: path)
+            let session = StoreTestSession(ledger: ledger)
+            _ = try await session.buyProduct(Payment(productID: "workload.consumable"))
+            _ = try await session.buyProduct(Payment(productID: "workload.monthly"))
+            _ = try await session.advanceClock(by: 40 * 86_400)  // a renewal
+            try ledger.close()
+            #expect(await Self.outboxViolations(path) == [])
+        }
+    }
+
+    @Test func aPurchaseWithoutItsNotificationIsFound() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try CrashWorkload.prepareLedger(at: path, configuration: LedgerConfiguration())
+            let ledger = try Ledger.open(at: path)
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: "none")
+            let silent = try await session.buyProduct(Payment(productID: "workload.consumable"))
+            _ = try session.set(.notificationURL, to: CrashWorkload.notificationURL)
+            try ledger.close()
+            #expect(
+                await Self.outboxViolations(path).map(\.message) == [
+                    "purchased \(silent.id) has 0 charge notifications, not 1"
+                ])
+        }
+    }
+
+    @Test(.enabled(if: SQLiteShell.shouldRun, "\(SQLiteShell.unavailableReason)"))
+    func aNotificationOfATransactionNeverCommittedIsFound() async throws {
+        let shell = try #require(SQLiteShell.path, "\(SQLiteShell.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try CrashWorkload.prepareLedger(at: path, configuration: LedgerConfiguration())
+            let forged = try runProcess(
+                shell,
+                [
+                    path,
+                    """
+                    INSERT INTO notifications (uuid, type, transaction_id, original_transaction_id, created_at,
+                        signed_payload, next_attempt_at)
+                    VALUES ('00000000-0000-0000-0000-000000000001', 'ONE_TIME_CHARGE', 999, 999, 0, 'x', 0);
+                    """,
+                ])
+            #expect(forged.status == 0, "\(forged.output)")
+            let found = await Self.outboxViolations(path).map(\.message)
+            #expect(found == ["notification 00000000-0000-0000-0000-000000000001 reports 999, never committed"])
+        }
+    }
+}

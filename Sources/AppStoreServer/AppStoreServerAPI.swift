@@ -69,6 +69,8 @@ public struct AppStoreServerAPI: Sendable {
     public let ledger: Ledger
     /// Real time, for the tokens' expiry (tests inject theirs).
     let now: @Sendable () -> Date
+    /// The tokens verified already (`BearerToken.check`).
+    private let verifiedTokens = VerifiedTokens()
 
     /// The longest body a request may carry: 1 MiB (Apple's request bodies are a few KB).
     public static let maximumBodySize = 1 << 20
@@ -174,7 +176,9 @@ public struct AppStoreServerAPI: Sendable {
 
     private func authorize(_ request: APIRequest, bundleID: String) throws {
         do {
-            _ = try BearerToken.check(request.authorization, bundleID: bundleID, now: now()) { try ledger.apiKey($0) }
+            _ = try BearerToken.check(
+                request.authorization, bundleID: bundleID, now: now(), verified: verifiedTokens
+            ) { try ledger.apiKey($0) }
         } catch .keysUnreadable {
             throw APIError.generalInternal
         } catch {

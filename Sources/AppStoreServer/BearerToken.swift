@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import StoreLedger
+import Synchronization
 
 /// The bearer token of an App Store Server API request, checked as the App Store checks one:
 /// a JWT signed with ES256 by an API key the ledger holds (header `kid`), issued by that key's
@@ -25,11 +26,30 @@ enum BearerToken {
         case keysUnreadable
     }
 
-    /// The key that signed `authorization`'s token, when the token holds.
+    /// The key that signed `authorization`'s token, when the token holds. With `verified`, a
+    /// token whose signature and claims checked before is not decoded and verified again: its
+    /// key is still read (a revoked key refuses it at once), its bundle and expiry still checked.
     static func check(
-        _ authorization: String?, bundleID: String, now: Date, key: (String) throws -> APIKey?
+        _ authorization: String?, bundleID: String, now: Date, verified: VerifiedTokens? = nil,
+        key: (String) throws -> APIKey?
     ) throws(Refusal) -> APIKey {
         guard let authorization, authorization.utf8.count <= longestHeader else { throw .missing }
+        if let known = verified?[authorization] {
+            let stored: APIKey?
+            do { stored = try key(known.keyID) } catch { throw .keysUnreadable }
+            guard let found = stored else { throw .unknownKey }
+            guard found.revokedAt == nil else { throw .revokedKey }
+            guard known.bundleID == bundleID else { throw .wrongBundle }
+            guard known.expiration > now.timeIntervalSince1970 else { throw .expired }
+            return found
+        }
+        return try checkInFull(authorization, bundleID: bundleID, now: now, verified: verified, key: key)
+    }
+
+    private static func checkInFull(
+        _ authorization: String, bundleID: String, now: Date, verified: VerifiedTokens? = nil,
+        key: (String) throws -> APIKey?
+    ) throws(Refusal) -> APIKey {
         guard authorization.hasPrefix("Bearer "),
             let token = try? JWS(compactSerialization: String(authorization.dropFirst("Bearer ".count))),
             let header = try? JSONSerialization.jsonObject(with: token.header) as? [String: Any],
@@ -51,6 +71,7 @@ enum BearerToken {
         guard expiration > now.timeIntervalSince1970 else { throw .expired }
         let issued = (claims["iat"] as? NSNumber)?.doubleValue ?? now.timeIntervalSince1970
         guard expiration - min(issued, now.timeIntervalSince1970) <= longestLife else { throw .livesTooLong }
+        verified?[authorization] = VerifiedTokens.Entry(keyID: keyID, bundleID: bundleID, expiration: expiration)
         return found
     }
 
@@ -58,5 +79,30 @@ enum BearerToken {
     private static func audiences(_ claim: Any?) -> [String] {
         if let one = claim as? String { return [one] }
         return claim as? [String] ?? []
+    }
+}
+
+/// Tokens whose signature and claims checked, by `Authorization` header: a server's client
+/// sends the same token with every request for up to an hour, and verifying its ECDSA signature
+/// each time was most of a request's work. At most `capacity` are kept (all are forgotten when
+/// it is reached).
+final class VerifiedTokens: Sendable {
+    struct Entry: Sendable {
+        let keyID: String
+        let bundleID: String
+        let expiration: TimeInterval
+    }
+
+    static let capacity = 1_024
+    private let entries = Mutex<[String: Entry]>([:])
+
+    subscript(authorization: String) -> Entry? {
+        get { entries.withLock { $0[authorization] } }
+        set {
+            entries.withLock { entries in
+                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+                entries[authorization] = newValue
+            }
+        }
     }
 }

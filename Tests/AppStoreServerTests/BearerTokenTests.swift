@@ -34,6 +34,27 @@ import Testing
         #expect(try check(try maker.authorization(claims: withIssuedAt)).keyID == maker.keyID)
     }
 
+    /// A token verified once is not verified again, but its key, bundle and expiry still are.
+    @Test func aVerifiedTokenIsStillRefusedWhenItsKeyIsRevokedOrItExpires() throws {
+        let verified = VerifiedTokens()
+        let token = try maker.authorization(claims: maker.claims(now: now))
+        func check(key: APIKey, bundle: String = maker.bundleID, at time: Date) throws(BearerToken.Refusal) {
+            _ = try BearerToken.check(token, bundleID: bundle, now: time, verified: verified) { _ in key }
+        }
+        try check(key: key(), at: now)
+        #expect(verified[token]?.keyID == maker.keyID, "kept once verified")
+        try check(key: key(), at: now)
+        #expect(throws: BearerToken.Refusal.revokedKey) { try check(key: key(revoked: true), at: now) }
+        #expect(throws: BearerToken.Refusal.wrongBundle) { try check(key: key(), bundle: "com.other", at: now) }
+        #expect(throws: BearerToken.Refusal.expired) { try check(key: key(), at: now.addingTimeInterval(3_600)) }
+        // A refused token is not kept: a forged signature never passes by the cache.
+        let forged = try maker.authorization(claims: maker.claims(now: now), signer: P256.Signing.PrivateKey())
+        #expect(throws: BearerToken.Refusal.badSignature) {
+            _ = try BearerToken.check(forged, bundleID: maker.bundleID, now: now, verified: verified) { _ in key() }
+        }
+        #expect(verified[forged] == nil)
+    }
+
     @Test func eachBrokenRuleIsRefused() throws {
         let good = maker.claims(now: now)
         func changed(_ key: String, _ value: Any?) -> [String: Any] {

@@ -41,7 +41,10 @@ public struct AppStoreHTTPServer: Sendable {
     public func run(
         stoppingOnSignals: Bool = false, onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) async throws {
-        let api = api
+        // One read-only connection per core answers the reading requests beside the writer.
+        let readers = try ReaderPool(of: api.ledger, count: ProcessInfo.processInfo.activeProcessorCount)
+        defer { readers.close() }
+        let api = api.reading(through: readers)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             var body = Data()
             do {

@@ -1,5 +1,6 @@
 public import Foundation
 public import StoreLedger
+import Synchronization
 
 /// One request to the App Store Server API, as the HTTP server hands it over.
 public struct APIRequest: Sendable {
@@ -65,8 +66,14 @@ public struct APIResponse: Sendable, Equatable {
 /// Any other path is answered 404 without a body, a known path with another method 405.
 /// Reading never changes the ledger; a refused request changes nothing.
 public struct AppStoreServerAPI: Sendable {
-    /// The ledger whose store this API serves.
+    /// The ledger whose store this API serves: the requests that change the store go to it.
     public let ledger: Ledger
+    /// What this request's endpoint reads (and changes): `ledger`, or, for a `GET`, one of the
+    /// read-only connections `readers` holds.
+    private(set) var store: Ledger
+    /// Read-only connections to the ledger's file that answer `GET` requests in parallel (SQLite
+    /// in WAL mode reads beside the writer); `nil`: `ledger` answers everything.
+    private var readers: ReaderPool?
     /// Real time, for the tokens' expiry (tests inject theirs).
     let now: @Sendable () -> Date
     /// The tokens verified already (`BearerToken.check`).
@@ -82,11 +89,25 @@ public struct AppStoreServerAPI: Sendable {
 
     init(ledger: Ledger, now: @escaping @Sendable () -> Date) {
         self.ledger = ledger
+        self.store = ledger
         self.now = now
+    }
+
+    /// This API answering its `GET` requests through `readers`.
+    func reading(through readers: ReaderPool) -> AppStoreServerAPI {
+        var api = self
+        api.readers = readers
+        return api
     }
 
     /// The answer to `request`.
     public func respond(to request: APIRequest) -> APIResponse {
+        var serving = self
+        if request.method == "GET", let reader = readers?.next() { serving.store = reader }
+        return serving.answer(request)
+    }
+
+    private func answer(_ request: APIRequest) -> APIResponse {
         do {
             return try route(request)
         } catch let error as APIError {
@@ -142,7 +163,7 @@ public struct AppStoreServerAPI: Sendable {
             throw APIError.methodNotAllowed
         }
         // Read once for the request: the token's bundle, and what the answers name.
-        let settings = try StoreSettings(ledger: ledger)
+        let settings = try StoreSettings(ledger: store)
         try authorize(request, bundleID: settings.bundleID)
         let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
         let query = try QueryParameters(request.query)
@@ -178,7 +199,7 @@ public struct AppStoreServerAPI: Sendable {
         do {
             _ = try BearerToken.check(
                 request.authorization, bundleID: bundleID, now: now(), verified: verifiedTokens
-            ) { try ledger.apiKey($0) }
+            ) { try store.apiKey($0) }
         } catch .keysUnreadable {
             throw APIError.generalInternal
         } catch {
@@ -190,8 +211,9 @@ public struct AppStoreServerAPI: Sendable {
 
     /// Get Transaction Info.
     private func transactionInfo(_ text: String) throws -> APIResponse {
-        let transaction = try serverTransaction(try Self.transactionID(text))
-        let signed = try ledger.signedTransactions([transaction])[0]
+        guard let (_, signed) = try store.signedPurchase(try Self.transactionID(text)) else {
+            throw APIError.transactionIDNotFound
+        }
         return try Self.ok(ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization))
     }
 
@@ -208,7 +230,7 @@ public struct AppStoreServerAPI: Sendable {
     /// - Throws: `APIError.transactionIDNotFound` otherwise.
     @discardableResult
     func serverTransaction(_ id: UInt64) throws -> PaymentTransaction {
-        guard let transaction = try ledger.transaction(id),
+        guard let transaction = try store.transaction(id),
             transaction.state == .purchased || transaction.state == .restored
         else { throw APIError.transactionIDNotFound }
         return transaction
@@ -227,5 +249,33 @@ public struct AppStoreServerAPI: Sendable {
 
     static func answer(_ error: APIError) -> APIResponse {
         APIResponse(status: error.status, json: error.body.map(errorBody))
+    }
+}
+
+/// Read-only connections to one ledger file, taken in turn.
+final class ReaderPool: Sendable {
+    let ledgers: [Ledger]
+    private let turn = Atomic<Int>(0)
+
+    /// `count` read-only connections to `ledger`'s file, with its configuration (its clock).
+    init(of ledger: Ledger, count: Int) throws {
+        var opened: [Ledger] = []
+        do {
+            for _ in 0..<max(1, count) {
+                opened.append(try Ledger.open(at: ledger.path, access: .readOnly, configuration: ledger.configuration))
+            }
+        } catch {
+            for reader in opened { try? reader.close() }
+            throw error
+        }
+        ledgers = opened
+    }
+
+    func next() -> Ledger {
+        ledgers[turn.add(1, ordering: .relaxed).oldValue % ledgers.count]
+    }
+
+    func close() {
+        for reader in ledgers { try? reader.close() }
     }
 }

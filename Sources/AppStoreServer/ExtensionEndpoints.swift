@@ -38,7 +38,7 @@ extension AppStoreServerAPI {
         let (days, reason, id, _) = try Self.extensionRequest(body)
         let done: RenewalExtension
         do {
-            done = try ledger.extendRenewalDate(
+            done = try store.extendRenewalDate(
                 originalTransactionID: originalID, days: days, reason: reason, requestIdentifier: id)
         } catch let error as RenewalExtensionError {
             throw Self.apiError(error)
@@ -62,7 +62,7 @@ extension AppStoreServerAPI {
             throw APIError.invalidStorefrontCountryCode
         }
         do {
-            _ = try ledger.extendRenewalDatesForActiveSubscribers(
+            _ = try store.extendRenewalDatesForActiveSubscribers(
                 productID: productID, days: days, reason: reason, requestIdentifier: id, storefronts: storefronts)
         } catch is UnknownProductError {
             throw APIError.invalidProductID
@@ -77,7 +77,7 @@ extension AppStoreServerAPI {
     /// Get Status of Subscription Renewal Date Extensions: a mass extension is complete when
     /// asked (it is done in the request's commit).
     func massExtensionStatus(productID: String, requestIdentifier: String) throws -> APIResponse {
-        guard let done = try ledger.massRenewalExtension(requestIdentifier: requestIdentifier),
+        guard let done = try store.massRenewalExtension(requestIdentifier: requestIdentifier),
             done.productID == productID
         else { throw APIError.statusRequestNotFound }
         return try Self.ok(

@@ -25,13 +25,13 @@ extension AppStoreServerAPI {
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
         history.limit = Self.historyPageSize + 1
-        var page = filtered == nil ? [] : try ledger.serverHistory(history)
+        var page = filtered == nil ? [] : try store.serverHistory(history)
         let hasMore = page.count > Self.historyPageSize
         page = Array(page.prefix(Self.historyPageSize))
         let revision = Revision.token(
             page.last.map { .init(purchaseDate: $0.purchaseDate.ledgerMilliseconds, id: $0.id) } ?? history.after
                 ?? Revision.start(descending: history.descending))
-        let signed = try ledger.signedTransactions(page).map(\.compactSerialization)
+        let signed = try store.signedTransactions(page).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.
         let named = kind == .refunds ? nil : settings
         return try Self.ok(

@@ -14,7 +14,7 @@ extension AppStoreServerAPI {
     func requestTestNotification() throws -> APIResponse {
         let test: ServerNotification
         do {
-            test = try ledger.requestTestNotification()
+            test = try store.requestTestNotification()
         } catch NotificationError.noURL {
             throw APIError.noNotificationURL
         }
@@ -24,7 +24,7 @@ extension AppStoreServerAPI {
     /// Get Test Notification Status: the test notification's payload and attempts.
     func testNotificationStatus(_ token: String) throws -> APIResponse {
         guard let uuid = Self.uuid(ofTestToken: token) else { throw APIError.invalidTestNotificationToken }
-        guard let test = try ledger.notification(uuid), test.type == NotifiedEvent.test.notification.type,
+        guard let test = try store.notification(uuid), test.type == NotifiedEvent.test.notification.type,
             Self.testToken(test) == token
         else { throw APIError.testNotificationNotFound }
         return try Self.ok(
@@ -61,7 +61,7 @@ extension AppStoreServerAPI {
         guard let request = try? JSONDecoder().decode(HistoryRequest.self, from: body) else {
             throw APIError.generalBadRequest
         }
-        let now = try ledger.storeDate().ledgerMilliseconds
+        let now = try store.storeDate().ledgerMilliseconds
         guard let start = request.startDate else { throw APIError.invalidStartDate }
         guard let end = request.endDate else { throw APIError.invalidEndDate }
         guard start < end else { throw APIError.startDateAfterEndDate }
@@ -94,7 +94,7 @@ extension AppStoreServerAPI {
         history.limit = Self.notificationPageSize + 1
         var page: [ServerNotification]
         do {
-            page = try ledger.notificationHistory(history)
+            page = try store.notificationHistory(history)
         } catch PaymentQueueError.unknownTransaction {
             throw APIError.transactionIDNotFound
         }

@@ -83,8 +83,7 @@ public final class NotificationSender: Sendable {
                 }
                 group.addTask {
                     let (result, status) = await self.post(notification.signedPayload, to: url)
-                    return NotificationAttemptOutcome(
-                        sequence: notification.sequence, result: result, httpStatus: status)
+                    return NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status)
                 }
                 running += 1
             }
@@ -98,7 +97,7 @@ public final class NotificationSender: Sendable {
     /// another, looked for every `pollInterval`); with `renewing`, it also makes the renewals,
     /// expiries and ends of grace periods that fall due on the store's clock, as the App Store
     /// does whether or not the app runs. Errors of one round (a busy ledger) wait for the next.
-    public func run(pollInterval: Duration = .milliseconds(50), renewing: Bool = true) async {
+    public func run(pollInterval: Duration = .milliseconds(10), renewing: Bool = true) async {
         var lastSettled = ContinuousClock.now - .seconds(1)
         while !Task.isCancelled {
             var sentSome = false

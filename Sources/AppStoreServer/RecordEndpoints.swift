@@ -7,10 +7,10 @@ extension AppStoreServerAPI {
     /// Look Up Order ID: the order's transaction, signed, with status 0; status 1 and no
     /// transaction for an order id the store never gave (Apple answers 200 either way).
     func orderLookup(_ orderID: String) throws -> APIResponse {
-        guard let transaction = try ledger.transaction(forOrder: orderID) else {
+        guard let transaction = try store.transaction(forOrder: orderID) else {
             return try Self.ok(ResponseBody.OrderLookup(status: 1, signedTransactions: []))
         }
-        let signed = try ledger.signedTransactions([transaction]).map(\.compactSerialization)
+        let signed = try store.signedTransactions([transaction]).map(\.compactSerialization)
         return try Self.ok(ResponseBody.OrderLookup(status: 0, signedTransactions: signed))
     }
 
@@ -60,7 +60,7 @@ extension AppStoreServerAPI {
             try Self.check(request)
         }
         guard body.count <= Ledger.consumptionBodyLimit else { throw APIError.generalBadRequest }
-        try ledger.recordConsumption(String(decoding: body, as: UTF8.self), version: version, for: transaction.id)
+        try store.recordConsumption(String(decoding: body, as: UTF8.self), version: version, for: transaction.id)
         return APIResponse(status: 202, json: nil)
     }
 
@@ -119,7 +119,7 @@ extension AppStoreServerAPI {
         else { throw APIError.generalBadRequest }
         guard text.isEmpty || UUID(uuidString: text) != nil else { throw APIError.invalidAppAccountTokenUUID }
         guard original.originalID == original.id else { throw APIError.transactionIDIsNotOriginal }
-        try ledger.setAppAccountToken(UUID(uuidString: text), originalTransactionID: original.id)
+        try store.setAppAccountToken(UUID(uuidString: text), originalTransactionID: original.id)
         return APIResponse(status: 200, json: nil)
     }
 }

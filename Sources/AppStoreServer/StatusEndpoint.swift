@@ -11,13 +11,13 @@ extension AppStoreServerAPI {
                 guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }
                 return code
             })
-        let groups = try ledger.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
+        let groups = try store.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
             let code = status.state.appStoreCode
             guard wanted.isEmpty || wanted.contains(code) else { return nil }
             let last = ResponseBody.LastTransaction(
                 status: code, originalTransactionId: String(status.transaction.originalID),
-                signedTransactionInfo: try ledger.signedTransactions([status.transaction])[0].compactSerialization,
-                signedRenewalInfo: try ledger.signedRenewalInfo(status).compactSerialization)
+                signedTransactionInfo: try store.signedTransactions([status.transaction])[0].compactSerialization,
+                signedRenewalInfo: try store.signedRenewalInfo(status).compactSerialization)
             return ResponseBody.Group(subscriptionGroupIdentifier: status.groupID, lastTransactions: [last])
         }
         return try Self.ok(

@@ -121,10 +121,15 @@ import Testing
             _ = try await StoreTestSession(ledger: other).buyProduct(Payment(productID: SampleCatalog.consumable))
             let arrived = await receiver.waitForPayloads(1, within: 5)
             let elapsed = ContinuousClock.now - started
+            // The round's attempts are recorded once its POSTs end: wait for that before stopping.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try ledger.notifications().first?.status != .delivered, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             serving.cancel()
             _ = try? await serving.value
             try other.close()
-            // Seen by polling (every 50 ms), not at some later sweep: well under 5 seconds even on a
+            // Seen by polling (every 10 ms), not at some later sweep: well under 5 seconds even on a
             // loaded machine (`ledger-lab bench` measures the latency itself).
             #expect(arrived && elapsed < .seconds(5), "arrived \(arrived) after \(elapsed)")
             #expect(try ledger.notifications().map(\.status) == [.delivered])

@@ -332,6 +332,25 @@ public final class Ledger: Sendable {
         }
     }
 
+    /// `write(_:)` whose commit does not wait for the disk (`synchronous=NORMAL` for it alone):
+    /// for what a power loss may take back at no harm, such as the record of a notification's
+    /// attempt (the notification is then sent again, with the same UUID). A killed process
+    /// still loses nothing it committed, and the next synced commit syncs this one too.
+    func writeUnsynced<T>(_ body: (Database) throws -> T) throws -> T {
+        guard configuration.durability == .full, let writer else { return try write(body) }
+        do {
+            return try writer.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                let outcome = Result { try db.immediateTransaction(signing: headSigner) { try body(db) } }
+                // Back to the ledger's durability before anything else commits on this connection.
+                try db.execute(sql: "PRAGMA synchronous = \(configuration.durability.synchronousPragma)")
+                return try outcome.get()
+            }
+        } catch {
+            throw Self.mapError(error, path: path)
+        }
+    }
+
     /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.
     func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         guard let commitGroup else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }

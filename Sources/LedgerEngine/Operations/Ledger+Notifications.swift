@@ -251,15 +251,23 @@ extension Ledger {
     package func recordAttempt(
         _ sequence: Int64, result: SendAttemptResult, httpStatus: Int?
     ) throws -> ServerNotification {
-        try recordAttempts([NotificationAttemptOutcome(sequence: sequence, result: result, httpStatus: httpStatus)])[0]
+        guard
+            let notification = try read({ db in try Self.notifications(db, where: "seq = ?", arguments: [sequence]) })
+                .first
+        else { throw NotificationError.unknownSequence(sequence) }
+        return try recordAttempts([
+            NotificationAttemptOutcome(notification: notification, result: result, httpStatus: httpStatus)
+        ])[0]
     }
 
     /// `recordAttempt` for each outcome, in one commit; returns the notifications as they now
     /// stand, in sequence order.
+    /// The commit does not wait for the disk (`writeUnsynced`): a power loss may take the
+    /// record back, and the notifications are then sent again, as after a killed sender.
     package func recordAttempts(_ outcomes: [NotificationAttemptOutcome]) throws -> [ServerNotification] {
-        try write { db in
+        try writeUnsynced { db in
             let now = try storeNow(db)
-            return try outcomes.sorted { $0.sequence < $1.sequence }.map { outcome in
+            return try outcomes.sorted { $0.notification.sequence < $1.notification.sequence }.map { outcome in
                 try Self.recordAttempt(db, outcome, at: now)
             }
         }
@@ -268,24 +276,33 @@ extension Ledger {
     private static func recordAttempt(
         _ db: Database, _ outcome: NotificationAttemptOutcome, at now: Int64
     ) throws -> ServerNotification {
-        let (sequence, result, httpStatus) = (outcome.sequence, outcome.result, outcome.httpStatus)
-        guard let current = try notifications(db, where: "seq = ?", arguments: [sequence]).first else {
-            throw NotificationError.unknownSequence(sequence)
+        var notification = outcome.notification
+        let sequence = notification.sequence
+        let stands = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT status, attempts FROM notifications WHERE seq = ?"), arguments: [sequence])
+        guard let stands else { throw NotificationError.unknownSequence(sequence) }
+        // Recorded by another sender meanwhile: this attempt changes nothing.
+        guard stands[0] == ServerNotification.Status.pending.rawValue, stands[1] == notification.attempts.count else {
+            return try notifications(db, where: "seq = ?", arguments: [sequence])[0]
         }
-        guard current.status == .pending else { return current }
-        let number = current.attempts.count + 1
-        try db.execute(
+        let number = notification.attempts.count + 1
+        try db.cachedStatement(
             sql:
-                "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)",
-            arguments: [sequence, number, now, result.rawValue, httpStatus])
+                "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [sequence, number, now, outcome.result.rawValue, outcome.httpStatus])
         let delay = ServerNotification.retryDelay(afterAttempt: number)
-        let status: ServerNotification.Status = result == .success ? .delivered : delay == nil ? .failed : .pending
-        try db.execute(
-            sql: "UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?",
-            arguments: [
-                status.rawValue, number, status == .pending ? now + Int64((delay ?? 0) * 1000) : nil, sequence,
-            ])
-        return try notifications(db, where: "seq = ?", arguments: [sequence])[0]
+        let status: ServerNotification.Status =
+            outcome.result == .success ? .delivered : delay == nil ? .failed : .pending
+        let next = status == .pending ? now + Int64((delay ?? 0) * 1000) : nil
+        try db.cachedStatement(
+            sql: "UPDATE notifications SET status = ?, attempts = ?, next_attempt_at = ? WHERE seq = ?"
+        ).execute(arguments: [status.rawValue, number, next, sequence])
+        notification.attempts.append(
+            ServerNotification.Attempt(
+                date: Date(ledgerMilliseconds: now), result: outcome.result, httpStatus: outcome.httpStatus))
+        notification.status = status
+        notification.nextAttemptDate = next.map(Date.init(ledgerMilliseconds:))
+        return notification
     }
 
     /// How many notifications stand in each status.
@@ -308,25 +325,30 @@ extension Ledger {
             db,
             sql: """
                 SELECT seq, uuid, type, subtype, transaction_id, original_transaction_id, created_at, signed_payload,
-                    status, next_attempt_at FROM notifications WHERE \(condition)
+                    status, next_attempt_at, attempts FROM notifications WHERE \(condition)
                 """, arguments: arguments)
         return try rows.map { row in
             let sequence: Int64 = row["seq"]
             guard let uuid = UUID(uuidString: row["uuid"]),
                 let status = ServerNotification.Status(rawValue: row["status"])
             else { throw DamagedRow(reason: "notification \(sequence) has a malformed uuid or status") }
-            let attempts = try Row.fetchAll(
-                db,
-                sql:
-                    "SELECT at, result, http_status FROM notification_attempts WHERE notification_seq = ? ORDER BY attempt",
-                arguments: [sequence]
-            ).map { attempt in
-                guard let result = SendAttemptResult(rawValue: attempt["result"]) else {
-                    throw DamagedRow(reason: "notification \(sequence) has an attempt with an unknown result")
+            // Most notifications read are about to be sent for the first time: no attempt to read.
+            let attempts: [ServerNotification.Attempt] =
+                (row["attempts"] as Int) == 0
+                ? []
+                : try Row.fetchAll(
+                    db,
+                    sql:
+                        "SELECT at, result, http_status FROM notification_attempts WHERE notification_seq = ? ORDER BY attempt",
+                    arguments: [sequence]
+                ).map { attempt in
+                    guard let result = SendAttemptResult(rawValue: attempt["result"]) else {
+                        throw DamagedRow(reason: "notification \(sequence) has an attempt with an unknown result")
+                    }
+                    return ServerNotification.Attempt(
+                        date: Date(ledgerMilliseconds: attempt["at"]), result: result,
+                        httpStatus: attempt["http_status"])
                 }
-                return ServerNotification.Attempt(
-                    date: Date(ledgerMilliseconds: attempt["at"]), result: result, httpStatus: attempt["http_status"])
-            }
             return ServerNotification(
                 sequence: sequence, uuid: uuid, type: row["type"], subtype: row["subtype"],
                 transactionID: (row["transaction_id"] as Int64?).map { UInt64($0) },
@@ -340,12 +362,13 @@ extension Ledger {
 
 /// How one attempt to send a notification ended, before it is recorded.
 package struct NotificationAttemptOutcome: Sendable {
-    package let sequence: Int64
+    /// The notification as it stood when it was sent.
+    package let notification: ServerNotification
     package let result: SendAttemptResult
     package let httpStatus: Int?
 
-    package init(sequence: Int64, result: SendAttemptResult, httpStatus: Int?) {
-        self.sequence = sequence
+    package init(notification: ServerNotification, result: SendAttemptResult, httpStatus: Int?) {
+        self.notification = notification
         self.result = result
         self.httpStatus = httpStatus
     }

@@ -24,18 +24,49 @@ extension Ledger {
         for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
             throw StoreControlError.notSigned(transaction.id, state: transaction.state)
         }
-        // Never sign a row edited outside the ledger: the signature would vouch for the edit.
-        let transactions = try read { db in
-            for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
-            return try Self.withServerAccountTokens(db, transactions)
+        return try read { db in try signing(db, transactions) }.sign()
+    }
+
+    /// Transaction `id` and its signed form, read in one snapshot (what the App Store
+    /// Server API's Get Transaction Info answers); `nil` when the ledger has no such transaction
+    /// or it is not purchased or restored (the App Store's server never saw it).
+    /// - Throws: `LedgerError` (`.corrupted`) when its row differs from what its history recorded.
+    public func signedPurchase(_ id: UInt64) throws -> (transaction: PaymentTransaction, signed: JWS)? {
+        let inputs = try read { db -> Signing? in
+            guard let transaction = try PaymentTransaction.fetchOne(db, id: id),
+                transaction.state == .purchased || transaction.state == .restored
+            else { return nil }
+            return try signing(db, [transaction])
         }
-        let signer = try signer()
-        let products = try catalog(Set(transactions.map(\.productID)))
-        return try transactions.map { transaction in
-            try signer.sign(
-                TransactionPayload(
-                    transaction, product: products[transaction.productID], settings: signer.settings,
-                    appTransactionID: signer.identity.appTransactionID))
+        guard let inputs else { return nil }
+        return (inputs.transactions[0], try inputs.sign()[0])
+    }
+
+    /// What signing transactions needs, read in one snapshot: the transactions vouched for by
+    /// their histories (never sign a row edited outside the ledger: the signature would vouch
+    /// for the edit), with the app account tokens a server set; the identity and settings; the
+    /// catalog's products.
+    private func signing(_ db: Database, _ transactions: [PaymentTransaction]) throws -> Signing {
+        for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
+        let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
+        return Signing(
+            transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer(db),
+            products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// Transactions ready to sign (`signing`), signed outside the read.
+    private struct Signing {
+        let transactions: [PaymentTransaction]
+        let signer: PayloadSigner
+        let products: [String: Product]
+
+        func sign() throws -> [JWS] {
+            try transactions.map { transaction in
+                try signer.sign(
+                    TransactionPayload(
+                        transaction, product: products[transaction.productID], settings: signer.settings,
+                        appTransactionID: signer.identity.appTransactionID))
+            }
         }
     }
 
@@ -65,7 +96,11 @@ extension Ledger {
     }
 
     private func signer() throws -> PayloadSigner {
-        try read { db in PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db)) }
+        try read { db in try signer(db) }
+    }
+
+    private func signer(_ db: Database) throws -> PayloadSigner {
+        PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db))
     }
 
     private func catalog(_ ids: Set<String>) throws -> [String: Product] {

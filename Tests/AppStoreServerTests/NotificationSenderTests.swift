@@ -136,4 +136,28 @@ import Testing
         }
         await receiver.stop()
     }
+
+    /// While it runs, the server renews what falls due on the store's clock (the App Store
+    /// renews whether the app runs or not) and notifies it, with no other process acting.
+    @Test func theServerRenewsWhatFallsDueAndNotifiesIt() async throws {
+        let receiver = try await NotificationReceiver.start()
+        try await withTemporaryLedger { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            try session.update { $0.timeRate = .oneRenewalEveryTwoSeconds }
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let serving = Task { try await AppStoreHTTPServer(ledger: ledger, port: 0).run() }
+            let deadline = ContinuousClock.now + .seconds(20)
+            var renewed = false
+            while !renewed, ContinuousClock.now < deadline {
+                renewed = try ledger.notifications().contains { $0.type == "DID_RENEW" && $0.status == .delivered }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            serving.cancel()
+            _ = try? await serving.value
+            #expect(renewed, "a renewal made and notified by the server alone")
+            #expect(try ledger.allTransactions().contains { $0.reason == .renewal })
+        }
+        await receiver.stop()
+    }
 }

@@ -64,4 +64,29 @@ import Testing
             #expect(found == ["notification 00000000-0000-0000-0000-000000000001 reports 999, never committed"])
         }
     }
+
+    /// `ledger verify` checks the outbox's own rules: a status its attempts do not make is found.
+    @Test(.enabled(if: SQLiteShell.shouldRun, "\(SQLiteShell.unavailableReason)"))
+    func verifyFindsANotificationMarkedDeliveredWithoutAnAttempt() async throws {
+        let shell = try #require(SQLiteShell.path, "\(SQLiteShell.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try CrashWorkload.prepareLedger(at: path, configuration: LedgerConfiguration())
+            let ledger = try Ledger.open(at: path)
+            _ = try await StoreTestSession(ledger: ledger).buyProduct(Payment(productID: "workload.consumable"))
+            let uuid = try #require(try ledger.notifications().first?.uuid.uuidString.lowercased())
+            #expect(try ledger.verify() == [])
+            try ledger.close()
+            let edited = try runProcess(
+                shell, [path, "UPDATE notifications SET status = 'delivered', next_attempt_at = NULL;"])
+            #expect(edited.status == 0, "\(edited.output)")
+            let reopened = try Ledger.open(at: path)
+            #expect(
+                try reopened.verify().map(\.message) == [
+                    "notification \(uuid): it is delivered, but its attempts make it pending",
+                    "notification \(uuid): its next attempt is not due on Apple's schedule",
+                ])
+            try reopened.close()
+        }
+    }
 }

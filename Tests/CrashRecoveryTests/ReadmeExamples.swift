@@ -53,8 +53,18 @@ func readmeExample3(ledger: Ledger) async throws {
     serving.cancel()
 }
 
+// docs/SERVER.md
+func readmeExample4(ledger: Ledger) async throws {
+    try StoreTestSession(ledger: ledger).set(.notificationURL, to: "http://127.0.0.1:9000/notifications")
+    // ... start your server on port 9000 and AppStoreHTTPServer as above ...
+    let queue = try PaymentQueue(ledger: ledger)
+    let bought = try await queue.add(Payment(productID: "com.example.pro.monthly"))
+    print("your endpoint receives SUBSCRIBED / INITIAL_BUY for transaction \(bought.id)")
+    // Without a running server, NotificationSender(ledger: ledger).sendDue() sends what is due once.
+}
+
 // docs/SIGNING.md
-func readmeExample4() async throws {
+func readmeExample5() async throws {
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let problems = try ledger.verify()     // the chain's problems among the others
     let chain = try ledger.chainStatus()   // events, last link, signed head, events not yet signed
@@ -64,7 +74,7 @@ func readmeExample4() async throws {
 }
 
 // docs/STORE.md
-func readmeExample5(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample6(queue: PaymentQueue, id: UInt64) async throws {
     let result = await queue.restoreCompletedTransactions()      // or (applicationUsername: uuid.uuidString)
     if result.isFinished && result.restored.isEmpty { /* finished, nothing to restore */ }
     try result.restored.forEachPage { page in print(page.map(\.productID)) }  // read back from the ledger
@@ -80,7 +90,7 @@ func readmeExample5(queue: PaymentQueue, id: UInt64) async throws {
 }
 
 // docs/TESTING.md
-func readmeExample6(path: String) async throws {
+func readmeExample7(path: String) async throws {
 
     // In a test marked @Test(.faultInjection): the fault state is process-wide.
     let configuration = FaultInjection.configuration()          // ledgers opened through the fault VFS
@@ -104,7 +114,7 @@ func readmeExample6(path: String) async throws {
 }
 
 // docs/TESTING.md
-func readmeExample7() async throws {
+func readmeExample8() async throws {
     try await withTemporaryLedger { ledger in
         let queue = try PaymentQueue(ledger: ledger)
         let observer = CollectingObserver()
@@ -116,7 +126,7 @@ func readmeExample7() async throws {
 }
 
 // docs/TESTING.md
-func readmeExample8() async throws {
+func readmeExample9() async throws {
     let report = try await CrashCampaign(seed: 1, runs: 12, operations: 10...40).run(TipJarSubject())
     precondition(report.failures.isEmpty, "\(report)")  // #expect(report.failures.isEmpty, "\(report)")
     if let failure = report.failures.first {
@@ -126,7 +136,7 @@ func readmeExample8() async throws {
 }
 
 // Sources/AppStoreServer/AppStoreServer.docc/AppStoreServer.md
-func readmeExample9(ledger: Ledger) async throws {
+func readmeExample10(ledger: Ledger) async throws {
 
     let server = AppStoreHTTPServer(ledger: ledger, port: 0)  // 0: a free port
     let serving = Task {
@@ -137,7 +147,7 @@ func readmeExample9(ledger: Ledger) async throws {
 }
 
 // Sources/LedgerEngine/LedgerEngine.docc/LedgerEngine.md
-func readmeExample10() async throws {
+func readmeExample11() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let unfinished = try ledger.unfinishedTransactions()
@@ -147,14 +157,14 @@ func readmeExample10() async throws {
 }
 
 // Sources/LedgerModel/LedgerModel.docc/LedgerModel.md
-func readmeExample11() async throws {
+func readmeExample12() async throws {
 
     let product = Product(id: "com.example.pro.monthly", type: .autoRenewable, price: 4.99)
     print(product.type, TransactionState.purchased.canBeFinished)
 }
 
 // Sources/LedgerSigning/LedgerSigning.docc/LedgerSigning.md
-func readmeExample12() async throws {
+func readmeExample13() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let certificates = try ledger.signingCertificates()
@@ -163,7 +173,7 @@ func readmeExample12() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample13() async throws {
+func readmeExample14() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
             let file = context.directory + "/tips.storekit"
@@ -192,13 +202,13 @@ func readmeExample13() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample14(line: String, subject: some CrashTestSubject) async throws {
+func readmeExample15(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample15() async throws {
+func readmeExample16() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -223,7 +233,7 @@ func readmeExample15() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample16(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample17(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
+import StoreLedger
 import Testing
 
 /// `ledger notifications` and `ledger store set notificationURL`: what a script sees.
@@ -42,6 +43,28 @@ import Testing
             #expect(unknown.status == 1 && unknown.stderr.contains("no notification"))
             #expect(try workspace.ledger("notifications", "list", "--status", "sent").status == 64)
             #expect(try workspace.ledger("notifications", "list").stdout == "no notifications\n")
+        }
+    }
+
+    @Test func showPrintsWhatTheServerKeepsAboutATransaction() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
+            let plain = try workspace.json("show", "1", "--json")
+            #expect(plain["orderID"] as? String == OrderID.of(1))
+            #expect(plain["consumption"] is NSNull && plain["serverAppAccountToken"] is NSNull)
+            let ledger = try Ledger.open(at: workspace.database)
+            try ledger.recordConsumption(#"{"customerConsented":true}"#, version: 2, for: 1)
+            let token = UUID()
+            try ledger.setAppAccountToken(token, originalTransactionID: 1)
+            try ledger.close()
+            let shown = try workspace.json("show", "1", "--json")
+            #expect((shown["consumption"] as? [String: Any])?["version"] as? Int == 2)
+            #expect(
+                ((shown["consumption"] as? [String: Any])?["request"] as? [String: Any])?["customerConsented"] as? Bool
+                    == true)
+            #expect(shown["serverAppAccountToken"] as? String == token.uuidString.lowercased())
+            let text = try workspace.ledger("show", "1").stdout
+            #expect(text.contains("order \(OrderID.of(1))") && text.contains("consumption information (v2"))
         }
     }
 }

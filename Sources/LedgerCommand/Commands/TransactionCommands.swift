@@ -205,6 +205,20 @@ struct ShowCommand: AsyncParsableCommand {
             let date: Date
         }
 
+        enum CodingKeys: String, CodingKey {
+            case transaction, events, orderID, consumption, serverAppAccountToken
+        }
+
+        /// Every key, an absent value as `null`, so that a JSON reader sees one shape.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transaction, forKey: .transaction)
+            try container.encode(events, forKey: .events)
+            try container.encode(orderID, forKey: .orderID)
+            try container.encode(consumption, forKey: .consumption)
+            try container.encode(serverAppAccountToken, forKey: .serverAppAccountToken)
+        }
+
         var serverLines: [String] {
             var lines: [String] = []
             if let orderID { lines.append("  order \(orderID)") }

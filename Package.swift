@@ -107,10 +107,10 @@ let package = Package(
         .target(
             name: "LedgerLab",
             dependencies: [
-                "LedgerCommand", "LedgerTesting", "CLedgerBaseline",
+                "LedgerCommand", "LedgerTesting", "CLedgerBaseline", "AppStoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // The server rows of `bench`: a constant-body server, a receiver, bearer tokens.
+                // The server rows of `bench`: a constant-body server, bearer tokens.
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -133,7 +133,6 @@ let package = Package(
             dependencies: [
                 "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "ledger",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         .testTarget(
             name: "StoreLedgerTests",

@@ -1,3 +1,4 @@
+import AppStoreServer
 import ArgumentParser
 import Crypto
 import Foundation
@@ -82,7 +83,7 @@ extension Bench {
     /// 1,000 purchases committed in a burst, from their commits to a local receiver; then a
     /// backlog of pending notifications drained by a server started on it.
     mutating func notificationDelivery() async throws -> [BenchCommand.Result] {
-        let receiver = try await BenchReceiver.start()
+        let receiver = try await NotificationCollector.start()
         defer { Task { await receiver.stop() } }
         var results: [BenchCommand.Result] = []
 
@@ -98,12 +99,13 @@ extension Bench {
             let bought = try await queue.add(Payment(productID: Self.product))
             committed[String(bought.id)] = .now
         }
-        guard await receiver.wait(for: plan.burst, within: 60) else {
+        guard await receiver.wait(forCount: plan.burst, within: 60) else {
             throw BenchError("the burst's notifications did not all arrive within 60 s")
         }
-        let latencies = try receiver.arrivals().compactMap { arrival -> Double? in
-            guard let sent = committed[try BenchReceiver.transactionID(of: arrival.body)] else { return nil }
-            let elapsed = arrival.at - sent
+        let latencies = try receiver.arrivals.compactMap { arrival -> Double? in
+            guard let signed = arrival.signedPayload, let sent = committed[try BenchReceiver.transactionID(of: signed)]
+            else { return nil }
+            let elapsed = arrival.instant - sent
             return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         }.sorted()
         guard latencies.count == plan.burst else {
@@ -130,7 +132,7 @@ extension Bench {
             let drainer = try ChildServer.start(
                 try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", backlogPath])
             defer { drainer.stop() }
-            guard await receiver.wait(for: plan.backlog, within: 600) else {
+            guard await receiver.wait(forCount: plan.backlog, within: 600) else {
                 throw BenchError("the backlog was not drained within 600 s")
             }
         }
@@ -276,60 +278,10 @@ enum BenchToken {
     }
 }
 
-/// A notification endpoint in this process: keeps each POST's body and when it arrived.
-final class BenchReceiver: Sendable {
-    struct Arrival: Sendable {
-        let at: ContinuousClock.Instant
-        let body: Data
-    }
-
-    private let received = Mutex<[Arrival]>([])
-    private let task = Mutex<Task<Void, any Error>?>(nil)
-    private let boundPort = Mutex(0)
-
-    var url: String { "http://127.0.0.1:\(boundPort.withLock { $0 })/notifications" }
-    func arrivals() -> [Arrival] { received.withLock { $0 } }
-    func reset() { received.withLock { $0 = [] } }
-
-    static func start() async throws -> BenchReceiver {
-        let receiver = BenchReceiver()
-        let (ports, bound) = AsyncStream<Int>.makeStream()
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            let arrival = Arrival(at: .now, body: Data(body.readableBytesView))
-            receiver.received.withLock { $0.append(arrival) }
-            return Response(status: .ok)
-        }
-        var logger = Logger(label: "bench-receiver")
-        logger.logLevel = .critical
-        let application = Application(
-            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        receiver.task.withLock { $0 = Task { try await application.run() } }
-        var iterator = ports.makeAsyncIterator()
-        let port = await iterator.next() ?? 0
-        receiver.boundPort.withLock { $0 = port }
-        return receiver
-    }
-
-    func stop() async {
-        let running = task.withLock { $0 }
-        running?.cancel()
-        _ = try? await running?.value
-    }
-
-    /// Waits until `count` POSTs arrived, at most `seconds`; whether they did.
-    func wait(for count: Int, within seconds: Double) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if received.withLock({ $0.count }) >= count { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return received.withLock { $0.count } >= count
-    }
-
-    /// The transaction a notification's body reports (its signed transaction's `transactionId`).
-    static func transactionID(of body: Data) throws -> String {
+/// Reading the notifications a `NotificationCollector` received.
+enum BenchReceiver {
+    /// The transaction a notification reports (its signed transaction's `transactionId`).
+    static func transactionID(of signed: String) throws -> String {
         func payload(_ jws: String) throws -> [String: Any] {
             let parts = jws.split(separator: ".")
             guard parts.count == 3 else { throw BenchError("not a JWS") }
@@ -340,9 +292,7 @@ final class BenchReceiver: Sendable {
             else { throw BenchError("a JWS payload does not decode") }
             return object
         }
-        guard let outer = try JSONSerialization.jsonObject(with: body) as? [String: String],
-            let signed = outer["signedPayload"],
-            let data = try payload(signed)["data"] as? [String: Any],
+        guard let data = try payload(signed)["data"] as? [String: Any],
             let transaction = data["signedTransactionInfo"] as? String,
             let id = try payload(transaction)["transactionId"] as? String
         else { throw BenchError("a notification without a transaction") }

@@ -16,9 +16,9 @@ import Testing
     /// A ledger of the sample catalog whose notifications go to a fresh receiver.
     static func withReceiver(
         attemptTimeout: Duration = .seconds(5),
-        _ body: (Ledger, StoreTestSession, NotificationReceiver, NotificationSender) async throws -> Void
+        _ body: (Ledger, StoreTestSession, NotificationCollector, NotificationSender) async throws -> Void
     ) async throws {
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         var limits = NotificationSender.Limits()
         limits.attemptTimeout = attemptTimeout
         try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(now))) { ledger in
@@ -46,7 +46,7 @@ import Testing
             #expect(round.attempted.first?.attempts.map(\.result) == [.success])
             #expect(round.attempted.first?.attempts.first?.httpStatus == 206)
             #expect(try await sender.sendDue().attempted.isEmpty, "delivered: never sent again")
-            #expect(receiver.payloads == [try ledger.notifications()[0].signedPayload])
+            #expect(receiver.signedPayloads == [try ledger.notifications()[0].signedPayload])
         }
     }
 
@@ -77,7 +77,9 @@ import Testing
             #expect(gaps == [1, 12, 24, 48, 72])
             _ = try await session.advanceClock(by: 1_000 * Self.hour)
             #expect(try await sender.sendDue().attempted.isEmpty, "six attempts, then no more")
-            #expect(receiver.payloads.count == 6 && Set(receiver.payloads).count == 1, "the same payload each time")
+            #expect(
+                receiver.signedPayloads.count == 6 && Set(receiver.signedPayloads).count == 1,
+                "the same payload each time")
         }
     }
 
@@ -110,7 +112,7 @@ import Testing
     }
 
     @Test func theServerSendsWhatAnotherConnectionCommitsAtOnce() async throws {
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         try await withTemporaryLedger { ledger in
             _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
             let server = AppStoreHTTPServer(ledger: ledger, port: 0)
@@ -119,7 +121,7 @@ import Testing
             let other = try Ledger.open(at: ledger.path)
             let started = ContinuousClock.now
             _ = try await StoreTestSession(ledger: other).buyProduct(Payment(productID: SampleCatalog.consumable))
-            let arrived = await receiver.waitForPayloads(1, within: 5)
+            let arrived = await receiver.wait(forCount: 1, within: 5)
             let elapsed = ContinuousClock.now - started
             // The round's attempts are recorded once its POSTs end: wait for that before stopping.
             let deadline = ContinuousClock.now + .seconds(5)
@@ -140,7 +142,7 @@ import Testing
     /// While it runs, the server renews what falls due on the store's clock (the App Store
     /// renews whether the app runs or not) and notifies it, with no other process acting.
     @Test func theServerRenewsWhatFallsDueAndNotifiesIt() async throws {
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         try await withTemporaryLedger { ledger in
             let session = StoreTestSession(ledger: ledger)
             _ = try session.set(.notificationURL, to: receiver.url)

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
+import AppStoreServer
 import StoreLedger
 import Testing
 
@@ -220,7 +221,7 @@ import FoundationNetworking
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesVerifierAcceptsEveryNotificationTheServerSends() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory)
             let session = StoreTestSession(ledger: ledger)
@@ -311,9 +312,10 @@ import FoundationNetworking
                 test.output.split(separator: "\n").map(String.init) == [
                     "test TEST ['SUCCESS']", "unknown 404 4040008",
                 ])
-            #expect(await receiver.waitForPayloads(committed + 1, within: 10))
+            #expect(await receiver.wait(forCount: committed + 1, within: 10))
             let received = directory + "/received.txt"
-            try receiver.payloads.joined(separator: "\n").write(toFile: received, atomically: true, encoding: .utf8)
+            try receiver.signedPayloads.joined(separator: "\n").write(
+                toFile: received, atomically: true, encoding: .utf8)
             let verified = try runProcess(python, ["-c", client, "verify", received])
             #expect(verified.status == 0)
             #expect(
@@ -326,7 +328,7 @@ import FoundationNetworking
                     "EXPIRED BILLING_RETRY Sandbox", "REFUND - Sandbox", "TEST - Sandbox", "history [11]",
                     "refunds ['REFUND']",
                 ]), "\(verified.output)")
-            #expect(receiver.payloads.count == committed + 1, "each sent once")
+            #expect(receiver.signedPayloads.count == committed + 1, "each sent once")
             _ = bought
         }
         await receiver.stop()
@@ -335,7 +337,7 @@ import FoundationNetworking
     /// was never recorded as sent, so the next server sends it again, with the same UUID and
     /// payload, and records one delivery.
     @Test func aServerKilledDuringDeliverySendsItAgainWithTheSameUUID() async throws {
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory)
             _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
@@ -344,14 +346,15 @@ import FoundationNetworking
             try ledger.close()
             receiver.answer(200, after: .seconds(30))
             let first = try Server.start(path)
-            #expect(await receiver.waitForPayloads(1, within: 10), "the POST arrived")
+            #expect(await receiver.wait(forCount: 1, within: 10), "the POST arrived")
             kill(first.process.processIdentifier, SIGKILL)
             first.process.waitUntilExit()
             receiver.answer(200)
             let second = try Server.start(path)
-            #expect(await receiver.waitForPayloads(2, within: 10), "sent again")
+            #expect(await receiver.wait(forCount: 2, within: 10), "sent again")
             #expect(second.stop() == 0)
-            #expect(receiver.payloads.count == 2 && Set(receiver.payloads).count == 1, "the same notification")
+            #expect(
+                receiver.signedPayloads.count == 2 && Set(receiver.signedPayloads).count == 1, "the same notification")
             let reopened = try Ledger.open(at: path)
             let notifications = try reopened.notifications()
             #expect(notifications.map(\.status) == [.delivered])
@@ -369,7 +372,7 @@ import FoundationNetworking
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesClientCallsTheRecordAndExtensionEndpoints() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
-        let receiver = try await NotificationReceiver.start()
+        let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let (path, purchase) = try await Self.prepare(directory)
             let ledger = try Ledger.open(at: path)
@@ -439,9 +442,10 @@ import FoundationNetworking
                     "order 0 ['\(purchase)']", "no order 1", "consumption sent", "token True",
                     "extended True \(subscription.id) \(subscription.id)", "mass True 1 0", "third 403 4030005",
                 ])
-            #expect(await receiver.waitForPayloads(3, within: 10))
+            #expect(await receiver.wait(forCount: 3, within: 10))
             let received = directory + "/received.txt"
-            try receiver.payloads.joined(separator: "\n").write(toFile: received, atomically: true, encoding: .utf8)
+            try receiver.signedPayloads.joined(separator: "\n").write(
+                toFile: received, atomically: true, encoding: .utf8)
             let verify = """
                 import sys
                 from appstoreserverlibrary.models.Environment import Environment

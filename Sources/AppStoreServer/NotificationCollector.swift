@@ -1,0 +1,105 @@
+public import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// A notification endpoint for tests and benchmarks: a real HTTP server on a loopback port that
+/// keeps every POST as it arrives (its body, its `signedPayload`, when it came) and answers with
+/// the status the test sets, after the delay it sets. Point the store at ``url``
+/// (`StoreSettings.notificationURL`) and the notifications `ledger serve` or a
+/// ``NotificationSender`` sends arrive here.
+///
+/// ```swift
+/// let collector = try await NotificationCollector.start()
+/// // ledger store set notificationURL <collector.url>; make purchases; serve
+/// _ = await collector.wait(forCount: 1, within: 5)
+/// print(collector.signedPayloads)
+/// await collector.stop()
+/// ```
+public final class NotificationCollector: Sendable {
+    /// One POST received.
+    public struct Arrival: Sendable {
+        /// When it arrived.
+        public let instant: ContinuousClock.Instant
+        /// Its body, as sent.
+        public let body: Data
+
+        /// The `signedPayload` of its JSON body; `nil` for another body.
+        public var signedPayload: String? {
+            (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["signedPayload"] as? String
+        }
+    }
+
+    private struct Answer {
+        var status = 200
+        var delay: Duration = .zero
+    }
+
+    private let received = Mutex<[Arrival]>([])
+    private let answer = Mutex(Answer())
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let boundPort = Mutex(0)
+
+    /// The port it listens on.
+    public var port: Int { boundPort.withLock { $0 } }
+    /// Its address, to give the store as its notification URL.
+    public var url: String { "http://127.0.0.1:\(port)/notifications" }
+    /// Every POST received, in order of arrival.
+    public var arrivals: [Arrival] { received.withLock { $0 } }
+    /// The `signedPayload` of each POST received, in order of arrival.
+    public var signedPayloads: [String] { arrivals.compactMap(\.signedPayload) }
+
+    private init() {}
+
+    /// A collector listening on a free loopback port, answering 200 at once.
+    public static func start() async throws -> NotificationCollector {
+        let collector = NotificationCollector()
+        let (ports, bound) = AsyncStream<Int>.makeStream()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let arrival = Arrival(instant: .now, body: Data(body.readableBytesView))
+            collector.received.withLock { $0.append(arrival) }
+            let answer = collector.answer.withLock { $0 }
+            if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
+            return Response(status: .init(code: answer.status))
+        }
+        var logger = Logger(label: "notification-collector")
+        logger.logLevel = .critical
+        let application = Application(
+            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        collector.task.withLock { $0 = Task { try await application.run() } }
+        var iterator = ports.makeAsyncIterator()
+        let port = await iterator.next() ?? 0
+        collector.boundPort.withLock { $0 = port }
+        return collector
+    }
+
+    /// Answers the POSTs from now on with `status`, after `delay`.
+    public func answer(_ status: Int, after delay: Duration = .zero) {
+        answer.withLock { $0 = Answer(status: status, delay: delay) }
+    }
+
+    /// Forgets what arrived so far.
+    public func reset() {
+        received.withLock { $0 = [] }
+    }
+
+    /// Waits until `count` POSTs arrived in all, at most `seconds`; whether they did.
+    public func wait(forCount count: Int, within seconds: Double) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            if received.withLock({ $0.count }) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return received.withLock { $0.count } >= count
+    }
+
+    /// Stops listening.
+    public func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        _ = try? await running?.value
+    }
+}

@@ -162,9 +162,7 @@ public struct AppStoreServerAPI: Sendable {
         guard let endpoint = matching.first(where: { $0.method == request.method }) else {
             throw APIError.methodNotAllowed
         }
-        // Read once for the request: the token's bundle, and what the answers name.
-        let settings = try StoreSettings(ledger: store)
-        try authorize(request, bundleID: settings.bundleID)
+        let settings = try authorize(request)
         let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
         let query = try QueryParameters(request.query)
         switch endpoint.name {
@@ -195,16 +193,23 @@ public struct AppStoreServerAPI: Sendable {
         }
     }
 
-    private func authorize(_ request: APIRequest, bundleID: String) throws {
+    /// Checks the request's bearer token; returns the store's settings, read with its key in one
+    /// snapshot (once for the request: the token's bundle, and what the answers name).
+    private func authorize(_ request: APIRequest) throws -> StoreSettings {
+        var settings: StoreSettings?
         do {
-            _ = try BearerToken.check(
-                request.authorization, bundleID: bundleID, now: now(), verified: verifiedTokens
-            ) { try store.apiKey($0) }
+            _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID in
+                let read = try store.apiKeyAndSettings(keyID)
+                settings = read.settings
+                return (read.key, read.settings.bundleID)
+            }
         } catch .keysUnreadable {
             throw APIError.generalInternal
         } catch {
             throw APIError.unauthorized
         }
+        guard let settings else { throw APIError.generalInternal }
+        return settings
     }
 
     // MARK: - Endpoints

@@ -33,22 +33,36 @@ enum BearerToken {
         _ authorization: String?, bundleID: String, now: Date, verified: VerifiedTokens? = nil,
         key: (String) throws -> APIKey?
     ) throws(Refusal) -> APIKey {
+        try check(authorization, now: now, verified: verified) { keyID in (try key(keyID), bundleID) }
+    }
+
+    /// `check` with the key and the store's bundle read together, by `context`, once the token
+    /// names its key.
+    static func check(
+        _ authorization: String?, now: Date, verified: VerifiedTokens? = nil,
+        context: (String) throws -> (key: APIKey?, bundleID: String)
+    ) throws(Refusal) -> APIKey {
         guard let authorization, authorization.utf8.count <= longestHeader else { throw .missing }
         if let known = verified?[authorization] {
-            let stored: APIKey?
-            do { stored = try key(known.keyID) } catch { throw .keysUnreadable }
+            let (stored, bundleID) = try read(context, known.keyID)
             guard let found = stored else { throw .unknownKey }
             guard found.revokedAt == nil else { throw .revokedKey }
             guard known.bundleID == bundleID else { throw .wrongBundle }
             guard known.expiration > now.timeIntervalSince1970 else { throw .expired }
             return found
         }
-        return try checkInFull(authorization, bundleID: bundleID, now: now, verified: verified, key: key)
+        return try checkInFull(authorization, now: now, verified: verified, context: context)
+    }
+
+    private static func read(
+        _ context: (String) throws -> (key: APIKey?, bundleID: String), _ keyID: String
+    ) throws(Refusal) -> (key: APIKey?, bundleID: String) {
+        do { return try context(keyID) } catch { throw .keysUnreadable }
     }
 
     private static func checkInFull(
-        _ authorization: String, bundleID: String, now: Date, verified: VerifiedTokens? = nil,
-        key: (String) throws -> APIKey?
+        _ authorization: String, now: Date, verified: VerifiedTokens?,
+        context: (String) throws -> (key: APIKey?, bundleID: String)
     ) throws(Refusal) -> APIKey {
         guard authorization.hasPrefix("Bearer "),
             let token = try? JWS(compactSerialization: String(authorization.dropFirst("Bearer ".count))),
@@ -57,8 +71,7 @@ enum BearerToken {
         else { throw .malformed }
         guard header["alg"] as? String == "ES256" else { throw .unsupportedAlgorithm }
         guard let keyID = header["kid"] as? String else { throw .unknownKey }
-        let stored: APIKey?
-        do { stored = try key(keyID) } catch { throw .keysUnreadable }
+        let (stored, bundleID) = try read(context, keyID)
         guard let found = stored else { throw .unknownKey }
         guard found.revokedAt == nil else { throw .revokedKey }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),

@@ -155,6 +155,106 @@ package struct PayloadSigner {
         return try JWS.sign(
             payload: try encoder.encode(payload), with: identity, matching: !settings.invalidSignaturesEnabled)
     }
+
+    /// `sign(_:)` of a transaction, whose JSON is written directly (`TransactionPayload.json`):
+    /// the App Store Server API signs one for nearly every answer.
+    package func sign(_ payload: TransactionPayload) throws -> JWS {
+        try JWS.sign(payload: payload.json, with: identity, matching: !settings.invalidSignaturesEnabled)
+    }
+}
+
+extension TransactionPayload {
+    /// The payload as `JSONEncoder` writes it (sorted keys, slashes unescaped, absent values
+    /// left out), written directly: `JSONEncoder` was a tenth of a Get Transaction Info answer.
+    /// A test compares the two over seeded random transactions.
+    package var json: Data {
+        var out = JSONObjectWriter()
+        out.string("appAccountToken", appAccountToken)
+        out.string("appTransactionId", appTransactionId)
+        out.string("bundleId", bundleId)
+        out.string("currency", currency)
+        out.string("environment", environment)
+        out.number("expiresDate", expiresDate)
+        out.string("inAppOwnershipType", inAppOwnershipType)
+        out.bool("isUpgraded", isUpgraded)
+        out.string("offerDiscountType", offerDiscountType)
+        out.string("offerIdentifier", offerIdentifier)
+        out.string("offerPeriod", offerPeriod)
+        out.number("offerType", offerType.map(Int64.init))
+        out.number("originalPurchaseDate", originalPurchaseDate)
+        out.string("originalTransactionId", originalTransactionId)
+        out.number("price", price)
+        out.string("productId", productId)
+        out.number("purchaseDate", purchaseDate)
+        out.number("quantity", Int64(quantity))
+        out.number("revocationDate", revocationDate)
+        out.number("revocationReason", revocationReason.map(Int64.init))
+        out.string("revocationType", revocationType)
+        out.number("signedDate", signedDate)
+        out.string("storefront", storefront)
+        out.string("subscriptionGroupIdentifier", subscriptionGroupIdentifier)
+        out.string("transactionId", transactionId)
+        out.string("transactionReason", transactionReason)
+        out.string("type", type)
+        out.string("webOrderLineItemId", webOrderLineItemId)
+        return out.close()
+    }
+}
+
+/// A flat JSON object written field by field, in the order given (the caller sorts the keys),
+/// absent values left out; strings escaped as `JSONEncoder` escapes them with
+/// `.withoutEscapingSlashes`.
+struct JSONObjectWriter {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+
+    mutating func string(_ key: String, _ value: String?) {
+        guard let value else { return }
+        self.key(key)
+        Self.append(value, to: &bytes)
+    }
+
+    mutating func number(_ key: String, _ value: Int64?) {
+        guard let value else { return }
+        self.key(key)
+        bytes += String(value).utf8
+    }
+
+    mutating func bool(_ key: String, _ value: Bool?) {
+        guard let value else { return }
+        self.key(key)
+        bytes += (value ? "true" : "false").utf8
+    }
+
+    func close() -> Data {
+        Data(bytes + [UInt8(ascii: "}")])
+    }
+
+    private mutating func key(_ key: String) {
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        Self.append(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += #"\""#.utf8
+            case UInt8(ascii: "\\"): bytes += #"\\"#.utf8
+            case 0x0A: bytes += #"\n"#.utf8
+            case 0x0D: bytes += #"\r"#.utf8
+            case 0x09: bytes += #"\t"#.utf8
+            case 0x08: bytes += #"\b"#.utf8
+            case 0x0C: bytes += #"\f"#.utf8
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += #"\u00"#.utf8
+                bytes += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
 }
 
 extension ProductType {

@@ -75,6 +75,12 @@ extension Ledger {
         try read { db in try storedAPIKey(db, keyID) }
     }
 
+    /// The API key `keyID` names (`nil` when the ledger has none) and the store's settings,
+    /// read in one snapshot: what checking a request's bearer token needs.
+    public func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
+        try read { db in (try storedAPIKey(db, keyID), try StoreSettings(db)) }
+    }
+
     /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the
     /// ledger, revoked, and its identifier is never given to another key.
     /// - Throws: `APIKeyError.unknownKeyID`, `.alreadyRevoked`.

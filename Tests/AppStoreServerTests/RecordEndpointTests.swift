@@ -173,6 +173,13 @@ import Testing
             #expect(
                 try Self.payload(renewalInfo.compactSerialization)["appAccountToken"] as? String
                     == account.uuidString.lowercased())
+            // From Swift: the same rule, with the ledger's errors.
+            #expect(throws: ServerRecordError.notOriginal(renewal.id)) {
+                try ledger.setAppAccountToken(nil, originalTransactionID: renewal.id)
+            }
+            #expect(throws: PaymentQueueError.unknownTransaction(999)) {
+                try ledger.setAppAccountToken(nil, originalTransactionID: 999)
+            }
             #expect(try Self.call(api, "PUT", path, token: token, body: #"{"appAccountToken": ""}"#).status == 200)
             let cleared = try Self.call(api, "GET", "/inApps/v1/transactions/\(bought.id)", token: token)
             #expect(try Self.payload(cleared.json["signedTransactionInfo"])["appAccountToken"] == nil)

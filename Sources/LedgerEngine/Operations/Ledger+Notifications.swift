@@ -235,14 +235,6 @@ extension Ledger {
         }
     }
 
-    /// When the next pending notification falls due by the store's clock; `nil` when none is pending.
-    public func nextNotificationDate() throws -> Date? {
-        try read { db in
-            try Int64.fetchOne(db, sql: "SELECT min(next_attempt_at) FROM notifications WHERE status = 'pending'")
-                .map(Date.init(ledgerMilliseconds:))
-        }
-    }
-
     /// Records one attempt to send the notification `sequence`, dated by the store's clock: a
     /// success delivers it; a failure plans the next attempt (`ServerNotification.retryDelay`)
     /// or, after the sixth, fails it. An attempt on a notification no longer pending changes
@@ -303,17 +295,6 @@ extension Ledger {
         notification.status = status
         notification.nextAttemptDate = next.map(Date.init(ledgerMilliseconds:))
         return notification
-    }
-
-    /// How many notifications stand in each status.
-    public func notificationCounts() throws -> [ServerNotification.Status: Int] {
-        try read { db in
-            var counts: [ServerNotification.Status: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT status, count(*) FROM notifications GROUP BY status") {
-                if let status = ServerNotification.Status(rawValue: row[0]) { counts[status] = row[1] }
-            }
-            return counts
-        }
     }
 
     // MARK: - Rows

@@ -169,6 +169,13 @@ import Testing
                         == account.uuidString.lowercased())
             }
             #expect(try ledger.transaction(bought.id)?.appAccountToken == nil, "the row keeps what the app sent")
+            // The notifications made from then on carry it too.
+            try await session.setAutoRenew(false, for: SampleCatalog.subscription)
+            let notified = try Self.payload(try #require(try ledger.notifications().last).signedPayload)
+            let data = try #require(notified["data"] as? [String: Any])
+            #expect(
+                try Self.payload(data["signedTransactionInfo"])["appAccountToken"] as? String
+                    == account.uuidString.lowercased())
             let renewalInfo = try #require(try ledger.signedRenewalInfo(forProduct: SampleCatalog.subscription))
             #expect(
                 try Self.payload(renewalInfo.compactSerialization)["appAccountToken"] as? String

@@ -27,12 +27,8 @@ extension Ledger {
         var signedRenewal: String?
         var status: SubscriptionStatus.RenewalState?
         if let transaction {
-            let products = try Self.products(db, withIDs: [transaction.productID])
-            signedTransaction = try signer.sign(
-                TransactionPayload(
-                    transaction, product: products.first, settings: settings,
-                    appTransactionID: signer.identity.appTransactionID)
-            ).compactSerialization
+            // Signed as the App Store Server API signs it (`signing`: with a token the server set).
+            signedTransaction = try signing(db, [transaction]).sign()[0].compactSerialization
             if let group = transaction.subscriptionGroupID,
                 var state = try subscriptionStatus(db, group: group, at: now)
             {

@@ -46,7 +46,7 @@ extension Ledger {
     /// their histories (never sign a row edited outside the ledger: the signature would vouch
     /// for the edit), with the app account tokens a server set; the identity and settings; the
     /// catalog's products.
-    private func signing(_ db: Database, _ transactions: [PaymentTransaction]) throws -> Signing {
+    func signing(_ db: Database, _ transactions: [PaymentTransaction]) throws -> Signing {
         for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
@@ -55,7 +55,7 @@ extension Ledger {
     }
 
     /// Transactions ready to sign (`signing`), signed outside the read.
-    private struct Signing {
+    struct Signing {
         let transactions: [PaymentTransaction]
         let signer: PayloadSigner
         let products: [String: Product]

@@ -14,6 +14,23 @@ import FoundationNetworking
 @Suite struct ServeCommandTests {
     static let issuer = "57246542-96fe-1a63-e053-0824d011072a"
 
+    /// The start of a Python script: Apple's `client` (its base URL pointed at the server on
+    /// `port`) and `verifier` (trusting the ledger's root), for the store's environment, with
+    /// `APIException` and `Environment` imported.
+    static func applePython(_ directory: String, port: Int, production: Bool = false) -> String {
+        let environment = production ? "Environment.PRODUCTION" : "Environment.SANDBOX"
+        return """
+            from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException
+            from appstoreserverlibrary.models.Environment import Environment
+            from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+            key = open('\(directory)/key.p8', 'rb').read()
+            client = AppStoreServerAPIClient(key, 'KEY1', '\(issuer)', 'com.example.app', \(environment))
+            client._base_url = 'http://127.0.0.1:\(port)'
+            root = open('\(directory)/root.cer', 'rb').read()
+            verifier = SignedDataVerifier([root], False, \(environment), 'com.example.app'\(production ? ", 1234567890" : ""))
+            """
+    }
+
     /// A ledger in `directory` with the sample catalog, a purchase, the store signing for
     /// Sandbox, its root certificate in `root.cer` and an API key in `key.p8`.
     static func prepare(
@@ -141,15 +158,8 @@ import FoundationNetworking
             let server = try Server.start(path)
             defer { _ = server.stop() }
             let script = """
-                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException
-                from appstoreserverlibrary.models.Environment import Environment
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                key = open('\(directory)/key.p8', 'rb').read()
-                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.SANDBOX)
-                client._base_url = 'http://127.0.0.1:\(server.port)'
+                \(Self.applePython(directory, port: server.port))
                 info = client.get_transaction_info('\(purchase)')
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
                 decoded = verifier.verify_and_decode_signed_transaction(info.signedTransactionInfo)
                 print('ok', decoded.transactionId, decoded.productId)
                 from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
@@ -194,15 +204,9 @@ import FoundationNetworking
             let server = try Server.start(path)
             defer { _ = server.stop() }
             let script = """
-                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, GetTransactionHistoryVersion
-                from appstoreserverlibrary.models.Environment import Environment
+                \(Self.applePython(directory, port: server.port, production: true))
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
                 from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                key = open('\(directory)/key.p8', 'rb').read()
-                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.PRODUCTION)
-                client._base_url = 'http://127.0.0.1:\(server.port)'
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.PRODUCTION, 'com.example.app', 1234567890)
                 info = client.get_transaction_info('\(purchase)')
                 decoded = verifier.verify_and_decode_signed_transaction(info.signedTransactionInfo)
                 history = client.get_transaction_history(
@@ -258,16 +262,9 @@ import FoundationNetworking
             defer { _ = server.stop() }
             let client = """
                 import sys, time
-                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException
-                from appstoreserverlibrary.models.Environment import Environment
+                \(Self.applePython(directory, port: server.port))
                 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
                 from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                key = open('\(directory)/key.p8', 'rb').read()
-                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.SANDBOX)
-                client._base_url = 'http://127.0.0.1:\(server.port)'
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
                 def check(signed):
                     n = verifier.verify_and_decode_notification(signed)
                     if n.data.signedTransactionInfo:
@@ -382,8 +379,7 @@ import FoundationNetworking
             let server = try Server.start(path)
             defer { _ = server.stop() }
             let script = """
-                from appstoreserverlibrary.api_client import AppStoreServerAPIClient, APIException
-                from appstoreserverlibrary.models.Environment import Environment
+                \(Self.applePython(directory, port: server.port))
                 from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
                 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
                 from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
@@ -399,12 +395,6 @@ import FoundationNetworking
                 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
                 from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
                 from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                key = open('\(directory)/key.p8', 'rb').read()
-                client = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.app', Environment.SANDBOX)
-                client._base_url = 'http://127.0.0.1:\(server.port)'
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
                 order = client.look_up_order_id('\(OrderID.of(purchase))')
                 print('order', order.status.value, [verifier.verify_and_decode_signed_transaction(s).transactionId for s in order.signedTransactions])
                 print('no order', client.look_up_order_id('MNOPE').status.value)

@@ -20,15 +20,15 @@ extension Ledger {
         once key: String? = nil, summary: NotificationPayload.Summary? = nil
     ) throws {
         guard try Self.notifies(db) else { return }
-        let settings = try StoreSettings(db)
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
-        let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
+        let signer = try signer(db)
+        let settings = signer.settings
         var signedTransaction: String?
         var signedRenewal: String?
         var status: SubscriptionStatus.RenewalState?
         if let transaction {
             // Signed as the App Store Server API signs it (`signing`: with a token the server set).
-            signedTransaction = try signing(db, [transaction]).sign()[0].compactSerialization
+            signedTransaction = try signing(db, [transaction], signer: signer).sign()[0].compactSerialization
             if let group = transaction.subscriptionGroupID,
                 var state = try subscriptionStatus(db, group: group, at: now)
             {

@@ -46,11 +46,14 @@ extension Ledger {
     /// their histories (never sign a row edited outside the ledger: the signature would vouch
     /// for the edit), with the app account tokens a server set; the identity and settings; the
     /// catalog's products.
-    func signing(_ db: Database, _ transactions: [PaymentTransaction]) throws -> Signing {
+    /// `signer`: the one the caller read already, if it did.
+    func signing(
+        _ db: Database, _ transactions: [PaymentTransaction], signer: PayloadSigner? = nil
+    ) throws -> Signing {
         for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
-            transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer(db),
+            transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
             products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
@@ -99,7 +102,8 @@ extension Ledger {
         try read { db in try signer(db) }
     }
 
-    private func signer(_ db: Database) throws -> PayloadSigner {
+    /// The identity and settings that sign, as a transaction sees them.
+    func signer(_ db: Database) throws -> PayloadSigner {
         PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db))
     }
 

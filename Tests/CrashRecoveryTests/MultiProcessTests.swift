@@ -5,6 +5,26 @@ import StoreLedger
 import Testing
 
 @Suite struct MultiProcessTests {
+    /// Opening a second connection in a process (as `ledger serve` opens its readers, as an app
+    /// relaunches) keeps the first one's locks: another process that then closes its own last
+    /// connection does not take this one for gone and delete the WAL it still writes to. (The
+    /// ledger once read a file's header with a descriptor of its own: closing it dropped every
+    /// POSIX lock of the process on the file, and the next commit went to a deleted WAL.)
+    @Test func anotherConnectionInTheProcessKeepsTheFirstOnesCommitsVisible() async throws {
+        try await withTemporaryLedger { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            for _ in 0..<3 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            try Ledger.open(at: ledger.path, access: .readOnly).close()
+            // Another process writes, and closes the file as it exits.
+            let bought = try LedgerProcess.run(["purchase", SampleCatalog.consumable, "--database", ledger.path])
+            #expect(bought.status == 0, "\(bought.stderr)")
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let seen = try LedgerProcess.run(["list", "--json", "--database", ledger.path])
+            #expect((try seen.json()["transactions"] as? [Any])?.count == 5, "another process sees this one's commit")
+            #expect(try ledger.allTransactions().count == 5)
+        }
+    }
+
     /// An app-like process writes continuously while other processes list, launch and finish,
     /// and verify the same file: no error surfaces (busy waits stay inside the timeout), no
     /// acknowledged update is lost, and no reader sees half a change (verify reads snapshots).

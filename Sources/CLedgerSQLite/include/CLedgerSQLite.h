@@ -18,6 +18,14 @@ int ledger_sqlite_no_checkpoint_on_close(sqlite3 *db, int off);
 /// MemberImportVisibility, finds `struct stat` in whichever of several Linux modules it likes.
 int ledger_file_status(const char *path, long long *size);
 
+/// Reads the first `count` bytes of the file at `path` into `buffer` through SQLite's default
+/// VFS; returns how many it read (fewer when the file is shorter), or -1 when it cannot be read.
+/// Never `open` and `close` a ledger's file otherwise while this process may have a connection
+/// to it: closing any descriptor of a file drops every POSIX lock the process holds on it, and
+/// another process may then take this process's connections for gone and delete the WAL they
+/// still write to. SQLite's VFS keeps such a descriptor open until those locks are released.
+int ledger_file_read_prefix(const char *path, unsigned char *buffer, int count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,11 +26,14 @@ enum LedgerFile {
 
     private static func checkHeader(path: String, size: Int64) throws {
         if size == 0 { throw LedgerError.emptyFile(path: path) }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        // Read through SQLite's VFS, never a descriptor of our own: closing one would drop the
+        // locks of this process's other connections to the file (`ledger_file_read_prefix`).
+        var header = [UInt8](repeating: 0, count: 100)
+        let read = ledger_file_read_prefix(path, &header, Int32(header.count))
+        guard read >= 0 else {
             throw LedgerError.unusable(path: path, reason: "cannot read the file (permission denied?)")
         }
-        defer { try? handle.close() }
-        let header = [UInt8]((try? handle.read(upToCount: 100)) ?? Data())
+        header.removeLast(header.count - Int(read))
         guard header.count == 100, Array(header[0..<16]) == magic else {
             throw LedgerError.notADatabase(path: path, reason: "no SQLite header")
         }

@@ -224,20 +224,31 @@ package final class TemporaryDirectory: Sendable {
     }
 
     deinit {
+        ExitCleanup.forget(path)
         try? FileManager.default.removeItem(atPath: path)
     }
 }
 
 /// Directories removed when the process exits normally.
-private enum ExitCleanup {
-    private static let paths = Mutex<[String]>([])
+package enum ExitCleanup {
+    /// The directories still there: one leaves the set when it is removed before the exit.
+    private static let paths = Mutex<Set<String>>([])
     private static let registered = Atomic<Bool>(false)
 
+    /// Whether `path` is removed at the exit, if it is still there then.
+    package static func removes(_ path: String) -> Bool {
+        paths.withLock { $0.contains(path) }
+    }
+
     static func remove(_ path: String) {
-        paths.withLock { $0.append(path) }
+        _ = paths.withLock { $0.insert(path) }
         if !registered.exchange(true, ordering: .relaxed) {
             atexit { ExitCleanup.removeAll() }
         }
+    }
+
+    static func forget(_ path: String) {
+        _ = paths.withLock { $0.remove(path) }
     }
 
     private static func removeAll() {

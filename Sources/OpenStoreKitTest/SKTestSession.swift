@@ -112,8 +112,9 @@ public final class SKTestSession: @unchecked Sendable {
         let checked = try ProductCatalog.readConfigurations(at: [fileURL.path])
         configuration = checked.configurations[0]
         StoreContext.noteTestSession()
-        // Removed (also on failure below) when the session and every launch of its store are gone.
-        directory = try TemporaryDirectory.make(prefix: "OpenStoreKitTest-")
+        // Removed (also on failure below) when the session and every launch of its store are gone,
+        // or when the process exits: a session bound to the process is never released before.
+        directory = try TemporaryDirectory.make(prefix: "OpenStoreKitTest-", removedAtExit: true)
         ledgerPath = directory.path + "/ledger.sqlite"
         let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
         try ProductCatalog(ledger: ledger).importConfigurations(checked)

@@ -58,6 +58,18 @@ import Testing
         #expect(!escaped.contains("/.local/share/"))
     }
 
+    @Test func aSessionsDirectoryGoesWithItOrAtTheProcessExit() throws {
+        let fixture = URL(fileURLWithPath: Repository.fixture("v3.0-garden-shop.storekit"))
+        var session: SKTestSession? = try SKTestSession(contentsOf: fixture, scope: .taskLocal)
+        let directory = (session!.ledgerPath as NSString).deletingLastPathComponent
+        // A session bound to the process is never released: the exit removes its directory.
+        #expect(ExitCleanup.removes(directory))
+        #expect(FileManager.default.fileExists(atPath: directory))
+        session = nil
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        #expect(!ExitCleanup.removes(directory), "a removed directory leaves the exit's list")
+    }
+
     @Test func aConfigurationFileIsFoundByNameOnTheConfigurationPath() throws {
         let fixtures = (Repository.fixture("x") as NSString).deletingLastPathComponent
         let environment = ["OPENSTOREKIT_CONFIGURATION_PATH": "/nonexistent:" + fixtures]

@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 public import StoreLedger
 
 /// Sends a ledger's App Store Server Notifications V2 to the store's notification URL: each
@@ -22,8 +23,10 @@ public final class NotificationSender: Sendable {
         public var inFlight = 16
         /// How many due notifications one round takes.
         public var batch = 256
+        /// How many attempts a running sender keeps, ended or not, before they are recorded.
+        public var unrecorded = 1_024
 
-        /// The defaults: 5 seconds an attempt, 16 at once, 256 a round.
+        /// The defaults: 5 seconds an attempt, 16 at once, 256 a round, 1,024 unrecorded.
         public init() {}
     }
 
@@ -69,9 +72,14 @@ public final class NotificationSender: Sendable {
     /// has ended: one sync for the round, not one per notification. A sender stopped before
     /// that records none of them, and they are sent again.
     public func sendDue() async throws -> Round {
-        guard let url = try StoreSettings(ledger: ledger).notificationURL else { return Round() }
-        let due = try ledger.dueNotifications(limit: limits.batch)
-        guard !due.isEmpty else { return Round() }
+        let (ledger, batch) = (ledger, limits.batch)
+        let (url, due) = try await Blocking.run {
+            guard let url = try StoreSettings(ledger: ledger).notificationURL else {
+                return (nil as URL?, [ServerNotification]())
+            }
+            return (url, try ledger.dueNotifications(limit: batch))
+        }
+        guard let url, !due.isEmpty else { return Round() }
         var outcomes: [NotificationAttemptOutcome] = []
         await withTaskGroup(of: NotificationAttemptOutcome.self) { group in
             var next = due.makeIterator()
@@ -90,28 +98,93 @@ public final class NotificationSender: Sendable {
             for await done in group { outcomes.append(done) }
         }
         try Task.checkCancellation()  // stopped: no attempt recorded, all are sent again later
-        return Round(attempted: try ledger.recordAttempts(outcomes))
+        let ended = outcomes
+        return Round(attempted: try await Blocking.run { try ledger.recordAttempts(ended) })
     }
 
     /// Sends until cancelled: what is due, as soon as it is due (committed by this process or
     /// another, looked for every `pollInterval`); with `renewing`, it also makes the renewals,
     /// expiries and ends of grace periods that fall due on the store's clock, as the App Store
     /// does whether or not the app runs. Errors of one round (a busy ledger) wait for the next.
+    ///
+    /// Sending and recording overlap: a POST starts as soon as one of `limits.inFlight` slots is
+    /// free, and the attempts that ended are recorded together, in one commit, while others are
+    /// sent, so that waiting for the write lock (other processes' commits hold it) never holds a
+    /// notification back. Due notifications are read through a connection of the sender's own,
+    /// which that wait does not block either. A notification attempted is not taken again until
+    /// its attempt is recorded; at most `limits.unrecorded` wait to be.
     public func run(pollInterval: Duration = .milliseconds(10), renewing: Bool = true) async {
-        var lastSettled = ContinuousClock.now - .seconds(1)
-        while !Task.isCancelled {
-            var sentSome = false
-            do {
-                if renewing, ContinuousClock.now - lastSettled >= .seconds(1) {
-                    lastSettled = .now
-                    try await ledger.settleDueChanges()
+        let pipeline = Pipeline()
+        var slotFreed = pipeline.slotFreed.makeAsyncIterator()
+        let reader =
+            (try? Ledger.open(at: ledger.path, access: .readOnly, configuration: ledger.configuration)) ?? ledger
+        defer { if reader !== ledger { try? reader.close() } }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.record(pipeline) }
+            var lastSettled = ContinuousClock.now - .seconds(1)
+            while !Task.isCancelled {
+                var started = 0
+                do {
+                    if renewing, ContinuousClock.now - lastSettled >= .seconds(1) {
+                        lastSettled = .now
+                        let ledger = ledger
+                        _ = try await Blocking.run { try ledger.settleDueChanges() }
+                    }
+                    started = try await startDue(in: pipeline, reading: reader, group: &group)
+                } catch {
+                    // The next round tries again; a cancelled one ends the loop.
                 }
-                sentSome = !(try await sendDue()).attempted.isEmpty
-            } catch {
-                // The next round tries again; a cancelled one ends the loop.
+                if pipeline.isFull(limits) {
+                    await slotFreed.next()  // an attempt ends within its timeout
+                } else if started == 0 {
+                    try? await Task.sleep(for: pollInterval)
+                }
             }
-            if !sentSome { try? await Task.sleep(for: pollInterval) }
+            pipeline.close()
         }
+    }
+
+    /// Starts a POST for each notification due and not attempted already, as many as free
+    /// slots allow; returns how many it started.
+    private func startDue(
+        in pipeline: Pipeline, reading ledger: Ledger, group: inout DiscardingTaskGroup
+    ) async throws -> Int {
+        let free = pipeline.freeSlots(limits)
+        guard free > 0 else { return 0 }
+        let taken = pipeline.sequences
+        let (url, due) = try await Blocking.run {
+            guard let url = try StoreSettings(ledger: ledger).notificationURL else {
+                return (nil as URL?, [ServerNotification]())
+            }
+            return (url, try ledger.dueNotifications(limit: free, excluding: taken))
+        }
+        guard let url else { return 0 }
+        for notification in due {
+            pipeline.start(notification.sequence)
+            group.addTask {
+                let (result, status) = await self.post(notification.signedPayload, to: url)
+                // Cut short: not recorded, sent again by the next sender.
+                guard !Task.isCancelled else { return pipeline.abandon(notification.sequence) }
+                pipeline.finish(
+                    NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status))
+            }
+        }
+        return due.count
+    }
+
+    /// Records the attempts that ended, each time some have, in one commit for all waiting;
+    /// once more when the pipeline closes. A record that fails (the ledger busy past its
+    /// timeout) is tried again after `retryInterval`; its sequences stay taken meanwhile.
+    private func record(_ pipeline: Pipeline, retryInterval: Duration = .milliseconds(100)) async {
+        let ledger = ledger
+        let record = { @Sendable (outcomes: [NotificationAttemptOutcome]) in
+            try await Blocking.run { try ledger.recordAttempts(outcomes) }
+        }
+        for await _ in pipeline.ended where !(await pipeline.recordEnded(record)) {
+            try? await Task.sleep(for: retryInterval)
+            pipeline.ring()
+        }
+        _ = await pipeline.recordEnded(record)
     }
 
     /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms.
@@ -152,5 +225,91 @@ public final class NotificationSender: Sendable {
         if error is NIOConnectionError || error is IOError || error is ChannelError { return .socketIssue }
         if error is HTTPParserError { return .invalidResponse }
         return .other
+    }
+}
+
+/// A running sender's attempts between their start and their record: the sequences taken
+/// (not to be taken again before their record), how many POSTs run, the outcomes of those
+/// that ended, and the bells that ring when one ends.
+private final class Pipeline: Sendable {
+    private struct State {
+        var sequences: Set<Int64> = []
+        var posting = 0
+        var ended: [NotificationAttemptOutcome] = []
+    }
+
+    private let state = Mutex(State())
+    /// Rings when an attempt ends (once for many: it keeps one ring).
+    let ended: AsyncStream<Void>
+    private let endedBell: AsyncStream<Void>.Continuation
+    /// Rings when a slot in flight is free again.
+    let slotFreed: AsyncStream<Void>
+    private let slotBell: AsyncStream<Void>.Continuation
+
+    init() {
+        (ended, endedBell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (slotFreed, slotBell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    var sequences: Set<Int64> { state.withLock { $0.sequences } }
+
+    /// How many attempts may start now: free slots in flight, room among the unrecorded.
+    func freeSlots(_ limits: NotificationSender.Limits) -> Int {
+        state.withLock { state in
+            min(limits.inFlight - state.posting, limits.unrecorded - state.sequences.count, limits.batch)
+        }
+    }
+
+    /// Whether no attempt may start before one ends.
+    func isFull(_ limits: NotificationSender.Limits) -> Bool {
+        freeSlots(limits) <= 0
+    }
+
+    func start(_ sequence: Int64) {
+        state.withLock { state in
+            state.sequences.insert(sequence)
+            state.posting += 1
+        }
+    }
+
+    func finish(_ outcome: NotificationAttemptOutcome) {
+        state.withLock { state in
+            state.posting -= 1
+            state.ended.append(outcome)
+        }
+        slotBell.yield()
+        ring()
+    }
+
+    func abandon(_ sequence: Int64) {
+        state.withLock { state in
+            state.posting -= 1
+            state.sequences.remove(sequence)
+        }
+        slotBell.yield()
+    }
+
+    /// Records the outcomes that ended with `record`; on success their sequences may be taken
+    /// again (a failed attempt is due again later). Returns whether it recorded (or had nothing
+    /// to record).
+    func recordEnded(_ record: ([NotificationAttemptOutcome]) async throws -> [ServerNotification]) async -> Bool {
+        let outcomes = state.withLock { $0.ended }
+        guard !outcomes.isEmpty else { return true }
+        guard (try? await record(outcomes)) != nil else { return false }
+        state.withLock { state in
+            state.ended.removeFirst(outcomes.count)
+            for outcome in outcomes { state.sequences.remove(outcome.notification.sequence) }
+        }
+        return true
+    }
+
+    /// Rings the `ended` bell: what ended is recorded.
+    func ring() {
+        endedBell.yield()
+    }
+
+    func close() {
+        endedBell.finish()
+        slotBell.finish()
     }
 }

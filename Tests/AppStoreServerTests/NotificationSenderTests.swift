@@ -162,4 +162,82 @@ import Testing
         }
         await receiver.stop()
     }
+
+    /// A running sender POSTs while the ledger's write lock is held by another process (whose
+    /// commits a purchase burst keeps making), and records the attempts once it is free: the
+    /// record never holds a notification back.
+    @Test(.enabled(if: Self.hasPython, "needs python3 to hold the lock from another process"))
+    func aRunningSenderSendsWhileAnotherProcessHoldsTheWriteLock() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            for _ in 0..<3 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            let holder = try Self.holdWriteLock(of: ledger.path, seconds: 3)
+            let running = Task { await sender.run() }
+            let arrived = await receiver.wait(forCount: 3, within: 2.5)
+            // Seen through a connection of its own: the ledger's waits behind the record.
+            let observer = try Ledger.open(at: ledger.path, access: .readOnly)
+            let stillPending = try observer.notifications().map(\.status)
+            try observer.close()
+            holder.waitUntilExit()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try ledger.notifications().contains(where: { $0.status != .delivered }),
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            running.cancel()
+            await running.value
+            #expect(arrived, "all three POSTed while the lock was held")
+            #expect(stillPending == [.pending, .pending, .pending], "recorded only once the lock is free")
+            #expect(try ledger.notifications().map(\.status) == [.delivered, .delivered, .delivered])
+            #expect(try ledger.notifications().map(\.attempts.count) == [1, 1, 1], "each sent once")
+            #expect(receiver.signedPayloads.count == 3)
+        }
+    }
+
+    /// At most `limits.inFlight` attempts run at once, and a running sender starts the next as
+    /// soon as one ends (not at its next look).
+    @Test func aRunningSenderKeepsItsSlotsFullAndNoFuller() async throws {
+        let receiver = try await NotificationCollector.start()
+        var limits = NotificationSender.Limits()
+        limits.inFlight = 2
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            for _ in 0..<6 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            receiver.answer(200, after: .milliseconds(300))
+            let sender = NotificationSender(ledger: ledger, limits: limits)
+            let running = Task { await sender.run(pollInterval: .seconds(30)) }
+            try await Task.sleep(for: .milliseconds(150))
+            let firstWave = receiver.arrivals.count
+            // Each wave waits for a slot, not for the 30-second look.
+            let all = await receiver.wait(forCount: 6, within: 10)
+            running.cancel()
+            await running.value
+            try await sender.shutdown()
+            #expect(firstWave == 2, "two in flight at once, not more")
+            #expect(all, "the next attempts start as slots free up")
+        }
+        await receiver.stop()
+    }
+
+    static let hasPython = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+
+    /// Another process holding `path`'s write lock for `seconds`; returns once it holds it.
+    static func holdWriteLock(of path: String, seconds: Double) throws -> Process {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = [
+            "-c",
+            """
+            import sqlite3, time
+            db = sqlite3.connect('\(path)', isolation_level=None)
+            db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(\(seconds)); db.execute('ROLLBACK')
+            """,
+        ]
+        let out = Pipe()
+        holder.standardOutput = out
+        try holder.run()
+        _ = out.fileHandleForReading.availableData  // "locked"
+        return holder
+    }
 }

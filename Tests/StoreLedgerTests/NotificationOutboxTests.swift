@@ -217,9 +217,41 @@ import Testing
             try await session.setAutoRenew(false, for: SampleCatalog.subscription)
             _ = try await session.advanceClock(by: 32 * Self.day)
             _ = try await session.advanceClock(by: 1)
-            #expect(try await ledger.settleDueChanges() == false, "nothing due: no write")
+            #expect(try ledger.settleDueChanges() == false, "nothing due: no write")
             _ = try await session.advanceClock(by: 40 * Self.day)
             #expect(try ledger.notifications().filter { $0.type == "EXPIRED" }.count == 1)
+        }
+    }
+
+    /// The due notifications come the longest due first (a retry after newer ones due before
+    /// it), leaving out those a running sender is attempting.
+    @Test func dueNotificationsAreTheLongestDueFirstLeavingOutThoseAttempted() async throws {
+        try await Self.withNotifyingStore { ledger, session in
+            for _ in 0..<2 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            let (first, second) = try {
+                let all = try ledger.notifications(); return (all[0], all[1])
+            }()
+            #expect(try ledger.dueNotifications(limit: 10).map(\.sequence) == [first.sequence, second.sequence])
+            #expect(
+                try ledger.dueNotifications(limit: 10, excluding: [first.sequence]).map(\.sequence) == [second.sequence]
+            )
+            #expect(try ledger.dueNotifications(limit: 1).map(\.sequence) == [first.sequence])
+            // The first fails (due again in an hour), the second is delivered.
+            _ = try ledger.recordAttempts([
+                NotificationAttemptOutcome(notification: first, result: .unsuccessfulHTTPResponseCode, httpStatus: 500),
+                NotificationAttemptOutcome(notification: second, result: .success, httpStatus: 200),
+            ])
+            _ = try await session.advanceClock(by: 1_800)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let third = try ledger.notifications()[2]
+            #expect(try ledger.dueNotifications(limit: 10).map(\.sequence) == [third.sequence])
+            _ = try await session.advanceClock(by: 5_400)
+            // Due half an hour after the store's start against an hour: the third goes first.
+            #expect(try ledger.dueNotifications(limit: 10).map(\.sequence) == [third.sequence, first.sequence])
+            #expect(
+                try ledger.dueNotifications(limit: 10, excluding: [third.sequence, 999]).map(\.sequence) == [
+                    first.sequence
+                ])
         }
     }
 

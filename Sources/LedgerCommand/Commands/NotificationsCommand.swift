@@ -147,7 +147,7 @@ struct NotificationsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let ledger = try options.openLedger()
-            try await ledger.settleDueChanges()
+            try ledger.settleDueChanges()
             let sender = NotificationSender(ledger: ledger)
             // Round after round: a delivery makes the next notification of its original
             // transaction due. Each notification is attempted once at most (a failed one is due

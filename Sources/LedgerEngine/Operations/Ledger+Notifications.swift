@@ -130,15 +130,15 @@ extension Ledger {
     /// billing failures), then the notifications of passing time (`notifyPassingTime`), in one
     /// commit (`StoreAction.renewDueSubscriptions`); nothing, and no write, when nothing is due.
     /// What `ledger serve` runs every second, as the App Store renews whether the app runs or not.
-    /// Returns whether it wrote.
+    /// Returns whether it wrote. It blocks its thread while it waits for the write lock.
     @discardableResult
-    package func settleDueChanges() async throws -> Bool {
+    package func settleDueChanges() throws -> Bool {
         let due = try read { db in
             let now = try storeNow(db)
             return try walkDueRenewals(db, at: now, limit: 0) > 0 || !(try passingTime(db, at: now).isEmpty)
         }
         guard due else { return false }
-        try await perform(.renewDueSubscriptions)
+        try perform(.renewDueSubscriptions)
         return true
     }
 
@@ -214,20 +214,28 @@ extension Ledger {
 
     // MARK: - Sending
 
-    /// The notifications due by the store's clock, oldest first, at most `limit`: pending, their
-    /// next attempt due, and none of the same original transaction committed before them still
-    /// pending (each original transaction's notifications are sent in commit order).
-    package func dueNotifications(limit: Int) throws -> [ServerNotification] {
-        try read { db in
+    /// The notifications due by the store's clock, at most `limit`, the longest due first (then
+    /// in commit order): pending, their next attempt due, and none of the same original
+    /// transaction committed before them still pending (each original transaction's
+    /// notifications are sent in commit order). Those of `excluding` (sequences a sender is
+    /// attempting, not recorded yet) are left out.
+    ///
+    /// The order is the one of the index of pending notifications, so the read stops after
+    /// `limit` rows (and the ones it skips) however many are pending: a running sender asks
+    /// every few milliseconds.
+    package func dueNotifications(limit: Int, excluding: Set<Int64> = []) throws -> [ServerNotification] {
+        let excluded = "[" + excluding.map(String.init).joined(separator: ",") + "]"
+        return try read { db in
             try Self.notifications(
                 db,
                 where: """
-                    status = 'pending' AND next_attempt_at <= ? AND NOT EXISTS (
-                        SELECT 1 FROM notifications AS earlier
-                        WHERE earlier.original_transaction_id = notifications.original_transaction_id
-                            AND earlier.seq < notifications.seq AND earlier.status = 'pending')
-                    ORDER BY seq LIMIT ?
-                    """, arguments: [try storeNow(db), limit])
+                    status = 'pending' AND next_attempt_at <= ? AND seq NOT IN (SELECT value FROM json_each(?))
+                        AND NOT EXISTS (
+                            SELECT 1 FROM notifications AS earlier
+                            WHERE earlier.original_transaction_id = notifications.original_transaction_id
+                                AND earlier.seq < notifications.seq AND earlier.status = 'pending')
+                    ORDER BY next_attempt_at, seq LIMIT ?
+                    """, arguments: [try storeNow(db), excluded, limit])
         }
     }
 
@@ -298,12 +306,14 @@ extension Ledger {
     static func notifications(
         _ db: Database, where condition: String, arguments: StatementArguments = []
     ) throws -> [ServerNotification] {
+        // Cached: each condition is a literal of this file, and a running sender asks for the
+        // due ones every few milliseconds.
         let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT seq, uuid, type, subtype, transaction_id, original_transaction_id, created_at, signed_payload,
-                    status, next_attempt_at, attempts FROM notifications WHERE \(condition)
-                """, arguments: arguments)
+            try db.cachedStatement(
+                sql: """
+                    SELECT seq, uuid, type, subtype, transaction_id, original_transaction_id, created_at, signed_payload,
+                        status, next_attempt_at, attempts FROM notifications WHERE \(condition)
+                    """), arguments: arguments)
         return try rows.map { row in
             let sequence: Int64 = row["seq"]
             guard let uuid = UUID(uuidString: row["uuid"]),

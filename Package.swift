@@ -38,6 +38,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Server Notifications V2 POSTed to the team's server (`ledger serve`).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The event loops Hummingbird and AsyncHTTPClient run on, which `ledger serve` makes
+        // Swift's executor.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -85,6 +88,7 @@ let package = Package(
                 "StoreLedger", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
@@ -101,7 +105,7 @@ let package = Package(
                 "StoreLedger", "AppStoreServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "ledger", dependencies: ["LedgerCommand"]),
+        .executableTarget(name: "ledger", dependencies: ["LedgerCommand", "AppStoreServer"]),
         // The laboratory, kept out of the shipped `ledger`: `ledger-lab bench` (against the C
         // baseline), the crash campaigns, and `ledger` commands through the fault VFS.
         .target(
@@ -115,7 +119,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab"]),
+        .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab", "AppStoreServer"]),
         // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 public import StoreLedger
 
 /// The App Store Server API (`AppStoreServerAPI`) on a real port, over HTTP/1.1 with
@@ -41,7 +42,8 @@ public struct AppStoreHTTPServer: Sendable {
     public func run(
         stoppingOnSignals: Bool = false, onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) async throws {
-        // One read-only connection per core answers the reading requests beside the writer.
+        // One read-only connection per core answers the reading requests beside the writer (at
+        // most one request per core runs on Swift's cooperative threads at once).
         let readers = try ReaderPool(of: api.ledger, count: ProcessInfo.processInfo.activeProcessorCount)
         defer { readers.close() }
         let api = api.reading(through: readers)
@@ -55,12 +57,11 @@ public struct AppStoreHTTPServer: Sendable {
             let call = APIRequest(
                 method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
                 authorization: request.headers[.authorization], body: body)
-            // Answering reads the ledger, and SQLite blocks its thread: not one of Swift's
-            // cooperative threads, which every connection's task shares.
-            let answer = await withCheckedContinuation { continuation in
-                Self.answering.async { continuation.resume(returning: api.respond(to: call)) }
-            }
-            return Self.response(answer)
+            // A read through a free read-only connection waits for nothing: it is answered on
+            // this thread. Anything else may wait for SQLite's write lock, which blocks its
+            // thread: not one of Swift's cooperative threads, which every connection shares.
+            if let answer = api.answerReading(call) { return Self.response(answer) }
+            return Self.response(await Blocking.run { api.respond(to: call) })
         }
         let host = host
         let application = Application(
@@ -88,8 +89,15 @@ public struct AppStoreHTTPServer: Sendable {
         if let failure { throw failure }
     }
 
-    /// The threads requests are answered on.
-    private static let answering = DispatchQueue(label: "AppStoreServer.answering", attributes: .concurrent)
+    /// Makes NIO's event loops, on which the server's connections live, Swift's executor for
+    /// the rest of the process: a request's task then runs where its connection's bytes arrive,
+    /// not handed between two pools of threads (a third more answers a second on two cores:
+    /// docs/PERFORMANCE.md). `ledger serve` calls it first thing in `main`. Call it at most once,
+    /// from the main thread, before any task starts; work that blocks is moved off these threads
+    /// (`Blocking`).
+    public static func runTasksOnEventLoops() {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    }
 
     private static func response(_ answer: APIResponse) -> Response {
         guard let json = answer.json else {

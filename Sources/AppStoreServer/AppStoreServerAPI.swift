@@ -102,9 +102,19 @@ public struct AppStoreServerAPI: Sendable {
 
     /// The answer to `request`.
     public func respond(to request: APIRequest) -> APIResponse {
-        var serving = self
-        if request.method == "GET", let reader = readers?.next() { serving.store = reader }
-        return serving.answer(request)
+        answerReading(request) ?? answer(request)
+    }
+
+    /// The answer to a `GET` request through a read-only connection that no other request is
+    /// using, so that answering waits for no lock and no other thread; `nil` for another method,
+    /// or when every such connection is busy (`respond(to:)` answers it then).
+    func answerReading(_ request: APIRequest) -> APIResponse? {
+        guard request.method == "GET", let readers else { return nil }
+        return readers.withFreeReader { reader in
+            var serving = self
+            serving.store = reader
+            return serving.answer(request)
+        }
     }
 
     private func answer(_ request: APIRequest) -> APIResponse {
@@ -219,7 +229,8 @@ public struct AppStoreServerAPI: Sendable {
         guard let (_, signed) = try store.signedPurchase(try Self.transactionID(text)) else {
             throw APIError.transactionIDNotFound
         }
-        return try Self.ok(ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization))
+        let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
+        return APIResponse(status: 200, json: body.json)
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).
@@ -257,10 +268,10 @@ public struct AppStoreServerAPI: Sendable {
     }
 }
 
-/// Read-only connections to one ledger file, taken in turn.
+/// Read-only connections to one ledger file, each lent to one request at a time.
 final class ReaderPool: Sendable {
-    let ledgers: [Ledger]
-    private let turn = Atomic<Int>(0)
+    private let ledgers: [Ledger]
+    private let free: Mutex<[Ledger]>
 
     /// `count` read-only connections to `ledger`'s file, with its configuration (its clock).
     init(of ledger: Ledger, count: Int) throws {
@@ -274,10 +285,14 @@ final class ReaderPool: Sendable {
             throw error
         }
         ledgers = opened
+        free = Mutex(opened)
     }
 
-    func next() -> Ledger {
-        ledgers[turn.add(1, ordering: .relaxed).oldValue % ledgers.count]
+    /// `body`'s result with a connection no one else uses meanwhile; `nil` when all are lent.
+    func withFreeReader<Result>(_ body: (Ledger) -> Result) -> Result? {
+        guard let reader = free.withLock({ $0.popLast() }) else { return nil }
+        defer { free.withLock { $0.append(reader) } }
+        return body(reader)
     }
 
     func close() {

@@ -8,6 +8,12 @@ enum ResponseBody {
     /// Get Transaction Info's `TransactionInfoResponse`.
     struct TransactionInfo: Encodable {
         let signedTransactionInfo: String
+
+        /// The body as `encoded` writes it, without an encoder: the most asked answer, and a
+        /// JWS (base64url and dots) needs no escaping.
+        var json: Data {
+            Data(#"{"signedTransactionInfo":""#.utf8) + Data(signedTransactionInfo.utf8) + Data(#""}"#.utf8)
+        }
     }
 
     /// Get Transaction History's `HistoryResponse`, and Get Refund History's

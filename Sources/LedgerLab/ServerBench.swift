@@ -41,6 +41,9 @@ extension Bench {
         let ceiling = try ChildServer.start(
             try Self.labExecutable(), ["constant-server", "--bytes", String(sample.count)])
         defer { ceiling.stop() }
+        let signingCeiling = try ChildServer.start(
+            try Self.labExecutable(), ["constant-server", "--bytes", String(sample.count), "--sign"])
+        defer { signingCeiling.stop() }
         let script = folder + "/random-ids.lua"
         try """
         math.randomseed(25)
@@ -49,22 +52,31 @@ extension Bench {
         end
         """.write(toFile: script, atomically: true, encoding: .utf8)
         let seconds = plan.serverSeconds
-        var served: [WrkRun] = [], constant: [WrkRun] = []
+        var served: [WrkRun] = [], constant: [WrkRun] = [], signing: [WrkRun] = []
         for _ in 0..<2 {
             say("wrk: ledger serve, \(seconds) s...")
             served.append(
                 try WrkRun(wrk, port: server.port, seconds: seconds, token: token, script: script))
             say("wrk: constant body, \(seconds) s...")
             constant.append(try WrkRun(wrk, port: ceiling.port, seconds: seconds, token: token, script: nil))
+            say("wrk: constant body signed for each answer, \(seconds) s...")
+            signing.append(try WrkRun(wrk, port: signingCeiling.port, seconds: seconds, token: token, script: nil))
         }
         let best = served.max { $0.requestsPerSecond < $1.requestsPerSecond }!
         let top = constant.max { $0.requestsPerSecond < $1.requestsPerSecond }!
+        let topSigning = signing.max { $0.requestsPerSecond < $1.requestsPerSecond }!
         let name = "Get Transaction Info, 64 keep-alive connections, \(size) transactions"
         let memory = server.peakMB
         return [
             result(
                 name, unit: "req/s", ledger: best.requestsPerSecond, baseline: top.requestsPerSecond,
                 higherIsBetter: true, target: ">= 0.5 (of the constant body)"),
+            note(
+                result(
+                    name + ", against a constant body signed for each answer", unit: "req/s",
+                    ledger: best.requestsPerSecond, baseline: topSigning.requestsPerSecond, higherIsBetter: true,
+                    target: "-"),
+                "baseline: one ES256 signature an answer, nothing else"),
             note(
                 result(
                     name + ": p50", unit: "ms", ledger: best.p50, baseline: top.p50, higherIsBetter: false, target: "-"),
@@ -300,21 +312,39 @@ enum BenchReceiver {
     }
 }
 
-/// `ledger-lab constant-server --bytes N`: Hummingbird answering every request with the same
-/// JSON body of N bytes, as `ledger serve` is configured: the HTTP ceiling the server rows of
-/// `bench` compare with.
+/// `ledger-lab constant-server --bytes N [--sign]`: Hummingbird answering every request with
+/// the same JSON body of N bytes, as `ledger serve` is configured (NIO's event loops are Swift's
+/// executor): the HTTP ceiling the server rows of `bench` compare with. With `--sign`, each
+/// answer also carries a new ES256 signature of the body (BoringSSL, as `ledger serve` signs):
+/// the ceiling of any server that signs what it answers.
 struct ConstantServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "constant-server", shouldDisplay: false)
 
     @Option(help: "The body's length in bytes.")
     var bytes = 1_000
 
+    @Flag(help: "Sign the body for every answer.")
+    var sign = false
+
+    /// The base64url of a raw P-256 signature: 86 characters.
+    static let signatureLength = 86
+
     func run() async throws {
-        guard (2...(1 << 20)).contains(bytes) else { throw ValidationError("--bytes: 2 to 1048576") }
-        let body = ByteBuffer(
-            bytes: Array(#"""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: bytes - 2) + Array(#"""#.utf8))
+        let shortest = sign ? Self.signatureLength + 3 : 2
+        guard (shortest...(1 << 20)).contains(bytes) else { throw ValidationError("--bytes: \(shortest) to 1048576") }
+        let signed = Array(repeating: UInt8(ascii: "a"), count: bytes - (sign ? Self.signatureLength + 3 : 2))
+        let key = P256.Signing.PrivateKey()
+        let sign = sign
         let responder = CallbackResponder<BasicRequestContext> { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: body))
+            var body = Array(#"""#.utf8) + signed
+            if sign {
+                let signature = try key.signature(for: signed).rawRepresentation.base64EncodedString()
+                body += Array(".".utf8) + Array(signature.utf8.prefix(Self.signatureLength))
+            }
+            body += Array(#"""#.utf8)
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
         var logger = Logger(label: "constant-server")
         logger.logLevel = .warning

@@ -45,6 +45,49 @@ import Testing
         }
     }
 
+    /// Seeded: the Transaction Info body written without an encoder is the encoder's, byte for
+    /// byte, for compact JWSs of any length.
+    @Test func theTransactionInfoBodyIsTheEncodersBytes() throws {
+        var random = SplitMix64(seed: 25)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        for _ in 0..<200 {
+            let parts = (0..<3).map { _ in
+                String(
+                    (0..<Int.random(in: 0...3_000, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+                )
+            }
+            let body = ResponseBody.TransactionInfo(signedTransactionInfo: parts.joined(separator: "."))
+            #expect(body.json == (try ResponseBody.encoded(body)))
+        }
+    }
+
+    /// A row edited outside the ledger (its history does not vouch for it) is never signed: the
+    /// server answers 500, and the rows the history vouches for are answered as before.
+    @Test(.enabled(if: NotificationSenderTests.hasPython, "needs python3 to edit the file behind the ledger's back"))
+    func anEditedRowIsNotSigned() async throws {
+        try await withAPI { api, ledger, token in
+            let queue = try PaymentQueue(ledger: ledger)
+            let edited = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let untouched = try await queue.add(Payment(productID: SampleCatalog.consumable))
+            let editor = Process()
+            editor.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            editor.arguments = [
+                "-c",
+                "import sqlite3; db = sqlite3.connect('\(ledger.path)'); "
+                    + "db.execute(\"UPDATE transactions SET storefront = 'FRA' WHERE id = \(edited.id)\"); db.commit()",
+            ]
+            try editor.run()
+            editor.waitUntilExit()
+            #expect(editor.terminationStatus == 0)
+            let refused = api.respond(
+                to: APIRequest(method: "GET", path: "/inApps/v1/transactions/\(edited.id)", authorization: token))
+            #expect(try refused.status == 500 && Self.errorCode(refused) == 5_000_000)
+            let answered = api.respond(
+                to: APIRequest(method: "GET", path: "/inApps/v1/transactions/\(untouched.id)", authorization: token))
+            #expect(answered.status == 200)
+        }
+    }
+
     @Test func whatTheStoreDoesNotSignIsNotFound() async throws {
         try await withAPI { api, ledger, token in
             let queue = try PaymentQueue(ledger: ledger)

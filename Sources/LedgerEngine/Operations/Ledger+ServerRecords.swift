@@ -110,8 +110,9 @@ extension Ledger {
     ) throws -> [UInt64: UUID?] {
         var tokens: [UInt64: UUID?] = [:]
         for original in originals {
+            // Cached: every signed transaction the server answers with asks.
             if let row = try Row.fetchOne(
-                db, sql: "SELECT token FROM app_account_tokens WHERE original_transaction_id = ?",
+                try db.cachedStatement(sql: "SELECT token FROM app_account_tokens WHERE original_transaction_id = ?"),
                 arguments: [Int64(original)])
             {
                 tokens[original] = (row[0] as String?).flatMap(UUID.init(uuidString:))

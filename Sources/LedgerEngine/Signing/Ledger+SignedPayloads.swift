@@ -33,10 +33,10 @@ extension Ledger {
     /// - Throws: `LedgerError` (`.corrupted`) when its row differs from what its history recorded.
     public func signedPurchase(_ id: UInt64) throws -> (transaction: PaymentTransaction, signed: JWS)? {
         let inputs = try read { db -> Signing? in
-            guard let transaction = try PaymentTransaction.fetchOne(db, id: id),
+            guard let transaction = try HashChain.vouchedTransaction(db, id: id),
                 transaction.state == .purchased || transaction.state == .restored
             else { return nil }
-            return try signing(db, [transaction])
+            return try signing(db, vouched: [transaction])
         }
         guard let inputs else { return nil }
         return (inputs.transactions[0], try inputs.sign()[0])
@@ -51,6 +51,13 @@ extension Ledger {
         _ db: Database, _ transactions: [PaymentTransaction], signer: PayloadSigner? = nil
     ) throws -> Signing {
         for transaction in transactions { try HashChain.vouch(db, id: transaction.id) }
+        return try signing(db, vouched: transactions, signer: signer)
+    }
+
+    /// `signing` of transactions vouched for already (`HashChain.vouchedTransaction`).
+    func signing(
+        _ db: Database, vouched transactions: [PaymentTransaction], signer: PayloadSigner? = nil
+    ) throws -> Signing {
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
             transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),

@@ -119,7 +119,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab", "AppStoreServer"]),
+        .executableTarget(name: "ledger-lab", dependencies: ["LedgerLab"]),
         // Purchase cycles with a synchronous `main`, for instruction counts under callgrind.
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.

@@ -313,10 +313,11 @@ enum BenchReceiver {
 }
 
 /// `ledger-lab constant-server --bytes N [--sign]`: Hummingbird answering every request with
-/// the same JSON body of N bytes, as `ledger serve` is configured (NIO's event loops are Swift's
-/// executor): the HTTP ceiling the server rows of `bench` compare with. With `--sign`, each
-/// answer also carries a new ES256 signature of the body (BoringSSL, as `ledger serve` signs):
-/// the ceiling of any server that signs what it answers.
+/// the same JSON body of N bytes: the HTTP ceiling the server rows of `bench` compare with. It
+/// runs on Swift's own executor, as Hummingbird runs by default (`ledger serve` runs its tasks on
+/// NIO's event loops; for a constant body the two measured the same, within the noise). With
+/// `--sign`, each answer also carries a new ES256 signature of the body (BoringSSL, as `ledger
+/// serve` signs): the ceiling of any server that signs what it answers.
 struct ConstantServerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "constant-server", shouldDisplay: false)
 

@@ -42,8 +42,8 @@ public struct AppStoreHTTPServer: Sendable {
     public func run(
         stoppingOnSignals: Bool = false, onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) async throws {
-        // One read-only connection per core answers the reading requests beside the writer (at
-        // most one request per core runs on Swift's cooperative threads at once).
+        // One read-only connection per core answers the reading requests beside the writer: a
+        // request reads on the thread that runs its task, and those are one per core.
         let readers = try ReaderPool(of: api.ledger, count: ProcessInfo.processInfo.activeProcessorCount)
         defer { readers.close() }
         let api = api.reading(through: readers)
@@ -59,7 +59,7 @@ public struct AppStoreHTTPServer: Sendable {
                 authorization: request.headers[.authorization], body: body)
             // A read through a free read-only connection waits for nothing: it is answered on
             // this thread. Anything else may wait for SQLite's write lock, which blocks its
-            // thread: not one of Swift's cooperative threads, which every connection shares.
+            // thread, so it goes to `Blocking`'s: not one of the threads every connection shares.
             if let answer = api.answerReading(call) { return Self.response(answer) }
             return Self.response(await Blocking.run { api.respond(to: call) })
         }

@@ -73,13 +73,8 @@ public final class NotificationSender: Sendable {
     /// that records none of them, and they are sent again.
     public func sendDue() async throws -> Round {
         let (ledger, batch) = (ledger, limits.batch)
-        let (url, due) = try await Blocking.run {
-            guard let url = try StoreSettings(ledger: ledger).notificationURL else {
-                return (nil as URL?, [ServerNotification]())
-            }
-            return (url, try ledger.dueNotifications(limit: batch))
-        }
-        guard let url, !due.isEmpty else { return Round() }
+        guard let (url, due) = try await Blocking.run({ try Self.due(in: ledger, limit: batch) }), !due.isEmpty
+        else { return Round() }
         var outcomes: [NotificationAttemptOutcome] = []
         await withTaskGroup(of: NotificationAttemptOutcome.self) { group in
             var next = due.makeIterator()
@@ -152,13 +147,8 @@ public final class NotificationSender: Sendable {
         let free = pipeline.freeSlots(limits)
         guard free > 0 else { return 0 }
         let taken = pipeline.sequences
-        let (url, due) = try await Blocking.run {
-            guard let url = try StoreSettings(ledger: ledger).notificationURL else {
-                return (nil as URL?, [ServerNotification]())
-            }
-            return (url, try ledger.dueNotifications(limit: free, excluding: taken))
-        }
-        guard let url else { return 0 }
+        guard let (url, due) = try await Blocking.run({ try Self.due(in: ledger, limit: free, excluding: taken) })
+        else { return 0 }
         for notification in due {
             pipeline.start(notification.sequence)
             group.addTask {
@@ -185,6 +175,15 @@ public final class NotificationSender: Sendable {
             pipeline.ring()
         }
         _ = await pipeline.recordEnded(record)
+    }
+
+    /// Where to send, and the notifications due (`Ledger.dueNotifications`); `nil` when the
+    /// store has no notification URL.
+    private static func due(
+        in ledger: Ledger, limit: Int, excluding taken: Set<Int64> = []
+    ) throws -> (url: URL, due: [ServerNotification])? {
+        guard let url = try StoreSettings(ledger: ledger).notificationURL else { return nil }
+        return (url, try ledger.dueNotifications(limit: limit, excluding: taken))
     }
 
     /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms.

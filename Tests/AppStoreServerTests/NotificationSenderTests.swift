@@ -204,13 +204,15 @@ import Testing
             let session = StoreTestSession(ledger: ledger)
             _ = try session.set(.notificationURL, to: receiver.url)
             for _ in 0..<6 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
-            receiver.answer(200, after: .milliseconds(300))
+            // Each answer takes 2 seconds: the first two hold both slots that long.
+            receiver.answer(200, after: .seconds(2))
             let sender = NotificationSender(ledger: ledger, limits: limits)
             let running = Task { await sender.run(pollInterval: .seconds(30)) }
-            try await Task.sleep(for: .milliseconds(150))
+            _ = await receiver.wait(forCount: 2, within: 5)
+            try await Task.sleep(for: .milliseconds(300))
             let firstWave = receiver.arrivals.count
             // Each wave waits for a slot, not for the 30-second look.
-            let all = await receiver.wait(forCount: 6, within: 10)
+            let all = await receiver.wait(forCount: 6, within: 20)
             running.cancel()
             await running.value
             try await sender.shutdown()

@@ -87,6 +87,63 @@ import Testing
         }
     }
 
+    /// Each StoreKit 1 error a purchase fails with, as StoreKit 2 reports it (`FailedPurchase`),
+    /// written here from the meaning Apple's documentation gives each error.
+    nonisolated static let failures: [(SKError.Code, String)] = [
+        (.unknown, "StoreKitError.unknown"),
+        (.clientInvalid, "PurchaseError.purchaseNotAllowed"),
+        (.paymentCancelled, "userCancelled"),
+        (.paymentInvalid, "PurchaseError.productUnavailable"),
+        (.paymentNotAllowed, "PurchaseError.purchaseNotAllowed"),
+        (.storeProductNotAvailable, "PurchaseError.productUnavailable"),
+        (.cloudServicePermissionDenied, "StoreKitError.notEntitled"),
+        (.cloudServiceNetworkConnectionFailed, "StoreKitError.networkError"),
+        (.cloudServiceRevoked, "StoreKitError.notEntitled"),
+        (.privacyAcknowledgementRequired, "PurchaseError.purchaseNotAllowed"),
+        (.unauthorizedRequestData, "StoreKitError.notEntitled"),
+        (.invalidOfferIdentifier, "PurchaseError.invalidOfferIdentifier"),
+        (.invalidSignature, "PurchaseError.invalidOfferSignature"),
+        (.missingOfferParams, "PurchaseError.missingOfferParameters"),
+        (.invalidOfferPrice, "PurchaseError.invalidOfferPrice"),
+        (.overlayCancelled, "userCancelled"),
+        (.overlayInvalidConfiguration, "StoreKitError.systemError"),
+        (.overlayTimeout, "StoreKitError.systemError"),
+        (.ineligibleForOffer, "PurchaseError.ineligibleForOffer"),
+        (.unsupportedPlatform, "StoreKitError.unsupported"),
+        (.overlayPresentedInBackgroundScene, "StoreKitError.systemError"),
+    ]
+
+    @Test func everyStoreKit1ErrorHasARow() {
+        // Every code StoreKit 1 has (SKError.Code is not CaseIterable: its raw values are small).
+        #expect(Set(Self.failures.map(\.0)) == Set((0..<1_000).compactMap(SKError.Code.init(rawValue:))))
+    }
+
+    @Test(arguments: failures)
+    func aFailedPurchaseIsReportedAsStoreKit2ReportsIt(_ code: SKError.Code, _ expected: String) async throws {
+        try await Shop.withProcessSession { session in
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            session.failureError = code
+            session.failTransactionsEnabled = true
+            var outcome: String
+            do {
+                let result = try await greenhouse.purchase()
+                outcome = if case .userCancelled = result { "userCancelled" } else { "\(result)" }
+            } catch let error as Product.PurchaseError {
+                outcome = "PurchaseError.\(error)"
+            } catch let error as StoreKitError {
+                outcome =
+                    switch error {
+                    case .networkError(let urlError):
+                        urlError.code == .notConnectedToInternet ? "StoreKitError.networkError" : "\(urlError)"
+                    case .systemError: "StoreKitError.systemError"
+                    default: "StoreKitError.\(error)"
+                    }
+            }
+            #expect(outcome == expected, "\(code)")
+            #expect(session.allTransactions().allSatisfy { $0.isFinished }, "nothing left unfinished")
+        }
+    }
+
     @Test func aSubscriptionRenewsThenExpiresWithItsStatus() async throws {
         try await Shop.withProcessSession { session in
             let store = Store()

@@ -187,13 +187,51 @@ extension Product {
             throw StoreKitError.systemError(error)
         }
         if interrupted == true { return .pending }
-        switch error.code {
-        case .paymentCancelled: return .userCancelled
-        case .paymentNotAllowed: throw PurchaseError.purchaseNotAllowed
-        case .storeProductNotAvailable: throw PurchaseError.productUnavailable
-        case .ineligibleForOffer: throw PurchaseError.ineligibleForOffer
-        default: throw StoreKitError.systemError(error)
+        switch FailedPurchase(error.code) {
+        case .userCancelled: return .userCancelled
+        case .purchaseError(let purchaseError): throw purchaseError
+        case .storeKitError(let storeKitError): throw storeKitError
+        case .systemError: throw StoreKitError.systemError(error)
         }
+    }
+}
+
+/// What StoreKit 2 makes of a purchase the store failed with a StoreKit 1 error code (the
+/// `SKError.Code` of `SKTestSession.failureError`, of `ledger purchase --outcome`, of an
+/// interrupted purchase): the result `.userCancelled`, or the error `Product.purchase` throws.
+///
+/// Apple documents both sets of errors but no table between them: each row follows what the
+/// two documentations say the error means. A test holds every row.
+enum FailedPurchase: Equatable {
+    case userCancelled
+    case purchaseError(Product.PurchaseError)
+    case storeKitError(StoreKitError)
+    /// `StoreKitError.systemError` carrying the store's error (SKOverlay's errors, which no
+    /// purchase has in StoreKit 2).
+    case systemError
+
+    init(_ code: StoreErrorCode) {
+        self =
+            switch code {
+            case .unknown: .storeKitError(.unknown)
+            case .paymentCancelled, .overlayCancelled: .userCancelled
+            // The person, or this client, may not buy: until they accept the privacy policy too.
+            case .paymentNotAllowed, .clientInvalid, .privacyAcknowledgementRequired:
+                .purchaseError(.purchaseNotAllowed)
+            // A payment the App Store does not recognize: in StoreKit 2, a product it does not sell.
+            case .storeProductNotAvailable, .paymentInvalid: .purchaseError(.productUnavailable)
+            case .cloudServiceNetworkConnectionFailed: .storeKitError(.networkError(URLError(.notConnectedToInternet)))
+            // The app or the account lacks the right (an entitlement, a revoked service).
+            case .cloudServicePermissionDenied, .cloudServiceRevoked, .unauthorizedRequestData:
+                .storeKitError(.notEntitled)
+            case .invalidOfferIdentifier: .purchaseError(.invalidOfferIdentifier)
+            case .invalidSignature: .purchaseError(.invalidOfferSignature)
+            case .missingOfferParams: .purchaseError(.missingOfferParameters)
+            case .invalidOfferPrice: .purchaseError(.invalidOfferPrice)
+            case .ineligibleForOffer: .purchaseError(.ineligibleForOffer)
+            case .unsupportedPlatform: .storeKitError(.unsupported)
+            case .overlayInvalidConfiguration, .overlayTimeout, .overlayPresentedInBackgroundScene: .systemError
+            }
     }
 }
 

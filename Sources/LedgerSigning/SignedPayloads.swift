@@ -73,9 +73,14 @@ package struct TransactionPayload: Encodable {
         let storefront = Storefront(countryCode: transaction.storefront)
         self.storefront = transaction.storefront
         transactionReason = transaction.reason == .renewal ? "RENEWAL" : "PURCHASE"
+        // The whole purchase: a consumable's quantity times the price (Apple's `price`); left
+        // out, as an unknown price is, when the total's milliunits do not fit in 64 bits.
         if let product, let price = product.price(paidWith: transaction.offer), let storefront {
-            currency = storefront.currencyCode
-            self.price = price.milliunits
+            let (total, overflow) = price.milliunits.multipliedReportingOverflow(by: Int64(transaction.quantity))
+            if !overflow {
+                currency = storefront.currencyCode
+                self.price = total
+            }
         }
     }
 }

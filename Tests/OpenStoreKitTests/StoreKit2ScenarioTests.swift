@@ -144,6 +144,35 @@ import Testing
         }
     }
 
+    /// A transaction's price is the whole purchase (the quantity times the price, or the
+    /// offer's), in the storefront's currency; a subscription's web order line item is the id of
+    /// the purchase or renewal that began its period; every transaction names one app
+    /// transaction. Each is what the signed payload says.
+    @Test func aTransactionCarriesItsPriceCurrencyAndIdentifiersAsSigned() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let seedsProduct = try #require(store.product(Shop.seeds))
+            let seeds = try #require(try await store.purchase(seedsProduct, quantity: 3))
+            #expect(seeds.price == Decimal(string: "2.97"))
+            #expect(seeds.currency == Locale.Currency("USD"))
+            #expect(seeds.webOrderLineItemID == nil)
+            let monthly = try #require(store.product(Shop.monthly))
+            let trial = try #require(try await store.purchase(monthly))
+            #expect(trial.offerType == .introductory && trial.price == 0, "a free trial costs nothing")
+            #expect(trial.webOrderLineItemID == String(trial.id))
+            try session.advanceTime(by: 20 * 86_400)
+            try await waitFor(session) { store.updates.count == 1 }
+            let renewal = try #require(await Transaction.latest(for: Shop.monthly)).unsafePayloadValue
+            #expect(renewal.price == Decimal(string: "3.99") && renewal.webOrderLineItemID == String(renewal.id))
+            #expect(!seeds.appTransactionID.isEmpty)
+            #expect(Set([seeds.appTransactionID, trial.appTransactionID, renewal.appTransactionID]).count == 1)
+            let payload = try #require(
+                try JSONSerialization.jsonObject(with: seeds.jsonRepresentation) as? [String: Any])
+            #expect(payload["price"] as? Int == 2_970 && payload["currency"] as? String == "USD", "milliunits, signed")
+        }
+    }
+
     @Test func aSubscriptionRenewsThenExpiresWithItsStatus() async throws {
         try await Shop.withProcessSession { session in
             let store = Store()

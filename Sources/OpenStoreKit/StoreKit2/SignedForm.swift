@@ -19,11 +19,18 @@ struct SignedForm: Hashable, Sendable {
     /// The bytes the signature signs: the first two parts of the compact serialization.
     var signedData: Data { Data((jws?.signingInput ?? "").utf8) }
 
-    /// The environment the payload names (`.xcode` when it names none).
-    var environment: AppStore.Environment {
-        let fields = jws.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] }
-        return (fields?["environment"] as? String).map(AppStore.Environment.init(rawValue:)) ?? .xcode
+    /// The payload's fields (none when the store could not sign).
+    var fields: [String: Any] {
+        jws.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] } ?? [:]
     }
+
+    /// The environment the payload `fields` name (`.xcode` when they name none).
+    static func environment(_ fields: [String: Any]) -> AppStore.Environment {
+        (fields["environment"] as? String).map(AppStore.Environment.init(rawValue:)) ?? .xcode
+    }
+
+    /// The environment the payload names (`.xcode` when it names none).
+    var environment: AppStore.Environment { Self.environment(fields) }
 }
 
 /// Signs what a store hands out and checks it as StoreKit does, against the ledger's own root.

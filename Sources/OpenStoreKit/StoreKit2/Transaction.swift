@@ -51,8 +51,18 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let storefront: Storefront
     /// The ISO 3166-1 alpha-3 country code of `storefront`.
     public var storefrontCountryCode: String { storefront.countryCode }
-    /// The subscription's web order line item; not simulated: always `nil`.
+    /// The subscription purchase's identifier across devices (`webOrderLineItemId` in the signed
+    /// payload): the id of the purchase or renewal that began the period; `nil` for other
+    /// products.
     public let webOrderLineItemID: String?
+    /// What the purchase cost, in units of `currency`: the catalog's price, or the offer's,
+    /// times the quantity; `nil` when the catalog has no price for the product.
+    public let price: Decimal?
+    /// The currency of `price`: the storefront's.
+    public let currency: Locale.Currency?
+    /// The app download's transaction identifier, the same for every transaction of the
+    /// store (derived from the ledger's root certificate); empty when the store could not sign.
+    public let appTransactionID: String
     /// The subscription offer this period was bought with.
     public let offer: Offer?
     /// The launch the transaction came from: `finish()` goes there.
@@ -87,10 +97,15 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         revocationDate = row.revocationDate
         revocationReason = row.revocationReason.map(RevocationReason.init(rawValue:))
         appAccountToken = row.appAccountToken
-        environment = self.signed.environment
+        // What the payload says, read once.
+        let fields = self.signed.fields
+        environment = SignedForm.environment(fields)
+        price = (fields["price"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
+        currency = (fields["currency"] as? String).map { Locale.Currency($0) }
+        appTransactionID = fields["appTransactionId"] as? String ?? ""
+        webOrderLineItemID = fields["webOrderLineItemId"] as? String
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
-        webOrderLineItemID = nil
         offer = row.offer.map(Offer.init)
     }
 

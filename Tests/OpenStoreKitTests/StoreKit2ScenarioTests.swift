@@ -173,6 +173,26 @@ import Testing
         }
     }
 
+    /// StoreKit's named periods compare with a product's, as app code compares them.
+    @Test func aProductsPeriodIsOneOfStoreKitsNamedPeriods() async throws {
+        try await Shop.withProcessSession { _ in
+            let products = try await Product.products(for: [Shop.monthly, Shop.yearly])
+            let monthly = try #require(products.first { $0.id == Shop.monthly }?.subscription)
+            let yearly = try #require(products.first { $0.id == Shop.yearly }?.subscription)
+            #expect(monthly.subscriptionPeriod == .monthly && monthly.subscriptionPeriod != .yearly)
+            #expect(yearly.subscriptionPeriod == .yearly)
+            #expect(monthly.introductoryOffer?.period == .weekly, "the free trial week")
+            let named: [Product.SubscriptionPeriod] = [
+                .everyThreeDays, .weekly, .everyTwoWeeks, .monthly, .everyTwoMonths, .everyThreeMonths, .everySixMonths,
+                .yearly,
+            ]
+            #expect(
+                named.map { "\($0.value) \($0.unit)" } == [
+                    "3 day", "1 week", "2 week", "1 month", "2 month", "3 month", "6 month", "1 year",
+                ])
+        }
+    }
+
     @Test func aSubscriptionRenewsThenExpiresWithItsStatus() async throws {
         try await Shop.withProcessSession { session in
             let store = Store()

@@ -107,6 +107,28 @@ public struct Product: Identifiable, Sendable, Hashable {
         /// How many `unit`s the period lasts (1 for a monthly subscription).
         public let value: Int
 
+        /// A period of one week.
+        public static var weekly: SubscriptionPeriod { SubscriptionPeriod(value: 1, unit: .week) }
+        /// A period of one month.
+        public static var monthly: SubscriptionPeriod { SubscriptionPeriod(value: 1, unit: .month) }
+        /// A period of one year.
+        public static var yearly: SubscriptionPeriod { SubscriptionPeriod(value: 1, unit: .year) }
+        /// A period of three days.
+        public static var everyThreeDays: SubscriptionPeriod { SubscriptionPeriod(value: 3, unit: .day) }
+        /// A period of two weeks.
+        public static var everyTwoWeeks: SubscriptionPeriod { SubscriptionPeriod(value: 2, unit: .week) }
+        /// A period of two months.
+        public static var everyTwoMonths: SubscriptionPeriod { SubscriptionPeriod(value: 2, unit: .month) }
+        /// A period of three months.
+        public static var everyThreeMonths: SubscriptionPeriod { SubscriptionPeriod(value: 3, unit: .month) }
+        /// A period of six months.
+        public static var everySixMonths: SubscriptionPeriod { SubscriptionPeriod(value: 6, unit: .month) }
+
+        private init(value: Int, unit: Unit) {
+            self.value = value
+            self.unit = unit
+        }
+
         init(_ period: StoreLedger.SubscriptionPeriod) {
             value = period.value
             unit =

@@ -197,8 +197,8 @@ extension Product {
 }
 
 /// What StoreKit 2 makes of a purchase the store failed with a StoreKit 1 error code (the
-/// `SKError.Code` of `SKTestSession.failureError`, of `ledger purchase --outcome`, of an
-/// interrupted purchase): the result `.userCancelled`, or the error `Product.purchase` throws.
+/// `SKError.Code` of `SKTestSession.failureError`, or of `ledger purchase --outcome fail
+/// --error-code CODE`): the result `.userCancelled`, or the error `Product.purchase` throws.
 ///
 /// Apple documents both sets of errors but no table between them: each row follows what the
 /// two documentations say the error means. A test holds every row.

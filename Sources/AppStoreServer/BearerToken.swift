@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import StoreLedger
-import Synchronization
 
 /// The bearer token of an App Store Server API request, checked as the App Store checks one:
 /// a JWT signed with ES256 by an API key the ledger holds (header `kid`), issued by that key's
@@ -107,15 +106,10 @@ final class VerifiedTokens: Sendable {
     }
 
     static let capacity = 1_024
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = BoundedCache<String, Entry>(capacity: capacity)
 
     subscript(authorization: String) -> Entry? {
-        get { entries.withLock { $0[authorization] } }
-        set {
-            entries.withLock { entries in
-                if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-                entries[authorization] = newValue
-            }
-        }
+        get { entries[authorization] }
+        set { entries[authorization] = newValue }
     }
 }

@@ -84,10 +84,7 @@ public final class NotificationSender: Sendable {
                     outcomes.append(done)
                     running -= 1
                 }
-                group.addTask {
-                    let (result, status) = await self.post(notification.signedPayload, to: url)
-                    return NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status)
-                }
+                group.addTask { await self.attempt(notification, to: url) }
                 running += 1
             }
             for await done in group { outcomes.append(done) }
@@ -152,11 +149,10 @@ public final class NotificationSender: Sendable {
         for notification in due {
             pipeline.start(notification.sequence)
             group.addTask {
-                let (result, status) = await self.post(notification.signedPayload, to: url)
+                let outcome = await self.attempt(notification, to: url)
                 // Cut short: not recorded, sent again by the next sender.
                 guard !Task.isCancelled else { return pipeline.abandon(notification.sequence) }
-                pipeline.finish(
-                    NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status))
+                pipeline.finish(outcome)
             }
         }
         return due.count
@@ -184,6 +180,12 @@ public final class NotificationSender: Sendable {
     ) throws -> (url: URL, due: [ServerNotification])? {
         guard let url = try StoreSettings(ledger: ledger).notificationURL else { return nil }
         return (url, try ledger.dueNotifications(limit: limit, excluding: taken))
+    }
+
+    /// One attempt to send `notification`, as it ended (not recorded yet).
+    private func attempt(_ notification: ServerNotification, to url: URL) async -> NotificationAttemptOutcome {
+        let (result, status) = await post(notification.signedPayload, to: url)
+        return NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status)
     }
 
     /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms.

@@ -2,7 +2,6 @@ public import Crypto
 public import Foundation
 import LedgerModel
 import GRDB
-import Synchronization
 
 /// A key of the App Store Server API, as App Store Connect issues them: the ledger keeps its
 /// public half, and `ledger serve` accepts the bearer tokens signed with its private half.
@@ -96,7 +95,10 @@ extension Ledger {
         }
     }
 
-    private static let parsedPublicKeys = ParsedPublicKeys()
+    /// Public keys read from their stored bytes, by those bytes: a server reads its key for
+    /// every request, and checking that the bytes are a point of the curve was a tenth of an
+    /// answer's work.
+    private static let parsedPublicKeys = BoundedCache<Data, P256.Signing.PublicKey>(capacity: 64)
 
     private static let apiKeySelection = "SELECT key_id, issuer_id, public_key, created_at, revoked_at FROM api_keys"
 
@@ -106,33 +108,22 @@ extension Ledger {
         ).map(storedAPIKey)
     }
 
+    /// The key `bytes` (X9.63) hold; `nil` when they are not a P-256 point.
+    private static func publicKey(_ bytes: Data) -> P256.Signing.PublicKey? {
+        if let known = parsedPublicKeys[bytes] { return known }
+        let parsed = try? P256.Signing.PublicKey(x963Representation: bytes)
+        if let parsed { parsedPublicKeys[bytes] = parsed }
+        return parsed
+    }
+
     private func storedAPIKey(_ row: Row) throws -> APIKey {
         let keyID: String = row["key_id"]
-        guard let key = Self.parsedPublicKeys.key(row["public_key"]) else {
+        guard let key = Self.publicKey(row["public_key"]) else {
             throw LedgerError.corrupted(path: path, reason: "the API key \(keyID)'s public key is not a P-256 point")
         }
         return APIKey(
             keyID: keyID, issuerID: row["issuer_id"], publicKey: key,
             createdAt: Date(ledgerMilliseconds: row["created_at"]),
             revokedAt: (row["revoked_at"] as Int64?).map(Date.init(ledgerMilliseconds:)))
-    }
-}
-
-/// Public keys read from their stored bytes, by those bytes: a server reads its key for every
-/// request, and checking that the bytes are a point of the curve was a tenth of an answer's work.
-/// At most `capacity` are kept (all are forgotten when it is reached).
-final class ParsedPublicKeys: Sendable {
-    static let capacity = 64
-    private let keys = Mutex<[Data: P256.Signing.PublicKey]>([:])
-
-    /// The key `bytes` (X9.63) hold; `nil` when they are not a P-256 point.
-    func key(_ bytes: Data) -> P256.Signing.PublicKey? {
-        if let known = keys.withLock({ $0[bytes] }) { return known }
-        guard let parsed = try? P256.Signing.PublicKey(x963Representation: bytes) else { return nil }
-        keys.withLock { keys in
-            if keys.count >= Self.capacity { keys.removeAll(keepingCapacity: true) }
-            keys[bytes] = parsed
-        }
-        return parsed
     }
 }

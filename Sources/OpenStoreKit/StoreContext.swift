@@ -19,6 +19,8 @@ package final class StoreContext: Sendable {
     let operations = OperationChain()
     /// What StoreKit 2's `Transaction.updates` sequences receive.
     let transactionUpdates: TransactionUpdates
+    /// What StoreKit 2's `Product.SubscriptionInfo.Status.updates` sequences receive.
+    let subscriptionStatusUpdates: SubscriptionStatusUpdates
     /// What the transactions this store hands out finish through.
     package let origin: Transaction.Origin
     private let paymentQueue = Mutex<SKPaymentQueue?>(nil)
@@ -42,7 +44,9 @@ package final class StoreContext: Sendable {
         self.origin = origin
         let updates = TransactionUpdates(ledger: ledger, origin: origin)
         self.transactionUpdates = updates
-        let queue = try PaymentQueue(ledger: ledger, observers: [updates])
+        let statusUpdates = SubscriptionStatusUpdates(ledger: ledger, origin: origin)
+        self.subscriptionStatusUpdates = statusUpdates
+        let queue = try PaymentQueue(ledger: ledger, observers: [updates, statusUpdates])
         self.queue = queue
         origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
@@ -65,6 +69,12 @@ package final class StoreContext: Sendable {
     package func afterPendingCalls(_ body: @escaping @Sendable (PaymentQueue) async -> Void) {
         let queue = queue
         operations.submit { await body(queue) }
+    }
+
+    /// A test control changed the store: subscription statuses may have changed without any
+    /// transaction changing (auto-renew turned off, a subscription expired).
+    package func storeDidChange() {
+        subscriptionStatusUpdates.wake()
     }
 
     /// Returns once every call submitted before has run and its observers were called.

@@ -413,8 +413,12 @@ public final class SKTestSession: @unchecked Sendable {
     /// after the StoreKit 1 calls made before it.
     @discardableResult
     private func perform(_ action: StoreAction) throws -> StoreActionOutcome {
+        let context = context
         let outcome = try ledger.perform(action, delivery: context.deliveryRecording)
-        context.afterPendingCalls { await $0.announce(outcome) }
+        context.afterPendingCalls {
+            await $0.announce(outcome)
+            context.storeDidChange()
+        }
         return outcome
     }
 

@@ -52,16 +52,31 @@ extension Product {
         /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read, or for
         ///   an unknown group; the error a test simulates for `.subscriptionStatus`.
         public static func status(for groupID: String) async throws -> [Status] {
+            try readStatus { context in
+                try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0, origin: context.origin)] }
+                    ?? []
+            }
+        }
+
+        /// The status of the subscription group of transaction `transactionID`; `nil` when
+        /// the store has no such transaction or it is not an auto-renewable subscription's.
+        /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read; the
+        ///   error a test simulates for `.subscriptionStatus`.
+        public static func status(transactionID: UInt64) async throws -> Status? {
+            try readStatus { context in
+                guard let transaction = try context.ledger.transaction(transactionID),
+                    transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID
+                else { return nil }
+                return try context.ledger.subscriptionStatus(forGroup: group).map { Status($0, origin: context.origin) }
+            }
+        }
+
+        /// Reads a status from the current store, with StoreKit's errors.
+        private static func readStatus<Value>(_ read: (StoreContext) throws -> Value) throws -> Value {
             let context: StoreContext
             do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
             try context.failures.check(.subscriptionStatus)
-            do {
-                return try context.ledger.subscriptionStatus(forGroup: groupID).map {
-                    [Status($0, origin: context.origin)]
-                } ?? []
-            } catch {
-                throw StoreKitError.systemError(error)
-            }
+            do { return try read(context) } catch { throw StoreKitError.systemError(error) }
         }
 
         /// A subscription's state (`Product.SubscriptionInfo.RenewalState`), with StoreKit's raw values.
@@ -116,6 +131,46 @@ extension Product {
                 state = RenewalState(status.state)
                 transaction = origin.result(status.transaction)
                 renewalInfo = origin.result(status)
+            }
+
+            /// A group's status each time it changes from now on: a renewal, an expiry, billing
+            /// retry or its grace period beginning or ending, a refund, auto-renew turned off or
+            /// on, a pending change of product. A sequence starts with the next change (read
+            /// `status(for:)` for the current one); changes made by other processes are seen
+            /// within a second.
+            public static var updates: Statuses { Statuses() }
+
+            /// The status of every subscription group the user ever bought, one element per
+            /// group (in the order of their identifiers), then the sequence ends; it ends at
+            /// once when the store's ledger cannot be read or a test simulates an error for
+            /// `.subscriptionStatus`.
+            public static var all: AsyncStream<(groupID: String, statuses: [Status])> {
+                let statuses: [(groupID: String, statuses: [Status])]
+                if let context = try? StoreContext.current(), (try? context.failures.check(.subscriptionStatus)) != nil,
+                    let rows = try? context.ledger.subscriptionStatuses()
+                {
+                    statuses = rows.map { ($0.groupID, [Status($0, origin: context.origin)]) }
+                } else {
+                    statuses = []
+                }
+                return AsyncStream { continuation in
+                    for status in statuses { continuation.yield(status) }
+                    continuation.finish()
+                }
+            }
+
+            /// An asynchronous sequence of subscription statuses (`Status.Statuses`): those
+            /// of `Status.updates`.
+            public struct Statuses: AsyncSequence, Sendable {
+                public typealias Element = Status
+                public typealias Failure = Never
+
+                public func makeAsyncIterator() -> AsyncStream<Status>.Iterator {
+                    guard let context = try? StoreContext.current() else {
+                        return AsyncStream<Status> { $0.finish() }.makeAsyncIterator()
+                    }
+                    return context.subscriptionStatusUpdates.listen().makeAsyncIterator()
+                }
             }
         }
 

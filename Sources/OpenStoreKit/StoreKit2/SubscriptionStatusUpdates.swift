@@ -1,0 +1,136 @@
+import Foundation
+import StoreLedger
+import Synchronization
+
+/// What `Product.SubscriptionInfo.Status.updates` sequences receive: a group's status each
+/// time it changes (a renewal, an expiry, billing retry or its grace period beginning or
+/// ending, a refund, auto-renew turned off or on, a pending change of product).
+///
+/// A status changes when the store changes a transaction (it hears the queue, as
+/// `Transaction.updates` does), when a test control runs (`wake()`), and when time alone
+/// moves it (a period or a grace period ends): while somebody listens, a task reads every
+/// group's status at those moments, and at least once a second so that another process's
+/// changes (the `ledger` tool's) and clock moves are seen. Before reading, it makes the
+/// renewals that fell due, as the store's renewal task would: a subscription that renews is
+/// never reported expired in between. Only changes are sent: a sequence starts with nothing.
+final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
+    /// The longest the watch sleeps between two reads.
+    static let longestWait = Duration.seconds(1)
+
+    private struct State {
+        /// Each group's status when last read.
+        var seen: [String: Fingerprint] = [:]
+        /// Whether the watch runs.
+        var watching = false
+    }
+
+    private let broadcast = Broadcast<Product.SubscriptionInfo.Status>()
+    private let state = Mutex(State())
+    private let wakes = WakeSignal()
+    private let ledger: Ledger
+    private let origin: Transaction.Origin
+
+    init(ledger: Ledger, origin: Transaction.Origin) {
+        self.ledger = ledger
+        self.origin = origin
+    }
+
+    /// A new sequence's stream: the changes read after the call.
+    func listen() -> AsyncStream<Product.SubscriptionInfo.Status> {
+        let stream = broadcast.listen()
+        let start = state.withLock { state in
+            defer { state.watching = true }
+            return !state.watching
+        }
+        if start {
+            // The statuses as the first listener found them: only later changes are sent.
+            let now = (try? statuses()) ?? [:]
+            state.withLock { $0.seen = now.mapValues(Fingerprint.init) }
+            Task { await self.watch() }
+        }
+        return stream
+    }
+
+    /// Something may have changed a status: the watch reads them now.
+    func wake() {
+        wakes.signal()
+    }
+
+    /// Reads the statuses at every wake, and when one may change by time, until nobody listens.
+    private func watch() async {
+        var wait = Self.longestWait
+        while true {
+            await wakes.wait(atMost: wait)
+            let stop = state.withLock { state in
+                // Checked under the lock a new listener takes: it either sees the watch running
+                // or starts a new one.
+                if broadcast.isEmpty { state.watching = false }
+                return !state.watching
+            }
+            if stop { return }
+            wait = await readAndSendChanges()
+        }
+    }
+
+    /// Sends the statuses that changed since last read; returns how long to sleep before the
+    /// next read (until the next period or grace period ends, at most `longestWait`).
+    private func readAndSendChanges() async -> Duration {
+        do {
+            if let queue = origin.queue, let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
+                try await queue.processSubscriptionRenewals()
+            }
+            let now = try statuses()
+            let changed = state.withLock { state in
+                let changed = now.values.filter { state.seen[$0.groupID] != Fingerprint($0) }
+                state.seen = now.mapValues(Fingerprint.init)
+                return changed.sorted { $0.groupID < $1.groupID }
+            }
+            let origin = origin
+            broadcast.send(changed.map { Product.SubscriptionInfo.Status($0, origin: origin) })
+            return try timeUntilNextChange(of: now.values)
+        } catch {
+            return Self.longestWait
+        }
+    }
+
+    private func statuses() throws -> [String: SubscriptionStatus] {
+        Dictionary(try ledger.subscriptionStatuses().map { ($0.groupID, $0) }) { first, _ in first }
+    }
+
+    /// How long until time alone may change one of `statuses`: a current period or a grace
+    /// period ends.
+    private func timeUntilNextChange(of statuses: some Sequence<SubscriptionStatus>) throws -> Duration {
+        let now = try ledger.storeDate()
+        let ends = statuses.compactMap { status -> Date? in
+            switch status.state {
+            case .subscribed: status.transaction.expirationDate
+            case .inGracePeriod: status.gracePeriodExpirationDate
+            default: nil
+            }
+        }
+        guard let next = ends.filter({ $0 > now }).min() else { return Self.longestWait }
+        let milliseconds = Int64((next.timeIntervalSince(now) * 1000).rounded(.up)) + 1
+        return min(Self.longestWait, .milliseconds(milliseconds))
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
+        if transactions.contains(where: { $0.productType == .autoRenewable }) { wake() }
+    }
+
+    func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
+        wake()
+    }
+
+    /// What of a status makes a change worth sending (not, say, the transaction being finished).
+    private struct Fingerprint: Equatable {
+        let status: SubscriptionStatus
+
+        init(_ status: SubscriptionStatus) {
+            var status = status
+            // Finishing the transaction, or signing it again, is no change of status.
+            status.transaction.isFinished = false
+            status.transaction.updatedAt = .distantPast
+            self.status = status
+        }
+    }
+}

@@ -14,6 +14,10 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
     public let region: String
     /// ISO 4217 code of the currency the App Store charges on this storefront.
     public let currencyCode: String
+    /// Apple's numeric identifier of the storefront (`143441` for the United States), as
+    /// StoreKit's `Storefront.id`; `nil` for the 44 storefronts whose number is not known
+    /// (Apple publishes no table: `tools/storefronts.tsv` says where the numbers come from).
+    public let identifier: String?
 
     /// The storefront with this alpha-3 code (any letter case), or `nil` for a code that is
     /// not an App Store storefront.
@@ -22,6 +26,7 @@ public struct Storefront: Sendable, Hashable, CustomStringConvertible {
         self.countryCode = countryCode.uppercased()
         self.region = entry.region
         self.currencyCode = entry.currency
+        self.identifier = entry.identifier
     }
 
     /// Every App Store storefront, by alpha-3 code.

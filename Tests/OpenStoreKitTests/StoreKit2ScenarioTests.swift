@@ -319,11 +319,17 @@ import Testing
     @Test func aStorefrontChangeIsAnnouncedAndPricesFollowIt() async throws {
         try await Shop.withProcessSession { session in
             #expect(await Storefront.current?.countryCode == "USA")
+            #expect(await Storefront.current?.id == "143441", "Apple's number of the United States storefront")
+            #expect(SKPaymentQueue.default().storefront?.identifier == "143441")
             #expect(AppStore.canMakePayments)
             var announcements = Storefront.updates.makeAsyncIterator()
             session.storefront = "FRA"
             session.locale = Locale(identifier: "fr_FR")
-            #expect(await announcements.next()?.countryCode == "FRA")
+            let france = await announcements.next()
+            #expect(france?.countryCode == "FRA" && france?.id == "143442")
+            session.storefront = "XKS"
+            #expect(await announcements.next()?.id == "XKS", "no number is known for Kosovo: its code")
+            session.storefront = "FRA"
             let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
             #expect(monthly.displayPrice == "3,99\u{a0}€")
             #expect(await Storefront.current?.currency == Locale.Currency("EUR"))

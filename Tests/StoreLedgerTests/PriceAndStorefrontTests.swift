@@ -77,6 +77,16 @@ import Testing
         #expect(Storefront(countryCode: "EST")?.defaultLocale == "et_EE")
     }
 
+    @Test func storefrontsCarryApplesNumbersWhereKnownEachOnce() {
+        let numbers = Storefront.all.compactMap(\.identifier)
+        #expect(numbers.count == 131 && Set(numbers).count == numbers.count)
+        #expect(numbers.allSatisfy { $0.count == 6 && $0.hasPrefix("143") && Int($0) != nil })
+        #expect(Storefront.unitedStates.identifier == "143441")
+        #expect(Storefront(countryCode: "GBR")?.identifier == "143444")
+        #expect(Storefront(countryCode: "JPN")?.identifier == "143462")
+        #expect(Storefront(countryCode: "XKS")?.identifier == nil)
+    }
+
     @Test(
         .enabled(
             if: ISOCodes.isInstalled,

@@ -160,13 +160,13 @@ open class SKProductDiscount: NSObject, @unchecked Sendable {
 open class SKStorefront: NSObject, @unchecked Sendable {
     /// ISO 3166-1 alpha-3 (`USA`, `FRA`).
     open private(set) var countryCode: String
-    /// Apple's identifier of the storefront. The ledger knows storefronts by their country code
-    /// only, so this is the country code too (Apple's is a number such as `143441`).
+    /// Apple's numeric identifier of the storefront (`143441` for the United States); the
+    /// country code for the storefronts whose number is not known (`Storefront.identifier`).
     open private(set) var identifier: String
 
     init(_ storefront: StoreLedger.Storefront) {
         countryCode = storefront.countryCode
-        identifier = storefront.countryCode
+        identifier = storefront.identifier ?? storefront.countryCode
         super.init()
     }
 }

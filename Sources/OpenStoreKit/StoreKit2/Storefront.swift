@@ -5,15 +5,16 @@ import StoreLedger
 public struct Storefront: Identifiable, Sendable, Hashable {
     /// ISO 3166-1 alpha-3 (`USA`, `FRA`).
     public let countryCode: String
-    /// Apple's identifier of the storefront. The ledger knows storefronts by their country code
-    /// only, so this is the country code too (Apple's is a number such as `143441`).
+    /// Apple's numeric identifier of the storefront (`143441` for the United States); the
+    /// country code for the storefronts whose number is not known (`Storefront.identifier` of
+    /// StoreLedger says which).
     public let id: String
     /// The currency the App Store charges on this storefront.
     public let currency: Locale.Currency?
 
     init(_ storefront: StoreLedger.Storefront) {
         countryCode = storefront.countryCode
-        id = storefront.countryCode
+        id = storefront.identifier ?? storefront.countryCode
         currency = Locale.Currency(storefront.currencyCode)
     }
 

@@ -448,8 +448,9 @@ public final class SKTestTransaction: Sendable {
     /// When the subscription period ends, or ended if it was expired early; `nil` for a product
     /// that is not an auto-renewable subscription.
     public let expirationDate: Date?
-    /// When the transaction was refunded; `nil` when it was not.
-    public let revocationDate: Date?
+    /// When the transaction was refunded (StoreKitTest's name; StoreKit 2 calls it
+    /// `revocationDate`); `nil` when it was not.
+    public let cancelDate: Date?
     /// The transaction's state as StoreKit 1 reports it (purchasing, purchased, failed, restored
     /// or deferred).
     public let state: SKPaymentTransactionState
@@ -461,7 +462,10 @@ public final class SKTestTransaction: Sendable {
     public let hasPurchaseIssue: Bool
     /// The transaction is deferred, waiting for its Ask to Buy approval or decline.
     public let pendingAskToBuyConfirmation: Bool
-    /// The app finished the transaction: it has left the payment queue.
+    /// The transaction waits for the user to agree to a price increase: always `false`, as
+    /// price increases are not simulated yet.
+    public let isPendingPriceIncreaseConsent = false
+    /// The app finished the transaction: it has left the payment queue (not in StoreKitTest).
     public let isFinished: Bool
 
     init(_ row: PaymentTransaction, autoRenewingEnabled: Bool, hasPurchaseIssue: Bool) {
@@ -470,7 +474,7 @@ public final class SKTestTransaction: Sendable {
         productIdentifier = row.productID
         purchaseDate = row.purchaseDate
         expirationDate = row.expirationDate
-        revocationDate = row.revocationDate
+        cancelDate = row.revocationDate
         state = SKPaymentTransactionState(row.state)
         self.autoRenewingEnabled = autoRenewingEnabled
         self.hasPurchaseIssue = hasPurchaseIssue

@@ -156,7 +156,7 @@ import Testing
             try await waitFor(session) { observer.revokedProducts == [Shop.greenhouse] }
             #expect(observer.delivered[Shop.greenhouse] == nil)
             #expect(watcher.states.count == updatesBefore, "a finished transaction is never handed back")
-            #expect(session.allTransactions().first?.revocationDate != nil)
+            #expect(session.allTransactions().first?.cancelDate != nil)
         }
     }
 

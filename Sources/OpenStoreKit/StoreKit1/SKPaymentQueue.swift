@@ -198,6 +198,19 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         }
     }
 
+    // Hosted content is not simulated: no transaction has downloads, so there is never one
+    // to start, pause, resume or cancel. The calls exist so that code handling downloads
+    // compiles unchanged; they do nothing.
+
+    /// Starts downloads: none exist here, so it does nothing.
+    open func start(_ downloads: [SKDownload]) {}
+    /// Pauses downloads: none exist here, so it does nothing.
+    open func pause(_ downloads: [SKDownload]) {}
+    /// Resumes downloads: none exist here, so it does nothing.
+    open func resume(_ downloads: [SKDownload]) {}
+    /// Cancels downloads: none exist here, so it does nothing.
+    open func cancel(_ downloads: [SKDownload]) {}
+
     /// The unfinished transactions, oldest first, as the ledger holds them now.
     open var transactions: [SKPaymentTransaction] {
         guard let context else { return [] }

@@ -47,8 +47,8 @@ open class SKPaymentTransaction: NSObject, @unchecked Sendable {
     open private(set) var payment: SKPayment
     /// For a failed transaction: why (an `SKError`).
     open private(set) var error: (any Error)?
-    /// Hosted content is not simulated: always empty.
-    open var downloads: [Any] { [] }
+    /// The transaction's hosted content: hosted content is not simulated, so always empty.
+    open var downloads: [SKDownload] { [] }
 
     /// The ledger's id; `nil` for a payment the queue refused before storing anything.
     let ledgerID: UInt64?

@@ -21,6 +21,9 @@ public protocol SKPaymentTransactionObserver: NSObjectProtocol {
     func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String])
     /// The store's storefront changed.
     func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue)
+    /// Downloads of hosted content moved on: hosted content is not simulated, so this is never
+    /// called.
+    func paymentQueue(_ queue: SKPaymentQueue, updatedDownloads downloads: [SKDownload])
     /// A purchase started on the App Store: promoted purchases are not simulated, so this is
     /// never called.
     func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool
@@ -37,6 +40,7 @@ extension SKPaymentTransactionObserver {
         _ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
     ) {}
     public func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, updatedDownloads downloads: [SKDownload]) {}
     public func paymentQueue(
         _ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct
     ) -> Bool {

@@ -65,6 +65,10 @@ public struct Product: Identifiable, Sendable, Hashable {
         get async { await Transaction.latest(for: id) }
     }
 
+    /// The transactions that entitle the user to this product now
+    /// (`Transaction.currentEntitlements(for:)`).
+    public var currentEntitlements: Transaction.Transactions { Transaction.currentEntitlements(for: id) }
+
     /// The transaction that entitles the user to this product now (`Transaction.currentEntitlement(for:)`).
     public var currentEntitlement: VerificationResult<Transaction>? {
         get async { await Transaction.currentEntitlement(for: id) }

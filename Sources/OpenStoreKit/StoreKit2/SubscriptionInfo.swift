@@ -214,6 +214,32 @@ extension Product {
             /// When the store signed this information: here, when it last changed the group's latest
             /// transaction in the ledger.
             public let signedDate: Date
+            /// Whether the user agreed to a price increase of the subscription: always
+            /// `.noIncreasePending`, as price increases are not simulated yet.
+            public let priceIncreaseStatus: PriceIncreaseStatus
+            /// The offer the next renewal is charged at: always `nil`, as the ledger does not
+            /// sign an offer waiting for the next renewal.
+            public let offer: Transaction.Offer?
+            /// The kind of `offer` (deprecated in StoreKit for `offer`).
+            public var offerType: Transaction.OfferType? { offer?.type }
+            /// The identifier of `offer` (deprecated in StoreKit for `offer`).
+            public var offerID: String? { offer?.id }
+            /// What the next renewal charges, in units of `currency`: the catalog's price of the
+            /// product it renews to; `nil` when the catalog has no price for it.
+            public let renewalPrice: Decimal?
+            /// The currency of `renewalPrice`: the storefront's of the latest transaction.
+            public let currency: Locale.Currency?
+            /// The app account token of the group's latest transaction.
+            public let appAccountToken: UUID?
+            /// When the run of paid periods without a gap of more than 60 days that reaches the
+            /// latest one began.
+            public let recentSubscriptionStartDate: Date
+            /// The win-back offers the user may redeem: always empty, as win-back offers are not
+            /// simulated yet.
+            public let eligibleWinBackOfferIDs: [String]
+            /// The app download's transaction identifier (see `Transaction.appTransactionID`);
+            /// empty when the store could not sign.
+            public let appTransactionID: String
             /// The JWS the store signed this information in.
             let signed: SignedForm
             /// The signed payload's JSON: the renewal info as the App Store signs it (the fields of
@@ -238,8 +264,29 @@ extension Product {
                 isInBillingRetry = status.isInBillingRetry
                 gracePeriodExpirationDate = status.gracePeriodExpirationDate
                 renewalDate = status.renewalDate
-                environment = self.signed.environment
+                let fields = self.signed.fields
+                environment = SignedForm.environment(fields)
                 signedDate = status.transaction.updatedAt
+                priceIncreaseStatus = .noIncreasePending
+                offer = nil
+                renewalPrice = (fields["renewalPrice"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
+                currency = (fields["currency"] as? String).map { Locale.Currency($0) }
+                appAccountToken = status.transaction.appAccountToken
+                recentSubscriptionStartDate =
+                    (fields["recentSubscriptionStartDate"] as? NSNumber).map { Date(ledgerMilliseconds: $0.int64Value) }
+                    ?? status.transaction.originalPurchaseDate
+                eligibleWinBackOfferIDs = []
+                appTransactionID = fields["appTransactionId"] as? String ?? ""
+            }
+
+            /// Whether the user agreed to a price increase (`RenewalInfo.PriceIncreaseStatus`).
+            public enum PriceIncreaseStatus: Hashable, Sendable {
+                /// No price increase waits for the user's consent.
+                case noIncreasePending
+                /// The user agreed to the coming price increase.
+                case agreed
+                /// The store asked the user to agree to a price increase, who has not answered.
+                case pending
             }
         }
     }

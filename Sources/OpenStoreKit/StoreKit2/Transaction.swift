@@ -131,7 +131,10 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// `purchase()` call returned is never emitted again here.
     public static var updates: Transactions { Transactions(.updates) }
     /// Every purchased or restored transaction, oldest first; finished consumables excluded.
-    public static var all: Transactions { Transactions(.all) }
+    /// (Apple documents no order; read the dates rather than the position.)
+    public static var all: Transactions { Transactions(.all(nil)) }
+    /// `all`'s transactions of `productID`.
+    public static func all(for productID: String) -> Transactions { Transactions(.all(productID)) }
     /// The unfinished transactions, oldest first.
     public static var unfinished: Transactions { Transactions(.unfinished) }
     /// The latest transaction of each product the user is entitled to now.
@@ -236,6 +239,15 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         public static let developerIssue = RevocationReason(rawValue: 1)
         /// Refunded for any other reason (raw value 0).
         public static let other = RevocationReason(rawValue: 0)
+
+        /// The reason in words, in English (the store has no localizations).
+        public var localizedDescription: String {
+            switch self {
+            case .developerIssue: "The purchase was refunded because of an issue with the app."
+            case .other: "The purchase was refunded for another reason."
+            default: "The purchase was refunded (reason \(rawValue))."
+            }
+        }
     }
 
     /// Why a transaction exists (`Transaction.Reason`).
@@ -257,7 +269,8 @@ extension Transaction {
         public typealias Failure = Never
 
         enum Source: Sendable {
-            case updates, all, unfinished
+            case updates, unfinished
+            case all(String?)
             case currentEntitlements(String?)
         }
 
@@ -273,9 +286,10 @@ extension Transaction {
             switch source {
             case .updates:
                 return AsyncIterator(.live(context.transactionUpdates.listen().makeAsyncIterator()), origin: origin)
-            case .all:
+            case .all(let productID):
                 return AsyncIterator(
-                    .pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false)), origin: origin)
+                    .pages(HistoryPages(ledger: context.ledger, unfinishedOnly: false, productID: productID)),
+                    origin: origin)
             case .unfinished:
                 return AsyncIterator(.pages(HistoryPages(ledger: context.ledger, unfinishedOnly: true)), origin: origin)
             case .currentEntitlements(let productID):
@@ -331,13 +345,16 @@ extension Transaction {
 struct HistoryPages {
     let ledger: Ledger
     let unfinishedOnly: Bool
+    /// Only this product's, when set.
+    let productID: String?
     private var page: ArraySlice<PaymentTransaction> = []
     private var afterID: UInt64?
     private var exhausted = false
 
-    init(ledger: Ledger, unfinishedOnly: Bool) {
+    init(ledger: Ledger, unfinishedOnly: Bool, productID: String? = nil) {
         self.ledger = ledger
         self.unfinishedOnly = unfinishedOnly
+        self.productID = productID
     }
 
     mutating func next() -> PaymentTransaction? {
@@ -348,7 +365,8 @@ struct HistoryPages {
             }
             guard !exhausted,
                 let rows = try? ledger.transactions(
-                    matching: TransactionFilter(unfinishedOnly: unfinishedOnly, afterID: afterID, limit: 100))
+                    matching: TransactionFilter(
+                        productID: productID, unfinishedOnly: unfinishedOnly, afterID: afterID, limit: 100))
             else { return nil }
             exhausted = rows.count < 100
             afterID = rows.last?.id ?? afterID
@@ -401,5 +419,14 @@ extension Transaction {
 
         package static func == (lhs: Origin, rhs: Origin) -> Bool { lhs === rhs }
         package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    }
+}
+
+extension Transaction: CustomDebugStringConvertible {
+    /// The transaction's signed payload, as JSON (what StoreKit's description shows), or its
+    /// id and product when the store could not sign it.
+    public var debugDescription: String {
+        let json = String(decoding: jsonRepresentation, as: UTF8.self)
+        return json.isEmpty ? "Transaction(id: \(id), productID: \(productID))" : json
     }
 }

@@ -1,0 +1,51 @@
+public import Foundation
+
+/// Where a download of hosted content stands (`SKDownloadState`), with StoreKit's raw values.
+public enum SKDownloadState: Int, Sendable {
+    case waiting = 0
+    case active = 1
+    case paused = 2
+    case finished = 3
+    case failed = 4
+    case cancelled = 5
+}
+
+/// `SKDownload.timeRemaining` when the time is not known.
+public let SKDownloadTimeRemainingUnknown: TimeInterval = -1
+
+/// Hosted content of a purchase (StoreKit 1's `SKDownload`). Hosted content is not simulated:
+/// no transaction has downloads (`SKPaymentTransaction.downloads` is always empty), so the
+/// store never makes one; the type exists so that code handling downloads compiles unchanged.
+///
+/// Sendable by hand: a snapshot, its properties set by the initializer only.
+open class SKDownload: NSObject, @unchecked Sendable {
+    /// Where the download stands.
+    open private(set) var state: SKDownloadState
+    /// The identifier of the hosted content in App Store Connect.
+    open private(set) var contentIdentifier: String
+    /// The size of the content, in bytes.
+    open private(set) var expectedContentLength: Int64
+    /// Where the downloaded content is, once finished.
+    open private(set) var contentURL: URL?
+    /// The version of the content.
+    open private(set) var contentVersion: String
+    /// Why the download failed.
+    open private(set) var error: (any Error)?
+    /// How much of the content arrived, from 0 to 1.
+    open private(set) var progress: Float
+    /// Seconds until the download ends, or `SKDownloadTimeRemainingUnknown`.
+    open private(set) var timeRemaining: TimeInterval
+    /// The transaction the content belongs to.
+    open private(set) var transaction: SKPaymentTransaction
+
+    init(transaction: SKPaymentTransaction, contentIdentifier: String, contentVersion: String) {
+        self.transaction = transaction
+        self.contentIdentifier = contentIdentifier
+        self.contentVersion = contentVersion
+        state = .waiting
+        expectedContentLength = 0
+        progress = 0
+        timeRemaining = SKDownloadTimeRemainingUnknown
+        super.init()
+    }
+}

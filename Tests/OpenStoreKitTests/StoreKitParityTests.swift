@@ -1,0 +1,83 @@
+import Foundation
+import OpenStoreKit
+import OpenStoreKitTest
+import Testing
+
+/// StoreKit API that real clients call, beyond the scenarios: each compiles with Apple's names
+/// and gives what the ledger holds.
+@Suite struct StoreKitParityTests {
+    @Test func renewalInfoCarriesThePriceCurrencyTokenAndRunStart() async throws {
+        try await Shop.withSession { session in
+            let token = UUID()
+            let bought = try await session.buyProduct(identifier: Shop.monthly, options: [.appAccountToken(token)])
+            let status = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
+            let info = try status.renewalInfo.payloadValue
+            #expect(info.renewalPrice == Decimal(string: "3.99") && info.currency == Locale.Currency("USD"))
+            #expect(info.appAccountToken == token)
+            #expect(info.recentSubscriptionStartDate == bought.purchaseDate)
+            #expect(info.appTransactionID == bought.appTransactionID && !info.appTransactionID.isEmpty)
+            #expect(info.priceIncreaseStatus == .noIncreasePending && info.eligibleWinBackOfferIDs.isEmpty)
+            #expect(info.offer == nil && info.offerType == nil && info.offerID == nil)
+        }
+    }
+
+    @Test func allForAProductGivesOnlyItsTransactions() async throws {
+        try await Shop.withSession { session in
+            let greenhouse = try await session.buyProduct(identifier: Shop.greenhouse)
+            _ = try await session.buyProduct(identifier: Shop.season)
+            var ids: [UInt64] = []
+            for await transaction in Transaction.all(for: Shop.greenhouse) { ids.append(try transaction.payloadValue.id) }
+            #expect(ids == [greenhouse.id])
+            var none = 0
+            for await _ in Transaction.all(for: "com.example.unknown") { none += 1 }
+            #expect(none == 0)
+            let product = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            var entitled: [UInt64] = []
+            for await transaction in product.currentEntitlements { entitled.append(try transaction.payloadValue.id) }
+            #expect(entitled == [greenhouse.id])
+        }
+    }
+
+    @Test func aTransactionDescribesItselfAndItsRevocation() async throws {
+        try await Shop.withSession { session in
+            let bought = try await session.buyProduct(identifier: Shop.greenhouse)
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(bought.debugDescription.utf8)) as? [String: Any])
+            #expect(json["transactionId"] as? String == String(bought.id))
+            #expect(json["productId"] as? String == Shop.greenhouse)
+            #expect(Transaction.RevocationReason.developerIssue.localizedDescription.contains("issue with the app"))
+            #expect(Transaction.RevocationReason.other.localizedDescription.contains("another reason"))
+            #expect(Transaction.RevocationReason(rawValue: 7).localizedDescription.contains("7"))
+
+            try session.refundTransaction(identifier: UInt(bought.id))
+            let refunded = try #require(session.allTransactions().first)
+            #expect(refunded.cancelDate != nil && refunded.isPendingPriceIncreaseConsent == false)
+        }
+    }
+
+    @MainActor @Test func hostedContentIsNeverDownloaded() async throws {
+        try await Shop.withSession { session in
+            let products = try await fetchShopProducts(session)
+            let observer = TransactionRecorder()
+            SKPaymentQueue.default().add(observer)
+            SKPaymentQueue.default().add(SKPayment(product: try #require(products[Shop.greenhouse])))
+            await session.waitUntilIdle()
+            let transaction = try #require(observer.transactions.last)
+            #expect(transaction.transactionState == .purchased)
+            let downloads: [SKDownload] = transaction.downloads
+            #expect(downloads.isEmpty)
+            SKPaymentQueue.default().start(downloads)
+            SKPaymentQueue.default().cancel(downloads)
+            #expect(SKDownloadState.cancelled.rawValue == 5 && SKDownloadTimeRemainingUnknown == -1)
+        }
+    }
+}
+
+/// Keeps every transaction a StoreKit 1 queue hands over.
+@MainActor final class TransactionRecorder: NSObject, SKPaymentTransactionObserver {
+    private(set) var transactions: [SKPaymentTransaction] = []
+
+    nonisolated func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction]) {
+        MainActor.assumeIsolated { self.transactions += transactions }
+    }
+}

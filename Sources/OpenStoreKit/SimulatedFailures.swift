@@ -16,6 +16,10 @@ package final class SimulatedFailures: Sendable {
         case appStoreSync
         /// `Product.SubscriptionInfo.status` and `status(for:)`.
         case subscriptionStatus
+        /// `AppStore.showManageSubscriptions(in:)`.
+        case manageSubscriptions
+        /// `AppStore.presentOfferCodeRedeemSheet(in:)`.
+        case offerCodeRedeem
     }
 
     private let errors = Mutex<[API: any Error]>([:])

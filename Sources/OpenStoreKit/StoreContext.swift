@@ -34,12 +34,17 @@ package final class StoreContext: Sendable {
     /// The errors tests make StoreKit 2 calls of this store fail with.
     package var failures: SimulatedFailures { origin.failures }
 
+    /// What the app asked this store to show.
+    package let presentations: Presentations
+
     /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store;
-    /// `failures` are kept from an earlier launch of the same store.
+    /// `failures` and `presentations` are kept from an earlier launch of the same store.
     package init(
-        ledger: Ledger, resources: (any AnyObject & Sendable)? = nil, failures: SimulatedFailures = SimulatedFailures()
+        ledger: Ledger, resources: (any AnyObject & Sendable)? = nil, failures: SimulatedFailures = SimulatedFailures(),
+        presentations: Presentations = Presentations()
     ) throws {
         self.resources = resources
+        self.presentations = presentations
         let origin = Transaction.Origin(failures: failures)
         self.origin = origin
         let updates = TransactionUpdates(ledger: ledger, origin: origin)

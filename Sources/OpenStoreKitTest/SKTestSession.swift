@@ -154,7 +154,9 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `LedgerError` when the ledger cannot be opened again.
     public func relaunch() throws {
         let ledger = try Ledger.open(at: ledgerPath)
-        binding.replace(with: try StoreContext(ledger: ledger, resources: directory, failures: context.failures))
+        binding.replace(
+            with: try StoreContext(
+                ledger: ledger, resources: directory, failures: context.failures, presentations: context.presentations))
     }
 
     /// Returns once every StoreKit 1 call made before, and every change this session made,
@@ -170,13 +172,15 @@ public final class SKTestSession: @unchecked Sendable {
 
     /// Returns every setting and transaction to the configuration file's: transactions are
     /// deleted (unfinished ones included), the file's settings applied again, and simulated
-    /// errors (`setSimulatedError(_:forAPI:)`) cleared.
+    /// errors (`setSimulatedError(_:forAPI:)`) and the counts of sheets shown
+    /// (`reviewRequestCount`, ...) cleared.
     public func resetToDefaultState() {
         report("resetting the test session") {
             try perform(.clearTransactions)
             try controls.update { $0 = StoreSettings().applying(configuration.settings) }
         }
         failures.clearAll()
+        context.presentations.clear()
         disableDialogs = false
     }
 
@@ -404,6 +408,23 @@ public final class SKTestSession: @unchecked Sendable {
                 hasPurchaseIssue: interrupted[row.id] == false)
         }
     }
+
+    // MARK: - Sheets the app asked for
+
+    // StoreKit's sheets have no UI on Linux: the store counts the calls instead, so that a test
+    // asserts the app asked (not in StoreKitTest). Relaunches keep the counts; a reset clears them.
+
+    /// How many times the app requested a review (`SKStoreReviewController.requestReview`,
+    /// `AppStore.requestReview(in:)`).
+    public var reviewRequestCount: Int { context.presentations.current.reviewRequests }
+
+    /// The subscription management sheets the app showed (`AppStore.showManageSubscriptions`),
+    /// oldest first: the subscription group each was for, `nil` for all of them (the last 1,000).
+    public var manageSubscriptionsRequests: [String?] { context.presentations.current.manageSubscriptions }
+
+    /// How many times the app showed the offer-code redemption sheet
+    /// (`AppStore.presentOfferCodeRedeemSheet(in:)`, `SKPaymentQueue.presentCodeRedemptionSheet()`).
+    public var offerCodeRedeemSheetCount: Int { context.presentations.current.offerCodeRedeemSheets }
 
     // MARK: - Performing and reporting
 

@@ -5,7 +5,8 @@ public import OpenStoreKit
 public protocol SKTestFailure: Equatable, Sendable {}
 
 /// A StoreKit 2 API whose calls a test can make fail (StoreKitTest's `FailableStoreKitAPI`):
-/// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`.
+/// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`,
+/// `.manageSubscriptions`, `.offerCodeRedeem`.
 public protocol FailableStoreKitAPI<Failure>: Sendable {
     /// The errors a test can make this API's calls fail with.
     associatedtype Failure: SKTestFailure
@@ -42,6 +43,18 @@ public enum SKTestFailures {
     /// `Product.SubscriptionInfo.status` and `status(for:)` throw the error.
     public enum SubscriptionStatus: SKTestFailure, SimulatedError {
         /// The subscription status calls throw this `StoreKitError`.
+        case generic(StoreKitError)
+    }
+
+    /// `AppStore.showManageSubscriptions(in:)` throws the error.
+    public enum ManageSubscriptions: SKTestFailure, SimulatedError {
+        /// `AppStore.showManageSubscriptions(in:)` throws this `StoreKitError`.
+        case generic(StoreKitError)
+    }
+
+    /// `AppStore.presentOfferCodeRedeemSheet(in:)` throws the error.
+    public enum OfferCodeRedeem: SKTestFailure, SimulatedError {
+        /// `AppStore.presentOfferCodeRedeemSheet(in:)` throws this `StoreKitError`.
         case generic(StoreKitError)
     }
 }
@@ -91,6 +104,38 @@ public struct StoreKitSubscriptionStatusAPI: FailableStoreKitAPI, SimulatedAPI {
     static let target = SimulatedFailures.API.subscriptionStatus
     /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.subscriptionStatus`).
     public init() {}
+}
+
+/// `AppStore.showManageSubscriptions(in:)`.
+public struct StoreKitManageSubscriptionsAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `AppStore.showManageSubscriptions(in:)` can be made to fail with:
+    /// `SKTestFailures.ManageSubscriptions`.
+    public typealias Failure = SKTestFailures.ManageSubscriptions
+    static let target = SimulatedFailures.API.manageSubscriptions
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.manageSubscriptions`).
+    public init() {}
+}
+
+/// `AppStore.presentOfferCodeRedeemSheet(in:)`.
+public struct StoreKitOfferCodeRedeemAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `AppStore.presentOfferCodeRedeemSheet(in:)` can be made to fail with:
+    /// `SKTestFailures.OfferCodeRedeem`.
+    public typealias Failure = SKTestFailures.OfferCodeRedeem
+    static let target = SimulatedFailures.API.offerCodeRedeem
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.offerCodeRedeem`).
+    public init() {}
+}
+
+extension FailableStoreKitAPI where Self == StoreKitManageSubscriptionsAPI {
+    /// Names `AppStore.showManageSubscriptions(in:)`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
+    public static var manageSubscriptions: StoreKitManageSubscriptionsAPI { .init() }
+}
+
+extension FailableStoreKitAPI where Self == StoreKitOfferCodeRedeemAPI {
+    /// Names `AppStore.presentOfferCodeRedeemSheet(in:)`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
+    public static var offerCodeRedeem: StoreKitOfferCodeRedeemAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitLoadProductsAPI {
@@ -152,6 +197,24 @@ extension SKTestFailures.AppStoreSync {
 }
 
 extension SKTestFailures.SubscriptionStatus {
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.ManageSubscriptions {
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.OfferCodeRedeem {
     var error: any Error {
         switch self {
         case .generic(let error): error

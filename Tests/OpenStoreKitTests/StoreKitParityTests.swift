@@ -26,7 +26,9 @@ import Testing
             let greenhouse = try await session.buyProduct(identifier: Shop.greenhouse)
             _ = try await session.buyProduct(identifier: Shop.season)
             var ids: [UInt64] = []
-            for await transaction in Transaction.all(for: Shop.greenhouse) { ids.append(try transaction.payloadValue.id) }
+            for await transaction in Transaction.all(for: Shop.greenhouse) {
+                ids.append(try transaction.payloadValue.id)
+            }
             #expect(ids == [greenhouse.id])
             var none = 0
             for await _ in Transaction.all(for: "com.example.unknown") { none += 1 }
@@ -52,6 +54,49 @@ import Testing
             try session.refundTransaction(identifier: UInt(bought.id))
             let refunded = try #require(session.allTransactions().first)
             #expect(refunded.cancelDate != nil && refunded.isPendingPriceIncreaseConsent == false)
+        }
+    }
+
+    @MainActor @Test func sheetsTheAppAsksForAreCountedOnTheSession() async throws {
+        try await Shop.withSession { session in
+            let scene = UIWindowScene()
+            #expect(session.reviewRequestCount == 0 && session.manageSubscriptionsRequests.isEmpty)
+            SKStoreReviewController.requestReview()
+            SKStoreReviewController.requestReview(in: scene)
+            AppStore.requestReview(in: scene)
+            try await AppStore.showManageSubscriptions(in: scene)
+            try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: Shop.groupID)
+            try await AppStore.presentOfferCodeRedeemSheet(in: scene)
+            SKPaymentQueue.default().presentCodeRedemptionSheet()
+            #expect(session.reviewRequestCount == 3)
+            #expect(session.manageSubscriptionsRequests == [nil, Shop.groupID])
+            #expect(session.offerCodeRedeemSheetCount == 2)
+
+            // A simulated error fails the sheet, which records nothing.
+            try await session.setSimulatedError(.generic(.userCancelled), forAPI: .manageSubscriptions)
+            try await session.setSimulatedError(.generic(.networkError(URLError(.timedOut))), forAPI: .offerCodeRedeem)
+            await #expect(throws: StoreKitError.userCancelled) { try await AppStore.showManageSubscriptions(in: scene) }
+            await #expect(throws: StoreKitError.networkError(URLError(.timedOut))) {
+                try await AppStore.presentOfferCodeRedeemSheet(in: scene)
+            }
+            #expect(session.manageSubscriptionsRequests.count == 2 && session.offerCodeRedeemSheetCount == 2)
+
+            // A relaunch keeps the counts; a reset clears them.
+            try session.relaunch()
+            #expect(session.reviewRequestCount == 3)
+            session.resetToDefaultState()
+            #expect(session.reviewRequestCount == 0 && session.manageSubscriptionsRequests.isEmpty)
+            #expect(session.offerCodeRedeemSheetCount == 0)
+            try await AppStore.showManageSubscriptions(in: scene)
+            #expect(session.manageSubscriptionsRequests == [nil], "the reset cleared the simulated error too")
+
+            // The list keeps the last 1,000 sheets.
+            for index in 0..<1_005 {
+                try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: String(index))
+            }
+            #expect(session.manageSubscriptionsRequests.count == 1_000)
+            #expect(
+                session.manageSubscriptionsRequests.first == "5" && session.manageSubscriptionsRequests.last == "1004")
         }
     }
 

@@ -45,7 +45,10 @@ import Testing
             try session.disableAutoRenewForTransaction(identifier: UInt(bought.id))
             // Nobody calls the store: about two seconds later the year ends.
             try await waitFor(session) { recorder.received.count == 2 }
-            #expect(recorder.summary == [StatusSummary(.subscribed, false, bought.id), StatusSummary(.expired, false, bought.id)])
+            #expect(
+                recorder.summary == [
+                    StatusSummary(.subscribed, false, bought.id), StatusSummary(.expired, false, bought.id),
+                ])
             #expect(try recorder.received[1].renewalInfo.payloadValue.expirationReason == .autoRenewDisabled)
         }
     }
@@ -60,6 +63,32 @@ import Testing
             let renewal = try #require(await Transaction.latest(for: Shop.yearly)).unsafePayloadValue
             #expect(renewal.originalID == bought.id && renewal.reason == .renewal)
             #expect(recorder.summary == [StatusSummary(.subscribed, true, renewal.id)])
+        }
+    }
+
+    @Test func aSubscriptionScreenFollowsTheStatusAndOpensTheSheets() async throws {
+        try await Shop.withSession { session in
+            let screen = SubscriptionScreen()
+            let bought = try await session.buyProduct(identifier: Shop.monthly)
+            #expect(await screen.currentStates() == [Shop.groupID: .subscribed])
+            screen.appear()
+            defer { screen.disappear() }
+            // The screen's task may start listening a little later: wait for its first report.
+            let id = UInt(bought.id)
+            while screen.reportedStates.isEmpty {
+                try session.disableAutoRenewForTransaction(identifier: id)
+                try session.enableAutoRenewForTransaction(identifier: id)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await waitFor(session) { screen.renewalLine == "Renews at 3.99 USD" }
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            try await waitFor(session) {
+                screen.reportedStates.last == .expired && screen.renewalLine == "Does not renew"
+            }
+            let scene = UIWindowScene()
+            #expect(await screen.manage(groupID: Shop.groupID, in: scene))
+            await screen.askForReviewIfLoyal(in: scene)
+            #expect(session.manageSubscriptionsRequests == [Shop.groupID] && session.reviewRequestCount == 1)
         }
     }
 

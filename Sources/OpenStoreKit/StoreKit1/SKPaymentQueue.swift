@@ -211,6 +211,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Cancels downloads: none exist here, so it does nothing.
     open func cancel(_ downloads: [SKDownload]) {}
 
+    /// Shows the sheet where the user redeems an offer code: recorded
+    /// (`SKTestSession.offerCodeRedeemSheetCount`), as there is no sheet on Linux.
+    open func presentCodeRedemptionSheet() {
+        context?.presentations.recordOfferCodeRedeemSheet()
+    }
+
     /// The unfinished transactions, oldest first, as the ledger holds them now.
     open var transactions: [SKPaymentTransaction] {
         guard let context else { return [] }

@@ -1,0 +1,72 @@
+// A subscription settings screen's model, written the way apps use StoreKit 2's newer API
+// (our own code): it watches the subscription status, shows what the next renewal costs,
+// and opens the App Store's sheets. Only the import differs from the Apple-platform build.
+#if canImport(StoreKit)
+import StoreKit
+#else
+import OpenStoreKit
+#endif
+import Foundation
+
+@MainActor
+final class SubscriptionScreen {
+    /// The states `Status.updates` reported, in order.
+    private(set) var reportedStates: [Product.SubscriptionInfo.RenewalState] = []
+    /// "Renews at 3.99 USD", or why it does not.
+    private(set) var renewalLine = ""
+    private var watcher: Task<Void, Never>?
+
+    /// Starts watching the status, as a screen does when it appears.
+    func appear() {
+        watcher = Task { [weak self] in
+            for await status in Product.SubscriptionInfo.Status.updates {
+                self?.show(status)
+            }
+        }
+    }
+
+    func disappear() {
+        watcher?.cancel()
+    }
+
+    private func show(_ status: Product.SubscriptionInfo.Status) {
+        reportedStates.append(status.state)
+        guard case .verified(let info) = status.renewalInfo else {
+            renewalLine = "unverified"
+            return
+        }
+        if info.willAutoRenew, let price = info.renewalPrice, let currency = info.currency {
+            renewalLine = "Renews at \(price) \(currency.identifier)"
+        } else {
+            renewalLine = "Does not renew"
+        }
+    }
+
+    /// Every group's state now, as a screen reads it on appearing.
+    func currentStates() async -> [String: Product.SubscriptionInfo.RenewalState] {
+        var states: [String: Product.SubscriptionInfo.RenewalState] = [:]
+        for await (groupID, statuses) in Product.SubscriptionInfo.Status.all {
+            states[groupID] = statuses.first?.state
+        }
+        return states
+    }
+
+    /// The "Manage" button.
+    func manage(groupID: String, in scene: UIWindowScene) async -> Bool {
+        do {
+            try await AppStore.showManageSubscriptions(in: scene, subscriptionGroupID: groupID)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Asks for a review after the user has been subscribed a while.
+    func askForReviewIfLoyal(in scene: UIWindowScene) async {
+        guard let status = try? await Product.SubscriptionInfo.status(for: "70000100").first,
+            case .verified(let info) = status.renewalInfo,
+            Date().timeIntervalSince(info.recentSubscriptionStartDate) > 0
+        else { return }
+        AppStore.requestReview(in: scene)
+    }
+}

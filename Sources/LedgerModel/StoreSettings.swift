@@ -32,6 +32,9 @@ public struct StoreSettings: Sendable, Hashable {
     /// The app's Apple ID in the App Store (`appAppleId`), which Apple's verifiers require in the
     /// production environment; `nil` until set.
     public var appAppleID: Int64?
+    /// The version of the app installed (its `CFBundleVersion`), which the app transaction
+    /// names (`applicationVersion`); `1.0` by default.
+    public var appVersion = StoreSettings.defaultAppVersion
     /// Where the store POSTs its App Store Server Notifications V2 (`ledger serve` sends them):
     /// an `http` or `https` URL; `nil` while none is set, and then no notification is recorded.
     public var notificationURL: URL?
@@ -49,6 +52,9 @@ public struct StoreSettings: Sendable, Hashable {
     /// The bundle identifier a store without a `bundleID` setting signs for.
     public static let defaultBundleID = "com.example.app"
 
+    /// The app version a store without an `appVersion` setting names.
+    public static let defaultAppVersion = "1.0"
+
     /// The settings a store holds as text (`storedValues`), with defaults (USA, en_US, payments
     /// allowed, real time, no test switch on) for what is not set.
     package init(stored: [String: String]) {
@@ -65,6 +71,7 @@ public struct StoreSettings: Sendable, Hashable {
         bundleID = stored[StoreSettingKey.bundleID] ?? Self.defaultBundleID
         environment = stored[StoreSettingKey.environment].flatMap(SigningEnvironment.init(rawValue:)) ?? .xcode
         appAppleID = stored[StoreSettingKey.appAppleID].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
+        appVersion = stored[StoreSettingKey.appVersion] ?? Self.defaultAppVersion
         invalidSignaturesEnabled = stored[StoreSettingKey.invalidSignatures] == "true"
         notificationURL = stored[StoreSettingKey.notificationURL].flatMap(StoreControl.notificationURL(_:))
     }
@@ -84,6 +91,7 @@ public struct StoreSettings: Sendable, Hashable {
             StoreSettingKey.bundleID: bundleID,
             StoreSettingKey.environment: environment.rawValue,
             StoreSettingKey.appAppleID: appAppleID.map(String.init) ?? "none",
+            StoreSettingKey.appVersion: appVersion,
             StoreSettingKey.invalidSignatures: String(invalidSignaturesEnabled),
             StoreSettingKey.notificationURL: notificationURL?.absoluteString ?? "none",
         ]
@@ -123,8 +131,9 @@ public enum StoreControl: String, Sendable, CaseIterable {
     case billingRetryOnRenewal, billingGracePeriod, bundleID
     /// What signed transactions say and whether their signatures hold.
     case environment, invalidSignatures
-    /// The app's Apple ID, which production payloads carry.
-    case appAppleID
+    /// The app's Apple ID, which production payloads carry, and the version installed, which
+    /// the app transaction names.
+    case appAppleID, appVersion
     /// Where Server Notifications V2 are sent.
     case notificationURL
 
@@ -142,6 +151,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .bundleID: "a bundle identifier of 1 to 155 letters, digits, hyphens and periods such as com.example.app"
         case .environment: "Xcode, Sandbox or Production"
         case .appAppleID: "the app's Apple ID, a positive integer such as 1234567890, or none"
+        case .appVersion: "a bundle version of one to three period-separated numbers such as 1.0 or 2.3.1"
         case .notificationURL:
             "an http or https URL with a host, of at most \(Self.notificationURLLimit) bytes, such as http://127.0.0.1:9000/notifications, or none"
         }
@@ -194,6 +204,12 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .timeRate:
             guard let rate = TimeRate(nameOrRawValue: text) else { throw invalid }
             settings.timeRate = rate
+        case .appVersion:
+            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+            guard text.utf8.count <= 32, (1...3).contains(parts.count),
+                parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } })
+            else { throw invalid }
+            settings.appVersion = text
         case .bundleID:
             guard (1...155).contains(text.utf8.count),
                 text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") })

@@ -1,10 +1,11 @@
 package import Foundation
 package import LedgerModel
+import Crypto
 
 /// A transaction as the App Store signs it: the fields and names of Apple's
 /// `JWSTransactionDecodedPayload`, dates in milliseconds since 1970, the price in milliunits.
-/// Values that do not apply are left out; the ledger has no table of Apple's numeric
-/// storefront ids, so `storefrontId` is always absent.
+/// Values that do not apply are left out, as `storefrontId` is for the storefronts whose
+/// number is not known (`Storefront.identifier`).
 package struct TransactionPayload: Encodable {
     var transactionId: String
     var originalTransactionId: String
@@ -31,6 +32,7 @@ package struct TransactionPayload: Encodable {
     var offerPeriod: String?
     var environment: String
     var storefront: String
+    var storefrontId: String?
     var transactionReason: String
     var currency: String?
     var price: Int64?
@@ -72,6 +74,7 @@ package struct TransactionPayload: Encodable {
         environment = settings.environment.rawValue
         let storefront = Storefront(countryCode: transaction.storefront)
         self.storefront = transaction.storefront
+        storefrontId = storefront?.identifier
         transactionReason = transaction.reason == .renewal ? "RENEWAL" : "PURCHASE"
         // The whole purchase: a consumable's quantity times the price (Apple's `price`); left
         // out, as an unknown price is, when the total's milliunits do not fit in 64 bits.
@@ -144,6 +147,41 @@ package struct RenewalInfoPayload: Encodable {
     }
 }
 
+/// The app's purchase as the App Store signs it (StoreKit's `AppTransaction`): the fields and
+/// names of Apple's `JWSAppTransactionDecodedPayload`.
+package struct AppTransactionPayload: Encodable {
+    var receiptType: String
+    var appAppleId: Int64?
+    var bundleId: String
+    var applicationVersion: String
+    var receiptCreationDate: Int64
+    var originalPurchaseDate: Int64
+    var originalApplicationVersion: String
+    var deviceVerification: String
+    var deviceVerificationNonce: String
+    var appTransactionId: String
+    var originalPlatform: String
+
+    /// The store's one app download, signed `now`: bought when the ledger's identity was made,
+    /// first installed at version 1.0 (as Apple's sandbox always says), on iOS; bound to the
+    /// identity's device by `nonce` (SHA-384 of the lowercased nonce then device id, as StoreKit
+    /// computes `deviceVerification`).
+    package init(settings: StoreSettings, identity: SigningIdentity, nonce: UUID, now: Date) {
+        receiptType = settings.environment.rawValue
+        appAppleId = settings.appAppleID
+        bundleId = settings.bundleID
+        applicationVersion = settings.appVersion
+        receiptCreationDate = now.ledgerMilliseconds
+        originalPurchaseDate = identity.createdAt.ledgerMilliseconds
+        originalApplicationVersion = "1.0"
+        deviceVerificationNonce = nonce.uuidString.lowercased()
+        let verified = deviceVerificationNonce + identity.deviceVerificationID.uuidString.lowercased()
+        deviceVerification = Data(SHA384.hash(data: Data(verified.utf8))).base64EncodedString()
+        appTransactionId = identity.appTransactionID
+        originalPlatform = "iOS"
+    }
+}
+
 /// Signs payloads with a ledger's identity, as its store settings say.
 package struct PayloadSigner {
     package let identity: SigningIdentity
@@ -197,6 +235,7 @@ extension TransactionPayload {
         out.string("revocationType", revocationType)
         out.number("signedDate", signedDate)
         out.string("storefront", storefront)
+        out.string("storefrontId", storefrontId)
         out.string("subscriptionGroupIdentifier", subscriptionGroupIdentifier)
         out.string("transactionId", transactionId)
         out.string("transactionReason", transactionReason)

@@ -80,6 +80,9 @@ package struct SigningIdentity: Sendable {
     /// certificate (SHA-256, its first 8 bytes modulo 10^18), the same for every transaction a
     /// ledger signs, and different from another ledger's.
     package let appTransactionID: String
+    /// The store's one device (StoreKit's `AppStore.deviceVerificationID`): a UUID derived from
+    /// the root certificate, as `appTransactionID` is, so the same for every launch of a ledger.
+    package let deviceVerificationID: UUID
 
     package init(privateKey: P256.Signing.PrivateKey, certificates: SigningCertificates, createdAt: Date) {
         self.privateKey = privateKey
@@ -91,6 +94,15 @@ package struct SigningIdentity: Sendable {
         jwsHeader = (json, JWS.base64URL(json))
         let digest = SHA256.hash(data: certificates.root).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         appTransactionID = String(digest % 1_000_000_000_000_000_000)
+        var device = SHA256()
+        device.update(data: Data("StoreLedger device 1".utf8))
+        device.update(data: certificates.root)
+        let bytes = Array(device.finalize().prefix(16))
+        deviceVerificationID = UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6] & 0x0F | 0x40, bytes[7],
+                bytes[8] & 0x3F | 0x80, bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
     }
 
     /// The extension Apple's verifiers require on the leaf of an App Store signing chain.

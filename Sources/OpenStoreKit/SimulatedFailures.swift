@@ -20,6 +20,8 @@ package final class SimulatedFailures: Sendable {
         case manageSubscriptions
         /// `AppStore.presentOfferCodeRedeemSheet(in:)`.
         case offerCodeRedeem
+        /// `AppTransaction.shared` and `refresh()`.
+        case appTransaction
     }
 
     private let errors = Mutex<[API: any Error]>([:])

@@ -6,7 +6,7 @@ public protocol SKTestFailure: Equatable, Sendable {}
 
 /// A StoreKit 2 API whose calls a test can make fail (StoreKitTest's `FailableStoreKitAPI`):
 /// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`,
-/// `.manageSubscriptions`, `.offerCodeRedeem`.
+/// `.manageSubscriptions`, `.offerCodeRedeem`, `.appTransaction`.
 public protocol FailableStoreKitAPI<Failure>: Sendable {
     /// The errors a test can make this API's calls fail with.
     associatedtype Failure: SKTestFailure
@@ -55,6 +55,12 @@ public enum SKTestFailures {
     /// `AppStore.presentOfferCodeRedeemSheet(in:)` throws the error.
     public enum OfferCodeRedeem: SKTestFailure, SimulatedError {
         /// `AppStore.presentOfferCodeRedeemSheet(in:)` throws this `StoreKitError`.
+        case generic(StoreKitError)
+    }
+
+    /// `AppTransaction.shared` and `refresh()` throw the error.
+    public enum AppTransaction: SKTestFailure, SimulatedError {
+        /// `AppTransaction.shared` and `refresh()` throw this `StoreKitError`.
         case generic(StoreKitError)
     }
 }
@@ -124,6 +130,22 @@ public struct StoreKitOfferCodeRedeemAPI: FailableStoreKitAPI, SimulatedAPI {
     static let target = SimulatedFailures.API.offerCodeRedeem
     /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.offerCodeRedeem`).
     public init() {}
+}
+
+/// `AppTransaction.shared` and `refresh()`.
+public struct StoreKitAppTransactionAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `AppTransaction.shared` and `refresh()` can be made to fail with:
+    /// `SKTestFailures.AppTransaction`.
+    public typealias Failure = SKTestFailures.AppTransaction
+    static let target = SimulatedFailures.API.appTransaction
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.appTransaction`).
+    public init() {}
+}
+
+extension FailableStoreKitAPI where Self == StoreKitAppTransactionAPI {
+    /// Names `AppTransaction.shared` and `refresh()`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
+    public static var appTransaction: StoreKitAppTransactionAPI { .init() }
 }
 
 extension FailableStoreKitAPI where Self == StoreKitManageSubscriptionsAPI {
@@ -215,6 +237,15 @@ extension SKTestFailures.ManageSubscriptions {
 }
 
 extension SKTestFailures.OfferCodeRedeem {
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        }
+    }
+    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.AppTransaction {
     var error: any Error {
         switch self {
         case .generic(let error): error

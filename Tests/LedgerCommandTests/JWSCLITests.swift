@@ -43,8 +43,16 @@ import Testing
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable, "--outcome", "deferred").status == 0)
             let neither = try workspace.ledger("jws")
-            #expect(neither.status == 64 && neither.stderr.contains("give a transaction id, or --renewal PRODUCT_ID"))
+            #expect(
+                neither.status == 64
+                    && neither.stderr.contains("give a transaction id, --renewal PRODUCT_ID, or --app-transaction"))
             #expect(try workspace.ledger("jws", "1", "--renewal", SampleCatalog.subscription).status == 64)
+            #expect(try workspace.ledger("jws", "1", "--app-transaction").status == 64)
+            for bad in ["", "1..2", "1.2.3.4", "v1", "1.0 ", String(repeating: "1", count: 33)] {
+                let refused = try workspace.ledger("store", "set", "appVersion", bad)
+                #expect(refused.status == 65 && refused.stderr.contains("for appVersion: expected"), "\(bad)")
+            }
+            #expect(try workspace.json("store", "show")["appVersion"] as? String == "1.0", "a refusal changes nothing")
             let deferred = try workspace.ledger("jws", "1")
             #expect(
                 deferred.status == 1
@@ -103,6 +111,8 @@ import Testing
             try save(try workspace.ledger("jws", "1").stdout, "subscription.jws")
             try save(try workspace.ledger("jws", "2").stdout, "consumable.jws")
             try save(try workspace.ledger("jws", "--renewal", SampleCatalog.subscription).stdout, "renewal.jws")
+            #expect(try workspace.ledger("store", "set", "appVersion", "2.3.1").status == 0)
+            try save(try workspace.ledger("jws", "--app-transaction").stdout, "app.jws")
             #expect(
                 try workspace.ledger("certificate", "export", "--format", "der", "--output", directory + "/root.der")
                     .status == 0)
@@ -152,6 +162,9 @@ import Testing
                 attempt("invalid", lambda: verifier().verify_and_decode_signed_transaction(read("invalid.jws")).transactionId)
                 attempt("late", lambda: verifier().verify_and_decode_signed_transaction(read("late.jws")).transactionId)
                 attempt("other-app", lambda: verifier(bundle="com.example.other").verify_and_decode_signed_transaction(read("consumable.jws")).transactionId)
+                a = verifier().verify_and_decode_app_transaction(read("app.jws"))
+                print("app", a.receiptType.name, a.bundleId, a.applicationVersion, a.originalApplicationVersion, a.originalPlatform.name, a.appTransactionId == t.appTransactionId)
+                attempt("other-app-transaction", lambda: verifier(bundle="com.example.other").verify_and_decode_app_transaction(read("app.jws")).bundleId)
                 # jwcrypto: the signature checked with the key of the leaf the header names.
                 for name in ["consumable.jws", "invalid.jws"]:
                     token = jws.JWS()
@@ -176,6 +189,8 @@ import Testing
                     "invalid rejected VERIFICATION_FAILURE",
                     "late rejected VERIFICATION_FAILURE",
                     "other-app rejected INVALID_APP_IDENTIFIER",
+                    "app SANDBOX com.example.app 2.3.1 1.0 IOS True",
+                    "other-app-transaction rejected INVALID_APP_IDENTIFIER",
                     "jwcrypto consumable.jws verified 2",
                     "jwcrypto invalid.jws rejected",
                 ], "\(run.output)")

@@ -100,6 +100,39 @@ import Testing
         }
     }
 
+    @Test func theAppTransactionIsSignedVerifiedAndFailsAsATestSays() async throws {
+        try await Shop.withSession { session in
+            let bought = try await session.buyProduct(identifier: Shop.greenhouse)
+            let shared = try await AppTransaction.shared
+            let app = try shared.payloadValue
+            #expect(app.bundleID == "com.example.app" && app.appVersion == "1.0" && app.originalAppVersion == "1.0")
+            #expect(app.environment == .xcode && app.appID == nil && app.appVersionID == nil && app.preorderDate == nil)
+            #expect(app.appTransactionID == bought.appTransactionID && app.originalPlatform == .iOS)
+            #expect(app.originalPurchaseDate <= bought.purchaseDate && app.signedDate >= bought.purchaseDate)
+            #expect(shared.deviceVerificationNonce == app.deviceVerificationNonce && app.deviceVerification.count == 48)
+            #expect(
+                shared.jwsRepresentation.split(separator: ".").count == 3
+                    && shared.payloadData == app.jsonRepresentation)
+            #expect(AppStore.deviceVerificationID != nil)
+            // Signed anew each time: a new device verification nonce.
+            let refreshed = try await AppTransaction.refresh().payloadValue
+            #expect(refreshed.deviceVerificationNonce != app.deviceVerificationNonce)
+            #expect(refreshed.appTransactionID == app.appTransactionID)
+
+            try await session.setSimulatedError(.verification(.invalidDeviceVerification), forAPI: .verification)
+            guard case .unverified(_, let error) = try await AppTransaction.shared else {
+                Issue.record("a simulated verification failure applies to the app transaction")
+                return
+            }
+            #expect(error == .invalidDeviceVerification)
+            try await session.setSimulatedError(
+                .generic(.networkError(URLError(.notConnectedToInternet))), forAPI: .appTransaction)
+            await #expect(throws: StoreKitError.networkError(URLError(.notConnectedToInternet))) {
+                try await AppTransaction.refresh()
+            }
+        }
+    }
+
     @MainActor @Test func hostedContentIsNeverDownloaded() async throws {
         try await Shop.withSession { session in
             let products = try await fetchShopProducts(session)

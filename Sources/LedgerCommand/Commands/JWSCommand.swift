@@ -2,16 +2,18 @@ import ArgumentParser
 import Foundation
 import StoreLedger
 
-/// `ledger jws`: a transaction, or a subscription's renewal info, signed as the App Store signs
-/// them.
+/// `ledger jws`: a transaction, a subscription's renewal info, or the app transaction, signed
+/// as the App Store signs them.
 struct JWSCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jws",
-        abstract: "Print a transaction (or a subscription's renewal info) signed as the App Store signs it.",
+        abstract:
+            "Print a transaction (or a subscription's renewal info, or the app transaction) signed as the App Store signs it.",
         discussion: """
             Prints the JWS (compact serialization) StoreKit 2 hands the app as jwsRepresentation: ES256, signed by \
             the ledger's test identity, its chain in the x5c header, the payload with the fields of Apple's \
-            JWSTransactionDecodedPayload (or, with --renewal, JWSRenewalInfoDecodedPayload). bundleId and \
+            JWSTransactionDecodedPayload (or, with --renewal, JWSRenewalInfoDecodedPayload; with --app-transaction, \
+            JWSAppTransactionDecodedPayload, a new device verification nonce each time). bundleId and \
             environment come from `ledger store set bundleID|environment`; a server trusting \
             `ledger certificate export` verifies it, in the Sandbox environment with its signature and chain \
             checked (unless `ledger store set invalidSignatures true`, which signs badly on purpose). --json prints {"jws", "header", "payload"}, header and payload decoded. Only purchased and \
@@ -28,14 +30,21 @@ struct JWSCommand: AsyncParsableCommand {
             "The renewal info of this auto-renewable subscription's group instead.", valueName: "product-id"))
     var renewal: String?
 
+    @Flag(help: "The app transaction (the app's own purchase) instead.")
+    var appTransaction = false
+
     func validate() throws {
-        if (id == nil) == (renewal == nil) { throw ValidationError("give a transaction id, or --renewal PRODUCT_ID") }
+        if [id != nil, renewal != nil, appTransaction].filter({ $0 }).count != 1 {
+            throw ValidationError("give a transaction id, --renewal PRODUCT_ID, or --app-transaction")
+        }
     }
 
     func run() async throws {
         let ledger = try options.openLedgerForReading()
         let jws: JWS
-        if let renewal {
+        if appTransaction {
+            jws = try ledger.signedAppTransaction()
+        } else if let renewal {
             guard let signed = try ledger.signedRenewalInfo(forProduct: renewal) else {
                 throw CommandRefusal(
                     description: "no renewal info for \(quoted(renewal)): its subscription group was never bought")

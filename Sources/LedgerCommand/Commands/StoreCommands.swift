@@ -27,6 +27,8 @@ struct StoreCommand: AsyncParsableCommand {
         let environment: String
         /// The app's Apple ID; `nil` until set.
         let appAppleID: Int64?
+        /// The version of the app installed, which the app transaction names.
+        let appVersion: String
         let invalidSignatures: Bool
         /// Where Server Notifications V2 go; `nil` while none is set.
         let notificationURL: String?
@@ -48,6 +50,7 @@ struct StoreCommand: AsyncParsableCommand {
             bundleID = settings.bundleID
             environment = settings.environment.rawValue
             appAppleID = settings.appAppleID
+            appVersion = settings.appVersion
             invalidSignatures = settings.invalidSignaturesEnabled
             notificationURL = settings.notificationURL?.absoluteString
             subscriptionOffersKeyID = offersKeyID
@@ -68,6 +71,7 @@ struct StoreCommand: AsyncParsableCommand {
             bundleID:              \(bundleID)
             environment:           \(environment)
             appAppleID:            \(appAppleID.map(String.init) ?? "none")
+            appVersion:            \(appVersion)
             invalidSignatures:     \(invalidSignatures)
             notificationURL:       \(notificationURL ?? "none")
             offersKey:             \(subscriptionOffersKeyID ?? "none (a .storekit file's subscriptionOffersKeyPair)")
@@ -103,7 +107,8 @@ struct StoreCommand: AsyncParsableCommand {
                 billingRetryOnRenewal true|false | billingGracePeriod true|false |
                 bundleID com.example.app (what signed transactions and promotional offer signatures name) |
                 environment Xcode|Sandbox|Production (what signed transactions name) |
-                appAppleID N|none (the app's Apple ID, which Production needs) | invalidSignatures true|false |
+                appAppleID N|none (the app's Apple ID, which Production needs) |
+                appVersion 1.0 (the app version installed, which the app transaction names) | invalidSignatures true|false |
                 notificationURL URL|none (where ledger serve sends Server Notifications V2)
                 """)
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import GRDB
 public import LedgerModel
 public import LedgerSigning
@@ -103,6 +103,24 @@ extension Ledger {
             RenewalInfoPayload(
                 status, renewalProduct: product, settings: signer.settings, recentStart: recentStart,
                 appTransactionID: signer.identity.appTransactionID))
+    }
+
+    /// The app's purchase (StoreKit's `AppTransaction`) as the App Store signs it now: a JWS
+    /// whose payload has the fields of `JWSAppTransactionDecodedPayload`, bound to the store's
+    /// device by `nonce`.
+    public func signedAppTransaction(nonce: UUID = UUID()) throws -> JWS {
+        let (payloadSigner, now): (PayloadSigner, Date) = try read { db in
+            (try signer(db), Date(ledgerMilliseconds: try storeNow(db)))
+        }
+        return try payloadSigner.sign(
+            AppTransactionPayload(
+                settings: payloadSigner.settings, identity: payloadSigner.identity, nonce: nonce, now: now))
+    }
+
+    /// The store's one device, which signed app transactions are bound to (StoreKit's
+    /// `AppStore.deviceVerificationID`).
+    public func deviceVerificationID() throws -> UUID {
+        try read { db in try identities.identity(db).deviceVerificationID }
     }
 
     private func signer() throws -> PayloadSigner {

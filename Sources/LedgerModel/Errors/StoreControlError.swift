@@ -93,6 +93,8 @@ package enum StoreSettingKey {
     package static let environment = "environment"
     /// The app's Apple ID, a positive integer; `none` or absent: not set.
     package static let appAppleID = "appAppleID"
+    /// The version of the app installed (`1.0`); absent: `1.0`.
+    package static let appVersion = "appVersion"
     /// `true`: the store hands out signed transactions and renewal info whose signature does
     /// not match them (a test of an app's handling of unverified values).
     package static let invalidSignatures = "invalidSignatures"

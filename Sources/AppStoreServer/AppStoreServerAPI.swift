@@ -42,6 +42,10 @@ public struct APIResponse: Sendable, Equatable {
 /// - `GET /inApps/v1/transactions/{transactionId}` (Get Transaction Info): the transaction
 ///   signed as the store signs (`Ledger.signedTransaction`), for any purchased or restored
 ///   transaction of the ledger; `TransactionIdNotFoundError` for the others.
+/// - `GET /inApps/v1/transactions/appTransactions/{transactionId}` (Get App Transaction Info):
+///   the app transaction signed as the store signs it (`Ledger.signedAppTransaction`), for the
+///   app transaction's id or any purchased or restored transaction's; `TransactionIdNotFoundError`
+///   for another id.
 /// - `GET /inApps/v2/history/{transactionId}` (Get Transaction History, and `v1`, which
 ///   leaves out finished consumables): the purchased transactions (`ServerHistoryQuery`), 20 a
 ///   page, with Apple's filters (`startDate`, `endDate`, `productId`, `productType`, `sort`,
@@ -131,6 +135,7 @@ public struct AppStoreServerAPI: Sendable {
     /// The endpoints, by path pattern (`{}` stands for one path segment) and method.
     private static let endpoints: [(pattern: [Substring], method: String, name: Endpoint)] = [
         (["inApps", "v1", "transactions", "{}"], "GET", .transactionInfo),
+        (["inApps", "v1", "transactions", "appTransactions", "{}"], "GET", .appTransactionInfo),
         (["inApps", "v1", "history", "{}"], "GET", .history(.transactionsV1)),
         (["inApps", "v2", "history", "{}"], "GET", .history(.transactionsV2)),
         (["inApps", "v2", "refund", "lookup", "{}"], "GET", .history(.refunds)),
@@ -149,6 +154,7 @@ public struct AppStoreServerAPI: Sendable {
 
     private enum Endpoint {
         case transactionInfo
+        case appTransactionInfo
         case history(HistoryKind)
         case subscriptionStatuses
         case requestTestNotification
@@ -178,6 +184,8 @@ public struct AppStoreServerAPI: Sendable {
         switch endpoint.name {
         case .transactionInfo:
             return try transactionInfo(parameters[0])
+        case .appTransactionInfo:
+            return try appTransactionInfo(parameters[0])
         case .history(let kind):
             return try history(parameters[0], query: query, kind: kind, settings: settings)
         case .subscriptionStatuses:
@@ -231,6 +239,16 @@ public struct AppStoreServerAPI: Sendable {
         }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)
+    }
+
+    /// Get App Transaction Info: the one customer's app transaction, for its own id or any
+    /// transaction the server knows.
+    private func appTransactionInfo(_ text: String) throws -> APIResponse {
+        let id = try Self.transactionID(text)
+        if text != (try store.appTransactionID()) { try serverTransaction(id) }
+        return try Self.ok(
+            ResponseBody.AppTransactionInfo(
+                signedAppTransactionInfo: try store.signedAppTransaction().compactSerialization))
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).

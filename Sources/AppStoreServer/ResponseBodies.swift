@@ -16,6 +16,11 @@ enum ResponseBody {
         }
     }
 
+    /// Get App Transaction Info's `AppTransactionInfoResponse`.
+    struct AppTransactionInfo: Encodable {
+        let signedAppTransactionInfo: String
+    }
+
     /// Get Transaction History's `HistoryResponse`, and Get Refund History's
     /// `RefundHistoryResponse` (without `bundleId` and `environment`).
     struct History: Encodable {

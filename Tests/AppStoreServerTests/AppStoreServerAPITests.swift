@@ -45,6 +45,46 @@ import Testing
         }
     }
 
+    @Test func appTransactionInfoAnswersForTheAppTransactionOrAnyKnownTransaction() async throws {
+        try await withAPI { api, ledger, token in
+            let queue = try PaymentQueue(ledger: ledger)
+            let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let failed = try await queue.add(
+                Payment(productID: SampleCatalog.consumable, simulatedOutcome: .failed(.paymentInvalid)))
+            let appTransactionID = try ledger.appTransactionID()
+            func get(_ id: String) -> APIResponse {
+                api.respond(
+                    to: APIRequest(
+                        method: "GET", path: "/inApps/v1/transactions/appTransactions/\(id)", authorization: token))
+            }
+            for id in ["\(bought.id)", appTransactionID] {
+                let response = get(id)
+                #expect(response.status == 200, "\(id)")
+                let json = try #require(response.json)
+                let body = try #require(try JSONSerialization.jsonObject(with: json) as? [String: String])
+                #expect(Array(body.keys) == ["signedAppTransactionInfo"])
+                let jws = try JWS(compactSerialization: try #require(body["signedAppTransactionInfo"]))
+                try jws.verify(trustingRoot: try ledger.signingCertificates().root)
+                let payload = try #require(try JSONSerialization.jsonObject(with: jws.payload) as? [String: Any])
+                #expect(payload["appTransactionId"] as? String == appTransactionID)
+                #expect(payload["bundleId"] as? String == maker.bundleID)
+            }
+            for id in ["\(failed.id)", "999", "0"] {
+                let response = get(id)
+                let code = try Self.errorCode(response)
+                #expect(response.status == 404 && code == 4_040_010, "\(id)")
+            }
+            for id in ["abc", "-1", "99999999999999999999"] {
+                let response = get(id)
+                let code = try Self.errorCode(response)
+                #expect(response.status == 400 && code == 4_000_006, "\(id)")
+            }
+            let post = api.respond(
+                to: APIRequest(method: "POST", path: "/inApps/v1/transactions/appTransactions/1", authorization: token))
+            #expect(post.status == 405)
+        }
+    }
+
     /// Seeded: the Transaction Info body written without an encoder is the encoder's, byte for
     /// byte, for compact JWSs of any length.
     @Test func theTransactionInfoBodyIsTheEncodersBytes() throws {

@@ -181,6 +181,14 @@ import FoundationNetworking
                         client.get_transaction_info(bad)
                     except APIException as e:
                         print(bad, e.http_status_code, e.raw_api_error)
+                app = verifier.verify_and_decode_app_transaction(client.get_app_transaction_info('\(purchase)').signedAppTransactionInfo)
+                again = verifier.verify_and_decode_app_transaction(client.get_app_transaction_info(app.appTransactionId).signedAppTransactionInfo)
+                print('app', app.receiptType.value, app.bundleId, app.applicationVersion, again.appTransactionId == app.appTransactionId == decoded.appTransactionId)
+                for bad in ['999999', 'abc']:
+                    try:
+                        client.get_app_transaction_info(bad)
+                    except APIException as e:
+                        print('app', bad, e.http_status_code, e.raw_api_error)
                 """
             let result = try runProcess(python, ["-c", script])
             #expect(result.status == 0)
@@ -190,6 +198,7 @@ import FoundationNetworking
                     "history False ['\(purchase)'] Sandbox com.example.app", "refunds False 0",
                     "status pro 1 \(SampleCatalog.subscription) \(SampleCatalog.subscription)",
                     "999999 404 4040010", "abc 400 4000006",
+                    "app Sandbox com.example.app 1.0 True", "app 999999 404 4040010", "app abc 400 4000006",
                 ])
         }
     }

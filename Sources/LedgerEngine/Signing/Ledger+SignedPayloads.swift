@@ -117,6 +117,11 @@ extension Ledger {
                 settings: payloadSigner.settings, identity: payloadSigner.identity, nonce: nonce, now: now))
     }
 
+    /// The `appTransactionId` of the store's one customer, in every value it signs.
+    public func appTransactionID() throws -> String {
+        try read { db in try identities.identity(db).appTransactionID }
+    }
+
     /// The store's one device, which signed app transactions are bound to (StoreKit's
     /// `AppStore.deviceVerificationID`).
     public func deviceVerificationID() throws -> UUID {

@@ -339,6 +339,39 @@ import Testing
 
 /// StoreKit 2 behaviour that needs no detached listener: task-local stores, run in parallel.
 @Suite struct StoreKit2LaunchTests {
+    /// Apple: "Your app doesn't receive a transaction because you declined Ask to Buy." The
+    /// declined StoreKit 2 purchase leaves nothing unfinished for any later launch, while a
+    /// StoreKit 1 payment's decline waits for its observer to finish it.
+    @Test func aDeclinedAskToBuyPurchaseOfStoreKit2LeavesNothingBehind() async throws {
+        try await Shop.withSession { session in
+            session.askToBuyEnabled = true
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            guard case .pending = try await greenhouse.purchase() else {
+                Issue.record("an Ask to Buy purchase is pending")
+                return
+            }
+            var updates = Transaction.updates.makeAsyncIterator()
+            let deferred = try #require(session.allTransactions().first)
+            try session.declineAskToBuyTransaction(identifier: deferred.identifier)
+            await session.waitUntilIdle()
+            let declined = try #require(session.allTransactions().first)
+            #expect(declined.state == .failed && declined.isFinished)
+            // A StoreKit 1 payment declined stays for its observer.
+            SKPaymentQueue.default().add(
+                SKPayment(product: try #require(try await fetchShopProducts(session)[Shop.season])))
+            await session.waitUntilIdle()
+            let season = try #require(session.allTransactions().last)
+            try session.declineAskToBuyTransaction(identifier: season.identifier)
+            await session.waitUntilIdle()
+            // Transaction.updates never saw either decline: a purchase made outside the app is next.
+            try session.buyProduct(productIdentifier: Shop.seeds)
+            #expect(try await updates.next()?.payloadValue.productID == Shop.seeds)
+            try session.relaunch()
+            let unfinished = SKPaymentQueue.default().transactions.filter { $0.transactionState == .failed }
+            #expect(unfinished.map(\.payment.productIdentifier) == [Shop.season])
+        }
+    }
+
     @Test func unfinishedTransactionsReachOnlyTheFirstUpdatesSequenceOfALaunch() async throws {
         try await Shop.withSession { session in
             let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)

@@ -54,6 +54,8 @@ extension AppStore {
 }
 
 /// Asks for a review of the app (StoreKit 1's `SKStoreReviewController`).
+///
+/// Sendable by hand: it has no state (its methods are class methods).
 open class SKStoreReviewController: NSObject, @unchecked Sendable {
     /// Asks for a review: recorded (`SKTestSession.reviewRequestCount`), as there is no review
     /// prompt on Linux.

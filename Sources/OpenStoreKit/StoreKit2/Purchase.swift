@@ -134,7 +134,7 @@ extension Product {
         try context.failures.check(.purchase)
         // Each purchase call gets its own key, so that `Transaction.updates` can tell what this
         // call returns from what happens later to the same transaction.
-        let key = "openstorekit.purchase." + UUID().uuidString
+        let key = TransactionUpdates.purchaseKeyPrefix + UUID().uuidString
         var payment = Payment(productID: id, idempotencyKey: key)
         for option in options {
             switch option.kind {

@@ -19,6 +19,10 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         var replayedUnfinished = false
     }
 
+    /// The start of the idempotency key of every payment a StoreKit 2 `purchase()` call makes:
+    /// what tells the store's StoreKit 2 payments from StoreKit 1's.
+    static let purchaseKeyPrefix = "openstorekit.purchase."
+
     private let broadcast = Broadcast<VerificationResult<Transaction>>()
     private let state = Mutex(State())
     private let ledger: Ledger
@@ -72,6 +76,22 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
         broadcast.send(shown(transactions).map(origin.result))
+        await finishAbandonedFailures(transactions, in: queue)
+    }
+
+    /// StoreKit 2 shows no failed transactions, so nobody would finish one: a StoreKit 2
+    /// purchase that fails after its call returned (an Ask to Buy request declined) is finished
+    /// here at once, as `purchase()` finishes the failures it returns. (Apple: "Your app doesn't
+    /// receive a transaction because you declined Ask to Buy".) A StoreKit 1 payment's failure
+    /// stays for the app's observer to finish, as StoreKit 1 requires.
+    private func finishAbandonedFailures(_ transactions: [PaymentTransaction], in queue: PaymentQueue) async {
+        let inProgress = state.withLock { $0.purchasesInProgress }
+        let abandoned = transactions.filter { row in
+            guard row.state == .failed, !row.isFinished, let key = row.idempotencyKey else { return false }
+            return key.hasPrefix(Self.purchaseKeyPrefix) && !inProgress.contains(key)
+        }
+        guard !abandoned.isEmpty else { return }
+        _ = try? await queue.finishTransactions(abandoned.map(\.id))
     }
 
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 13 (0013_notifications).
+-- Schema version 14 (0014_refund_requests).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -168,6 +168,19 @@ CREATE TABLE promotions (
     position   INTEGER PRIMARY KEY NOT NULL CHECK (position >= 0),
     product_id TEXT NOT NULL UNIQUE REFERENCES products(id),
     visibility TEXT NOT NULL CHECK (visibility IN ('appStoreConnectDefault', 'visible', 'hidden'))
+);
+
+CREATE TABLE refund_requests (
+    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    -- The customer's reason: Apple's consumptionRequestReason values.
+    reason         TEXT NOT NULL CHECK (reason IN ('UNINTENDED_PURCHASE', 'FULFILLMENT_ISSUE',
+                       'UNSATISFIED_WITH_PURCHASE', 'LEGAL', 'OTHER')),
+    -- The store's time of the request and of its decision, in milliseconds.
+    requested_at   INTEGER NOT NULL,
+    outcome        TEXT NOT NULL DEFAULT 'pending' CHECK (outcome IN ('pending', 'granted', 'declined')),
+    decided_at     INTEGER,
+    CHECK ((outcome = 'pending') = (decided_at IS NULL)),
+    CHECK (decided_at IS NULL OR decided_at >= requested_at)
 );
 
 CREATE TABLE renewal_extensions (

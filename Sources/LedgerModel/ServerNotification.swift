@@ -41,6 +41,11 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case expiredAfterBillingRetry
     /// A purchase refunded.
     case refunded
+    /// A customer asked for the refund of a consumable or an auto-renewable subscription: the
+    /// App Store asks the app's server for consumption information.
+    case refundRequested
+    /// The App Store declined a refund request.
+    case refundDeclined
     /// A subscription's renewal date extended (Extend a Subscription Renewal Date, or a mass
     /// extension).
     case renewalExtended
@@ -72,6 +77,8 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .expiredVoluntarily: ("EXPIRED", "VOLUNTARY")
         case .expiredAfterBillingRetry: ("EXPIRED", "BILLING_RETRY")
         case .refunded: ("REFUND", nil)
+        case .refundRequested: ("CONSUMPTION_REQUEST", nil)
+        case .refundDeclined: ("REFUND_DECLINED", nil)
         case .renewalExtended: ("RENEWAL_EXTENDED", nil)
         case .renewalExtensionSummary: ("RENEWAL_EXTENSION", "SUMMARY")
         case .oneTimeCharge: ("ONE_TIME_CHARGE", nil)

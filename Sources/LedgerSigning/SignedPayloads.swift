@@ -362,7 +362,8 @@ package struct NotificationPayload: Encodable {
 
     package init(
         type: String, subtype: String?, uuid: UUID, signedDate: Int64, settings: StoreSettings,
-        signedTransactionInfo: String?, signedRenewalInfo: String?, status: SubscriptionStatus.RenewalState?
+        signedTransactionInfo: String?, signedRenewalInfo: String?, status: SubscriptionStatus.RenewalState?,
+        consumptionRequestReason: String? = nil
     ) {
         notificationType = type
         self.subtype = subtype
@@ -371,7 +372,7 @@ package struct NotificationPayload: Encodable {
         data = NotificationData(
             appAppleId: settings.appAppleID, bundleId: settings.bundleID, environment: settings.environment.rawValue,
             signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
-            status: status?.appStoreCode)
+            status: status?.appStoreCode, consumptionRequestReason: consumptionRequestReason)
     }
 
     /// A summary notification: `summary`, completed with `settings`' app, in place of `data`.
@@ -419,6 +420,8 @@ package struct NotificationPayload: Encodable {
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?
         var status: Int?
+        /// A refund request's reason (`CONSUMPTION_REQUEST` only).
+        var consumptionRequestReason: String?
     }
 }
 

@@ -22,6 +22,8 @@ package final class SimulatedFailures: Sendable {
         case offerCodeRedeem
         /// `AppTransaction.shared` and `refresh()`.
         case appTransaction
+        /// `Transaction.beginRefundRequest`.
+        case refundRequest
     }
 
     private let errors = Mutex<[API: any Error]>([:])

@@ -308,6 +308,21 @@ public final class SKTestSession: @unchecked Sendable {
         try perform(.refund(UInt64(identifier), reason: RevocationReason.other.rawValue))
     }
 
+    /// The App Store grants the refund the user asked for (`Transaction.beginRefundRequest`):
+    /// the purchase is refunded, and observers hear of the revocation, as `refundTransaction`.
+    /// Not in StoreKitTest, where a refund is only `refundTransaction`.
+    /// - Throws: `StoreControlError.noRefundRequest` when no request of the transaction waits.
+    public func approveRefundRequest(identifier: UInt) throws {
+        try perform(.decideRefundRequest(UInt64(identifier), grant: true))
+    }
+
+    /// The App Store declines the refund the user asked for: the purchase stands (the app's
+    /// server is notified `REFUND_DECLINED`). Not in StoreKitTest.
+    /// - Throws: `StoreControlError.noRefundRequest` when no request of the transaction waits.
+    public func declineRefundRequest(identifier: UInt) throws {
+        try perform(.decideRefundRequest(UInt64(identifier), grant: false))
+    }
+
     /// Deletes one transaction from the store.
     public func deleteTransaction(identifier: UInt) throws {
         try perform(.deleteTransaction(UInt64(identifier)))

@@ -6,7 +6,7 @@ public protocol SKTestFailure: Equatable, Sendable {}
 
 /// A StoreKit 2 API whose calls a test can make fail (StoreKitTest's `FailableStoreKitAPI`):
 /// `.loadProducts`, `.purchase`, `.verification`, `.appStoreSync`, `.subscriptionStatus`,
-/// `.manageSubscriptions`, `.offerCodeRedeem`, `.appTransaction`.
+/// `.manageSubscriptions`, `.offerCodeRedeem`, `.appTransaction`, `.refundRequest`.
 public protocol FailableStoreKitAPI<Failure>: Sendable {
     /// The errors a test can make this API's calls fail with.
     associatedtype Failure: SKTestFailure
@@ -56,6 +56,14 @@ public enum SKTestFailures {
     public enum OfferCodeRedeem: SKTestFailure, SimulatedError {
         /// `AppStore.presentOfferCodeRedeemSheet(in:)` throws this `StoreKitError`.
         case generic(StoreKitError)
+    }
+
+    /// `Transaction.beginRefundRequest` throws the error.
+    public enum RefundRequest: SKTestFailure, SimulatedError {
+        /// The refund request throws this `StoreKitError`.
+        case generic(StoreKitError)
+        /// The refund request throws this `Transaction.RefundRequestError`.
+        case refundRequest(Transaction.RefundRequestError)
     }
 
     /// `AppTransaction.shared` and `refresh()` throw the error.
@@ -130,6 +138,22 @@ public struct StoreKitOfferCodeRedeemAPI: FailableStoreKitAPI, SimulatedAPI {
     static let target = SimulatedFailures.API.offerCodeRedeem
     /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.offerCodeRedeem`).
     public init() {}
+}
+
+/// `Transaction.beginRefundRequest`.
+public struct StoreKitRefundRequestAPI: FailableStoreKitAPI, SimulatedAPI {
+    /// The errors `Transaction.beginRefundRequest` can be made to fail with:
+    /// `SKTestFailures.RefundRequest`.
+    public typealias Failure = SKTestFailures.RefundRequest
+    static let target = SimulatedFailures.API.refundRequest
+    /// The API, to pass to `setSimulatedError(_:forAPI:)` (or write `.refundRequest`).
+    public init() {}
+}
+
+extension FailableStoreKitAPI where Self == StoreKitRefundRequestAPI {
+    /// Names `Transaction.beginRefundRequest`, for `setSimulatedError(_:forAPI:)` and
+    /// `simulatedError(forAPI:)`.
+    public static var refundRequest: StoreKitRefundRequestAPI { .init() }
 }
 
 /// `AppTransaction.shared` and `refresh()`.
@@ -243,6 +267,25 @@ extension SKTestFailures.OfferCodeRedeem {
         }
     }
     init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+}
+
+extension SKTestFailures.RefundRequest {
+    var error: any Error {
+        switch self {
+        case .generic(let error): error
+        case .refundRequest(let error): error
+        }
+    }
+
+    init?(error: any Error) {
+        if let error = error as? StoreKitError {
+            self = .generic(error)
+        } else if let error = error as? Transaction.RefundRequestError {
+            self = .refundRequest(error)
+        } else {
+            return nil
+        }
+    }
 }
 
 extension SKTestFailures.AppTransaction {

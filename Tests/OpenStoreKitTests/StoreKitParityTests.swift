@@ -133,6 +133,50 @@ import Testing
         }
     }
 
+    @MainActor @Test func aRefundRequestIsDecidedByTheSessionAndAGrantArrivesAsARevocation() async throws {
+        try await Shop.withSession { session in
+            let scene = UIWindowScene()
+            let greenhouse = try await session.buyProduct(identifier: Shop.greenhouse)
+            let seeds = try await session.buyProduct(identifier: Shop.seeds)
+            // Finished, so that the launch's first updates sequence starts with no unfinished ones.
+            await greenhouse.finish()
+            await seeds.finish()
+            var updates = Transaction.updates.makeAsyncIterator()
+            #expect(try await greenhouse.beginRefundRequest(in: scene) == .success)
+            await #expect(throws: Transaction.RefundRequestError.duplicateRequest) {
+                try await greenhouse.beginRefundRequest(in: scene)
+            }
+            #expect(try await Transaction.beginRefundRequest(for: seeds.id, in: scene) == .success)
+            try session.declineRefundRequest(identifier: UInt(seeds.id))
+            try session.approveRefundRequest(identifier: UInt(greenhouse.id))
+            let revoked = try #require(await updates.next()).unsafePayloadValue
+            #expect(revoked.id == greenhouse.id && revoked.revocationDate != nil && revoked.revocationReason == .other)
+            #expect(await Transaction.currentEntitlement(for: Shop.greenhouse) == nil)
+            #expect(session.allTransactions().first { $0.identifier == UInt(seeds.id) }?.cancelDate == nil)
+            // A refunded, unknown or undecided one: the request fails; the session's decision too.
+            await #expect(throws: Transaction.RefundRequestError.failed) {
+                try await Transaction.beginRefundRequest(for: greenhouse.id, in: scene)
+            }
+            await #expect(throws: Transaction.RefundRequestError.failed) {
+                try await Transaction.beginRefundRequest(for: 424_242, in: scene)
+            }
+            let undecided = #expect(throws: (any Error).self) {
+                try session.approveRefundRequest(identifier: UInt(seeds.id))
+            }
+            #expect(
+                undecided?.localizedDescription == "no refund request of transaction \(seeds.id) waits for a decision")
+            // Simulated errors, both kinds.
+            try await session.setSimulatedError(.refundRequest(.failed), forAPI: .refundRequest)
+            await #expect(throws: Transaction.RefundRequestError.failed) {
+                try await seeds.beginRefundRequest(in: scene)
+            }
+            try await session.setSimulatedError(.generic(.notEntitled), forAPI: .refundRequest)
+            await #expect(throws: StoreKitError.notEntitled) { try await seeds.beginRefundRequest(in: scene) }
+            try await session.setSimulatedError(nil, forAPI: .refundRequest)
+            #expect(try await seeds.beginRefundRequest(in: scene) == .success, "asked again after a decline")
+        }
+    }
+
     @MainActor @Test func hostedContentIsNeverDownloaded() async throws {
         try await Shop.withSession { session in
             let products = try await fetchShopProducts(session)

@@ -135,6 +135,15 @@ import Testing
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             return try await session.refundTransaction(bought.id).id
         },
+        .refundRequested: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            return try await session.requestRefund(bought.id, reason: .fulfillmentIssue).id
+        },
+        .refundDeclined: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            try await session.requestRefund(bought.id)
+            return try await session.decideRefundRequest(bought.id, grant: false).id
+        },
         .renewalExtended: { ledger, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
             _ = try ledger.extendRenewalDate(

@@ -39,3 +39,137 @@ struct RefundCommand: AsyncParsableCommand {
         try options.output.emit(refunded) { "refunded " + describe(refunded) }
     }
 }
+
+extension RefundRequest.Reason: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let reason = Self.allCases.first(where: { $0.rawValue == argument.uppercased() }) else { return nil }
+        self = reason
+    }
+
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}
+
+/// `ledger refund-requests`: a customer asks for a refund; the App Store grants or declines it.
+struct RefundRequestsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refund-requests",
+        abstract: "Ask for a refund as a customer does, then grant or decline it as the App Store does.",
+        discussion: """
+            submit records the customer's request (StoreKit 2's refund request sheet), with Apple's reasons; \
+            a consumable's or an auto-renewable subscription's notifies CONSUMPTION_REQUEST (when the store has \
+            a notification URL). approve refunds the purchase as `ledger refund` does (REFUND); decline leaves \
+            it (REFUND_DECLINED). A transaction has one request waiting at most.
+            """,
+        subcommands: [Submit.self, Approve.self, Decline.self, List.self])
+
+    /// A request as the commands print it.
+    struct RequestView: Encodable {
+        let transactionID: UInt64
+        let reason: String
+        let requestedAt: Date
+        let outcome: String
+        let decidedAt: Date?
+
+        init(_ request: RefundRequest) {
+            transactionID = request.transactionID
+            reason = request.reason.rawValue
+            requestedAt = request.requestedAt
+            outcome = request.outcome.rawValue
+            decidedAt = request.decidedAt
+        }
+
+        enum CodingKeys: String, CodingKey { case transactionID, reason, requestedAt, outcome, decidedAt }
+
+        /// Every field, an absent `decidedAt` as `null`, so that a JSON reader sees one shape.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(transactionID, forKey: .transactionID)
+            try container.encode(reason, forKey: .reason)
+            try container.encode(requestedAt, forKey: .requestedAt)
+            try container.encode(outcome, forKey: .outcome)
+            try container.encode(decidedAt, forKey: .decidedAt)
+        }
+
+        var line: String {
+            "transaction \(transactionID)  \(reason)  \(outcome)  asked \(InternetDate.string(from: requestedAt))"
+                + (decidedAt.map { "  decided " + InternetDate.string(from: $0) } ?? "")
+        }
+    }
+
+    /// The request of `id` as stored now.
+    static func view(_ ledger: Ledger, _ id: UInt64) throws -> RequestView {
+        guard let request = try ledger.refundRequest(of: id) else { throw StoreControlError.noRefundRequest(id) }
+        return RequestView(request)
+    }
+
+    struct Submit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The customer asks for the refund of a purchased or restored transaction.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The transaction id.")
+        var id: UInt64
+
+        @Option(help: "The customer's reason (Apple's consumptionRequestReason; default OTHER).")
+        var reason: RefundRequest.Reason = .other
+
+        func run() async throws {
+            let ledger = try options.openLedger()
+            try await StoreTestSession(ledger: ledger).requestRefund(id, reason: reason)
+            let view = try RefundRequestsCommand.view(ledger, id)
+            try options.output.emit(view) { "requested " + view.line }
+        }
+    }
+
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The App Store grants the waiting refund request: the purchase is refunded.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The transaction id.")
+        var id: UInt64
+
+        func run() async throws {
+            let ledger = try options.openLedger()
+            try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: true)
+            let view = try RefundRequestsCommand.view(ledger, id)
+            try options.output.emit(view) { "granted " + view.line }
+        }
+    }
+
+    struct Decline: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The App Store declines the waiting refund request: the purchase stands.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The transaction id.")
+        var id: UInt64
+
+        func run() async throws {
+            let ledger = try options.openLedger()
+            try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: false)
+            let view = try RefundRequestsCommand.view(ledger, id)
+            try options.output.emit(view) { "declined " + view.line }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the refund requests, by transaction id, 1,000 at a time.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Option(help: "Only the requests of transactions after this id (the last id of the previous page).")
+        var after: UInt64 = 0
+
+        func run() async throws {
+            let requests = try options.openLedgerForReading().refundRequests(after: after).map(RequestView.init)
+            try options.output.emit(["requests": requests]) {
+                requests.isEmpty ? "no refund requests" : requests.map(\.line).joined(separator: "\n")
+            }
+        }
+    }
+}

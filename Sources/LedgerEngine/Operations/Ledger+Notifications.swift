@@ -17,7 +17,8 @@ extension Ledger {
     /// when time passes): a second notification with the same key is not recorded.
     func notify(
         _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
-        once key: String? = nil, summary: NotificationPayload.Summary? = nil
+        once key: String? = nil, summary: NotificationPayload.Summary? = nil,
+        refundReason: RefundRequest.Reason? = nil
     ) throws {
         guard try Self.notifies(db) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
@@ -52,7 +53,8 @@ extension Ledger {
             }
             ?? NotificationPayload(
                 type: type, subtype: subtype, uuid: uuid, signedDate: now, settings: settings,
-                signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, status: status)
+                signedTransactionInfo: signedTransaction, signedRenewalInfo: signedRenewal, status: status,
+                consumptionRequestReason: refundReason?.rawValue)
         try db.execute(
             sql: """
                 INSERT INTO notifications (uuid, type, subtype, transaction_id, original_transaction_id, event_key,

@@ -50,6 +50,10 @@ extension Ledger {
             return .updated([try resolveBillingIssue(db, productID: productID)])
         case .refund(let id, let reason):
             return StoreActionOutcome(transactions: try refund(db, id, reason: reason), notice: .revoked)
+        case .requestRefund(let id, let reason):
+            return StoreActionOutcome(transactions: [try requestRefund(db, id, reason: reason)], notice: .none)
+        case .decideRefundRequest(let id, let grant):
+            return try decideRefundRequest(db, id, grant: grant)
         case .deleteTransaction(let id):
             _ = try existingTransaction(db, id: id)
             try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
@@ -91,7 +95,7 @@ extension Ledger {
     /// every restored copy of it are revoked together.
     /// - Returns: the transaction asked for first, then the others the refund revoked.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
-    private func refund(_ db: Database, _ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
+    func refund(_ db: Database, _ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state.canBeRevoked else {
             throw StoreControlError.cannotRefund(id, state: transaction.state)
@@ -103,6 +107,8 @@ extension Ledger {
             db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
             arguments: [Int64(purchase), Int64(purchase), Int64(id)])
         for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
+        // A refund request of what was refunded is granted by it.
+        try settleRefundRequests(db, of: ([transaction] + related).map(\.id), as: .granted, at: writer.now)
         let refunded = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         // One notification, of the purchase (a restored copy is the same purchase).
         try notify(

@@ -19,6 +19,12 @@ package enum StoreAction: Sendable, Hashable {
     /// A purchased or restored transaction refunded, with the purchase's other copies;
     /// `reason` is StoreKit's `Transaction.RevocationReason` raw value.
     case refund(UInt64, reason: Int)
+    /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's
+    /// refund request sheet), for `reason`.
+    case requestRefund(UInt64, reason: RefundRequest.Reason)
+    /// The App Store decides the refund request of a transaction: granted (the purchase is
+    /// refunded, with its other copies) or declined.
+    case decideRefundRequest(UInt64, grant: Bool)
     /// One transaction deleted: its row goes, its history stays, closed by a `deleted` event.
     /// As in Xcode, its renewals and restored copies (which point at it by `originalID`) stay.
     case deleteTransaction(UInt64)

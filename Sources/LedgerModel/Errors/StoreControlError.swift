@@ -29,6 +29,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case duplicatePromotion(String)
     /// The App Store signs only purchased and restored transactions.
     case notSigned(UInt64, state: TransactionState)
+    /// A refund of the transaction was asked for already, and not decided yet.
+    case refundRequestPending(UInt64)
+    /// No refund request of the transaction waits for a decision.
+    case noRefundRequest(UInt64)
 
     public var description: String {
         switch self {
@@ -56,6 +60,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "refused: this clock move would make more than \(limit) subscription renewals due, the most one move may create; move the clock in smaller steps, slow the time rate, or turn auto-renew off"
         case .duplicatePromotion(let id):
             "\"\(id)\" appears twice in the promotion order"
+        case .refundRequestPending(let id):
+            "a refund of transaction \(id) was asked for already: the App Store has not decided it yet"
+        case .noRefundRequest(let id):
+            "no refund request of transaction \(id) waits for a decision"
         }
     }
 }

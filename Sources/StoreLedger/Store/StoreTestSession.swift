@@ -117,6 +117,28 @@ public struct StoreTestSession: Sendable {
         try await run(.refund(id, reason: reason.rawValue)).transactions[0]
     }
 
+    /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's
+    /// refund request sheet), for `reason`; the App Store decides later
+    /// (`decideRefundRequest`). A consumable's or an auto-renewable subscription's request
+    /// notifies `CONSUMPTION_REQUEST` (with a notification URL). Returns the transaction;
+    /// observers are not told.
+    /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`, `.refundRequestPending`;
+    ///   `PaymentQueueError.unknownTransaction`.
+    @discardableResult
+    public func requestRefund(_ id: UInt64, reason: RefundRequest.Reason = .other) async throws -> PaymentTransaction {
+        try await run(.requestRefund(id, reason: reason)).transactions[0]
+    }
+
+    /// The App Store decides the pending refund request of transaction `id`: granted, the
+    /// purchase is refunded as `refundTransaction` refunds it (observers hear of the
+    /// revocation); declined, nothing changes but the request, and `REFUND_DECLINED` is
+    /// notified. Returns the transaction as stored after.
+    /// - Throws: `StoreControlError.noRefundRequest`; a grant, the refund's errors.
+    @discardableResult
+    public func decideRefundRequest(_ id: UInt64, grant: Bool) async throws -> PaymentTransaction {
+        try await run(.decideRefundRequest(id, grant: grant)).transactions[0]
+    }
+
     /// Deletes every transaction, unfinished ones included: their rows go, their histories
     /// stay, each closed by a `deleted` event; ids are not reused. Returns how many were deleted.
     @discardableResult

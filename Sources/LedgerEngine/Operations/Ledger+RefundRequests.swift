@@ -1,0 +1,98 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+/// Refund requests (migration 14): a customer asks, the App Store grants or declines.
+extension Ledger {
+    /// The refund requests, by transaction id: at most `limit` (1,000 by default), of the
+    /// transactions after `afterID`, one page at a time.
+    public func refundRequests(after afterID: UInt64 = 0, limit: Int = 1_000) throws -> [RefundRequest] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "\(Self.refundRequestColumns) WHERE transaction_id > ? ORDER BY transaction_id LIMIT ?",
+                arguments: [Int64(clamping: afterID), max(0, limit)]
+            ).map(Self.refundRequest)
+        }
+    }
+
+    /// The refund request of transaction `id`; `nil` when none was made.
+    public func refundRequest(of id: UInt64) throws -> RefundRequest? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "\(Self.refundRequestColumns) WHERE transaction_id = ?", arguments: [try Self.storedID(id)]
+            ).map(Self.refundRequest)
+        }
+    }
+
+    private static let refundRequestColumns =
+        "SELECT transaction_id, reason, requested_at, outcome, decided_at FROM refund_requests"
+
+    private static func refundRequest(_ row: Row) -> RefundRequest {
+        RefundRequest(
+            transactionID: UInt64(row[0] as Int64), reason: RefundRequest.Reason(rawValue: row[1]) ?? .other,
+            requestedAt: Date(ledgerMilliseconds: row[2]), outcome: RefundRequest.Outcome(rawValue: row[3]) ?? .pending,
+            decidedAt: (row[4] as Int64?).map(Date.init(ledgerMilliseconds:)))
+    }
+
+    /// Records the customer's request for the refund of transaction `id` (a purchased or
+    /// restored one, not refunded), replacing a decided one; a consumable's or an
+    /// auto-renewable subscription's notifies `CONSUMPTION_REQUEST`. Returns the transaction.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.cannotRefund`,
+    ///   `.alreadyRefunded`, `.refundRequestPending`.
+    func requestRefund(_ db: Database, _ id: UInt64, reason: RefundRequest.Reason) throws -> PaymentTransaction {
+        let transaction = try existingTransaction(db, id: id)
+        guard transaction.state.canBeRevoked else { throw StoreControlError.cannotRefund(id, state: transaction.state) }
+        guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
+        let storedID = try Self.storedID(id)
+        let pending = try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM refund_requests WHERE transaction_id = ? AND outcome = 'pending'",
+            arguments: [storedID])
+        guard pending == nil else { throw StoreControlError.refundRequestPending(id) }
+        let now = try storeNow(db)
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO refund_requests (transaction_id, reason, requested_at, outcome, decided_at)
+                VALUES (?, ?, ?, 'pending', NULL)
+                """, arguments: [storedID, reason.rawValue, now])
+        if transaction.productType == .consumable || transaction.productType == .autoRenewable {
+            try notify(db, .refundRequested, about: transaction, at: now, refundReason: reason)
+        }
+        return transaction
+    }
+
+    /// The App Store's decision on the pending refund request of transaction `id`: granted,
+    /// the purchase is refunded (with its other copies, reason `other`: the customer asked);
+    /// declined, it stays, and `REFUND_DECLINED` is notified.
+    /// - Throws: `StoreControlError.noRefundRequest` when none waits; the refund's errors.
+    func decideRefundRequest(_ db: Database, _ id: UInt64, grant: Bool) throws -> StoreActionOutcome {
+        let pending = try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM refund_requests WHERE transaction_id = ? AND outcome = 'pending'",
+            arguments: [try Self.storedID(id)])
+        guard pending != nil else { throw StoreControlError.noRefundRequest(id) }
+        if grant {
+            // The refund settles the request as granted.
+            return StoreActionOutcome(
+                transactions: try refund(db, id, reason: 0), notice: .revoked)  // 0: StoreKit's `.other`
+        }
+        let now = try storeNow(db)
+        try settleRefundRequests(db, of: [id], as: .declined, at: now)
+        let transaction = try existingTransaction(db, id: id)
+        try notify(db, .refundDeclined, about: transaction, at: now)
+        return StoreActionOutcome(transactions: [transaction], notice: .none)
+    }
+
+    /// Decides the pending refund requests of `ids`, at `now`.
+    func settleRefundRequests(
+        _ db: Database, of ids: [UInt64], as outcome: RefundRequest.Outcome, at now: Int64
+    )
+        throws
+    {
+        for id in ids {
+            try db.execute(
+                sql: """
+                    UPDATE refund_requests SET outcome = ?, decided_at = ?
+                    WHERE transaction_id = ? AND outcome = 'pending'
+                    """, arguments: [outcome.rawValue, now, try Self.storedID(id)])
+        }
+    }
+}

@@ -1,0 +1,46 @@
+public import Foundation
+
+/// A customer's request for the refund of a purchase, and what the App Store decided.
+public struct RefundRequest: Sendable, Hashable, Codable {
+    /// Why the customer asks: Apple's `consumptionRequestReason` values.
+    public enum Reason: String, Sendable, Hashable, Codable, CaseIterable {
+        /// The customer did not mean to buy it.
+        case unintendedPurchase = "UNINTENDED_PURCHASE"
+        /// The app did not deliver what was bought.
+        case fulfillmentIssue = "FULFILLMENT_ISSUE"
+        /// The customer is not satisfied with it.
+        case unsatisfiedWithPurchase = "UNSATISFIED_WITH_PURCHASE"
+        /// A legal reason.
+        case legal = "LEGAL"
+        /// Any other reason.
+        case other = "OTHER"
+    }
+
+    /// Where the request stands.
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        /// The App Store has not decided yet.
+        case pending
+        /// The purchase was refunded.
+        case granted
+        /// The App Store declined to refund it.
+        case declined
+    }
+
+    /// The transaction whose refund is asked for.
+    public var transactionID: UInt64
+    public var reason: Reason
+    /// When the customer asked, by the store's clock.
+    public var requestedAt: Date
+    public var outcome: Outcome
+    /// When the App Store decided; `nil` while pending.
+    public var decidedAt: Date?
+
+    /// Every field (the storage engine reads them).
+    package init(transactionID: UInt64, reason: Reason, requestedAt: Date, outcome: Outcome, decidedAt: Date?) {
+        self.transactionID = transactionID
+        self.reason = reason
+        self.requestedAt = requestedAt
+        self.outcome = outcome
+        self.decidedAt = decidedAt
+    }
+}

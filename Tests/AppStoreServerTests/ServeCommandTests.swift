@@ -466,4 +466,55 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+
+    /// A refund request made with the CLI while `ledger serve` runs: Apple's verifier decodes
+    /// the `CONSUMPTION_REQUEST` (with the customer's reason), the `REFUND_DECLINED` of a
+    /// decline, and the `REFUND` of the grant that follows a second request.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesTheRefundRequestNotifications() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory)
+            let ledger = try Ledger.open(at: path)
+            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+            let subscription = try #require(try ledger.allTransactions().first { $0.productType == .autoRenewable })
+            try ledger.close()
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let id = String(subscription.id)
+            for step in [
+                ["submit", id, "--reason", "UNSATISFIED_WITH_PURCHASE"], ["decline", id], ["submit", id],
+                ["approve", id],
+            ] {
+                let run = try LedgerProcess.run(["refund-requests"] + step + ["--database", path])
+                #expect(run.status == 0, "\(step): \(run.stderr)")
+            }
+            #expect(await receiver.wait(forCount: 4, within: 10))
+            let received = directory + "/received.txt"
+            try receiver.signedPayloads.joined(separator: "\n").write(
+                toFile: received, atomically: true, encoding: .utf8)
+            let verify = """
+                import sys
+                from appstoreserverlibrary.models.Environment import Environment
+                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+                root = open('\(directory)/root.cer', 'rb').read()
+                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
+                for line in open(sys.argv[1]):
+                    n = verifier.verify_and_decode_notification(line.strip())
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    reason = n.data.consumptionRequestReason.value if n.data.consumptionRequestReason else '-'
+                    print(n.notificationType.value, reason, t.transactionId, t.revocationDate is not None)
+                """
+            let verified = try runProcess(python, ["-c", verify, received])
+            #expect(verified.status == 0, "\(verified.output)")
+            // One original transaction's notifications are sent in commit order.
+            #expect(
+                verified.output.split(separator: "\n").map(String.init) == [
+                    "CONSUMPTION_REQUEST UNSATISFIED_WITH_PURCHASE \(id) False", "REFUND_DECLINED - \(id) False",
+                    "CONSUMPTION_REQUEST OTHER \(id) False", "REFUND - \(id) True",
+                ], "\(verified.output)")
+        }
+        await receiver.stop()
+    }
 }

@@ -28,9 +28,11 @@ public struct RefundRequest: Sendable, Hashable, Codable {
 
     /// The transaction whose refund is asked for.
     public var transactionID: UInt64
+    /// Why the customer asks.
     public var reason: Reason
     /// When the customer asked, by the store's clock.
     public var requestedAt: Date
+    /// Where the request stands.
     public var outcome: Outcome
     /// When the App Store decided; `nil` while pending.
     public var decidedAt: Date?

@@ -16,7 +16,12 @@ import Testing
             #expect(text.status == 0 && text.stdout.hasPrefix("requested transaction 2  OTHER  pending"))
             let granted = try workspace.json("refund-requests", "approve", "1")
             #expect(granted["outcome"] as? String == "granted" && granted["decidedAt"] is String)
-            #expect((try workspace.json("show", "1")["transaction"] as? [String: Any])?["revocationDate"] is String)
+            let shown = try workspace.json("show", "1")
+            #expect((shown["transaction"] as? [String: Any])?["revocationDate"] is String)
+            #expect((shown["refundRequest"] as? [String: Any])?["outcome"] as? String == "granted")
+            #expect(
+                try workspace.ledger("show", "1").stdout.contains(
+                    "refund request: transaction 1  FULFILLMENT_ISSUE  granted"))
             #expect(try workspace.json("refund-requests", "decline", "2")["outcome"] as? String == "declined")
             #expect((try workspace.json("show", "2")["transaction"] as? [String: Any])?["revocationDate"] is NSNull)
             let listed = try #require(try workspace.json("refund-requests", "list")["requests"] as? [[String: Any]])
@@ -30,6 +35,7 @@ import Testing
     @Test func whatTheStoreRefusesExitsWithItsReason() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable).status == 0)
+            #expect(try workspace.json("show", "1")["refundRequest"] is NSNull)
             let unknown = try workspace.ledger("refund-requests", "submit", "9")
             #expect(unknown.status == 1 && unknown.stderr.contains("unknown transaction 9"))
             let none = try workspace.ledger("refund-requests", "approve", "1")

@@ -177,7 +177,8 @@ struct ShowCommand: AsyncParsableCommand {
                 Shown.Consumption(version: $0.version, request: try JSONValue(Data($0.json.utf8)), date: $0.date)
             },
             serverAppAccountToken: try ledger.serverAppAccountToken(originalTransactionID: transaction.originalID)
-                .map { $0?.uuidString.lowercased() ?? "" })
+                .map { $0?.uuidString.lowercased() ?? "" },
+            refundRequest: try ledger.refundRequest(of: id).map(RefundRequestsCommand.RequestView.init))
         try options.output.emit(shown) {
             ([describe(transaction)] + shown.serverLines
                 + events.map { event in
@@ -190,7 +191,8 @@ struct ShowCommand: AsyncParsableCommand {
     }
 
     /// A transaction, its history, and what the App Store's server keeps about it: its order
-    /// id, the consumption information a server sent, the app account token a server set.
+    /// id, the consumption information a server sent, the app account token a server set, the
+    /// customer's refund request.
     struct Shown: Encodable {
         let transaction: PaymentTransaction
         let events: [TransactionEvent]
@@ -198,6 +200,7 @@ struct ShowCommand: AsyncParsableCommand {
         let consumption: Consumption?
         /// The token set by Set App Account Token on the chain; "" when cleared.
         let serverAppAccountToken: String?
+        let refundRequest: RefundRequestsCommand.RequestView?
 
         struct Consumption: Encodable {
             let version: Int
@@ -206,7 +209,7 @@ struct ShowCommand: AsyncParsableCommand {
         }
 
         enum CodingKeys: String, CodingKey {
-            case transaction, events, orderID, consumption, serverAppAccountToken
+            case transaction, events, orderID, consumption, serverAppAccountToken, refundRequest
         }
 
         /// Every key, an absent value as `null`, so that a JSON reader sees one shape.
@@ -217,6 +220,7 @@ struct ShowCommand: AsyncParsableCommand {
             try container.encode(orderID, forKey: .orderID)
             try container.encode(consumption, forKey: .consumption)
             try container.encode(serverAppAccountToken, forKey: .serverAppAccountToken)
+            try container.encode(refundRequest, forKey: .refundRequest)
         }
 
         var serverLines: [String] {
@@ -231,6 +235,7 @@ struct ShowCommand: AsyncParsableCommand {
                 let json = (try? encoder.encode(consumption.request)).map { String(decoding: $0, as: UTF8.self) } ?? ""
                 lines.append("  consumption information (v\(consumption.version), \(consumption.date)): \(json)")
             }
+            if let refundRequest { lines.append("  refund request: " + refundRequest.line) }
             return lines
         }
     }

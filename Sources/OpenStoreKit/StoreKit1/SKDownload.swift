@@ -2,11 +2,17 @@ public import Foundation
 
 /// Where a download of hosted content stands (`SKDownloadState`), with StoreKit's raw values.
 public enum SKDownloadState: Int, Sendable {
+    /// Waiting to start.
     case waiting = 0
+    /// Downloading.
     case active = 1
+    /// Paused by the app.
     case paused = 2
+    /// Done: the content is at `contentURL`.
     case finished = 3
+    /// Failed: `error` says why.
     case failed = 4
+    /// Cancelled by the app.
     case cancelled = 5
 }
 

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 14 (0014_refund_requests).
+-- Schema version 15 (0015_backdated_purchases).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -25,6 +25,13 @@ CREATE TABLE app_account_tokens (
     original_transaction_id INTEGER PRIMARY KEY CHECK (original_transaction_id > 0),
     token                   TEXT CHECK (token IS NULL OR length(token) = 36),
     set_at                  INTEGER NOT NULL
+);
+
+CREATE TABLE backdated_purchases (
+    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    -- The purchase date, in milliseconds; never after the store's time when the payment was added.
+    purchase_date  INTEGER NOT NULL,
+    renews         INTEGER NOT NULL CHECK (renews IN (0, 1))
 );
 
 CREATE TABLE chain_head (

@@ -184,3 +184,18 @@ extension PaymentTransaction: Codable {
         try c.encode(lastDeliveredAt, forKey: .lastDeliveredAt)
     }
 }
+
+/// A test purchase dated in the past (StoreKitTest's `purchaseDate(_:renewalBehavior:)`).
+public struct BackdatedPurchase: Sendable, Hashable {
+    /// The purchase date: not after the store's time.
+    public var date: Date
+    /// For an auto-renewable subscription: whether it renews from that date up to the store's
+    /// time (`renewUntilNow`), or has its first period only (`cancelImmediately`).
+    public var renews: Bool
+
+    /// A purchase dated `date`, renewing up to now unless `renews` is false.
+    public init(date: Date, renews: Bool = true) {
+        self.date = date
+        self.renews = renews
+    }
+}

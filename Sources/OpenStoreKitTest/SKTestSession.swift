@@ -352,6 +352,7 @@ public final class SKTestSession: @unchecked Sendable {
             if let quantity = option.quantity { payment.quantity = quantity }
             if let token = option.appAccountToken { payment.appAccountToken = token }
             if let discount = option.discount { payment.discount = discount }
+            if let backdating = option.backdating { payment.backdating = backdating }
         }
         let bought = try buy(payment)
         await waitUntilIdle()
@@ -549,5 +550,26 @@ extension OpenStoreKit.Product.PurchaseOption {
     /// eligibility, not a signature.
     public static func promotionalOffer(id: String) -> Self {
         .unsignedPromotionalOffer(id: id)
+    }
+
+    /// How a back-dated auto-renewable subscription renews
+    /// (StoreKitTest's `Product.PurchaseOption.SubscriptionRenewalBehavior`).
+    public enum SubscriptionRenewalBehavior: Sendable, Hashable {
+        /// One period only: the subscription is cancelled at once.
+        case cancelImmediately
+        /// It renews from the purchase date up to the store's time, one transaction per period.
+        case renewUntilNow
+    }
+
+    /// Dates the purchase `date` (StoreKitTest's `purchaseDate(_:renewalBehavior:)`): not after
+    /// the store's time (the purchase fails with `StoreKitError.systemError` otherwise). A
+    /// back-dated auto-renewable subscription must be its group's first purchase; it renews
+    /// from then up to the store's time (the renewals arrive in `Transaction.updates`, made as a
+    /// clock move makes them, at most the renewal limit) or, with `.cancelImmediately`, has its
+    /// first period only.
+    public static func purchaseDate(
+        _ date: Date, renewalBehavior: SubscriptionRenewalBehavior = .renewUntilNow
+    ) -> Self {
+        .backdated(BackdatedPurchase(date: date, renews: renewalBehavior == .renewUntilNow))
     }
 }

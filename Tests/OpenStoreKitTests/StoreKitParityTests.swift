@@ -177,6 +177,39 @@ import Testing
         }
     }
 
+    @Test func aBackdatedPurchaseRenewsUpToNowOrEndsAfterItsFirstPeriod() async throws {
+        try await Shop.withSession { session in
+            let yearAgo = Date().addingTimeInterval(-400 * 86_400)
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            guard case .success(let bought) = try await greenhouse.purchase(options: [.purchaseDate(yearAgo)]) else {
+                Issue.record("a back-dated purchase succeeds")
+                return
+            }
+            #expect(abs(try bought.payloadValue.purchaseDate.timeIntervalSince(yearAgo)) < 0.001)
+            // A yearly subscription bought 400 days ago renewed once; the renewal reaches the app.
+            var updates = Transaction.updates.makeAsyncIterator()
+            _ = try await session.buyProduct(identifier: Shop.yearly, options: [.purchaseDate(yearAgo)])
+            var renewal: Transaction?
+            while renewal == nil, let next = await updates.next() {
+                let transaction = next.unsafePayloadValue
+                if transaction.productID == Shop.yearly, transaction.reason == .renewal { renewal = transaction }
+            }
+            #expect(renewal.map { $0.purchaseDate < Date() && $0.expirationDate! > Date() } == true)
+            let status = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
+            #expect(status.state == .subscribed && status.transaction.unsafePayloadValue.id == renewal?.id)
+            await #expect(throws: StoreKitError.self) {
+                try await greenhouse.purchase(options: [.purchaseDate(Date().addingTimeInterval(86_400))])
+            }
+        }
+        try await Shop.withSession { session in
+            let monthAgo = Date().addingTimeInterval(-45 * 86_400)
+            _ = try await session.buyProduct(
+                identifier: Shop.monthly, options: [.purchaseDate(monthAgo, renewalBehavior: .cancelImmediately)])
+            let status = try #require(try await Product.SubscriptionInfo.status(for: Shop.groupID).first)
+            #expect(status.state == .expired && status.renewalInfo.unsafePayloadValue.willAutoRenew == false)
+        }
+    }
+
     @MainActor @Test func hostedContentIsNeverDownloaded() async throws {
         try await Shop.withSession { session in
             let products = try await fetchShopProducts(session)

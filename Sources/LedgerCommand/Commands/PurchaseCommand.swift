@@ -64,6 +64,16 @@ struct PurchaseCommand: AsyncParsableCommand {
     @Option(name: .customLong("offer-signature"), help: "The offer's signature: base64 of its DER encoding.")
     var offerSignature: String?
 
+    @Option(
+        name: .customLong("purchase-date"),
+        help: "Date the purchase in the past (ISO 8601): a subscription renews from then up to now.")
+    var purchaseDate: String?
+
+    @Flag(
+        name: .customLong("cancel-immediately"),
+        help: "With --purchase-date: a subscription has its first period only.")
+    var cancelImmediately = false
+
     func validate() throws {
         if errorCode != nil, let outcome, outcome != .fail {
             throw ValidationError("--error-code goes with --outcome fail, not \(outcome.rawValue)")
@@ -73,6 +83,9 @@ struct PurchaseCommand: AsyncParsableCommand {
         if signed > 0, promotionalOffer == nil {
             throw ValidationError(
                 "--offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature go with --promotional-offer")
+        }
+        if cancelImmediately, purchaseDate == nil {
+            throw ValidationError("--cancel-immediately goes with --purchase-date")
         }
         if signed > 0, signed < 4 {
             throw ValidationError(
@@ -85,7 +98,13 @@ struct PurchaseCommand: AsyncParsableCommand {
             productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
             idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
         payment.discount = try discount()
-        let added = try await options.openQueue().addReportingReplay(payment)
+        payment.backdating = try purchaseDate.map {
+            BackdatedPurchase(date: try StoreTime.date($0), renews: !cancelImmediately)
+        }
+        let queue = try options.openQueue()
+        let added = try await queue.addReportingReplay(payment)
+        // A back-dated subscription's renewals up to now, as a clock move makes them.
+        if payment.backdating != nil { try await queue.processSubscriptionRenewals() }
         try options.output.emit(Purchased(transaction: added.transaction, replayed: added.replayed)) {
             describe(added.transaction)
                 + (added.replayed

@@ -18,6 +18,8 @@ package struct NewPayment: Sendable, Hashable {
     /// A purchase made outside the app (a test session's `buyProduct`): it succeeds whatever
     /// the store's switches, which concern the app's payments.
     package var isOutsideTheApp = false
+    /// A test purchase dated in the past; `nil`: dated when charged.
+    package var backdating: BackdatedPurchase?
 
     package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
@@ -94,7 +96,15 @@ extension Ledger {
         row.planned = (decision.state, decision.error)
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
+        if let backdating = payment.backdating {
+            try checkBackdating(db, backdating, productID: payment.productID, settings: settings, now: now)
+        }
         let created = try writer(db, at: now, delivery: delivery).insert(row)
+        if let backdating = payment.backdating {
+            try db.run(
+                sql: "INSERT INTO backdated_purchases (transaction_id, purchase_date, renews) VALUES (?, ?, ?)",
+                arguments: [Int64(created.id), backdating.date.ledgerMilliseconds, backdating.renews])
+        }
         if decision.outcome == .interrupted {
             try db.run(
                 sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])

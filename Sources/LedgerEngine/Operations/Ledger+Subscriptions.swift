@@ -205,6 +205,7 @@ extension Ledger {
         else { return nil }
         var state = try renewalState(db, group: group)
         var end: Int64
+        var begins = now
         var start: SubscriptionStart
         var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
@@ -235,15 +236,20 @@ extension Ledger {
             }
         } else {
             // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
-            // gets its introductory offer, once per group.
+            // gets its introductory offer, once per group. A back-dated test purchase (always the
+            // group's first: `checkBackdating`) starts then, renewing from then up to the store's
+            // time unless it was to be cancelled at once.
             start = try hasBought(db, group: group, excluding: transaction.id) ? .resubscribe : .firstTime
             if run == nil, let intro = plan.introductoryOffer, start == .firstTime {
                 run = plan.offerRun(intro.offer, pending: true)
             }
-            end = try periodsEnd(db, run, plan: plan, start: now)
-            state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
+            let backdating = try backdating(db, of: transaction.id)
+            begins = backdating?.date.ledgerMilliseconds ?? now
+            end = try periodsEnd(db, run, plan: plan, start: begins)
+            state = RenewalState(
+                autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
-        try writer.startPeriod(of: transaction, endingAt: end, offer: run?.offer)
+        try writer.startPeriod(of: transaction, startingAt: begins, endingAt: end, offer: run?.offer)
         try saveRenewalState(db, group: group, state)
         return start
     }

@@ -159,20 +159,21 @@ struct TransactionWriter {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
         try vouch(transaction.id)
         var charged: NotifiedEvent? = state == .purchased ? .oneTimeCharge : nil
+        var redated: Int64?
         if state == .purchased, transaction.productType == .autoRenewable {
             // Before the state changes: the period's dates may be set only until it is charged.
             charged = try ledger.startSubscriptionPeriod(self, transaction).map {
                 .purchase($0, redeemingOffer: transaction.offer?.type == .promotional)
             }
+        } else if state == .purchased, let backdated = try ledger.backdating(db, of: transaction.id) {
+            // A back-dated test purchase is dated as the test asked.
+            redated = backdated.date.ledgerMilliseconds
         } else if state == .purchased, transaction.state == .deferred {
             // A purchase is dated when the store charges it, as Apple's `purchaseDate` is: an
             // Ask to Buy purchase when it is approved (a subscription's period starts then too).
-            let dated = try FastStatement(db, Self.updatePurchaseDate)
-            dated.bind(1, now)
-            dated.bind(2, now)
-            dated.bind(3, Int64(transaction.id))
-            try dated.execute()
+            redated = now
         }
+        if let redated { try datePurchase(transaction, redated) }
         let update = try FastStatement(db, Self.updateState)
         update.bind(1, state.rawValue)
         update.bind(2, (error?.code.rawValue).map(Int64.init))
@@ -188,14 +189,23 @@ struct TransactionWriter {
             updated.state = state
             updated.error = error
             updated.updatedAt = Date(ledgerMilliseconds: now)
-            if state == .purchased, transaction.state == .deferred {
-                updated.purchaseDate = Date(ledgerMilliseconds: now)
+            if let redated {
+                updated.purchaseDate = Date(ledgerMilliseconds: redated)
                 if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
             }
         }
         if let charged { try ledger.notify(db, charged, about: updated, at: now) }
         if delivery == .recorded { try recordDelivery(of: &updated) }
         return updated
+    }
+
+    /// Dates a purchase being charged (and its chain, when it begins one) `date`.
+    private func datePurchase(_ transaction: PaymentTransaction, _ date: Int64) throws {
+        let dated = try FastStatement(db, Self.updatePurchaseDate)
+        dated.bind(1, date)
+        dated.bind(2, date)
+        dated.bind(3, Int64(transaction.id))
+        try dated.execute()
     }
 
     /// Marks a transaction finished (row and event); the caller checked that its state allows it.
@@ -284,10 +294,13 @@ struct TransactionWriter {
             detail: "reason \(reason)")
     }
 
-    /// Dates a subscription payment being charged: its period starts now and ends at `end`,
+    /// Dates a subscription payment being charged: its period starts at `start` (now, or a
+    /// back-dated test purchase's date) and ends at `end`,
     /// with the offer that applies to it. Only while it is still purchasing or deferred (the
     /// identity trigger refuses it after); the `stateChanged` event that follows records it.
-    func startPeriod(of transaction: PaymentTransaction, endingAt end: Int64, offer: TransactionOffer?) throws {
+    func startPeriod(
+        of transaction: PaymentTransaction, startingAt start: Int64, endingAt end: Int64, offer: TransactionOffer?
+    ) throws {
         try vouch(transaction.id)
         try db.run(
             sql: """
@@ -295,8 +308,8 @@ struct TransactionWriter {
                     offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
                 """,
             arguments: [
-                now, now, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue, offer?.period.description,
-                Int64(transaction.id),
+                start, start, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue,
+                offer?.period.description, Int64(transaction.id),
             ])
     }
 
@@ -333,8 +346,9 @@ struct TransactionWriter {
             sql: """
                 DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM refund_requests WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+                DELETE FROM backdated_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
-                """, arguments: arguments + arguments + arguments)
+                """, arguments: arguments + arguments + arguments + arguments)
         var appender = try appender()
         for (id, stateName) in deleted {
             let state = try Self.state(stateName, of: id)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 /// An operation the ledger refuses. Nothing was changed.
 public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     /// The payment names no product: its product identifier is empty.
@@ -23,6 +23,8 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case notDeferred(UInt64, state: TransactionState)
     /// The id generator returned an id that is not larger than the last one issued.
     case idGeneratorWentBackwards(lastIssued: UInt64, proposed: UInt64)
+    /// A back-dated purchase the store cannot make: `reason` says why.
+    case invalidPurchaseDate(Date, reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +48,8 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
             "transaction \(id) is \(state.rawValue), not deferred: only a deferred (Ask to Buy) transaction can be approved or declined"
         case .idGeneratorWentBackwards(let last, let proposed):
             "the transaction id generator proposed \(proposed), which is not after the last id issued (\(last))"
+        case .invalidPurchaseDate(let date, let reason):
+            "cannot date a purchase \(date.formatted(.iso8601)): \(reason)"
         }
     }
 }

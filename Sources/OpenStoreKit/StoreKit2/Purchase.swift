@@ -21,6 +21,7 @@ extension Product {
             case quantity(Int)
             case simulatesAskToBuyInSandbox(Bool)
             case promotionalOffer(PaymentDiscount)
+            case purchaseDate(BackdatedPurchase)
             case custom(key: String, value: String)
         }
 
@@ -70,6 +71,17 @@ extension Product {
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
             .init(kind: .promotionalOffer(PaymentDiscount(offerID: id, signature: nil)))
+        }
+
+        /// StoreKitTest's `purchaseDate(_:renewalBehavior:)` (in OpenStoreKitTest).
+        package static func backdated(_ purchase: BackdatedPurchase) -> PurchaseOption {
+            .init(kind: .purchaseDate(purchase))
+        }
+
+        /// The back-dating this option asks for, if it is `purchaseDate(_:renewalBehavior:)`.
+        package var backdating: BackdatedPurchase? {
+            if case .purchaseDate(let purchase) = kind { return purchase }
+            return nil
         }
 
         /// The promotional offer this option redeems, if it is one.
@@ -142,6 +154,7 @@ extension Product {
             case .quantity(let quantity): payment.quantity = quantity
             case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
             case .promotionalOffer(let discount): payment.discount = discount
+            case .purchaseDate(let purchase): payment.backdating = purchase
             case .custom: break
             }
         }

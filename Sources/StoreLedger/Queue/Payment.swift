@@ -19,6 +19,12 @@ public struct Payment: Sendable, Hashable {
     /// A promotional offer to redeem (`SKPayment.paymentDiscount`): the store checks it when
     /// the payment is added and refuses the payment with `PromotionalOfferError` otherwise.
     public var discount: PaymentDiscount?
+    /// A test purchase dated in the past (StoreKitTest's `purchaseDate(_:renewalBehavior:)`);
+    /// `nil`: dated when the store charges it. The date may not be after the store's time; a
+    /// back-dated auto-renewable subscription must be its group's first purchase, and renews
+    /// from then up to the store's time (the renewals are made as a clock move makes them) or,
+    /// with `renews` false, has its first period only.
+    public var backdating: BackdatedPurchase?
 
     /// StoreKit 2's form: a payment tied, when `appAccountToken` is given, to one of the app's
     /// accounts, with no `applicationUsername`. The product and `quantity` are checked when the
@@ -51,9 +57,11 @@ public struct Payment: Sendable, Hashable {
 extension Payment {
     /// The payment as the ledger takes it.
     var newPayment: NewPayment {
-        NewPayment(
+        var payment = NewPayment(
             productID: productID, quantity: quantity, appAccountToken: appAccountToken,
             applicationUsername: applicationUsername, idempotencyKey: idempotencyKey,
             simulatedOutcome: simulatedOutcome, discount: discount)
+        payment.backdating = backdating
+        return payment
     }
 }

@@ -56,6 +56,40 @@ import FoundationNetworking
         return (path, bought.id)
     }
 
+    /// `prepare`, with the store's notifications sent to `receiver`; also the subscription
+    /// `prepare` bought.
+    static func prepareNotifying(
+        _ directory: String, to receiver: NotificationCollector
+    ) async throws -> (path: String, purchase: UInt64, subscription: PaymentTransaction) {
+        let (path, purchase) = try await prepare(directory)
+        let ledger = try Ledger.open(at: path)
+        defer { try? ledger.close() }
+        _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+        let subscription = try #require(try ledger.allTransactions().first { $0.productType == .autoRenewable })
+        return (path, purchase, subscription)
+    }
+
+    /// Apple's verifier run over what `receiver` got, in the Sandbox with the ledger's root:
+    /// `each` is Python run for every notification `n` (with `verifier` at hand).
+    static func verifyNotifications(
+        _ python: String, _ directory: String, _ receiver: NotificationCollector, each: String
+    ) throws -> (status: Int32, output: String) {
+        let received = directory + "/received.txt"
+        try receiver.signedPayloads.joined(separator: "\n").write(toFile: received, atomically: true, encoding: .utf8)
+        let body = each.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+        let verify = """
+            import sys
+            from appstoreserverlibrary.models.Environment import Environment
+            from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+            root = open('\(directory)/root.cer', 'rb').read()
+            verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
+            for line in open(sys.argv[1]):
+                n = verifier.verify_and_decode_notification(line.strip())
+            \(body)
+            """
+        return try runProcess(python, ["-c", verify, received])
+    }
+
     /// A running `ledger serve --port 0` and the port its one line names.
     struct Server {
         let process: Process
@@ -380,11 +414,7 @@ import FoundationNetworking
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
-            let (path, purchase) = try await Self.prepare(directory)
-            let ledger = try Ledger.open(at: path)
-            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
-            let subscription = try #require(try ledger.allTransactions().first { $0.productType == .autoRenewable })
-            try ledger.close()
+            let (path, purchase, subscription) = try await Self.prepareNotifying(directory, to: receiver)
             let server = try Server.start(path)
             defer { _ = server.stop() }
             let script = """
@@ -442,21 +472,12 @@ import FoundationNetworking
                     "extended True \(subscription.id) \(subscription.id)", "mass True 1 0", "third 403 4030005",
                 ])
             #expect(await receiver.wait(forCount: 3, within: 10))
-            let received = directory + "/received.txt"
-            try receiver.signedPayloads.joined(separator: "\n").write(
-                toFile: received, atomically: true, encoding: .utf8)
-            let verify = """
-                import sys
-                from appstoreserverlibrary.models.Environment import Environment
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
-                for line in open(sys.argv[1]):
-                    n = verifier.verify_and_decode_notification(line.strip())
+            let verified = try Self.verifyNotifications(
+                python, directory, receiver,
+                each: """
                     detail = n.summary.requestIdentifier if n.summary else n.data.environment.value
                     print(n.notificationType.value, n.subtype.value if n.subtype else '-', detail)
-                """
-            let verified = try runProcess(python, ["-c", verify, received])
+                    """)
             #expect(verified.status == 0)
             // The summary is of no transaction: it may overtake the second extension's.
             #expect(
@@ -475,11 +496,7 @@ import FoundationNetworking
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
-            let (path, _) = try await Self.prepare(directory)
-            let ledger = try Ledger.open(at: path)
-            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
-            let subscription = try #require(try ledger.allTransactions().first { $0.productType == .autoRenewable })
-            try ledger.close()
+            let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
             let server = try Server.start(path)
             defer { _ = server.stop() }
             let id = String(subscription.id)
@@ -491,22 +508,13 @@ import FoundationNetworking
                 #expect(run.status == 0, "\(step): \(run.stderr)")
             }
             #expect(await receiver.wait(forCount: 4, within: 10))
-            let received = directory + "/received.txt"
-            try receiver.signedPayloads.joined(separator: "\n").write(
-                toFile: received, atomically: true, encoding: .utf8)
-            let verify = """
-                import sys
-                from appstoreserverlibrary.models.Environment import Environment
-                from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
-                root = open('\(directory)/root.cer', 'rb').read()
-                verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.app')
-                for line in open(sys.argv[1]):
-                    n = verifier.verify_and_decode_notification(line.strip())
+            let verified = try Self.verifyNotifications(
+                python, directory, receiver,
+                each: """
                     t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
                     reason = n.data.consumptionRequestReason.value if n.data.consumptionRequestReason else '-'
                     print(n.notificationType.value, reason, t.transactionId, t.revocationDate is not None)
-                """
-            let verified = try runProcess(python, ["-c", verify, received])
+                    """)
             #expect(verified.status == 0, "\(verified.output)")
             // One original transaction's notifications are sent in commit order.
             #expect(

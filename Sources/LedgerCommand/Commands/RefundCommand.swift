@@ -102,6 +102,14 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         return RequestView(request)
     }
 
+    /// `approve` and `decline`: the App Store's decision on the request of `id`, printed.
+    static func decide(_ id: UInt64, grant: Bool, options: GlobalOptions) async throws {
+        let ledger = try options.openLedger()
+        try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: grant)
+        let view = try view(ledger, id)
+        try options.output.emit(view) { (grant ? "granted " : "declined ") + view.line }
+    }
+
     struct Submit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The customer asks for the refund of a purchased or restored transaction.")
@@ -132,10 +140,7 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            let ledger = try options.openLedger()
-            try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: true)
-            let view = try RefundRequestsCommand.view(ledger, id)
-            try options.output.emit(view) { "granted " + view.line }
+            try await RefundRequestsCommand.decide(id, grant: true, options: options)
         }
     }
 
@@ -149,10 +154,7 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            let ledger = try options.openLedger()
-            try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: false)
-            let view = try RefundRequestsCommand.view(ledger, id)
-            try options.output.emit(view) { "declined " + view.line }
+            try await RefundRequestsCommand.decide(id, grant: false, options: options)
         }
     }
 

@@ -16,6 +16,14 @@ public struct RefundRequest: Sendable, Hashable, Codable {
         case other = "OTHER"
     }
 
+    /// What the App Store decides.
+    public enum Decision: Sendable, Hashable {
+        /// The purchase is refunded.
+        case grant
+        /// The purchase stands.
+        case decline
+    }
+
     /// Where the request stands.
     public enum Outcome: String, Sendable, Hashable, Codable {
         /// The App Store has not decided yet.

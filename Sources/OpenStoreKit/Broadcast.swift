@@ -33,4 +33,13 @@ final class Broadcast<Element: Sendable>: Sendable {
     }
 
     var isEmpty: Bool { listeners.withLock { $0.isEmpty } }
+
+    /// Ends every listener's stream.
+    func finishAll() {
+        let ending = listeners.withLock { listeners in
+            defer { listeners = [:] }
+            return Array(listeners.values)
+        }
+        for continuation in ending { continuation.finish() }
+    }
 }

@@ -56,6 +56,7 @@ package final class StoreContext: Sendable {
         origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
         Task { await queue.startRenewingAutomatically() }
+        Task { await updates.finishAbandonedFailures(in: queue) }
     }
 
     /// The delivery policy of a change a test control makes in this store: recorded in the
@@ -63,8 +64,10 @@ package final class StoreContext: Sendable {
     /// (`init`) and is handed whatever the store changes.
     package var deliveryRecording: DeliveryRecording { .recorded }
 
-    /// The app quits: the store stops renewing by itself (its calls in flight still end).
+    /// The app quits: the store stops renewing by itself (its calls in flight still end), and
+    /// its subscription status sequences end.
     package func shutDown() {
+        subscriptionStatusUpdates.stop()
         let queue = queue
         Task { await queue.stopRenewingAutomatically() }
     }

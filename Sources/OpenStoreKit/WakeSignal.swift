@@ -1,11 +1,19 @@
 import Synchronization
 
-/// Wakes one waiting task, or the next one to wait when none waits now; a wait also ends by
-/// itself after a while. Several signals before a wait wake it once.
+/// Wakes the one task that waits on it, or its next wait when it is not waiting now; a wait
+/// also ends by itself after a while. Several signals before a wait wake it once. One task
+/// waits at a time (the status watch): a second concurrent wait is a programming error.
 final class WakeSignal: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Void, Never>
+        /// Ends the wait when its time is up; cancelled when a signal ends it first.
+        var timeout: Task<Void, Never>?
+    }
+
     private struct State {
         var pending = false
-        var waiter: (id: UInt64, continuation: CheckedContinuation<Void, Never>)?
+        var waiter: Waiter?
         var nextID: UInt64 = 0
     }
 
@@ -16,6 +24,7 @@ final class WakeSignal: Sendable {
         state.withLock { state in
             if let waiter = state.waiter {
                 state.waiter = nil
+                waiter.timeout?.cancel()
                 waiter.continuation.resume()
             } else {
                 state.pending = true
@@ -27,18 +36,23 @@ final class WakeSignal: Sendable {
     func wait(atMost limit: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let id: UInt64? = state.withLock { state in
+                precondition(state.waiter == nil, "WakeSignal: one task waits at a time")
                 if state.pending {
                     state.pending = false
                     return nil
                 }
                 state.nextID += 1
-                state.waiter = (state.nextID, continuation)
+                state.waiter = Waiter(id: state.nextID, continuation: continuation)
                 return state.nextID
             }
             guard let id else { return continuation.resume() }
-            Task {
-                try? await Task.sleep(for: limit)
+            let timeout = Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }  // cancelled: signalled
                 self.timeOut(id)
+            }
+            // Kept so that a signal cancels it; a signal that came first ended the wait already.
+            state.withLock { state in
+                if state.waiter?.id == id { state.waiter?.timeout = timeout } else { timeout.cancel() }
             }
         }
     }

@@ -313,14 +313,14 @@ public final class SKTestSession: @unchecked Sendable {
     /// Not in StoreKitTest, where a refund is only `refundTransaction`.
     /// - Throws: `StoreControlError.noRefundRequest` when no request of the transaction waits.
     public func approveRefundRequest(identifier: UInt) throws {
-        try perform(.decideRefundRequest(UInt64(identifier), grant: true))
+        try perform(.decideRefundRequest(UInt64(identifier), .grant))
     }
 
     /// The App Store declines the refund the user asked for: the purchase stands (the app's
     /// server is notified `REFUND_DECLINED`). Not in StoreKitTest.
     /// - Throws: `StoreControlError.noRefundRequest` when no request of the transaction waits.
     public func declineRefundRequest(identifier: UInt) throws {
-        try perform(.decideRefundRequest(UInt64(identifier), grant: false))
+        try perform(.decideRefundRequest(UInt64(identifier), .decline))
     }
 
     /// Deletes one transaction from the store.

@@ -372,6 +372,34 @@ import Testing
         }
     }
 
+    /// A StoreKit 2 purchase declined while no launch heard of it (by another process, the
+    /// `ledger` tool) is finished by the next launch.
+    @Test func aStoreKit2PurchaseDeclinedElsewhereIsFinishedAtTheNextLaunch() async throws {
+        try await Shop.withSession { session in
+            session.askToBuyEnabled = true
+            let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)
+            guard case .pending = try await greenhouse.purchase() else {
+                Issue.record("an Ask to Buy purchase is pending")
+                return
+            }
+            let deferred = try #require(session.allTransactions().first)
+            let declined = try LedgerProcess.run([
+                "decline", "\(deferred.identifier)", "--database", session.ledgerPath,
+            ])
+            #expect(declined.status == 0, "\(declined.stderr)")
+            #expect(session.allTransactions().first?.isFinished == false, "this launch did not hear of it")
+            try session.relaunch()
+            let deadline = Date().addingTimeInterval(60)
+            while session.allTransactions().first?.isFinished != true {
+                guard Date() < deadline else {
+                    Issue.record("the next launch did not finish the declined purchase")
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+
     @Test func unfinishedTransactionsReachOnlyTheFirstUpdatesSequenceOfALaunch() async throws {
         try await Shop.withSession { session in
             let greenhouse = try #require(try await Product.products(for: [Shop.greenhouse]).first)

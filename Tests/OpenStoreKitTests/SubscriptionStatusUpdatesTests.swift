@@ -36,6 +36,23 @@ import Testing
         }
     }
 
+    @Test func finishingOrRedeliveringIsNoChangeAndARelaunchEndsTheSequences() async throws {
+        try await Shop.withSession { session in
+            let bought = try await session.buyProduct(identifier: Shop.monthly)
+            let recorder = StatusRecorder()
+            defer { recorder.stop() }
+            await bought.finish()
+            // A StoreKit 1 observer added gets no unfinished transaction; a relaunch's delivery
+            // counts nothing either: more than one read of the watch passes.
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(recorder.received.isEmpty, "\(recorder.summary)")
+            try session.disableAutoRenewForTransaction(identifier: UInt(bought.id))
+            try await waitFor(session) { recorder.received.count == 1 }
+            try session.relaunch()
+            try await waitFor(session) { recorder.ended }
+        }
+    }
+
     @Test func anExpiryIsSentWhenItsTimeComesWithoutAnyCall() async throws {
         try await Shop.withSession { session in
             // Ten seconds a period: time enough to start listening before it ends, even on a busy machine.
@@ -73,20 +90,30 @@ import Testing
             defer { screen.disappear() }
             // The screen's task may start listening a little later: wait for its first report.
             let id = UInt(bought.id)
+            let deadline = Date().addingTimeInterval(60)
             while screen.reportedStates.isEmpty {
+                guard Date() < deadline else {
+                    Issue.record("the screen never reported a status")
+                    return
+                }
                 try session.disableAutoRenewForTransaction(identifier: id)
                 try session.enableAutoRenewForTransaction(identifier: id)
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await waitFor(session) { screen.renewalLine == "Renews at 3.99 USD" }
+            let scene = UIWindowScene()
+            await screen.askForReviewIfLoyal(in: scene)
+            #expect(session.reviewRequestCount == 0, "not renewed yet: not loyal")
+            try session.advanceTime(by: 8 * 86_400)
+            try await waitFor(session) { screen.reportedStates.count >= 2 }
+            await screen.askForReviewIfLoyal(in: scene)
+            #expect(session.reviewRequestCount == 1, "renewed once: loyal")
             try session.expireSubscription(productIdentifier: Shop.monthly)
             try await waitFor(session) {
                 screen.reportedStates.last == .expired && screen.renewalLine == "Does not renew"
             }
-            let scene = UIWindowScene()
             #expect(await screen.manage(groupID: Shop.groupID, in: scene))
-            await screen.askForReviewIfLoyal(in: scene)
-            #expect(session.manageSubscriptionsRequests == [Shop.groupID] && session.reviewRequestCount == 1)
+            #expect(session.manageSubscriptionsRequests == [Shop.groupID])
         }
     }
 
@@ -127,21 +154,31 @@ import Testing
 @MainActor final class StatusRecorder {
     typealias Status = Product.SubscriptionInfo.Status
     var received: [Status] = []
+    /// The sequence ended (its store's launch ended).
+    var ended = false
     private var listener: Task<Void, Never>?
 
     /// Starts listening now: the sequence exists when the call returns.
     init() {
-        listener = Self.listen { [weak self] status in await self?.receive(status) }
+        listener = Self.listen(
+            receive: { [weak self] status in await self?.receive(status) }, end: { [weak self] in await self?.end() })
+    }
+
+    private func end() {
+        ended = true
     }
 
     private func receive(_ status: Status) {
         received.append(status)
     }
 
-    private nonisolated static func listen(_ receive: @escaping @Sendable (Status) async -> Void) -> Task<Void, Never> {
+    private nonisolated static func listen(
+        receive: @escaping @Sendable (Status) async -> Void, end: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
         var statuses = Status.updates.makeAsyncIterator()
         return Task {
             while let status = await statuses.next() { await receive(status) }
+            await end()
         }
     }
 

@@ -83,6 +83,18 @@ import Testing
         }
     }
 
+    @Test func aDeferredBackdatedSubscriptionChargedAfterItsGroupWasBoughtIsDatedWhenCharged() async throws {
+        try await Self.withStore { ledger, queue in
+            var payment = Self.backdated(SampleCatalog.subscription, daysAgo: 50)
+            payment.simulatedOutcome = .deferred
+            let deferred = try await queue.add(payment)
+            _ = try await queue.add(Payment(productID: SampleCatalog.yearlySubscription))
+            let approved = try await queue.approve(deferred.id)
+            #expect(approved.state == .purchased && approved.purchaseDate == Self.now, "the date was dropped")
+            #expect(try ledger.verify() == [])
+        }
+    }
+
     /// Seeded: any date up to a year back gives a chain of contiguous periods from it, the
     /// latest covering the store's time, as many as the calendar counts.
     @Test(arguments: 0..<12)

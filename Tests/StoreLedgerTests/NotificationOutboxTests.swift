@@ -142,7 +142,7 @@ import Testing
         .refundDeclined: { _, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             try await session.requestRefund(bought.id)
-            return try await session.decideRefundRequest(bought.id, grant: false).id
+            return try await session.decideRefundRequest(bought.id, .decline).id
         },
         .renewalExtended: { ledger, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))

@@ -24,9 +24,9 @@ import Testing
             try await session.requestRefund(coins.id, reason: .unintendedPurchase)
             try await session.requestRefund(pro.id)
             #expect(try ledger.refundRequests().map(\.outcome) == [.pending, .pending])
-            let granted = try await session.decideRefundRequest(coins.id, grant: true)
+            let granted = try await session.decideRefundRequest(coins.id, .grant)
             #expect(granted.revocationDate == NotificationOutboxTests.now && granted.revocationReason == 0)
-            let declined = try await session.decideRefundRequest(pro.id, grant: false)
+            let declined = try await session.decideRefundRequest(pro.id, .decline)
             #expect(declined.revocationDate == nil)
             let requests = try ledger.refundRequests()
             #expect(requests.map(\.transactionID) == [coins.id, pro.id])
@@ -51,7 +51,7 @@ import Testing
         try await NotificationOutboxTests.withNotifyingStore { ledger, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
             try await session.requestRefund(bought.id, reason: .unsatisfiedWithPurchase)
-            try await session.decideRefundRequest(bought.id, grant: true)
+            try await session.decideRefundRequest(bought.id, .grant)
             #expect(try ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .revoked)
             #expect(
                 try Self.notified(ledger).suffix(2) == ["CONSUMPTION_REQUEST UNSATISFIED_WITH_PURCHASE", "REFUND"])
@@ -70,7 +70,7 @@ import Testing
                 try await session.requestRefund(deferred.id)
             }
             await #expect(throws: StoreControlError.noRefundRequest(bought.id)) {
-                try await session.decideRefundRequest(bought.id, grant: true)
+                try await session.decideRefundRequest(bought.id, .grant)
             }
             try await session.requestRefund(bought.id)
             await #expect(throws: StoreControlError.refundRequestPending(bought.id)) {
@@ -84,7 +84,7 @@ import Testing
                 try await session.requestRefund(bought.id)
             }
             await #expect(throws: StoreControlError.noRefundRequest(bought.id)) {
-                try await session.decideRefundRequest(bought.id, grant: false)
+                try await session.decideRefundRequest(bought.id, .decline)
             }
             #expect(try ledger.notifications().count == before + 1, "only the refund was notified")
         }

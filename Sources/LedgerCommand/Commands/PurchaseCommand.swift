@@ -103,12 +103,19 @@ struct PurchaseCommand: AsyncParsableCommand {
         }
         let queue = try options.openQueue()
         let added = try await queue.addReportingReplay(payment)
-        // A back-dated subscription's renewals up to now, as a clock move makes them.
-        if payment.backdating != nil { try await queue.processSubscriptionRenewals() }
         try options.output.emit(Purchased(transaction: added.transaction, replayed: added.replayed)) {
             describe(added.transaction)
                 + (added.replayed
                     ? "\nreplayed: the idempotency key names this earlier transaction; nothing was bought again" : "")
+        }
+        // A back-dated subscription's renewals up to now, as a clock move makes them (the
+        // purchase is committed and printed whatever happens to them).
+        if payment.backdating != nil, added.transaction.productType == .autoRenewable {
+            do {
+                try await queue.renewDueSubscriptions()
+            } catch {
+                Output.message("warning: the renewals up to now were not made (the next launch makes them): \(error)")
+            }
         }
     }
 

@@ -103,11 +103,11 @@ struct RefundRequestsCommand: AsyncParsableCommand {
     }
 
     /// `approve` and `decline`: the App Store's decision on the request of `id`, printed.
-    static func decide(_ id: UInt64, grant: Bool, options: GlobalOptions) async throws {
+    static func decide(_ id: UInt64, _ decision: RefundRequest.Decision, options: GlobalOptions) async throws {
         let ledger = try options.openLedger()
-        try await StoreTestSession(ledger: ledger).decideRefundRequest(id, grant: grant)
+        try await StoreTestSession(ledger: ledger).decideRefundRequest(id, decision)
         let view = try view(ledger, id)
-        try options.output.emit(view) { (grant ? "granted " : "declined ") + view.line }
+        try options.output.emit(view) { (decision == .grant ? "granted " : "declined ") + view.line }
     }
 
     struct Submit: AsyncParsableCommand {
@@ -140,7 +140,7 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            try await RefundRequestsCommand.decide(id, grant: true, options: options)
+            try await RefundRequestsCommand.decide(id, .grant, options: options)
         }
     }
 
@@ -154,7 +154,7 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         var id: UInt64
 
         func run() async throws {
-            try await RefundRequestsCommand.decide(id, grant: false, options: options)
+            try await RefundRequestsCommand.decide(id, .decline, options: options)
         }
     }
 

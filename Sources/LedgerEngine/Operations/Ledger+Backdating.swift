@@ -20,10 +20,13 @@ extension Ledger {
     /// Refuses a back-dating the store cannot make: a date after the store's time `now`; for an
     /// auto-renewable subscription, a group bought before (a back-dated subscription begins its
     /// group's history), or, renewing up to now, more periods than one clock move may renew
-    /// (`configuration.renewalLimit`: the renewals are made as a clock move makes them).
+    /// (`configuration.renewalLimit`: the renewals are made as a clock move makes them),
+    /// counted as the charge and the renewals count them (the introductory offer, or `offer`,
+    /// first).
     /// - Throws: `PaymentQueueError.invalidPurchaseDate`; `StoreControlError.tooManyRenewals`.
     func checkBackdating(
-        _ db: Database, _ backdating: BackdatedPurchase, productID: String, settings: StoreSettings, now: Int64
+        _ db: Database, _ backdating: BackdatedPurchase, productID: String, offer: TransactionOffer?,
+        settings: StoreSettings, now: Int64
     ) throws {
         let date = backdating.date.ledgerMilliseconds
         guard date <= now else {
@@ -43,11 +46,15 @@ extension Ledger {
         }
         guard backdating.renews else { return }
         let limit = configuration.renewalLimit
-        var (anchor, end, periods) = (date, date, 0)
-        while periods <= limit {
-            end = PeriodCalendar.end(of: plan.period, rate: settings.timeRate, anchor: &anchor, start: end)
+        var run =
+            offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
+            ?? plan.introductoryOffer.flatMap { plan.offerRun($0.offer, pending: true) }
+        var (anchor, end, renewals) = (date, date, 0)
+        while renewals <= limit {
+            end = periodsEnd(run, plan: plan, rate: settings.timeRate, anchor: &anchor, start: end)
             if end > now { return }
-            periods += 1
+            renewals += 1
+            run = run?.afterOneRenewal
         }
         throw StoreControlError.tooManyRenewals(limit: limit)
     }

@@ -97,7 +97,8 @@ extension Ledger {
         row.offer = offer
         row.offerNonce = payment.discount?.signature?.nonce
         if let backdating = payment.backdating {
-            try checkBackdating(db, backdating, productID: payment.productID, settings: settings, now: now)
+            try checkBackdating(
+                db, backdating, productID: payment.productID, offer: offer, settings: settings, now: now)
         }
         let created = try writer(db, at: now, delivery: delivery).insert(row)
         if let backdating = payment.backdating {

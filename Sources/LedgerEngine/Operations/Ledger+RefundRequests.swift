@@ -43,17 +43,13 @@ extension Ledger {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state.canBeRevoked else { throw StoreControlError.cannotRefund(id, state: transaction.state) }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-        let storedID = try Self.storedID(id)
-        let pending = try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM refund_requests WHERE transaction_id = ? AND outcome = 'pending'",
-            arguments: [storedID])
-        guard pending == nil else { throw StoreControlError.refundRequestPending(id) }
+        guard try !hasPendingRefundRequest(db, id) else { throw StoreControlError.refundRequestPending(id) }
         let now = try storeNow(db)
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO refund_requests (transaction_id, reason, requested_at, outcome, decided_at)
                 VALUES (?, ?, ?, 'pending', NULL)
-                """, arguments: [storedID, reason.rawValue, now])
+                """, arguments: [try Self.storedID(id), reason.rawValue, now])
         if transaction.productType == .consumable || transaction.productType == .autoRenewable {
             try notify(db, .refundRequested, about: transaction, at: now, refundReason: reason)
         }
@@ -64,12 +60,11 @@ extension Ledger {
     /// the purchase is refunded (with its other copies, reason `other`: the customer asked);
     /// declined, it stays, and `REFUND_DECLINED` is notified.
     /// - Throws: `StoreControlError.noRefundRequest` when none waits; the refund's errors.
-    func decideRefundRequest(_ db: Database, _ id: UInt64, grant: Bool) throws -> StoreActionOutcome {
-        let pending = try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM refund_requests WHERE transaction_id = ? AND outcome = 'pending'",
-            arguments: [try Self.storedID(id)])
-        guard pending != nil else { throw StoreControlError.noRefundRequest(id) }
-        if grant {
+    func decideRefundRequest(
+        _ db: Database, _ id: UInt64, _ decision: RefundRequest.Decision
+    ) throws -> StoreActionOutcome {
+        guard try hasPendingRefundRequest(db, id) else { throw StoreControlError.noRefundRequest(id) }
+        if decision == .grant {
             // The refund settles the request as granted.
             return StoreActionOutcome(
                 transactions: try refund(db, id, reason: 0), notice: .revoked)  // 0: StoreKit's `.other`
@@ -81,7 +76,14 @@ extension Ledger {
         return StoreActionOutcome(transactions: [transaction], notice: .none)
     }
 
-    /// Decides the pending refund requests of `ids`, at `now`.
+    private func hasPendingRefundRequest(_ db: Database, _ id: UInt64) throws -> Bool {
+        try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM refund_requests WHERE transaction_id = ? AND outcome = 'pending'",
+            arguments: [try Self.storedID(id)]) != nil
+    }
+
+    /// Decides the pending refund requests of `ids`, at `now` (or when asked, if the store's
+    /// clock, which follows the system's, went back since).
     func settleRefundRequests(
         _ db: Database, of ids: [UInt64], as outcome: RefundRequest.Outcome, at now: Int64
     )
@@ -90,7 +92,7 @@ extension Ledger {
         for id in ids {
             try db.execute(
                 sql: """
-                    UPDATE refund_requests SET outcome = ?, decided_at = ?
+                    UPDATE refund_requests SET outcome = ?, decided_at = MAX(?, requested_at)
                     WHERE transaction_id = ? AND outcome = 'pending'
                     """, arguments: [outcome.rawValue, now, try Self.storedID(id)])
         }

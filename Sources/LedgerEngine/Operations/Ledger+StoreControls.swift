@@ -52,8 +52,8 @@ extension Ledger {
             return StoreActionOutcome(transactions: try refund(db, id, reason: reason), notice: .revoked)
         case .requestRefund(let id, let reason):
             return StoreActionOutcome(transactions: [try requestRefund(db, id, reason: reason)], notice: .none)
-        case .decideRefundRequest(let id, let grant):
-            return try decideRefundRequest(db, id, grant: grant)
+        case .decideRefundRequest(let id, let decision):
+            return try decideRefundRequest(db, id, decision)
         case .deleteTransaction(let id):
             _ = try existingTransaction(db, id: id)
             try writer(db).delete(where: "id = ?", arguments: [Int64(id)])

@@ -243,7 +243,9 @@ extension Ledger {
             if run == nil, let intro = plan.introductoryOffer, start == .firstTime {
                 run = plan.offerRun(intro.offer, pending: true)
             }
-            let backdating = try backdating(db, of: transaction.id)
+            // The date asked for is dropped when the group was bought between the payment and its
+            // charge (an Ask to Buy approved later): its history cannot be rewritten.
+            let backdating = start == .firstTime ? try backdating(db, of: transaction.id) : nil
             begins = backdating?.date.ledgerMilliseconds ?? now
             end = try periodsEnd(db, run, plan: plan, start: begins)
             state = RenewalState(
@@ -430,7 +432,7 @@ extension Ledger {
 
     /// The end of the renewal starting at `start`: the periods of `run`'s offer, or one period
     /// of the plan.
-    private func periodsEnd(
+    func periodsEnd(
         _ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, anchor: inout Int64, start: Int64
     ) -> Int64 {
         var end = start

@@ -24,7 +24,7 @@ package enum StoreAction: Sendable, Hashable {
     case requestRefund(UInt64, reason: RefundRequest.Reason)
     /// The App Store decides the refund request of a transaction: granted (the purchase is
     /// refunded, with its other copies) or declined.
-    case decideRefundRequest(UInt64, grant: Bool)
+    case decideRefundRequest(UInt64, RefundRequest.Decision)
     /// One transaction deleted: its row goes, its history stays, closed by a `deleted` event.
     /// As in Xcode, its renewals and restored copies (which point at it by `originalID`) stay.
     case deleteTransaction(UInt64)

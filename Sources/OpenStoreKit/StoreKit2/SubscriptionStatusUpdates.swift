@@ -13,6 +13,7 @@ import Synchronization
 /// changes (the `ledger` tool's) and clock moves are seen. Before reading, it makes the
 /// renewals that fell due, as the store's renewal task would: a subscription that renews is
 /// never reported expired in between. Only changes are sent: a sequence starts with nothing.
+/// The launch's end (`stop()`) ends the sequences and the task.
 final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
     /// The longest the watch sleeps between two reads.
     static let longestWait = Duration.seconds(1)
@@ -22,6 +23,8 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
         var seen: [String: Fingerprint] = [:]
         /// Whether the watch runs.
         var watching = false
+        /// The launch ended: nothing is read or sent any more.
+        var stopped = false
     }
 
     private let broadcast = Broadcast<Product.SubscriptionInfo.Status>()
@@ -35,24 +38,30 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
         self.origin = origin
     }
 
-    /// A new sequence's stream: the changes read after the call.
+    /// A new sequence's stream: the changes read after the call. The statuses are read first
+    /// (what changed since the last read reaches the sequences already listening), so that
+    /// the new one starts from now.
     func listen() -> AsyncStream<Product.SubscriptionInfo.Status> {
+        guard !state.withLock({ $0.stopped }) else { return AsyncStream { $0.finish() } }
+        if let now = try? statuses() { send(changesTo: now) }
         let stream = broadcast.listen()
         let start = state.withLock { state in
             defer { state.watching = true }
             return !state.watching
         }
-        if start {
-            // The statuses as the first listener found them: only later changes are sent.
-            let now = (try? statuses()) ?? [:]
-            state.withLock { $0.seen = now.mapValues(Fingerprint.init) }
-            Task { await self.watch() }
-        }
+        if start { Task { await self.watch() } }
         return stream
     }
 
     /// Something may have changed a status: the watch reads them now.
     func wake() {
+        wakes.signal()
+    }
+
+    /// The launch ended: the sequences end, and the watch with them.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        broadcast.finishAll()
         wakes.signal()
     }
 
@@ -64,7 +73,7 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
             let stop = state.withLock { state in
                 // Checked under the lock a new listener takes: it either sees the watch running
                 // or starts a new one.
-                if broadcast.isEmpty { state.watching = false }
+                if broadcast.isEmpty || state.stopped { state.watching = false }
                 return !state.watching
             }
             if stop { return }
@@ -76,21 +85,24 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
     /// next read (until the next period or grace period ends, at most `longestWait`).
     private func readAndSendChanges() async -> Duration {
         do {
-            if let queue = origin.queue, let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
-                try await queue.processSubscriptionRenewals()
-            }
+            try await origin.queue?.renewDueSubscriptions()
             let now = try statuses()
-            let changed = state.withLock { state in
-                let changed = now.values.filter { state.seen[$0.groupID] != Fingerprint($0) }
-                state.seen = now.mapValues(Fingerprint.init)
-                return changed.sorted { $0.groupID < $1.groupID }
-            }
-            let origin = origin
-            broadcast.send(changed.map { Product.SubscriptionInfo.Status($0, origin: origin) })
+            send(changesTo: now)
             return try timeUntilNextChange(of: now.values)
         } catch {
             return Self.longestWait
         }
+    }
+
+    /// Sends what changed between the statuses last read and `now`, which become the last read.
+    private func send(changesTo now: [String: SubscriptionStatus]) {
+        let changed = state.withLock { state in
+            let changed = now.values.filter { state.seen[$0.groupID] != Fingerprint($0) }
+            state.seen = now.mapValues(Fingerprint.init)
+            return changed.sorted { $0.groupID < $1.groupID }
+        }
+        let origin = origin
+        broadcast.send(changed.map { Product.SubscriptionInfo.Status($0, origin: origin) })
     }
 
     private func statuses() throws -> [String: SubscriptionStatus] {
@@ -121,16 +133,33 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
         wake()
     }
 
-    /// What of a status makes a change worth sending (not, say, the transaction being finished).
+    /// What of a status makes a change worth sending: its own fields and which period it is
+    /// of, not the bookkeeping of that period's transaction (finished, delivered, signed).
     private struct Fingerprint: Equatable {
-        let status: SubscriptionStatus
+        let state: SubscriptionStatus.RenewalState
+        let willAutoRenew: Bool
+        let autoRenewProductID: String
+        let renewalDate: Date?
+        let expirationReason: SubscriptionStatus.ExpirationReason?
+        let isInBillingRetry: Bool
+        let gracePeriodExpirationDate: Date?
+        let transactionID: UInt64
+        let expirationDate: Date?
+        let revocationDate: Date?
+        let offer: TransactionOffer?
 
         init(_ status: SubscriptionStatus) {
-            var status = status
-            // Finishing the transaction, or signing it again, is no change of status.
-            status.transaction.isFinished = false
-            status.transaction.updatedAt = .distantPast
-            self.status = status
+            state = status.state
+            willAutoRenew = status.willAutoRenew
+            autoRenewProductID = status.autoRenewProductID
+            renewalDate = status.renewalDate
+            expirationReason = status.expirationReason
+            isInBillingRetry = status.isInBillingRetry
+            gracePeriodExpirationDate = status.gracePeriodExpirationDate
+            transactionID = status.transaction.id
+            expirationDate = status.transaction.expirationDate
+            revocationDate = status.transaction.revocationDate
+            offer = status.transaction.offer
         }
     }
 }

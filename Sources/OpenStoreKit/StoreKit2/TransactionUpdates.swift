@@ -83,7 +83,9 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     /// purchase that fails after its call returned (an Ask to Buy request declined) is finished
     /// here at once, as `purchase()` finishes the failures it returns. (Apple: "Your app doesn't
     /// receive a transaction because you declined Ask to Buy".) A StoreKit 1 payment's failure
-    /// stays for the app's observer to finish, as StoreKit 1 requires.
+    /// stays for the app's observer to finish, as StoreKit 1 requires. One the launch did not
+    /// hear of (declined by another process, or while the app did not run, or not finished
+    /// for the ledger was busy) is finished at the next launch (`finishAbandonedFailures(in:)`).
     private func finishAbandonedFailures(_ transactions: [PaymentTransaction], in queue: PaymentQueue) async {
         let inProgress = state.withLock { $0.purchasesInProgress }
         let abandoned = transactions.filter { row in
@@ -92,6 +94,15 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         }
         guard !abandoned.isEmpty else { return }
         _ = try? await queue.finishTransactions(abandoned.map(\.id))
+    }
+
+    /// At launch: finishes the StoreKit 2 failures left unfinished among the oldest 1,000
+    /// unfinished failed transactions (a launch's work stays bounded; a later launch, once
+    /// StoreKit 1 observers finished theirs, takes the next ones).
+    func finishAbandonedFailures(in queue: PaymentQueue) async {
+        let failed = try? ledger.transactions(
+            matching: TransactionFilter(state: .failed, unfinishedOnly: true, limit: 1_000))
+        await finishAbandonedFailures(failed ?? [], in: queue)
     }
 
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {

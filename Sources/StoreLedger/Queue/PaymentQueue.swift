@@ -379,13 +379,18 @@ public actor PaymentQueue {
         renewalTimer = nil
     }
 
+    /// Makes and delivers the renewals due by the store's clock, if any: a read first, so that
+    /// a call with nothing due writes nothing.
+    public func renewDueSubscriptions() async throws {
+        if let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
+            try await processSubscriptionRenewals()
+        }
+    }
+
     /// One wake of the renewal task: how long to sleep next.
     private func renewDueAndTimeUntilNextRenewal(longest: Duration) async -> Duration {
         do {
-            // A read first: a wake with nothing due writes nothing.
-            if let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
-                try await processSubscriptionRenewals()
-            }
+            try await renewDueSubscriptions()
             guard let next = try ledger.nextRenewalDate() else { return longest }
             let seconds = next.timeIntervalSince(try ledger.storeDate())
             // A renewal still due (more than the limit fell due at once) is made right away.

@@ -135,8 +135,12 @@ public struct StoreTestSession: Sendable {
     /// notified. Returns the transaction as stored after.
     /// - Throws: `StoreControlError.noRefundRequest`; a grant, the refund's errors.
     @discardableResult
-    public func decideRefundRequest(_ id: UInt64, grant: Bool) async throws -> PaymentTransaction {
-        try await run(.decideRefundRequest(id, grant: grant)).transactions[0]
+    public func decideRefundRequest(
+        _ id: UInt64, _ decision: RefundRequest.Decision
+    ) async throws
+        -> PaymentTransaction
+    {
+        try await run(.decideRefundRequest(id, decision)).transactions[0]
     }
 
     /// Deletes every transaction, unfinished ones included: their rows go, their histories

@@ -61,11 +61,12 @@ final class SubscriptionScreen {
         }
     }
 
-    /// Asks for a review after the user has been subscribed a while.
+    /// Asks for a review once the subscription renewed at least once: its current period began
+    /// a week or more after the run of periods began.
     func askForReviewIfLoyal(in scene: UIWindowScene) async {
         guard let status = try? await Product.SubscriptionInfo.status(for: "70000100").first,
-            case .verified(let info) = status.renewalInfo,
-            Date().timeIntervalSince(info.recentSubscriptionStartDate) > 0
+            case .verified(let info) = status.renewalInfo, case .verified(let period) = status.transaction,
+            period.purchaseDate.timeIntervalSince(info.recentSubscriptionStartDate) >= 7 * 86_400
         else { return }
         AppStore.requestReview(in: scene)
     }

@@ -9,11 +9,21 @@ public struct PaymentDiscount: Sendable, Hashable {
     /// `nil`: redeemed without a signature, as StoreKitTest's `promotionalOffer(id:)` does in a
     /// test session (and `ledger purchase --promotional-offer`). An app's payments carry one.
     public var signature: OfferSignature?
+    /// The 2025 form of the signature (StoreKit's `promotionalOffer(_:compactJWS:)`): a compact
+    /// JWS the app's server signed with the subscription offers key, as Apple's
+    /// `PromotionalOfferV2SignatureCreator` makes it; when set, `signature` is not used.
+    public var compactJWS: String?
 
     /// An offer to redeem, with the signature the app's server made (`nil` in a test session).
     public init(offerID: String, signature: OfferSignature?) {
         self.offerID = offerID
         self.signature = signature
+    }
+
+    /// An offer to redeem with a JWS the app's server signed (`promotionalOffer(_:compactJWS:)`).
+    public init(offerID: String, compactJWS: String) {
+        self.offerID = offerID
+        self.compactJWS = compactJWS
     }
 }
 

@@ -111,3 +111,28 @@ public enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
         }
     }
 }
+
+extension SubscriptionOffersKey {
+    /// Whether `signature` (a JWS's ES256 signature: the 64 bytes of r and s) signs
+    /// `signingInput` (the JWS's header and payload parts, joined by a period) with this key.
+    public func isValidJWSSignature(_ signature: Data, signingInput: String) -> Bool {
+        guard let decoded = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return key.publicKey.isValidSignature(decoded, for: Data(signingInput.utf8))
+    }
+
+    /// Signs `claims` as a compact JWS (ES256, this key's identifier as `kid`), as Apple's
+    /// server libraries sign a promotional offer (`PromotionalOfferV2SignatureCreator`): what a
+    /// test standing in for the app's server uses.
+    public func compactJWS(claims: [String: Any]) throws -> String {
+        let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": id, "typ": "JWT"])
+        let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
+        let input = Self.base64URL(header) + "." + Self.base64URL(payload)
+        let signature = try key.signature(for: Data(input.utf8)).rawRepresentation
+        return input + "." + Self.base64URL(signature)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -337,4 +337,33 @@ import Testing
             #expect(badBundle.status == 65 && badBundle.stderr.contains("expected a bundle identifier"))
         }
     }
+
+    @Test func anOfferSignedAsAJWSFromTheCLI() async throws {
+        try await CLIWorkspace.empty { workspace in
+            _ = try workspace.json("products", "import", Repository.fixture("v3.0-garden-shop.storekit"))
+            let first = try #require(try workspace.json("purchase", Self.monthly)["id"] as? Int)
+            _ = try workspace.json("subscriptions", "expire", Self.monthly)
+            let key = try #require(
+                try StoreKitConfiguration(contentsOf: Repository.fixture("v3.0-garden-shop.storekit"))
+                    .subscriptionOffersKey)
+            let jws = try key.compactJWS(claims: [
+                "aud": "promotional-offer", "bid": Ledger.defaultBundleID, "iss": "issuer-1",
+                "iat": Int64(Date().timeIntervalSince1970), "nonce": UUID().uuidString.lowercased(),
+                "productId": Self.monthly, "offerIdentifier": Self.comeback, "transactionId": String(first),
+            ])
+            let signed = try workspace.json(
+                "purchase", Self.monthly, "--promotional-offer", Self.comeback, "--offer-jws", jws)
+            #expect((signed["offer"] as? [String: Any])?["id"] as? String == Self.comeback)
+            _ = try workspace.json("subscriptions", "expire", Self.monthly)
+            let reused = try workspace.ledger(
+                "purchase", Self.monthly, "--promotional-offer", Self.comeback, "--offer-jws", jws)
+            #expect(reused.status == 1 && reused.stderr.contains("its nonce was used already"))
+            let alone = try workspace.ledger("purchase", Self.monthly, "--offer-jws", jws)
+            #expect(alone.status == 64 && alone.stderr.contains("--offer-jws goes with --promotional-offer"))
+            let both = try workspace.ledger(
+                "purchase", Self.monthly, "--promotional-offer", Self.comeback, "--offer-jws", jws, "--offer-key-id",
+                "K")
+            #expect(both.status == 64 && both.stderr.contains("--offer-jws replaces"))
+        }
+    }
 }

@@ -55,6 +55,28 @@ enum OfferServer {
     }
 }
 
+extension OfferServer {
+    /// Signs with Apple's `PromotionalOfferV2SignatureCreator` (the 2025 form, a compact JWS),
+    /// given the key in PEM, naming the customer's transaction `transactionID`.
+    static func signJWSWithAppleLibrary(
+        python: String, productID: String, offerID: String, transactionID: String
+    ) throws -> String {
+        let key = try key()
+        let script = """
+            import sys
+            from appstoreserverlibrary.jws_signature_creator import PromotionalOfferV2SignatureCreator
+            pem, key_id, bundle_id, product, offer, transaction = sys.argv[1:]
+            creator = PromotionalOfferV2SignatureCreator(pem.encode(), key_id, 'issuer-1', bundle_id)
+            print(creator.create_signature(product, offer, transaction))
+            """
+        let run = try runProcess(
+            python,
+            ["-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, offerID, transactionID])
+        guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

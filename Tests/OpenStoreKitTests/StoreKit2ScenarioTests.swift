@@ -543,6 +543,34 @@ import Testing
         }
     }
 
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    func anOfferSignedAsAJWSByApplesServerLibraryIsAcceptedOnce() async throws {
+        guard let python = ApplePython.path else {
+            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
+            return
+        }
+        try await Shop.withSession { session in
+            let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
+            let first = try await session.buyProduct(identifier: Shop.monthly)
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            let jws = try OfferServer.signJWSWithAppleLibrary(
+                python: python, productID: Shop.monthly, offerID: Self.comeback, transactionID: String(first.id))
+            let options = Set(Product.PurchaseOption.promotionalOffer(Self.comeback, compactJWS: jws))
+            guard case .success(.verified(let transaction)) = try await monthly.purchase(options: options) else {
+                Issue.record("expected a verified purchase")
+                return
+            }
+            #expect(transaction.offerID == Self.comeback && transaction.offerType == .promotional)
+            try session.expireSubscription(productIdentifier: Shop.monthly)
+            await #expect(throws: Product.PurchaseError.invalidOfferSignature) {
+                try await monthly.purchase(options: options)
+            }
+        }
+    }
+
     @Test func aTestSessionBuysWithAnUnsignedOffer() async throws {
         try await Shop.withSession { session in
             _ = try await session.buyProduct(identifier: Shop.monthly)

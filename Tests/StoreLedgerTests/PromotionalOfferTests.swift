@@ -425,3 +425,110 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
         }
     }
 }
+
+/// A payment redeeming `offerID` with the 2025 form of the signature: a compact JWS signed with
+/// `key`, its claims as Apple's `PromotionalOfferV2SignatureCreator` writes them; `change`
+/// edits them first.
+private func jwsPayment(
+    _ productID: String, offer offerID: String, key: SubscriptionOffersKey,
+    change: (inout [String: Any]) -> Void = { _ in }
+) throws -> Payment {
+    var claims: [String: Any] = [
+        "aud": "promotional-offer", "bid": Ledger.defaultBundleID, "iss": "issuer-1",
+        "iat": Int64(storeEpoch.timeIntervalSince1970), "nonce": UUID().uuidString.lowercased(),
+        "productId": productID, "offerIdentifier": offerID,
+    ]
+    change(&claims)
+    var payment = Payment(productID: productID)
+    payment.discount = PaymentDiscount(offerID: offerID, compactJWS: try key.compactJWS(claims: claims))
+    return payment
+}
+
+/// Promotional offers signed as a JWS (StoreKit's `promotionalOffer(_:compactJWS:)`).
+@Suite struct PromotionalOfferJWSTests {
+    static func payment(jws: String) -> Payment {
+        var payment = Payment(productID: "plus.monthly")
+        payment.discount = PaymentDiscount(offerID: "comeback", compactJWS: jws)
+        return payment
+    }
+
+    @Test func aJWSSignedOfferIsRedeemedOnceByItsNonce() async throws {
+        try await withPromotionalStore { queue, session, key in
+            let first = try await queue.add(Payment(productID: "plus.monthly"))
+            try await session.expireSubscription("plus.monthly")
+            let payment = try jwsPayment("plus.monthly", offer: "comeback", key: key) {
+                $0["transactionId"] = String(first.id)
+            }
+            let redeemed = try await queue.add(payment)
+            #expect(redeemed.state == .purchased && redeemed.offer?.id == "comeback")
+            try await session.expireSubscription("plus.monthly")
+            await #expect(throws: PromotionalOfferError.self) { try await queue.add(payment) }
+            let again = await #expect(throws: PromotionalOfferError.self) { try await queue.add(payment) }
+            #expect("\(again!)".contains("its nonce was used already, by transaction \(redeemed.id)"))
+        }
+    }
+
+    @Test func whatTheStoreCannotCheckIsRefusedAndWritesNothing() async throws {
+        try await withPromotionalStore { queue, session, key in
+            let first = try await queue.add(Payment(productID: "plus.monthly"))
+            try await session.expireSubscription("plus.monthly")
+            let other = try SubscriptionOffersKey(generatingWithID: "K1")
+            let cases: [(Payment, String)] = [
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) { $0["aud"] = "appstoreconnect-v1" },
+                    "has aud \"appstoreconnect-v1\", not \"promotional-offer\""
+                ),
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) { $0["bid"] = "com.example.other" },
+                    "has bid \"com.example.other\""
+                ),
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) { $0["productId"] = "plus.yearly" },
+                    "has productId \"plus.yearly\""
+                ),
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) {
+                        $0["offerIdentifier"] = "three.free"
+                    },
+                    "has offerIdentifier \"three.free\""
+                ),
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) {
+                        $0["iat"] = Int64(storeEpoch.timeIntervalSince1970) - 25 * 3_600
+                    }, "more than 24 hours from the store's clock"
+                ),
+                (try jwsPayment("plus.monthly", offer: "comeback", key: key) { $0["nonce"] = nil }, "has no nonce"),
+                (
+                    try jwsPayment("plus.monthly", offer: "comeback", key: key) { $0["transactionId"] = "424242" },
+                    "names transaction 424242, which is not this customer's"
+                ),
+                (try jwsPayment("plus.monthly", offer: "comeback", key: other), "is not signed by the store's key"),
+                (
+                    try jwsPayment(
+                        "plus.monthly", offer: "comeback", key: try SubscriptionOffersKey(generatingWithID: "K7")),
+                    "unknown key \"K7\""
+                ),
+            ]
+            for (payment, reason) in cases {
+                let error = await #expect(throws: PromotionalOfferError.self) { try await queue.add(payment) }
+                #expect(error.map { "\($0)".contains(reason) } == true, "\(String(describing: error)) / \(reason)")
+            }
+            // A payload changed after signing, and what is not a JWS at all.
+            var tampered = try jwsPayment("plus.monthly", offer: "comeback", key: key)
+            let parts = tampered.discount!.compactJWS!.split(separator: ".").map(String.init)
+            let forged = try jwsPayment("plus.monthly", offer: "three.free", key: key).discount!.compactJWS!
+                .split(separator: ".")[1]
+            tampered.discount = PaymentDiscount(
+                offerID: "three.free", compactJWS: [parts[0], String(forged), parts[2]].joined(separator: "."))
+            for (payment, reason) in [
+                (tampered, "is not signed by the store's key"),
+                (Self.payment(jws: "a.b"), "is not a compact JWS of JSON objects"),
+                (Self.payment(jws: String(repeating: "a", count: 9_000)), "is over 8192 bytes"),
+            ] {
+                let error = await #expect(throws: PromotionalOfferError.self) { try await queue.add(payment) }
+                #expect(error.map { "\($0)".contains(reason) } == true, "\(String(describing: error)) / \(reason)")
+            }
+            #expect(try queue.ledger.allTransactions().map(\.id) == [first.id], "nothing written")
+        }
+    }
+}

@@ -65,6 +65,11 @@ struct PurchaseCommand: AsyncParsableCommand {
     var offerSignature: String?
 
     @Option(
+        name: .customLong("offer-jws"),
+        help: "The offer's signature in its 2025 form: a compact JWS signed with the subscription offers key.")
+    var offerJWS: String?
+
+    @Option(
         name: .customLong("purchase-date"),
         help: "Date the purchase in the past (ISO 8601): a subscription renews from then up to now.")
     var purchaseDate: String?
@@ -80,6 +85,12 @@ struct PurchaseCommand: AsyncParsableCommand {
         }
         let signed = [offerKeyID, offerNonce, offerTimestamp.map(String.init), offerSignature].filter { $0 != nil }
             .count
+        if offerJWS != nil, promotionalOffer == nil {
+            throw ValidationError("--offer-jws goes with --promotional-offer")
+        }
+        if offerJWS != nil, signed > 0 {
+            throw ValidationError("--offer-jws replaces --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
+        }
         if signed > 0, promotionalOffer == nil {
             throw ValidationError(
                 "--offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature go with --promotional-offer")
@@ -136,6 +147,7 @@ struct PurchaseCommand: AsyncParsableCommand {
     /// The promotional offer of `--promotional-offer` and its signature, if any.
     private func discount() throws -> PaymentDiscount? {
         guard let promotionalOffer else { return nil }
+        if let offerJWS { return PaymentDiscount(offerID: promotionalOffer, compactJWS: offerJWS) }
         guard let offerKeyID, let offerNonce, let offerTimestamp, let offerSignature else {
             return PaymentDiscount(offerID: promotionalOffer, signature: nil)
         }

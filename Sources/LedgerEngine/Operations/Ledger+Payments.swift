@@ -95,7 +95,7 @@ extension Ledger {
         let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
         row.planned = (decision.state, decision.error)
         row.offer = offer
-        row.offerNonce = payment.discount?.signature?.nonce
+        row.offerNonce = payment.discount.flatMap { $0.compactJWS.map(OfferJWS.nonce) ?? $0.signature?.nonce }
         if let backdating = payment.backdating {
             try checkBackdating(
                 db, backdating, productID: payment.productID, offer: offer, settings: settings, now: now)

@@ -41,7 +41,9 @@ extension Ledger {
                 try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"),
                 arguments: [payment.productID])
         else { throw PromotionalOfferError.unknownOffer(productID: payment.productID, offerID: discount.offerID) }
-        if let signature = discount.signature {
+        if let compact = discount.compactJWS {
+            try checkSignature(db, try OfferJWS(compact), of: payment, offerID: discount.offerID, settings: settings, at: now)
+        } else if let signature = discount.signature {
             try checkSignature(
                 db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
         }
@@ -62,18 +64,8 @@ extension Ledger {
     ) throws {
         guard !signature.keyID.isEmpty else { throw PromotionalOfferError.missingParameters("no key identifier") }
         guard !signature.signature.isEmpty else { throw PromotionalOfferError.missingParameters("no signature") }
-        guard let key = try Self.subscriptionOffersKey(db) else {
-            throw PromotionalOfferError.invalidSignature(
-                "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)")
-        }
-        guard signature.keyID == key.id else {
-            throw PromotionalOfferError.invalidSignature(
-                "unknown key \"\(signature.keyID)\" (the store's key is \"\(key.id)\")")
-        }
-        guard abs(now - signature.timestamp) <= Self.offerSignatureLifetime else {
-            throw PromotionalOfferError.invalidSignature(
-                "it was signed at \(signature.timestamp) ms, more than 24 hours from the store's clock (\(now) ms)")
-        }
+        let key = try offersKey(db, named: signature.keyID)
+        try checkSignedAt(signature.timestamp, now: now)
         let payload = OfferSignaturePayload(
             bundleID: bundleID, keyID: signature.keyID, productID: payment.productID, offerID: offerID,
             account: payment.applicationUsername ?? payment.appAccountToken?.uuidString ?? "", nonce: signature.nonce,
@@ -83,11 +75,79 @@ extension Ledger {
                 "it does not sign this payment's bundle id (\(payload.bundleID)), key, product, offer, account, nonce and timestamp"
             )
         }
+        try checkUnused(db, nonce: signature.nonce)
+    }
+
+    /// The 2025 form: the JWS signed by the store's key, for this app (`bid`), product and
+    /// offer, within 24 hours of the store's clock (`iat`), with an unused nonce; a
+    /// `transactionId`, when given, must be the customer's (one of the ledger's transactions,
+    /// or the app transaction's id).
+    private func checkSignature(
+        _ db: Database, _ jws: OfferJWS, of payment: NewPayment, offerID: String, settings: StoreSettings, at now: Int64
+    ) throws {
+        let key = try offersKey(db, named: jws.keyID)
+        guard key.isValidJWSSignature(jws.signature, signingInput: jws.signingInput) else {
+            throw PromotionalOfferError.invalidSignature("the offer's JWS is not signed by the store's key")
+        }
+        let claims = jws.claims
+        func claim(_ name: String, is expected: String) throws {
+            guard let value = claims[name] as? String else {
+                throw PromotionalOfferError.missingParameters("the offer's JWS has no \(name)")
+            }
+            guard value == expected else {
+                throw PromotionalOfferError.invalidSignature("the offer's JWS has \(name) \"\(value)\", not \"\(expected)\"")
+            }
+        }
+        try claim("aud", is: "promotional-offer")
+        try claim("bid", is: settings.bundleID)
+        try claim("productId", is: payment.productID)
+        try claim("offerIdentifier", is: offerID)
+        guard let issuedAt = (claims["iat"] as? NSNumber)?.int64Value else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no iat")
+        }
+        try checkSignedAt(issuedAt.multipliedReportingOverflow(by: 1000).partialValue, now: now)
+        guard let nonce = jws.nonce else { throw PromotionalOfferError.missingParameters("the offer's JWS has no nonce") }
+        try checkUnused(db, nonce: nonce)
+        if let transactionID = claims["transactionId"] as? String, try !isCustomers(db, transactionID: transactionID) {
+            throw PromotionalOfferError.invalidSignature(
+                "the offer's JWS names transaction \(transactionID), which is not this customer's")
+        }
+    }
+
+    /// The store's subscription offers key, when `keyID` names it.
+    private func offersKey(_ db: Database, named keyID: String) throws -> SubscriptionOffersKey {
+        guard let key = try Self.subscriptionOffersKey(db) else {
+            throw PromotionalOfferError.invalidSignature(
+                "the store has no subscription offers key (a StoreKit configuration file's subscriptionOffersKeyPair)")
+        }
+        guard keyID == key.id else {
+            throw PromotionalOfferError.invalidSignature("unknown key \"\(keyID)\" (the store's key is \"\(key.id)\")")
+        }
+        return key
+    }
+
+    /// Refuses a signature made more than 24 hours from the store's clock (`signedAt` in ms).
+    private func checkSignedAt(_ signedAt: Int64, now: Int64) throws {
+        guard abs(now.subtractingReportingOverflow(signedAt).partialValue) <= Self.offerSignatureLifetime else {
+            throw PromotionalOfferError.invalidSignature(
+                "it was signed at \(signedAt) ms, more than 24 hours from the store's clock (\(now) ms)")
+        }
+    }
+
+    /// Refuses a nonce a transaction of the ledger used already.
+    private func checkUnused(_ db: Database, nonce: UUID) throws {
         if let used = try Int64.fetchOne(
             try db.cachedStatement(sql: "SELECT id FROM transactions WHERE offer_nonce = ?"),
-            arguments: [signature.nonce.uuidString.lowercased()])
+            arguments: [nonce.uuidString.lowercased()])
         {
             throw PromotionalOfferError.invalidSignature("its nonce was used already, by transaction \(used)")
         }
+    }
+
+    /// Whether `text` names one of the customer's transactions, or the app transaction.
+    private func isCustomers(_ db: Database, transactionID text: String) throws -> Bool {
+        if text == (try identities.identity(db).appTransactionID) { return true }
+        guard let id = UInt64(text), let stored = Int64(exactly: id) else { return false }
+        return try Bool.fetchOne(db, sql: "SELECT 1 FROM transactions WHERE id = ?", arguments: [stored]) != nil
     }
 }

@@ -68,6 +68,13 @@ extension Product {
                             keyID: signature.keyID, nonce: signature.nonce, timestamp: Int64(signature.timestamp),
                             signature: signature.signature))))
         }
+        /// A promotional offer signed by the app's server in the 2025 form: a compact JWS (what
+        /// Apple's `PromotionalOfferV2SignatureCreator` makes) signed with the subscription
+        /// offers key, for this app, product and offer; the store refuses the purchase with a
+        /// `Product.PurchaseError` otherwise. One option, in an array as StoreKit returns it.
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
+            [.init(kind: .promotionalOffer(PaymentDiscount(offerID: offerID, compactJWS: compactJWS)))]
+        }
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
             .init(kind: .promotionalOffer(PaymentDiscount(offerID: id, signature: nil)))

@@ -89,7 +89,8 @@ struct PurchaseCommand: AsyncParsableCommand {
             throw ValidationError("--offer-jws goes with --promotional-offer")
         }
         if offerJWS != nil, signed > 0 {
-            throw ValidationError("--offer-jws replaces --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
+            throw ValidationError(
+                "--offer-jws replaces --offer-key-id, --offer-nonce, --offer-timestamp and --offer-signature")
         }
         if signed > 0, promotionalOffer == nil {
             throw ValidationError(

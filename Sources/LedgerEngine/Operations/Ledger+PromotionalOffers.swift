@@ -42,7 +42,8 @@ extension Ledger {
                 arguments: [payment.productID])
         else { throw PromotionalOfferError.unknownOffer(productID: payment.productID, offerID: discount.offerID) }
         if let compact = discount.compactJWS {
-            try checkSignature(db, try OfferJWS(compact), of: payment, offerID: discount.offerID, settings: settings, at: now)
+            try checkSignature(
+                db, try OfferJWS(compact), of: payment, offerID: discount.offerID, settings: settings, at: now)
         } else if let signature = discount.signature {
             try checkSignature(
                 db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
@@ -95,7 +96,8 @@ extension Ledger {
                 throw PromotionalOfferError.missingParameters("the offer's JWS has no \(name)")
             }
             guard value == expected else {
-                throw PromotionalOfferError.invalidSignature("the offer's JWS has \(name) \"\(value)\", not \"\(expected)\"")
+                throw PromotionalOfferError.invalidSignature(
+                    "the offer's JWS has \(name) \"\(value)\", not \"\(expected)\"")
             }
         }
         try claim("aud", is: "promotional-offer")
@@ -106,7 +108,9 @@ extension Ledger {
             throw PromotionalOfferError.missingParameters("the offer's JWS has no iat")
         }
         try checkSignedAt(issuedAt.multipliedReportingOverflow(by: 1000).partialValue, now: now)
-        guard let nonce = jws.nonce else { throw PromotionalOfferError.missingParameters("the offer's JWS has no nonce") }
+        guard let nonce = jws.nonce else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no nonce")
+        }
         try checkUnused(db, nonce: nonce)
         if let transactionID = claims["transactionId"] as? String, try !isCustomers(db, transactionID: transactionID) {
             throw PromotionalOfferError.invalidSignature(

@@ -27,7 +27,9 @@ struct OfferJWS {
         else { throw invalid("is not a compact JWS of JSON objects") }
         guard header["alg"] as? String == "ES256" else { throw invalid("is not signed with ES256") }
         guard let keyID = header["kid"] as? String, !keyID.isEmpty else { throw invalid("names no key (kid)") }
-        (self.keyID, self.claims, self.signingInput, self.signature) = (keyID, claims, parts[0] + "." + parts[1], signature)
+        (self.keyID, self.claims, self.signingInput, self.signature) = (
+            keyID, claims, parts[0] + "." + parts[1], signature
+        )
     }
 
     /// The `nonce` claim, lowercased, when it is a UUID.

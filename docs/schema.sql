@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 15 (0015_backdated_purchases).
+-- Schema version 15 (0015_payment_terms).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -25,13 +25,6 @@ CREATE TABLE app_account_tokens (
     original_transaction_id INTEGER PRIMARY KEY CHECK (original_transaction_id > 0),
     token                   TEXT CHECK (token IS NULL OR length(token) = 36),
     set_at                  INTEGER NOT NULL
-);
-
-CREATE TABLE backdated_purchases (
-    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
-    -- The purchase date, in milliseconds; never after the store's time when the payment was added.
-    purchase_date  INTEGER NOT NULL,
-    renews         INTEGER NOT NULL CHECK (renews IN (0, 1))
 );
 
 CREATE TABLE chain_head (
@@ -143,6 +136,17 @@ WHEN OLD.status <> 'pending'
 BEGIN
     SELECT RAISE(ABORT, 'a delivered or failed notification stays so');
 END;
+
+CREATE TABLE payment_terms (
+    transaction_id            INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    -- The purchase date, in milliseconds; never after the store's time when the payment was added.
+    purchase_date             INTEGER,
+    renews                    INTEGER CHECK (renews IS NULL OR renews IN (0, 1)),
+    introductory_offer        INTEGER CHECK (introductory_offer IS NULL OR introductory_offer IN (0, 1)),
+    introductory_offer_nonce  TEXT UNIQUE CHECK (introductory_offer_nonce IS NULL OR length(introductory_offer_nonce) = 36),
+    CHECK ((purchase_date IS NULL) = (renews IS NULL)),
+    CHECK ((introductory_offer IS NULL) = (introductory_offer_nonce IS NULL))
+);
 
 CREATE TABLE product_localizations (
     product_id   TEXT NOT NULL REFERENCES products(id) ON DELETE CASCADE,

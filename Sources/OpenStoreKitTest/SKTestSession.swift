@@ -353,6 +353,7 @@ public final class SKTestSession: @unchecked Sendable {
             if let token = option.appAccountToken { payment.appAccountToken = token }
             if let discount = option.discount { payment.discount = discount }
             if let backdating = option.backdating { payment.backdating = backdating }
+            if let jws = option.introductoryOfferEligibility { payment.introductoryOfferEligibility = jws }
         }
         let bought = try buy(payment)
         await waitUntilIdle()

@@ -77,6 +77,31 @@ extension OfferServer {
     }
 }
 
+extension OfferServer {
+    /// Signs with Apple's `IntroductoryOfferEligibilitySignatureCreator`: the server's say on
+    /// the introductory offer of `productID` for the customer of `transactionID`.
+    static func signEligibilityWithAppleLibrary(
+        python: String, productID: String, allow: Bool, transactionID: String
+    ) throws -> String {
+        let key = try key()
+        let script = """
+            import sys
+            from appstoreserverlibrary.jws_signature_creator import IntroductoryOfferEligibilitySignatureCreator
+            pem, key_id, bundle_id, product, allow, transaction = sys.argv[1:]
+            creator = IntroductoryOfferEligibilitySignatureCreator(pem.encode(), key_id, 'issuer-1', bundle_id)
+            print(creator.create_signature(product, allow == 'true', transaction))
+            """
+        let run = try runProcess(
+            python,
+            [
+                "-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, String(allow),
+                transactionID,
+            ])
+        guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
 struct CommandFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

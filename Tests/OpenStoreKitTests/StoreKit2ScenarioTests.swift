@@ -571,6 +571,33 @@ import Testing
         }
     }
 
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    func applesServerLibraryWithholdsTheIntroductoryOffer() async throws {
+        guard let python = ApplePython.path else {
+            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
+            return
+        }
+        try await Shop.withSession { session in
+            let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
+            #expect(await monthly.subscription?.isEligibleForIntroOffer == true)
+            let app = try await AppTransaction.shared.payloadValue.appTransactionID
+            let jws = try OfferServer.signEligibilityWithAppleLibrary(
+                python: python, productID: Shop.monthly, allow: false, transactionID: app)
+            guard
+                case .success(.verified(let transaction)) = try await monthly.purchase(options: [
+                    .introductoryOfferEligibility(compactJWS: jws)
+                ])
+            else {
+                Issue.record("expected a verified purchase")
+                return
+            }
+            #expect(transaction.offer == nil, "the server withheld the free week")
+        }
+    }
+
     @Test func aTestSessionBuysWithAnUnsignedOffer() async throws {
         try await Shop.withSession { session in
             _ = try await session.buyProduct(identifier: Shop.monthly)

@@ -532,3 +532,81 @@ private func jwsPayment(
         }
     }
 }
+
+/// A payment with the app's server's say on the introductory offer: a compact JWS signed with
+/// `key`, its claims as Apple's `IntroductoryOfferEligibilitySignatureCreator` writes them;
+/// `change` edits them first.
+private func eligibilityPayment(
+    _ productID: String, key: SubscriptionOffersKey, allow: Bool, transactionID: String,
+    change: (inout [String: Any]) -> Void = { _ in }
+) throws -> Payment {
+    var claims: [String: Any] = [
+        "aud": "introductory-offer-eligibility", "bid": Ledger.defaultBundleID, "iss": "issuer-1",
+        "iat": Int64(storeEpoch.timeIntervalSince1970), "nonce": UUID().uuidString.lowercased(),
+        "productId": productID, "allowIntroductoryOffer": allow, "transactionId": transactionID,
+    ]
+    change(&claims)
+    var payment = Payment(productID: productID)
+    payment.introductoryOfferEligibility = try key.compactJWS(claims: claims)
+    return payment
+}
+
+/// The app's server gives or withholds the introductory offer
+/// (StoreKit's `introductoryOfferEligibility(compactJWS:)`).
+@Suite struct IntroductoryOfferEligibilityJWSTests {
+    @Test func theServerWithholdsItFromANewSubscriberAndGivesItToALapsedOne() async throws {
+        try await withPromotionalStore { queue, session, key in
+            let app = try queue.ledger.appTransactionID()
+            let withheld = try await queue.add(
+                try eligibilityPayment("plus.monthly", key: key, allow: false, transactionID: app))
+            #expect(withheld.state == .purchased && withheld.offer == nil)
+            #expect(withheld.expirationDate == (try months(1, after: withheld.purchaseDate)), "a month, no free week")
+            try await session.expireSubscription("plus.monthly")
+            let given = try await queue.add(
+                try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: String(withheld.id)))
+            #expect(given.offer?.type == .introductory && given.offer?.paymentMode == .freeTrial)
+            #expect(given.expirationDate == given.purchaseDate.addingTimeInterval(7 * 86_400), "the free week again")
+        }
+    }
+
+    @Test func whatTheStoreCannotCheckIsRefusedAndWritesNothing() async throws {
+        try await withPromotionalStore { queue, session, key in
+            let app = try queue.ledger.appTransactionID()
+            let reused = try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: app)
+            let first = try await queue.add(reused)
+            try await session.expireSubscription("plus.monthly")
+            let cases: [(Payment, String)] = [
+                (reused, "its nonce was used already"),
+                (
+                    try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: app) {
+                        $0["aud"] = "promotional-offer"
+                    }, "has aud \"promotional-offer\", not \"introductory-offer-eligibility\""
+                ),
+                (
+                    try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: app) {
+                        $0["allowIntroductoryOffer"] = nil
+                    }, "has no allowIntroductoryOffer"
+                ),
+                (
+                    try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: app) {
+                        $0["transactionId"] = nil
+                    }, "has no transactionId"
+                ),
+                (
+                    try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: "424242"),
+                    "names transaction 424242, which is not this customer's"
+                ),
+                (
+                    try eligibilityPayment("plus.yearly", key: key, allow: true, transactionID: app) {
+                        $0["productId"] = "plus.monthly"
+                    }, "has productId \"plus.monthly\", not \"plus.yearly\""
+                ),
+            ]
+            for (payment, reason) in cases {
+                let error = await #expect(throws: PromotionalOfferError.self) { try await queue.add(payment) }
+                #expect(error.map { "\($0)".contains(reason) } == true, "\(String(describing: error)) / \(reason)")
+            }
+            #expect(try queue.ledger.allTransactions().map(\.id) == [first.id], "nothing written")
+        }
+    }
+}

@@ -70,6 +70,11 @@ struct PurchaseCommand: AsyncParsableCommand {
     var offerJWS: String?
 
     @Option(
+        name: .customLong("introductory-offer-eligibility"),
+        help: "A compact JWS from your server giving or withholding the introductory offer.")
+    var introductoryOfferEligibility: String?
+
+    @Option(
         name: .customLong("purchase-date"),
         help: "Date the purchase in the past (ISO 8601): a subscription renews from then up to now.")
     var purchaseDate: String?
@@ -110,6 +115,7 @@ struct PurchaseCommand: AsyncParsableCommand {
             productID: productID, quantity: quantity, appAccountToken: try parseAccount(account),
             idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
         payment.discount = try discount()
+        payment.introductoryOfferEligibility = introductoryOfferEligibility
         payment.backdating = try purchaseDate.map {
             BackdatedPurchase(date: try StoreTime.date($0), renews: !cancelImmediately)
         }

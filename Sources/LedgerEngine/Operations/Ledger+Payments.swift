@@ -20,6 +20,9 @@ package struct NewPayment: Sendable, Hashable {
     package var isOutsideTheApp = false
     /// A test purchase dated in the past; `nil`: dated when charged.
     package var backdating: BackdatedPurchase?
+    /// The app's server's say on the introductory offer: a compact JWS
+    /// (`introductoryOfferEligibility(compactJWS:)`), checked when the payment is added.
+    package var introductoryOfferEligibility: String?
 
     package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
@@ -100,12 +103,12 @@ extension Ledger {
             try checkBackdating(
                 db, backdating, productID: payment.productID, offer: offer, settings: settings, now: now)
         }
-        let created = try writer(db, at: now, delivery: delivery).insert(row)
-        if let backdating = payment.backdating {
-            try db.run(
-                sql: "INSERT INTO backdated_purchases (transaction_id, purchase_date, renews) VALUES (?, ?, ?)",
-                arguments: [Int64(created.id), backdating.date.ledgerMilliseconds, backdating.renews])
+        let introductoryOffer = try payment.introductoryOfferEligibility.map {
+            try checkIntroductoryOfferEligibility(db, $0, of: payment, settings: settings, at: now)
         }
+        let created = try writer(db, at: now, delivery: delivery).insert(row)
+        try savePaymentTerms(
+            db, of: created.id, backdating: payment.backdating, introductoryOffer: introductoryOffer)
         if decision.outcome == .interrupted {
             try db.run(
                 sql: "INSERT INTO interrupted_purchases (transaction_id) VALUES (?)", arguments: [Int64(created.id)])

@@ -90,32 +90,56 @@ extension Ledger {
         guard key.isValidJWSSignature(jws.signature, signingInput: jws.signingInput) else {
             throw PromotionalOfferError.invalidSignature("the offer's JWS is not signed by the store's key")
         }
-        let claims = jws.claims
-        func claim(_ name: String, is expected: String) throws {
-            guard let value = claims[name] as? String else {
-                throw PromotionalOfferError.missingParameters("the offer's JWS has no \(name)")
-            }
-            guard value == expected else {
-                throw PromotionalOfferError.invalidSignature(
-                    "the offer's JWS has \(name) \"\(value)\", not \"\(expected)\"")
-            }
-        }
-        try claim("aud", is: "promotional-offer")
-        try claim("bid", is: settings.bundleID)
-        try claim("productId", is: payment.productID)
-        try claim("offerIdentifier", is: offerID)
-        guard let issuedAt = (claims["iat"] as? NSNumber)?.int64Value else {
-            throw PromotionalOfferError.missingParameters("the offer's JWS has no iat")
-        }
-        try checkSignedAt(issuedAt.multipliedReportingOverflow(by: 1000).partialValue, now: now)
-        guard let nonce = jws.nonce else {
-            throw PromotionalOfferError.missingParameters("the offer's JWS has no nonce")
-        }
-        try checkUnused(db, nonce: nonce)
-        if let transactionID = claims["transactionId"] as? String, try !isCustomers(db, transactionID: transactionID) {
+        try jws.require("aud", is: "promotional-offer")
+        try jws.require("bid", is: settings.bundleID)
+        try jws.require("productId", is: payment.productID)
+        try jws.require("offerIdentifier", is: offerID)
+        try checkSignedAt(try jws.issuedAt(), now: now)
+        try checkUnused(db, nonce: try jws.requiredNonce())
+        if let transactionID = jws.claims["transactionId"] as? String,
+            try !isCustomers(db, transactionID: transactionID)
+        {
             throw PromotionalOfferError.invalidSignature(
                 "the offer's JWS names transaction \(transactionID), which is not this customer's")
         }
+    }
+
+    /// The app's server's say on the introductory offer (`introductoryOfferEligibility(compactJWS:)`),
+    /// checked as a promotional offer's JWS is: signed by the store's key, `aud`
+    /// `introductory-offer-eligibility`, this app and product, within 24 hours of the store's
+    /// clock, a nonce never used for it before, and the customer's `transactionId`. Returns
+    /// `allowIntroductoryOffer` and the nonce the payment keeps.
+    /// - Throws: `PromotionalOfferError`.
+    func checkIntroductoryOfferEligibility(
+        _ db: Database, _ compact: String, of payment: NewPayment, settings: StoreSettings, at now: Int64
+    ) throws -> (allow: Bool, nonce: UUID) {
+        let jws = try OfferJWS(compact)
+        let key = try offersKey(db, named: jws.keyID)
+        guard key.isValidJWSSignature(jws.signature, signingInput: jws.signingInput) else {
+            throw PromotionalOfferError.invalidSignature("the offer's JWS is not signed by the store's key")
+        }
+        try jws.require("aud", is: "introductory-offer-eligibility")
+        try jws.require("bid", is: settings.bundleID)
+        try jws.require("productId", is: payment.productID)
+        try checkSignedAt(try jws.issuedAt(), now: now)
+        guard let allow = jws.claims["allowIntroductoryOffer"] as? Bool else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no allowIntroductoryOffer")
+        }
+        guard let transactionID = jws.claims["transactionId"] as? String else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no transactionId")
+        }
+        guard try isCustomers(db, transactionID: transactionID) else {
+            throw PromotionalOfferError.invalidSignature(
+                "the offer's JWS names transaction \(transactionID), which is not this customer's")
+        }
+        let nonce = try jws.requiredNonce()
+        if try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM payment_terms WHERE introductory_offer_nonce = ?",
+            arguments: [nonce.uuidString.lowercased()]) != nil
+        {
+            throw PromotionalOfferError.invalidSignature("its nonce was used already")
+        }
+        return (allow, nonce)
     }
 
     /// The store's subscription offers key, when `keyID` names it.

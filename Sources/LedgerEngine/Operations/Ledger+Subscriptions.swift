@@ -240,12 +240,14 @@ extension Ledger {
             // group's first: `checkBackdating`) starts then, renewing from then up to the store's
             // time unless it was to be cancelled at once.
             start = try hasBought(db, group: group, excluding: transaction.id) ? .resubscribe : .firstTime
-            if run == nil, let intro = plan.introductoryOffer, start == .firstTime {
+            // The app's server may give or withhold the introductory offer, whatever the history.
+            let terms = try paymentTerms(db, of: transaction.id)
+            if run == nil, let intro = plan.introductoryOffer, terms?.introductoryOffer ?? (start == .firstTime) {
                 run = plan.offerRun(intro.offer, pending: true)
             }
             // The date asked for is dropped when the group was bought between the payment and its
             // charge (an Ask to Buy approved later): its history cannot be rewritten.
-            let backdating = start == .firstTime ? try backdating(db, of: transaction.id) : nil
+            let backdating = start == .firstTime ? terms?.backdating : nil
             begins = backdating?.date.ledgerMilliseconds ?? now
             end = try periodsEnd(db, run, plan: plan, start: begins)
             state = RenewalState(

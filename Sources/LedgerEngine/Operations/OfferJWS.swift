@@ -32,8 +32,33 @@ struct OfferJWS {
         )
     }
 
-    /// The `nonce` claim, lowercased, when it is a UUID.
+    /// The `nonce` claim, when it is a UUID.
     var nonce: UUID? { (claims["nonce"] as? String).flatMap(UUID.init(uuidString:)) }
+
+    /// Refuses a JWS whose claim `name` is missing or is not `expected`.
+    func require(_ name: String, is expected: String) throws {
+        guard let value = claims[name] as? String else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no \(name)")
+        }
+        guard value == expected else {
+            throw PromotionalOfferError.invalidSignature(
+                "the offer's JWS has \(name) \"\(value)\", not \"\(expected)\"")
+        }
+    }
+
+    /// The `iat` claim (seconds), in milliseconds.
+    func issuedAt() throws -> Int64 {
+        guard let seconds = (claims["iat"] as? NSNumber)?.int64Value else {
+            throw PromotionalOfferError.missingParameters("the offer's JWS has no iat")
+        }
+        return seconds.multipliedReportingOverflow(by: 1000).partialValue
+    }
+
+    /// The `nonce` claim.
+    func requiredNonce() throws -> UUID {
+        guard let nonce else { throw PromotionalOfferError.missingParameters("the offer's JWS has no nonce") }
+        return nonce
+    }
 
     /// The nonce of `compact`, if it decodes: what the payment records to refuse its reuse.
     static func nonce(of compact: String) -> UUID? { (try? OfferJWS(compact))?.nonce }

@@ -165,7 +165,7 @@ struct TransactionWriter {
             charged = try ledger.startSubscriptionPeriod(self, transaction).map {
                 .purchase($0, redeemingOffer: transaction.offer?.type == .promotional)
             }
-        } else if state == .purchased, let backdated = try ledger.backdating(db, of: transaction.id) {
+        } else if state == .purchased, let backdated = try ledger.paymentTerms(db, of: transaction.id)?.backdating {
             // A back-dated test purchase is dated as the test asked.
             redated = backdated.date.ledgerMilliseconds
         } else if state == .purchased, transaction.state == .deferred {
@@ -346,7 +346,7 @@ struct TransactionWriter {
             sql: """
                 DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM refund_requests WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
-                DELETE FROM backdated_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+                DELETE FROM payment_terms WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
                 """, arguments: arguments + arguments + arguments + arguments)
         var appender = try appender()

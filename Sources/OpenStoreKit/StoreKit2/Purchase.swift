@@ -22,6 +22,7 @@ extension Product {
             case simulatesAskToBuyInSandbox(Bool)
             case promotionalOffer(PaymentDiscount)
             case purchaseDate(BackdatedPurchase)
+            case introductoryOfferEligibility(String)
             case custom(key: String, value: String)
         }
 
@@ -74,6 +75,19 @@ extension Product {
         /// `Product.PurchaseError` otherwise. One option, in an array as StoreKit returns it.
         public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
             [.init(kind: .promotionalOffer(PaymentDiscount(offerID: offerID, compactJWS: compactJWS)))]
+        }
+        /// The app's server's say on the introductory offer: a compact JWS (what Apple's
+        /// `IntroductoryOfferEligibilitySignatureCreator` makes) signed with the subscription
+        /// offers key, whose `allowIntroductoryOffer` gives the offer or withholds it, whatever
+        /// the customer's history.
+        public static func introductoryOfferEligibility(compactJWS: String) -> PurchaseOption {
+            .init(kind: .introductoryOfferEligibility(compactJWS))
+        }
+
+        /// The JWS this option carries, if it is `introductoryOfferEligibility(compactJWS:)`.
+        package var introductoryOfferEligibility: String? {
+            if case .introductoryOfferEligibility(let jws) = kind { return jws }
+            return nil
         }
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
@@ -162,6 +176,7 @@ extension Product {
             case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
             case .promotionalOffer(let discount): payment.discount = discount
             case .purchaseDate(let purchase): payment.backdating = purchase
+            case .introductoryOfferEligibility(let jws): payment.introductoryOfferEligibility = jws
             case .custom: break
             }
         }

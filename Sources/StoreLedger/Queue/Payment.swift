@@ -25,6 +25,11 @@ public struct Payment: Sendable, Hashable {
     /// from then up to the store's time (the renewals are made as a clock move makes them) or,
     /// with `renews` false, has its first period only.
     public var backdating: BackdatedPurchase?
+    /// The app's server's say on the introductory offer (StoreKit's
+    /// `introductoryOfferEligibility(compactJWS:)`): a compact JWS signed with the subscription
+    /// offers key whose `allowIntroductoryOffer` gives the offer, or withholds it, whatever the
+    /// customer's history; checked when the payment is added (`PromotionalOfferError`).
+    public var introductoryOfferEligibility: String?
 
     /// StoreKit 2's form: a payment tied, when `appAccountToken` is given, to one of the app's
     /// accounts, with no `applicationUsername`. The product and `quantity` are checked when the
@@ -62,6 +67,7 @@ extension Payment {
             applicationUsername: applicationUsername, idempotencyKey: idempotencyKey,
             simulatedOutcome: simulatedOutcome, discount: discount)
         payment.backdating = backdating
+        payment.introductoryOfferEligibility = introductoryOfferEligibility
         return payment
     }
 }

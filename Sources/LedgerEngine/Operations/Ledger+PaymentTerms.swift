@@ -2,20 +2,48 @@ import Foundation
 import LedgerModel
 import GRDB
 
-/// Back-dated test purchases (migration 15): StoreKitTest's `purchaseDate(_:renewalBehavior:)`.
+/// A payment's terms, kept from its commit to its charge (migration 15): a back-dated test
+/// purchase (StoreKitTest's `purchaseDate(_:renewalBehavior:)`), and the app's server's say on
+/// the introductory offer (`introductoryOfferEligibility(compactJWS:)`).
+struct PaymentTerms {
+    var backdating: BackdatedPurchase?
+    /// Whether the charge gives the introductory offer (`nil`: by the customer's history).
+    var introductoryOffer: Bool?
+}
+
 extension Ledger {
-    /// The back-dating of transaction `id`'s payment, if it was back-dated: one prepared lookup,
-    /// as every charge asks.
-    func backdating(_ db: Database, of id: UInt64) throws -> BackdatedPurchase? {
-        let lookup = try FastStatement(db, Self.backdatingLookup)
+    /// The terms of transaction `id`'s payment, if it had any: one prepared lookup, as every
+    /// charge asks.
+    func paymentTerms(_ db: Database, of id: UInt64) throws -> PaymentTerms? {
+        let lookup = try FastStatement(db, Self.termsLookup)
         lookup.bind(1, Int64(id))
         return try lookup.first { row in
-            BackdatedPurchase(date: Date(ledgerMilliseconds: row.int64(0)), renews: row.int64(1) != 0)
+            PaymentTerms(
+                backdating: row.optionalInt64(0).map {
+                    BackdatedPurchase(date: Date(ledgerMilliseconds: $0), renews: row.optionalInt64(1) != 0)
+                },
+                introductoryOffer: row.optionalInt64(2).map { $0 != 0 })
         }
     }
 
-    private static let backdatingLookup = LedgerSQL(
-        "SELECT purchase_date, renews FROM backdated_purchases WHERE transaction_id = ?")
+    private static let termsLookup = LedgerSQL(
+        "SELECT purchase_date, renews, introductory_offer FROM payment_terms WHERE transaction_id = ?")
+
+    /// Keeps the terms of the payment just stored as transaction `id`, when it has any.
+    func savePaymentTerms(
+        _ db: Database, of id: UInt64, backdating: BackdatedPurchase?, introductoryOffer: (allow: Bool, nonce: UUID)?
+    ) throws {
+        guard backdating != nil || introductoryOffer != nil else { return }
+        try db.run(
+            sql: """
+                INSERT INTO payment_terms (transaction_id, purchase_date, renews, introductory_offer, introductory_offer_nonce)
+                VALUES (?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Int64(id), backdating?.date.ledgerMilliseconds, backdating?.renews, introductoryOffer?.allow,
+                introductoryOffer?.nonce.uuidString.lowercased(),
+            ])
+    }
 
     /// Refuses a back-dating the store cannot make: a date after the store's time `now`; for an
     /// auto-renewable subscription, a group bought before (a back-dated subscription begins its

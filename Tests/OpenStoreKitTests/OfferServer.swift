@@ -57,49 +57,42 @@ enum OfferServer {
 
 extension OfferServer {
     /// Signs with Apple's `PromotionalOfferV2SignatureCreator` (the 2025 form, a compact JWS),
-    /// given the key in PEM, naming the customer's transaction `transactionID`.
+    /// naming the customer's transaction `transactionID`.
     static func signJWSWithAppleLibrary(
         python: String, productID: String, offerID: String, transactionID: String
     ) throws -> String {
-        let key = try key()
-        let script = """
-            import sys
-            from appstoreserverlibrary.jws_signature_creator import PromotionalOfferV2SignatureCreator
-            pem, key_id, bundle_id, product, offer, transaction = sys.argv[1:]
-            creator = PromotionalOfferV2SignatureCreator(pem.encode(), key_id, 'issuer-1', bundle_id)
-            print(creator.create_signature(product, offer, transaction))
-            """
-        let run = try runProcess(
-            python,
-            ["-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, offerID, transactionID])
-        guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
-        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try signJWS(
+            python: python, creator: "PromotionalOfferV2SignatureCreator",
+            call: "create_signature(\(quoted(productID)), \(quoted(offerID)), \(quoted(transactionID)))")
     }
-}
 
-extension OfferServer {
     /// Signs with Apple's `IntroductoryOfferEligibilitySignatureCreator`: the server's say on
     /// the introductory offer of `productID` for the customer of `transactionID`.
     static func signEligibilityWithAppleLibrary(
         python: String, productID: String, allow: Bool, transactionID: String
     ) throws -> String {
+        try signJWS(
+            python: python, creator: "IntroductoryOfferEligibilitySignatureCreator",
+            call: "create_signature(\(quoted(productID)), \(allow ? "True" : "False"), \(quoted(transactionID)))")
+    }
+
+    /// Runs one of Apple's JWS signature creators with the shop's key (in PEM), the issuer
+    /// `issuer-1` and the store's bundle id, and returns what its `call` prints.
+    private static func signJWS(python: String, creator: String, call: String) throws -> String {
         let key = try key()
         let script = """
             import sys
-            from appstoreserverlibrary.jws_signature_creator import IntroductoryOfferEligibilitySignatureCreator
-            pem, key_id, bundle_id, product, allow, transaction = sys.argv[1:]
-            creator = IntroductoryOfferEligibilitySignatureCreator(pem.encode(), key_id, 'issuer-1', bundle_id)
-            print(creator.create_signature(product, allow == 'true', transaction))
+            from appstoreserverlibrary.jws_signature_creator import \(creator)
+            pem, key_id, bundle_id = sys.argv[1:]
+            print(\(creator)(pem.encode(), key_id, 'issuer-1', bundle_id).\(call))
             """
-        let run = try runProcess(
-            python,
-            [
-                "-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID, productID, String(allow),
-                transactionID,
-            ])
+        let run = try runProcess(python, ["-c", script, key.privateKeyPEM, key.id, Ledger.defaultBundleID])
         guard run.status == 0 else { throw CommandFailure("Apple's library failed to sign: \(run.output)") }
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// `text` as a Python string literal (identifiers and digits here: no quote to escape).
+    private static func quoted(_ text: String) -> String { "'" + text + "'" }
 }
 
 struct CommandFailure: Error, CustomStringConvertible {

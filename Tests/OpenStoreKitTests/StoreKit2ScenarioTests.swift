@@ -548,10 +548,7 @@ import Testing
             if: ApplePython.shouldRun,
             "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func anOfferSignedAsAJWSByApplesServerLibraryIsAcceptedOnce() async throws {
-        guard let python = ApplePython.path else {
-            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
-            return
-        }
+        let python = try #require(ApplePython.path, "STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
         try await Shop.withSession { session in
             let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
             let first = try await session.buyProduct(identifier: Shop.monthly)
@@ -576,10 +573,7 @@ import Testing
             if: ApplePython.shouldRun,
             "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
     func applesServerLibraryWithholdsTheIntroductoryOffer() async throws {
-        guard let python = ApplePython.path else {
-            Issue.record("STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
-            return
-        }
+        let python = try #require(ApplePython.path, "STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
         try await Shop.withSession { session in
             let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
             #expect(await monthly.subscription?.isEligibleForIntroOffer == true)

@@ -175,10 +175,9 @@ extension Product: Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let priceText = try c.decode(String.self, forKey: .price)
-        guard let price = DecimalText.parse(priceText) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .price, in: c, debugDescription: "not a decimal price: \(priceText)")
+        guard let price = try DecimalText.decodePrice(in: c, forKey: .price) else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.price, .init(codingPath: c.codingPath, debugDescription: "a product has a price"))
         }
         self.init(
             id: try c.decode(String.self, forKey: .id),
@@ -239,6 +238,20 @@ package enum DecimalText {
         let integerDigits = whole.drop { $0 == "0" }.count
         let fractionDigits = parts.count == 2 ? parts[1].count : 0
         return integerDigits <= 15 && integerDigits + fractionDigits <= 18
+    }
+
+    /// The price written as decimal text under `key` (as `format` writes it); `nil` when the key
+    /// is absent or null.
+    /// - Throws: `DecodingError.dataCorrupted` for text that is not a decimal price.
+    package static func decodePrice<Key: CodingKey>(
+        in container: KeyedDecodingContainer<Key>, forKey key: Key
+    ) throws -> Decimal? {
+        guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+        guard let price = parse(text) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "not a decimal price: \(text)")
+        }
+        return price
     }
 
     /// The decimal as plain text with a `.` separator and no grouping (`0.99`), whatever the

@@ -39,6 +39,12 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case expiredVoluntarily
     /// The subscription expired when the billing retries were over.
     case expiredAfterBillingRetry
+    /// The App Store asked the subscriber to consent to a price increase.
+    case priceIncreasePending
+    /// The subscriber consented to a price increase, or was told of one that needs no consent.
+    case priceIncreaseAccepted
+    /// The subscription expired: the subscriber did not consent to a price increase.
+    case expiredAfterPriceIncrease
     /// A purchase refunded.
     case refunded
     /// A customer asked for the refund of a consumable or an auto-renewable subscription: the
@@ -76,6 +82,9 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .gracePeriodEnded: ("GRACE_PERIOD_EXPIRED", nil)
         case .expiredVoluntarily: ("EXPIRED", "VOLUNTARY")
         case .expiredAfterBillingRetry: ("EXPIRED", "BILLING_RETRY")
+        case .priceIncreasePending: ("PRICE_INCREASE", "PENDING")
+        case .priceIncreaseAccepted: ("PRICE_INCREASE", "ACCEPTED")
+        case .expiredAfterPriceIncrease: ("EXPIRED", "PRICE_INCREASE")
         case .refunded: ("REFUND", nil)
         case .refundRequested: ("CONSUMPTION_REQUEST", nil)
         case .refundDeclined: ("REFUND_DECLINED", nil)

@@ -12,8 +12,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
 
     /// StoreKit's `RenewalInfo.ExpirationReason`.
     public enum ExpirationReason: String, Sendable, Codable {
-        /// Why it expired: auto-renew was off, billing retries ran out, or `unknown`. The ledger
-        /// never gives `didNotConsentToPriceIncrease` or `productUnavailable`.
+        /// Why it expired: auto-renew was off, billing retries ran out, the subscriber did not
+        /// agree to a price increase, or `unknown`. The ledger never gives `productUnavailable`.
         case autoRenewDisabled, billingError, didNotConsentToPriceIncrease, productUnavailable, unknown
     }
 
@@ -38,10 +38,16 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// While in billing retry with a grace period: when the grace period ends (or ended); else
     /// `nil`.
     public var gracePeriodExpirationDate: Date?
+    /// A price increase of `autoRenewProductID` waiting for the next renewal; `nil` when none.
+    public var priceIncrease: PriceIncrease?
+    /// The price of one period at the next renewal (an offer the renewal is charged at aside):
+    /// a price increase's, else the price the subscriber pays already (one agreed to in an
+    /// increase), else the catalog's; `nil` when the catalog no longer has the product.
+    public var renewalPrice: Decimal?
 
     enum CodingKeys: String, CodingKey {
         case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
-            isInBillingRetry, gracePeriodExpirationDate
+            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
@@ -56,6 +62,25 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         try c.encode(expirationReason, forKey: .expirationReason)
         try c.encode(isInBillingRetry, forKey: .isInBillingRetry)
         try c.encode(gracePeriodExpirationDate, forKey: .gracePeriodExpirationDate)
+        try c.encode(priceIncrease, forKey: .priceIncrease)
+        // A string keeps the decimal exact for every JSON reader, as a product's price.
+        try c.encode(renewalPrice.map(DecimalText.format), forKey: .renewalPrice)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            groupID: try c.decode(String.self, forKey: .groupID),
+            state: try c.decode(RenewalState.self, forKey: .state),
+            transaction: try c.decode(PaymentTransaction.self, forKey: .transaction),
+            willAutoRenew: try c.decode(Bool.self, forKey: .willAutoRenew),
+            autoRenewProductID: try c.decode(String.self, forKey: .autoRenewProductID),
+            renewalDate: try c.decodeIfPresent(Date.self, forKey: .renewalDate),
+            expirationReason: try c.decodeIfPresent(ExpirationReason.self, forKey: .expirationReason),
+            isInBillingRetry: try c.decode(Bool.self, forKey: .isInBillingRetry),
+            gracePeriodExpirationDate: try c.decodeIfPresent(Date.self, forKey: .gracePeriodExpirationDate),
+            priceIncrease: try c.decodeIfPresent(PriceIncrease.self, forKey: .priceIncrease),
+            renewalPrice: try DecimalText.decodePrice(in: c, forKey: .renewalPrice))
     }
 
     /// Every field (the storage engine computes them).
@@ -68,7 +93,9 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         renewalDate: Date?,
         expirationReason: ExpirationReason?,
         isInBillingRetry: Bool,
-        gracePeriodExpirationDate: Date?
+        gracePeriodExpirationDate: Date?,
+        priceIncrease: PriceIncrease? = nil,
+        renewalPrice: Decimal? = nil
     ) {
         self.groupID = groupID
         self.state = state
@@ -79,5 +106,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         self.expirationReason = expirationReason
         self.isInBillingRetry = isInBillingRetry
         self.gracePeriodExpirationDate = gracePeriodExpirationDate
+        self.priceIncrease = priceIncrease
+        self.renewalPrice = renewalPrice
     }
 }

@@ -38,12 +38,14 @@ package struct TransactionPayload: Encodable {
     var price: Int64?
 
     /// `transaction` as the store signs it now, with `settings`' bundle identifier and
-    /// environment, and the price `product` has in the catalog (none when the catalog no
-    /// longer has it). Its `signedDate` is when the store last changed it. A subscription's
+    /// environment, and its price: its offer's, else `charged` (a price agreed to in a price
+    /// increase), else the price `product` has in the catalog (none when the catalog no longer
+    /// has it). Its `signedDate` is when the store last changed it. A subscription's
     /// `webOrderLineItemId` is its purchase's id (a restored copy shares its purchase's); a
     /// refund is a full one (`REFUND_FULL`); `appTransactionID` is the customer's.
     package init(
-        _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil
+        _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil,
+        charged: Decimal? = nil
     ) {
         transactionId = String(transaction.id)
         originalTransactionId = String(transaction.originalID)
@@ -78,8 +80,10 @@ package struct TransactionPayload: Encodable {
         transactionReason = transaction.reason == .renewal ? "RENEWAL" : "PURCHASE"
         // The whole purchase: a consumable's quantity times the price (Apple's `price`); left
         // out, as an unknown price is, when the total's milliunits do not fit in 64 bits.
-        if let product, let price = product.price(paidWith: transaction.offer), let storefront {
-            let (total, overflow) = price.milliunits.multipliedReportingOverflow(by: Int64(transaction.quantity))
+        let unitPrice =
+            transaction.offer == nil ? charged ?? product?.price : product?.price(paidWith: transaction.offer)
+        if let unitPrice, let storefront {
+            let (total, overflow) = unitPrice.milliunits.multipliedReportingOverflow(by: Int64(transaction.quantity))
             if !overflow {
                 currency = storefront.currencyCode
                 self.price = total
@@ -104,18 +108,20 @@ package struct RenewalInfoPayload: Encodable {
     var appAccountToken: String?
     var currency: String?
     var renewalPrice: Int64?
+    var priceIncreaseStatus: Int?
     var recentSubscriptionStartDate: Int64?
     var appTransactionId: String?
 
-    /// `status` as the store signs it; the renewal price is the catalog's price of the product
-    /// the next renewal charges (an introductory offer still running is not taken into
-    /// account). Its `signedDate` is when the store last changed the group's latest
+    /// `status` as the store signs it; the renewal price is `status.renewalPrice` (an
+    /// introductory offer still running is not taken into account); `priceIncreaseStatus` is
+    /// there while a price increase waits: 0 until the subscriber agrees (declined too: they did
+    /// not consent), 1 once agreed or when it needs no consent. Its `signedDate` is when the store last changed the group's latest
     /// transaction, as for the transaction itself: a change of auto-renew or billing state alone
     /// does not move it.
     /// `recentStart` is when the subscriber's run of periods without a gap of more than 60
     /// days began (Apple's `recentSubscriptionStartDate`).
     package init(
-        _ status: SubscriptionStatus, renewalProduct: Product?, settings: StoreSettings, recentStart: Date? = nil,
+        _ status: SubscriptionStatus, settings: StoreSettings, recentStart: Date? = nil,
         appTransactionID: String? = nil
     ) {
         let latest = status.transaction
@@ -138,10 +144,11 @@ package struct RenewalInfoPayload: Encodable {
         environment = settings.environment.rawValue
         renewalDate = latest.expirationDate?.ledgerMilliseconds
         appAccountToken = latest.appAccountToken?.uuidString.lowercased()
-        if let renewalProduct, let storefront = Storefront(countryCode: latest.storefront) {
+        if let price = status.renewalPrice, let storefront = Storefront(countryCode: latest.storefront) {
             currency = storefront.currencyCode
-            renewalPrice = renewalProduct.price.milliunits
+            renewalPrice = price.milliunits
         }
+        priceIncreaseStatus = status.priceIncrease.map { $0.status == .agreed ? 1 : 0 }
         recentSubscriptionStartDate = recentStart?.ledgerMilliseconds
         appTransactionId = appTransactionID
     }

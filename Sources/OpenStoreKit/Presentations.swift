@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What the app asked the store to show: StoreKit's sheets (a review request, subscription
-/// management, offer-code redemption) have no UI on Linux, so each call is counted here for a
+/// management, offer-code redemption, price consent) have no UI on Linux, so each call is counted here for a
 /// test to assert (`SKTestSession.reviewRequestCount` and its siblings). Kept per store across
 /// relaunches, as simulated errors are, until the session is reset.
 package final class Presentations: Sendable {
@@ -13,6 +13,8 @@ package final class Presentations: Sendable {
         package var manageSubscriptions: [String?] = []
         /// Offer-code redemption sheets shown.
         package var offerCodeRedeemSheets = 0
+        /// Price consent sheets shown (a `Message` displayed, or a StoreKit 1 delegate's yes).
+        package var priceConsentSheets = 0
     }
 
     /// At most this many subscription management sheets are remembered; later ones are
@@ -40,6 +42,10 @@ package final class Presentations: Sendable {
 
     func recordOfferCodeRedeemSheet() {
         counts.withLock { $0.offerCodeRedeemSheets += 1 }
+    }
+
+    func recordPriceConsentSheet() {
+        counts.withLock { $0.priceConsentSheets += 1 }
     }
 
     package func clear() {

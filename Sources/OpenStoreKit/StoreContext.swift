@@ -36,6 +36,8 @@ package final class StoreContext: Sendable {
 
     /// What the app asked this store to show.
     package let presentations: Presentations
+    /// The App Store's messages of this launch.
+    let messages: StoreMessages
 
     /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store;
     /// `failures` and `presentations` are kept from an earlier launch of the same store.
@@ -45,6 +47,8 @@ package final class StoreContext: Sendable {
     ) throws {
         self.resources = resources
         self.presentations = presentations
+        let messages = StoreMessages(ledger: ledger, presentations: presentations)
+        self.messages = messages
         let origin = Transaction.Origin(failures: failures)
         self.origin = origin
         let updates = TransactionUpdates(ledger: ledger, origin: origin)
@@ -57,6 +61,8 @@ package final class StoreContext: Sendable {
         // A running app keeps its subscriptions: the store renews them when they fall due.
         Task { await queue.startRenewingAutomatically() }
         Task { await updates.finishAbandonedFailures(in: queue) }
+        // The App Store's messages of the launch: the price consents that wait.
+        messages.collect()
     }
 
     /// The delivery policy of a change a test control makes in this store: recorded in the
@@ -68,6 +74,7 @@ package final class StoreContext: Sendable {
     /// its subscription status sequences end.
     package func shutDown() {
         subscriptionStatusUpdates.stop()
+        messages.stop()
         let queue = queue
         Task { await queue.stopRenewingAutomatically() }
     }
@@ -80,9 +87,12 @@ package final class StoreContext: Sendable {
     }
 
     /// A test control changed the store: subscription statuses may have changed without any
-    /// transaction changing (auto-renew turned off, a subscription expired).
+    /// transaction changing (auto-renew turned off, a subscription expired), and a price
+    /// increase may ask for consent.
     package func storeDidChange() {
         subscriptionStatusUpdates.wake()
+        // A price consent asked for makes a message, for the listeners and the queue's delegate.
+        if messages.collect() { skPaymentQueue.offerPriceConsents() }
     }
 
     /// Returns once every call submitted before has run and its observers were called.

@@ -396,6 +396,45 @@ public final class SKTestSession: @unchecked Sendable {
         try perform(.setAutoRenew(productID: try productID(of: identifier), enabled: true))
     }
 
+    /// The App Store asks the subscriber to consent to a price increase of the subscription of
+    /// transaction `identifier`'s group, from its next renewal, at the catalog's price of the
+    /// product it renews to (a test that wants another price uses
+    /// `requestPriceIncreaseConsentForTransaction(identifier:price:)`). The app receives a
+    /// price consent message (`Message.messages`; StoreKit 1: its queue's delegate), and the
+    /// subscription's renewal info says `.pending`. A subscriber who has not consented when the
+    /// period ends does not renew: it expires, reason `.didNotConsentToPriceIncrease`.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notAutoRenewable`,
+    ///   `.notRenewing` (expired, refunded, in billing retry, or auto-renew off),
+    ///   `.priceIncreasePending`.
+    public func requestPriceIncreaseConsentForTransaction(identifier: Int) throws {
+        try requestPriceIncreaseConsentForTransaction(identifier: identifier, price: nil)
+    }
+
+    /// `requestPriceIncreaseConsentForTransaction(identifier:)` at `price` (`nil`: the
+    /// catalog's). Not in StoreKitTest.
+    /// - Throws: also `StoreControlError.invalidPrice`.
+    public func requestPriceIncreaseConsentForTransaction(identifier: Int, price: Decimal?) throws {
+        try perform(
+            .requestPriceIncrease(productID: try productID(of: identifier), price: price, needsConsent: true))
+    }
+
+    /// The subscriber consents to the pending price increase of transaction `identifier`'s
+    /// subscription group: its next renewal charges the new price.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.noPriceIncrease`
+    ///   when none waits for an answer.
+    public func consentToPriceIncreaseForTransaction(identifier: Int) throws {
+        try perform(.answerPriceIncrease(productID: try productID(of: identifier), agree: true))
+    }
+
+    /// The subscriber declines the pending price increase of transaction `identifier`'s
+    /// subscription group: auto-renew turns off, and the subscription expires at the end of its
+    /// period, reason `.didNotConsentToPriceIncrease`.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.noPriceIncrease`
+    ///   when none waits for an answer.
+    public func declinePriceIncreaseForTransaction(identifier: Int) throws {
+        try perform(.answerPriceIncrease(productID: try productID(of: identifier), agree: false))
+    }
+
     /// Moves the store's clock forward and delivers the renewals that fell due. Not in
     /// StoreKitTest (where only `timeRate` moves subscription time): tests use it to reach a
     /// renewal without waiting.
@@ -411,18 +450,29 @@ public final class SKTestSession: @unchecked Sendable {
         return transaction.productID
     }
 
+    /// StoreKitTest's price increase controls take an `Int` identifier; a negative one names none.
+    private func productID(of identifier: Int) throws -> String {
+        guard let identifier = UInt(exactly: identifier) else {
+            throw PaymentQueueError.unknownTransaction(UInt64(truncatingIfNeeded: identifier))
+        }
+        return try productID(of: identifier)
+    }
+
     /// Every transaction of the store, oldest first.
     public func allTransactions() -> [SKTestTransaction] {
         let rows = (try? ledger.allTransactions()) ?? []
         let interrupted = Dictionary(
             ((try? ledger.interruptedPurchases()) ?? []).map { ($0.transactionID, $0.resolved) }
         ) { a, _ in a }
+        // The latest period of each group whose price increase waits for consent.
+        let awaitingConsent = Set(((try? ledger.pendingPriceIncreases()) ?? []).map(\.transaction.id))
         return rows.map { row in
             SKTestTransaction(
                 row,
                 autoRenewingEnabled: row.productType == .autoRenewable
                     ? ((try? ledger.isAutoRenewEnabled(for: row.productID)) ?? false) : false,
-                hasPurchaseIssue: interrupted[row.id] == false)
+                hasPurchaseIssue: interrupted[row.id] == false,
+                isPendingPriceIncreaseConsent: awaitingConsent.contains(row.id))
         }
     }
 
@@ -442,6 +492,11 @@ public final class SKTestSession: @unchecked Sendable {
     /// How many times the app showed the offer-code redemption sheet
     /// (`AppStore.presentOfferCodeRedeemSheet(in:)`, `SKPaymentQueue.presentCodeRedemptionSheet()`).
     public var offerCodeRedeemSheetCount: Int { context.presentations.current.offerCodeRedeemSheets }
+
+    /// How many price consent sheets were shown: `Message.display(in:)` of a price consent
+    /// message, a StoreKit 1 queue delegate answering `true`, or
+    /// `SKPaymentQueue.showPriceConsentIfNeeded()` (each only while the increase waits).
+    public var priceConsentSheetCount: Int { context.presentations.current.priceConsentSheets }
 
     // MARK: - Performing and reporting
 
@@ -500,13 +555,17 @@ public final class SKTestTransaction: Sendable {
     public let hasPurchaseIssue: Bool
     /// The transaction is deferred, waiting for its Ask to Buy approval or decline.
     public let pendingAskToBuyConfirmation: Bool
-    /// The transaction waits for the user to agree to a price increase: always `false`, as
-    /// price increases are not simulated yet.
-    public let isPendingPriceIncreaseConsent = false
+    /// The subscription's price increase waits for the user's consent (true of its group's
+    /// latest period).
+    public let isPendingPriceIncreaseConsent: Bool
     /// The app finished the transaction: it has left the payment queue (not in StoreKitTest).
     public let isFinished: Bool
 
-    init(_ row: PaymentTransaction, autoRenewingEnabled: Bool, hasPurchaseIssue: Bool) {
+    init(
+        _ row: PaymentTransaction, autoRenewingEnabled: Bool, hasPurchaseIssue: Bool,
+        isPendingPriceIncreaseConsent: Bool
+    ) {
+        self.isPendingPriceIncreaseConsent = isPendingPriceIncreaseConsent
         identifier = UInt(row.id)
         originalTransactionIdentifier = UInt(row.originalID)
         productIdentifier = row.productID

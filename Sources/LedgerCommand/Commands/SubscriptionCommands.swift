@@ -7,7 +7,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "subscriptions",
         abstract: "Renew, expire, and turn auto-renew on or off for auto-renewable subscriptions.",
-        subcommands: [Status.self, Renew.self, Expire.self, AutoRenew.self])
+        subcommands: [Status.self, Renew.self, Expire.self, AutoRenew.self, PriceIncreaseCommand.self])
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -64,6 +64,12 @@ struct SubscriptionsCommand: AsyncParsableCommand {
                 lines.append("auto-renew: off")
             }
             if let reason = status.expirationReason { lines.append("expiration reason: \(reason.rawValue)") }
+            if let price = status.renewalPrice { lines.append("renewal price: \(DecimalText.format(price))") }
+            if let increase = status.priceIncrease {
+                lines.append(
+                    "price increase: \(increase.status.rawValue), to \(DecimalText.format(increase.price))"
+                        + (increase.needsConsent ? "" : " (no consent needed)"))
+            }
             lines.append("billing retry: \(status.isInBillingRetry ? "yes" : "no")")
             if let grace = status.gracePeriodExpirationDate {
                 lines.append("grace period until: \(grace.formatted(.iso8601))")
@@ -133,6 +139,99 @@ struct SubscriptionsCommand: AsyncParsableCommand {
         struct AutoRenewState: Encodable {
             let productID: String
             let autoRenew: Bool
+        }
+    }
+}
+
+/// `ledger subscriptions price-increase`: the App Store raises a subscriber's renewal price.
+struct PriceIncreaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "price-increase",
+        abstract: "Raise the price a subscription renews at, and answer for the subscriber.",
+        discussion: """
+            An increase applies from the subscription's next renewal. One that needs the subscriber's consent (the \
+            default) waits for `consent` or `decline`; a subscriber who has not consented when the period ends does \
+            not renew: the subscription expires, reason didNotConsentToPriceIncrease. `decline` also turns \
+            auto-renew off. With a notification URL, the store notifies PRICE_INCREASE (PENDING, ACCEPTED) and \
+            EXPIRED (PRICE_INCREASE).
+            """,
+        subcommands: [Request.self, Consent.self, Decline.self])
+
+    struct Request: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The App Store raises the price of a renewing subscription, from its next renewal.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
+
+        @Option(help: "The new price of one period (default: the catalog's price of the product it renews to).")
+        var price: String?
+
+        @Flag(help: "An increase that needs no consent: agreed at once (PRICE_INCREASE ACCEPTED).")
+        var withoutConsent = false
+
+        func run() async throws {
+            let ledger = try options.openLedger()
+            let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
+            let newPrice = try price.map { text in
+                guard DecimalText.isExactPrice(text), let price = DecimalText.parse(text) else {
+                    throw CommandRefusal(
+                        description: "--price \(quoted(text)) is not a price: a non-negative decimal such as \"0.99\", "
+                            + "of at most 18 digits, 15 before the point")
+                }
+                return price
+            }
+            try await StoreTestSession(ledger: ledger).requestPriceIncrease(
+                for: productID, price: newPrice, needsConsent: !withoutConsent)
+            try PriceIncreaseCommand.show(ledger, productID, options: options, verb: "requested")
+        }
+    }
+
+    struct Consent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The subscriber consents to the waiting price increase: the next renewal charges it.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
+
+        func run() async throws {
+            try await PriceIncreaseCommand.answer(subscription, agree: true, options: options)
+        }
+    }
+
+    struct Decline: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The subscriber declines the waiting price increase: auto-renew turns off, and the "
+                + "subscription expires at the end of its period.")
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The subscription's product identifier, or its group's identifier or name.")
+        var subscription: String
+
+        func run() async throws {
+            try await PriceIncreaseCommand.answer(subscription, agree: false, options: options)
+        }
+    }
+
+    private static func answer(_ subscription: String, agree: Bool, options: GlobalOptions) async throws {
+        let ledger = try options.openLedger()
+        let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
+        try await StoreTestSession(ledger: ledger).answerPriceIncrease(for: productID, agree: agree)
+        try show(ledger, productID, options: options, verb: agree ? "consented to" : "declined")
+    }
+
+    /// Prints the group's increase as it stands after the change.
+    private static func show(_ ledger: Ledger, _ productID: String, options: GlobalOptions, verb: String) throws {
+        let increase = try ledger.priceIncrease(forProduct: productID)
+        try options.output.emit(["priceIncrease": increase]) {
+            guard let increase else { return "\(verb) the price increase of \(productID)" }
+            return "\(verb) the price increase of \(increase.productID) to \(DecimalText.format(increase.price)): "
+                + increase.status.rawValue
         }
     }
 }

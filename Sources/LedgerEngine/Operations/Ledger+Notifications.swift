@@ -34,10 +34,9 @@ extension Ledger {
                 var state = try subscriptionStatus(db, group: group, at: now)
             {
                 state.transaction = try Self.withServerAccountTokens(db, [state.transaction])[0]
-                let renewalProduct = try Self.products(db, withIDs: [state.autoRenewProductID]).first
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(
-                        state, renewalProduct: renewalProduct, settings: settings,
+                        state, settings: settings,
                         recentStart: try recentSubscriptionStart(db, group: group),
                         appTransactionID: signer.identity.appTransactionID)
                 ).compactSerialization
@@ -120,9 +119,14 @@ extension Ledger {
                             event: .expiredAfterBillingRetry, transaction: latest, date: issue.retryUntil,
                             key: "expired:\(latest.id)"))
                 }
-            } else if passed(end), !state.autoRenew || end < state.resumedAt {
+            } else if passed(end) {
+                let refusedIncrease =
+                    try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil
+                guard refusedIncrease || !state.autoRenew || end < state.resumedAt else { continue }
                 changes.append(
-                    .init(event: .expiredVoluntarily, transaction: latest, date: end, key: "expired:\(latest.id)"))
+                    .init(
+                        event: refusedIncrease ? .expiredAfterPriceIncrease : .expiredVoluntarily, transaction: latest,
+                        date: end, key: "expired:\(latest.id)"))
             }
         }
         return try changes.filter { try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [$0.key]) != true }

@@ -73,6 +73,12 @@ extension Ledger {
         case .setAutoRenew(let productID, let enabled):
             try setAutoRenew(db, productID: productID, enabled: enabled)
             return StoreActionOutcome(transactions: [], notice: .none, movesNextRenewal: enabled)
+        case .requestPriceIncrease(let productID, let price, let needsConsent):
+            let latest = try requestPriceIncrease(db, productID: productID, price: price, needsConsent: needsConsent)
+            return StoreActionOutcome(transactions: [latest], notice: .none)
+        case .answerPriceIncrease(let productID, let agree):
+            let latest = try answerPriceIncrease(db, productID: productID, agree: agree)
+            return StoreActionOutcome(transactions: [latest], notice: .none, movesNextRenewal: agree)
         case .advanceClock(let interval):
             try advanceClock(db, by: interval)
             return StoreActionOutcome(

@@ -54,6 +54,10 @@ extension Ledger {
         var state: SubscriptionStatus.RenewalState =
             latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
         var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
+        let renewsTo = renewal.nextProductID ?? latest.productID
+        // A price increase of the product it renews to; one the subscriber did not agree to ends it.
+        let increase = try priceIncrease(db, group: group).flatMap { $0.productID == renewsTo ? $0 : nil }
+        if increase?.endsSubscription(autoRenew: renewal.autoRenew) == true { reason = .didNotConsentToPriceIncrease }
         // A renewal that failed on a billing issue: retried (with a grace period, when on) until
         // the retries are over, then expired for a billing error.
         let issue = renewal.billingIssue.flatMap {
@@ -70,13 +74,18 @@ extension Ledger {
         let retrying = state == .inGracePeriod || state == .inBillingRetryPeriod
         // Only a current period renews: one that lapsed stays expired even with auto-renew on.
         let renews = renewal.autoRenew && (state == .subscribed || retrying)
+        // The increase's price, else the price the subscriber pays already, else the catalog's.
+        let renewalPrice =
+            try increase?.price ?? (latest.productID == renewsTo ? chargedPrice(db, of: latest) : nil)
+            ?? Self.products(db, withIDs: [renewsTo]).first?.price
         return SubscriptionStatus(
             groupID: group, state: state, transaction: latest, willAutoRenew: renews,
-            autoRenewProductID: renewal.nextProductID ?? latest.productID,
+            autoRenewProductID: renewsTo,
             renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
             expirationReason: state == .expired ? reason : nil,
             isInBillingRetry: retrying,
-            gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil)
+            gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil,
+            priceIncrease: increase, renewalPrice: renewalPrice)
     }
 }
 

@@ -26,6 +26,10 @@ extension Ledger {
         guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
             latest.productID == productID || state.nextProductID == productID
         else { throw StoreControlError.noSubscription(productID) }
+        // A renewal the subscriber did not agree to the price of cannot be forced.
+        if try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil {
+            throw StoreControlError.priceIncreaseNotAgreed(productID)
+        }
         try endPeriod(writer(db, at: now), latest)
         let productID = state.nextProductID ?? latest.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else {
@@ -36,7 +40,10 @@ extension Ledger {
         let end = try periodsEnd(db, run, plan: plan, start: now)
         let renewal = try insertRenewal(
             writer(db, at: now),
-            RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer))
+            RenewalStep(
+                chain: latest, productID: productID, start: now, end: end, offer: run?.offer,
+                charge: try renewalCharge(db, chain: latest, productID: productID)))
+        try dropPriceIncrease(db, group: group)
         try saveRenewalState(
             db, group: group,
             RenewalState(
@@ -90,7 +97,8 @@ extension Ledger {
             writer(db, at: now),
             RenewalStep(
                 chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer,
-                recoversFromBillingIssue: true))
+                charge: try renewalCharge(db, chain: latest, productID: renewTo), recoversFromBillingIssue: true))
+        try dropPriceIncrease(db, group: group)
         state.billingIssue = nil
         state.nextProductID = nil
         state.pendingOfferID = nil
@@ -135,8 +143,14 @@ extension Ledger {
         let changed = state.autoRenew != enabled
         state.autoRenew = enabled
         try saveRenewalState(db, group: group, state)
-        if changed, let latest = try latestPeriod(db, group: group) {
-            try notify(db, enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest, at: now)
+        guard changed, let latest = try latestPeriod(db, group: group) else { return }
+        try notify(db, enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest, at: now)
+        // Subscribing again within the period, after declining a price increase, takes it.
+        if enabled, latest.revocationDate == nil, (latest.expirationDate?.ledgerMilliseconds ?? 0) > now,
+            try priceIncrease(db, group: group)?.status == .declined
+        {
+            try settlePriceIncrease(db, group: group, from: .declined, to: .agreed, at: now)
+            try notify(db, .priceIncreaseAccepted, about: latest, at: now)
         }
     }
 
@@ -255,6 +269,8 @@ extension Ledger {
         }
         try writer.startPeriod(of: transaction, startingAt: begins, endingAt: end, offer: run?.offer)
         try saveRenewalState(db, group: group, state)
+        // A price increase was for the renewal of the period this one replaces or precedes.
+        if start != .sameProduct { try dropPriceIncrease(db, group: group) }
         return start
     }
 
@@ -267,6 +283,8 @@ extension Ledger {
         let end: Int64
         /// The pay-as-you-go introductory offer this period is still charged at, if any.
         var offer: TransactionOffer?
+        /// What one period is charged when it is not the catalog's price (`renewalCharge`).
+        var charge: Decimal?
         /// Whether it renews a subscription whose billing issue was just resolved.
         var recoversFromBillingIssue = false
     }
@@ -298,6 +316,8 @@ extension Ledger {
             guard let plan = try subscriptionPlan(db, productID: productID) else {
                 throw StoreControlError.notAutoRenewable(productID)
             }
+            // A subscriber who did not agree to a price increase does not renew (nor is charged).
+            if try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil { continue }
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
@@ -314,17 +334,21 @@ extension Ledger {
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
             var run = try renewalOffer(
                 db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            let charge = make == nil ? nil : try renewalCharge(db, chain: latest, productID: productID)
             var made = 0
             while start <= now {
                 due += 1
                 if due > limit { break }
                 let end = periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
-                try make?(RenewalStep(chain: latest, productID: productID, start: start, end: end, offer: run?.offer))
+                try make?(
+                    RenewalStep(
+                        chain: latest, productID: productID, start: start, end: end, offer: run?.offer, charge: charge))
                 run = run?.afterOneRenewal
                 made += 1
                 start = end
             }
             if make != nil, made > 0 {
+                try dropPriceIncrease(db, group: group)
                 try saveRenewalState(
                     db, group: group,
                     RenewalState(
@@ -346,7 +370,8 @@ extension Ledger {
                 let state = try renewalState(db, group: group)
                 guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
                     let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
-                    state.billingIssue?.concerns(periodEndingAt: end) != true
+                    state.billingIssue?.concerns(periodEndingAt: end) != true,
+                    try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) == nil
                 else { continue }
                 next = min(next ?? end, end)
             }
@@ -376,6 +401,7 @@ extension Ledger {
         row.offer = step.offer
         row.reason = .renewal
         let renewal = try writer.insert(row)
+        if let charge = step.charge { try recordCharge(writer.db, of: renewal.id, price: charge) }
         try notify(
             writer.db, step.recoversFromBillingIssue ? .renewedAfterBillingIssue : .renewed, about: renewal,
             at: writer.now)

@@ -40,6 +40,11 @@ package enum StoreAction: Sendable, Hashable {
     case expireSubscription(productID: String)
     /// Auto-renew of a product's subscription group turned on or off.
     case setAutoRenew(productID: String, enabled: Bool)
+    /// The App Store raises the price the subscription of a product's group renews at, to
+    /// `price` (`nil`: the catalog's), with or without the subscriber's consent.
+    case requestPriceIncrease(productID: String, price: Decimal?, needsConsent: Bool)
+    /// The subscriber agrees to, or declines, the price increase of a product's group.
+    case answerPriceIncrease(productID: String, agree: Bool)
     /// The store's clock moved forward by seconds, and the renewals that fell due made.
     case advanceClock(by: TimeInterval)
     /// The store's clock set (never backwards), and the renewals that fell due made.

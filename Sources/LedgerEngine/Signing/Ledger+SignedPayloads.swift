@@ -61,7 +61,8 @@ extension Ledger {
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
             transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
-            products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+            products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
+            chargedPrices: try chargedPrices(db, of: transactions))
     }
 
     /// Transactions ready to sign (`signing`), signed outside the read.
@@ -69,13 +70,15 @@ extension Ledger {
         let transactions: [PaymentTransaction]
         let signer: PayloadSigner
         let products: [String: Product]
+        /// The prices charged that are not the catalog's (`Ledger.chargedPrice`), by transaction id.
+        let chargedPrices: [UInt64: Decimal]
 
         func sign() throws -> [JWS] {
             try transactions.map { transaction in
                 try signer.sign(
                     TransactionPayload(
                         transaction, product: products[transaction.productID], settings: signer.settings,
-                        appTransactionID: signer.identity.appTransactionID))
+                        appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id]))
             }
         }
     }
@@ -93,7 +96,6 @@ extension Ledger {
     /// `status` signed as its group's renewal info.
     public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
         let signer = try signer()
-        let product = try catalog([status.autoRenewProductID])[status.autoRenewProductID]
         var status = status
         let recentStart = try read { db in
             status.transaction = try Self.withServerAccountTokens(db, [status.transaction])[0]
@@ -101,7 +103,7 @@ extension Ledger {
         }
         return try signer.sign(
             RenewalInfoPayload(
-                status, renewalProduct: product, settings: signer.settings, recentStart: recentStart,
+                status, settings: signer.settings, recentStart: recentStart,
                 appTransactionID: signer.identity.appTransactionID))
     }
 
@@ -135,9 +137,5 @@ extension Ledger {
     /// The identity and settings that sign, as a transaction sees them.
     func signer(_ db: Database) throws -> PayloadSigner {
         PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db))
-    }
-
-    private func catalog(_ ids: Set<String>) throws -> [String: Product] {
-        Dictionary(try products(withIDs: ids.sorted()).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -33,6 +33,17 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case refundRequestPending(UInt64)
     /// No refund request of the transaction waits for a decision.
     case noRefundRequest(UInt64)
+    /// The subscription does not renew (expired, refunded, in billing retry, or auto-renew
+    /// off): a price increase applies to a renewal.
+    case notRenewing(String)
+    /// A price increase of the subscription waits for the subscriber's answer already.
+    case priceIncreasePending(String)
+    /// No price increase of the subscription waits for the subscriber's answer.
+    case noPriceIncrease(String)
+    /// The subscriber did not agree to the subscription's price increase: it cannot renew.
+    case priceIncreaseNotAgreed(String)
+    /// Not a price the ledger keeps exactly (negative, or too many digits).
+    case invalidPrice(Decimal)
 
     public var description: String {
         switch self {
@@ -64,6 +75,16 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "a refund of transaction \(id) was asked for already: the App Store has not decided it yet"
         case .noRefundRequest(let id):
             "no refund request of transaction \(id) waits for a decision"
+        case .notRenewing(let id):
+            "the subscription \"\(id)\" does not renew (it expired, was refunded, is in billing retry, or its auto-renew is off): a price increase applies to its next renewal"
+        case .priceIncreasePending(let id):
+            "a price increase of the subscription \"\(id)\" waits for the subscriber's answer already"
+        case .noPriceIncrease(let id):
+            "no price increase of the subscription \"\(id)\" waits for the subscriber's answer"
+        case .priceIncreaseNotAgreed(let id):
+            "the subscription \"\(id)\" cannot renew: the subscriber did not agree to its price increase (consent to it, or let it expire)"
+        case .invalidPrice(let price):
+            "\(DecimalText.format(price)) is not a price: a non-negative decimal such as \"0.99\", of at most 18 digits, 15 before the point"
         }
     }
 }

@@ -18,6 +18,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     private let openingFailure: SKError?
     /// The observers, each with the bridge that hears the ledger's queue for it.
     private let bridges = Mutex<[ObserverBridge]>([])
+    private let delegateReference = Mutex(WeakDelegate())
+
+    /// Held weakly, as StoreKit's delegate; touched only through `delegateReference`'s lock.
+    private struct WeakDelegate: @unchecked Sendable {
+        weak var delegate: (any SKPaymentQueueDelegate)?
+    }
 
     init(context: StoreContext) {
         self.context = context
@@ -210,6 +216,52 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     open func resume(_ downloads: [SKDownload]) {}
     /// Cancels downloads: none exist here, so it does nothing.
     open func cancel(_ downloads: [SKDownload]) {}
+
+    // MARK: - Price consent
+
+    /// The queue's delegate, held weakly (StoreKit 1's `SKPaymentQueue.delegate`). Set, it is
+    /// asked about each price consent request of the launch that it was not asked about yet
+    /// (`SKPaymentQueueDelegate.paymentQueueShouldShowPriceConsent(_:)`).
+    open weak var delegate: (any SKPaymentQueueDelegate)? {
+        get { delegateReference.withLock { $0.delegate } }
+        set {
+            delegateReference.withLock { $0.delegate = newValue }
+            offerPriceConsents()
+        }
+    }
+
+    /// Shows the price consent sheets the delegate chose to show later, when their increase
+    /// still waits for the subscriber's answer (counted: `SKTestSession.priceConsentSheetCount`);
+    /// otherwise does nothing.
+    open func showPriceConsentIfNeeded() {
+        context?.messages.showDeferred()
+    }
+
+    /// Asks the delegate, on the main actor, about the consent requests it was not asked about:
+    /// `true` shows the sheet now, `false` keeps it for `showPriceConsentIfNeeded()`. Without a
+    /// delegate they wait for one.
+    func offerPriceConsents() {
+        guard let context, let delegate else { return }
+        let messages = context.messages.takeUnoffered()
+        guard !messages.isEmpty else { return }
+        let offer = UncheckedDelegate(delegate: delegate)
+        context.operations.submit { [self] in
+            await MainActor.run {
+                for message in messages {
+                    if offer.delegate.paymentQueueShouldShowPriceConsent(self) {
+                        context.messages.display(message)
+                    } else {
+                        context.messages.deferConsent(message)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The delegate, carried to the main actor, where StoreKit calls it whatever its isolation.
+    private struct UncheckedDelegate: @unchecked Sendable {
+        let delegate: any SKPaymentQueueDelegate
+    }
 
     /// Shows the sheet where the user redeems an offer code: recorded
     /// (`SKTestSession.offerCodeRedeemSheetCount`), as there is no sheet on Linux.

@@ -214,8 +214,8 @@ extension Product {
             /// When the store signed this information: here, when it last changed the group's latest
             /// transaction in the ledger.
             public let signedDate: Date
-            /// Whether the user agreed to a price increase of the subscription: always
-            /// `.noIncreasePending`, as price increases are not simulated yet.
+            /// Whether a price increase waits for the next renewal, and whether the user agreed
+            /// to it (`SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`).
             public let priceIncreaseStatus: PriceIncreaseStatus
             /// The offer the next renewal is charged at: always `nil`, as the ledger does not
             /// sign an offer waiting for the next renewal.
@@ -224,7 +224,8 @@ extension Product {
             public var offerType: Transaction.OfferType? { offer?.type }
             /// The identifier of `offer` (deprecated in StoreKit for `offer`).
             public var offerID: String? { offer?.id }
-            /// What the next renewal charges, in units of `currency`: the catalog's price of the
+            /// What the next renewal charges, in units of `currency`: a price increase's price,
+            /// else the price the subscriber pays already, else the catalog's price of the
             /// product it renews to; `nil` when the catalog has no price for it.
             public let renewalPrice: Decimal?
             /// The currency of `renewalPrice`: the storefront's of the latest transaction.
@@ -267,7 +268,12 @@ extension Product {
                 let fields = self.signed.fields
                 environment = SignedForm.environment(fields)
                 signedDate = status.transaction.updatedAt
-                priceIncreaseStatus = .noIncreasePending
+                priceIncreaseStatus =
+                    switch (fields["priceIncreaseStatus"] as? NSNumber)?.intValue {
+                    case 0?: .pending
+                    case 1?: .agreed
+                    default: .noIncreasePending
+                    }
                 offer = nil
                 renewalPrice = (fields["renewalPrice"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
                 currency = (fields["currency"] as? String).map { Locale.Currency($0) }
@@ -281,11 +287,12 @@ extension Product {
 
             /// Whether the user agreed to a price increase (`RenewalInfo.PriceIncreaseStatus`).
             public enum PriceIncreaseStatus: Hashable, Sendable {
-                /// No price increase waits for the user's consent.
+                /// No price increase waits for the next renewal.
                 case noIncreasePending
-                /// The user agreed to the coming price increase.
+                /// The user agreed to the coming price increase, or it needs no consent.
                 case agreed
-                /// The store asked the user to agree to a price increase, who has not answered.
+                /// The store asked the user to agree to a price increase, who has not consented
+                /// (a user who declined has not consented either).
                 case pending
             }
         }

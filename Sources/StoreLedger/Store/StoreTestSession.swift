@@ -196,6 +196,34 @@ public struct StoreTestSession: Sendable {
         try await run(.setAutoRenew(productID: productID, enabled: enabled))
     }
 
+    /// The App Store raises the price the subscription of `productID`'s group renews at, from
+    /// its next renewal, to `price` (by default the catalog's price of the product it renews
+    /// to). With `needsConsent` (what StoreKitTest's `requestPriceIncreaseConsentForTransaction`
+    /// simulates), the increase waits for the subscriber's answer (`answerPriceIncrease`) and
+    /// notifies `PRICE_INCREASE` `PENDING`: a subscriber who has not agreed when the period
+    /// ends does not renew. Without, it is agreed at once (`ACCEPTED`). Returns the group's
+    /// latest period; observers are not told.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`,
+    ///   `.notRenewing`, `.priceIncreasePending`, `.invalidPrice`.
+    @discardableResult
+    public func requestPriceIncrease(
+        for productID: String, price: Decimal? = nil, needsConsent: Bool = true
+    ) async throws -> PaymentTransaction {
+        try await run(.requestPriceIncrease(productID: productID, price: price, needsConsent: needsConsent))
+            .transactions[0]
+    }
+
+    /// The subscriber's answer to the price increase of `productID`'s group: agreed, the next
+    /// renewal charges the new price (`PRICE_INCREASE` `ACCEPTED`); declined, auto-renew turns
+    /// off and the subscription expires at the end of its period, for not consenting. Returns
+    /// the group's latest period; observers are not told.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`,
+    ///   `.noPriceIncrease`.
+    @discardableResult
+    public func answerPriceIncrease(for productID: String, agree: Bool) async throws -> PaymentTransaction {
+        try await run(.answerPriceIncrease(productID: productID, agree: agree)).transactions[0]
+    }
+
     /// Moves the store clock forward and makes the renewals that fell due, in one commit, then
     /// delivers them.
     /// - Throws: `StoreControlError.clockOutOfRange` for a negative or too large interval,

@@ -1,0 +1,182 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+/// Subscription price increases (migration 16): the App Store raises the price a subscriber
+/// renews at, with or without their consent, and the renewal charges it or does not happen.
+extension Ledger {
+    /// The price increase waiting for the next renewal of the group of `productID` (an
+    /// auto-renewable subscription); `nil` when none waits.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    public func priceIncrease(forProduct productID: String) throws -> PriceIncrease? {
+        try read { db in try priceIncrease(db, group: try subscriptionGroup(db, productID: productID)) }
+    }
+
+    /// The price increases that wait for the subscriber's consent, with the group's latest
+    /// period (what the App Store's consent message is about), by group identifier.
+    public func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
+        try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT group_id FROM price_increases WHERE status = 'pending' ORDER BY group_id"
+            ).compactMap { group in
+                guard let increase = try priceIncrease(db, group: group),
+                    let latest = try latestPeriod(db, group: group)
+                else { return nil }
+                return (increase, latest)
+            }
+        }
+    }
+
+    func priceIncrease(_ db: Database, group: String) throws -> PriceIncrease? {
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT product_id, price, needs_consent, status, requested_at, answered_at
+                        FROM price_increases WHERE group_id = ?
+                        """), arguments: [group])
+        else { return nil }
+        return PriceIncrease(
+            productID: row[0], price: DecimalText.parse(row[1]) ?? 0, needsConsent: row[2],
+            status: PriceIncrease.Status(rawValue: row[3]) ?? .pending,
+            requestedAt: Date(ledgerMilliseconds: row[4]),
+            answeredAt: (row[5] as Int64?).map(Date.init(ledgerMilliseconds:)))
+    }
+
+    /// Raises the price the subscription of `productID`'s group renews at, from its next
+    /// renewal: to `price` (by default the catalog's price of the product it renews to).
+    /// Needing consent, the increase waits for the subscriber's answer and notifies
+    /// `PRICE_INCREASE` `PENDING`; otherwise it is agreed at once (`ACCEPTED`). An increase
+    /// agreed to but not charged yet is replaced. Returns the group's latest period.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`,
+    ///   `.notRenewing` (expired, refunded, in billing retry, or auto-renew off),
+    ///   `.priceIncreasePending`, `.invalidPrice`.
+    func requestPriceIncrease(
+        _ db: Database, productID: String, price: Decimal?, needsConsent: Bool
+    ) throws -> PaymentTransaction {
+        let (group, status) = try renewingSubscription(db, productID: productID)
+        guard status.state == .subscribed, status.willAutoRenew else { throw StoreControlError.notRenewing(productID) }
+        if try priceIncrease(db, group: group)?.status == .pending {
+            throw StoreControlError.priceIncreasePending(productID)
+        }
+        let renewsTo = status.autoRenewProductID
+        guard let price = try price ?? Self.products(db, withIDs: [renewsTo]).first?.price else {
+            throw UnknownProductError(productIdentifier: renewsTo)
+        }
+        guard DecimalText.isExactPrice(DecimalText.format(price)) else { throw StoreControlError.invalidPrice(price) }
+        let now = try storeNow(db)
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO price_increases
+                    (group_id, product_id, price, needs_consent, status, requested_at, answered_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
+                needsConsent ? nil : now,
+            ])
+        try notify(
+            db, needsConsent ? .priceIncreasePending : .priceIncreaseAccepted, about: status.transaction, at: now)
+        return status.transaction
+    }
+
+    /// The subscriber's answer to the pending price increase of `productID`'s group: agreed,
+    /// the next renewal charges it (`PRICE_INCREASE` `ACCEPTED`); declined, auto-renew turns off
+    /// (as StoreKitTest's `declinePriceIncreaseForTransaction` does) and the subscription
+    /// expires at the end of its period. Returns the group's latest period.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`,
+    ///   `.noPriceIncrease` (none waits for an answer, or its period ended).
+    func answerPriceIncrease(_ db: Database, productID: String, agree: Bool) throws -> PaymentTransaction {
+        let (group, status) = try renewingSubscription(db, productID: productID)
+        guard status.state == .subscribed, try priceIncrease(db, group: group)?.status == .pending else {
+            throw StoreControlError.noPriceIncrease(productID)
+        }
+        let now = try storeNow(db)
+        try settlePriceIncrease(db, group: group, from: .pending, to: agree ? .agreed : .declined, at: now)
+        if agree {
+            try notify(db, .priceIncreaseAccepted, about: status.transaction, at: now)
+        } else {
+            try setAutoRenew(db, productID: productID, enabled: false)
+        }
+        return status.transaction
+    }
+
+    /// Moves the group's increase from `old` to `new`, answered `now` (or when asked, if the
+    /// store's clock, which follows the system's, went back since); nothing when it is not `old`.
+    func settlePriceIncrease(
+        _ db: Database, group: String, from old: PriceIncrease.Status, to new: PriceIncrease.Status, at now: Int64
+    ) throws {
+        try db.execute(
+            sql: """
+                UPDATE price_increases SET status = ?, answered_at = MAX(?, requested_at)
+                WHERE group_id = ? AND status = ?
+                """, arguments: [new.rawValue, now, group, old.rawValue])
+    }
+
+    /// The group's increase when it ends the subscription at the end of its latest period
+    /// instead of renewing it (`PriceIncrease.endsSubscription`): one of the product the group
+    /// renews to, declined, or not answered with auto-renew on.
+    func priceIncreaseEndingSubscription(
+        _ db: Database, group: String, renewal: RenewalState, latest: PaymentTransaction
+    ) throws -> PriceIncrease? {
+        guard let increase = try priceIncrease(db, group: group),
+            increase.productID == (renewal.nextProductID ?? latest.productID),
+            increase.endsSubscription(autoRenew: renewal.autoRenew)
+        else { return nil }
+        return increase
+    }
+
+    /// Removes the group's price increase: a new period charged it, or made it moot.
+    func dropPriceIncrease(_ db: Database, group: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(arguments: [group])
+    }
+
+    /// The group of `productID` and its status, when `productID` is the product of its latest
+    /// period or the one it renews to.
+    private func renewingSubscription(
+        _ db: Database, productID: String
+    ) throws -> (group: String, status: SubscriptionStatus) {
+        let group = try subscriptionGroup(db, productID: productID)
+        guard let status = try subscriptionStatus(db, group: group),
+            status.transaction.productID == productID || status.autoRenewProductID == productID
+        else { throw StoreControlError.noSubscription(productID) }
+        return (group, status)
+    }
+
+    // MARK: - Charged prices
+
+    /// The price a renewal of `chain`'s group into `productID` is charged when it is not the
+    /// catalog's: an agreed increase of that product, else the price the chain's latest period
+    /// was charged when it renews the same product.
+    func renewalCharge(_ db: Database, chain: PaymentTransaction, productID: String) throws -> Decimal? {
+        if let group = chain.subscriptionGroupID, let increase = try priceIncrease(db, group: group),
+            increase.productID == productID, increase.status == .agreed
+        {
+            return increase.price
+        }
+        return chain.productID == productID ? try chargedPrice(db, of: chain) : nil
+    }
+
+    /// What `transaction` was charged when it is not the catalog's price (a restored copy, as
+    /// its purchase).
+    func chargedPrice(_ db: Database, of transaction: PaymentTransaction) throws -> Decimal? {
+        try String.fetchOne(
+            try db.cachedStatement(sql: "SELECT price FROM charged_prices WHERE transaction_id = ?"),
+            arguments: [Int64(transaction.restoredFromID ?? transaction.id)]
+        ).flatMap(DecimalText.parse)
+    }
+
+    /// The charged prices of `transactions` that have one, by transaction id.
+    func chargedPrices(_ db: Database, of transactions: [PaymentTransaction]) throws -> [UInt64: Decimal] {
+        var prices: [UInt64: Decimal] = [:]
+        for transaction in transactions where transaction.productType == .autoRenewable {
+            if let price = try chargedPrice(db, of: transaction) { prices[transaction.id] = price }
+        }
+        return prices
+    }
+
+    func recordCharge(_ db: Database, of id: UInt64, price: Decimal) throws {
+        try db.cachedStatement(sql: "INSERT INTO charged_prices (transaction_id, price) VALUES (?, ?)").execute(
+            arguments: [Int64(id), DecimalText.format(price)])
+    }
+}

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 15 (0015_payment_terms).
+-- Schema version 16 (0016_price_increases).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -33,6 +33,11 @@ CREATE TABLE chain_head (
     hash      BLOB NOT NULL CHECK (length(hash) = 32),
     signature BLOB NOT NULL CHECK (length(signature) = 64),
     signed_at INTEGER NOT NULL
+);
+
+CREATE TABLE charged_prices (
+    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    price          TEXT NOT NULL
 );
 
 CREATE TABLE consumption_information (
@@ -147,6 +152,21 @@ CREATE TABLE payment_terms (
     CHECK ((purchase_date IS NULL) = (renews IS NULL)),
     CHECK ((introductory_offer IS NULL) = (introductory_offer_nonce IS NULL))
 );
+
+CREATE TABLE price_increases (
+    group_id         TEXT PRIMARY KEY NOT NULL REFERENCES subscription_groups(id),
+    product_id       TEXT NOT NULL,
+    -- The new price of one period, decimal text as the catalog's prices.
+    price            TEXT NOT NULL,
+    needs_consent    INTEGER NOT NULL CHECK (needs_consent IN (0, 1)),
+    status           TEXT NOT NULL CHECK (status IN ('pending', 'agreed', 'declined')),
+    -- The store's time of the request and of the subscriber's answer, in milliseconds.
+    requested_at     INTEGER NOT NULL,
+    answered_at      INTEGER,
+    CHECK ((status = 'pending') = (answered_at IS NULL)),
+    CHECK (needs_consent = 1 OR status = 'agreed'),
+    CHECK (answered_at IS NULL OR answered_at >= requested_at)
+) WITHOUT ROWID;
 
 CREATE TABLE product_localizations (
     product_id   TEXT NOT NULL REFERENCES products(id) ON DELETE CASCADE,

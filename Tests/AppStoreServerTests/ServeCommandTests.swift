@@ -525,4 +525,46 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+
+    /// A price increase driven with the CLI while `ledger serve` runs: Apple's verifier decodes
+    /// PRICE_INCREASE (PENDING, then ACCEPTED) with the renewal info's price increase status and
+    /// new renewal price; then a declined one's DID_CHANGE_RENEWAL_STATUS and, once the period
+    /// ends, EXPIRED / PRICE_INCREASE with expiration intent 3 ("did not consent").
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesThePriceIncreaseNotifications() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let product = subscription.productID
+            for step in [
+                ["subscriptions", "price-increase", "request", product, "--price", "6.99"],
+                ["subscriptions", "price-increase", "consent", product], ["subscriptions", "renew", product],
+                ["subscriptions", "price-increase", "request", product, "--price", "8.99"],
+                ["subscriptions", "price-increase", "decline", product], ["clock", "advance", "40d"],
+            ] {
+                let run = try LedgerProcess.run(step + ["--database", path])
+                #expect(run.status == 0, "\(step): \(run.stderr)")
+            }
+            #expect(await receiver.wait(forCount: 6, within: 10))
+            let verified = try Self.verifyNotifications(
+                python, directory, receiver,
+                each: """
+                    r = verifier.verify_and_decode_renewal_info(n.data.signedRenewalInfo)
+                    subtype = n.rawSubtype if n.rawSubtype else '-'
+                    print(n.rawNotificationType, subtype, r.rawPriceIncreaseStatus, r.renewalPrice, r.rawExpirationIntent)
+                    """)
+            #expect(verified.status == 0, "\(verified.output)")
+            // One original transaction's notifications are sent in commit order.
+            #expect(
+                verified.output.split(separator: "\n").map(String.init) == [
+                    "PRICE_INCREASE PENDING 0 6990 None", "PRICE_INCREASE ACCEPTED 1 6990 None",
+                    "DID_RENEW - None 6990 None", "PRICE_INCREASE PENDING 0 8990 None",
+                    "DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED 0 8990 None", "EXPIRED PRICE_INCREASE 0 8990 3",
+                ], "\(verified.output)")
+        }
+        await receiver.stop()
+    }
 }

@@ -12,6 +12,7 @@ import Testing
     static let file = URL(fileURLWithPath: Repository.fixture("v3.0-garden-shop.storekit"))
     static let greenhouse = "com.example.fixtures.garden.greenhouse"
     static let season = "com.example.fixtures.garden.season"
+    static let monthly = "com.example.fixtures.garden.pro.monthly"
 
     @Test func theStoreKit1ObserverBuysAndFinishes() async throws {
         let session = try SKTestSession(contentsOf: Self.file, scope: .taskLocal)
@@ -25,6 +26,36 @@ import Testing
             observer.buy(try #require(fetcher.products.first))
             while observer.removedCount < 1 { await session.waitUntilIdle() }
             #expect(observer.delivered == [Self.greenhouse: 1])
+        }
+    }
+
+    /// The subscription screen holds the App Store's price consent message, shows it when it
+    /// may, and says what the subscriber must do.
+    @Test func theSubscriptionScreenShowsThePriceConsentWhenItMay() async throws {
+        let session = try SKTestSession(contentsOf: Self.file, scope: .taskLocal)
+        try await session.withTaskLocalStore {
+            let bought = try await session.buyProduct(identifier: Self.monthly)
+            let screen = SubscriptionScreen()
+            screen.holdMessages()
+            screen.appear()
+            // The screen's task may start listening a little later: a status only reaches it
+            // once it listens, so change one until it reports.
+            for _ in 0..<1_000 where screen.reportedStates.isEmpty {
+                try session.disableAutoRenewForTransaction(identifier: UInt(bought.id))
+                try session.enableAutoRenewForTransaction(identifier: UInt(bought.id))
+                await session.waitUntilIdle()
+            }
+            try session.requestPriceIncreaseConsentForTransaction(identifier: Int(bought.id))
+            // Status.updates wakes at once; the bound keeps a broken watch from hanging the run.
+            for _ in 0..<1_000 where screen.heldMessages.isEmpty || !screen.renewalLine.hasPrefix("Agree") {
+                await session.waitUntilIdle()
+            }
+            #expect(screen.renewalLine == "Agree to the new price (3.99) to keep your subscription")
+            #expect(screen.heldMessages.map(\.reason) == [.priceIncreaseConsent])
+            #expect(session.priceConsentSheetCount == 0, "held, not shown yet")
+            screen.showHeldMessages(in: UIWindowScene())
+            #expect(session.priceConsentSheetCount == 1)
+            screen.disappear()
         }
     }
 

@@ -147,6 +147,8 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
         let expirationDate: Date?
         let revocationDate: Date?
         let offer: TransactionOffer?
+        let priceIncrease: PriceIncrease.Status?
+        let renewalPrice: Decimal?
 
         init(_ status: SubscriptionStatus) {
             state = status.state
@@ -160,6 +162,8 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
             expirationDate = status.transaction.expirationDate
             revocationDate = status.transaction.revocationDate
             offer = status.transaction.offer
+            priceIncrease = status.priceIncrease?.status
+            renewalPrice = status.renewalPrice
         }
     }
 }

@@ -15,6 +15,10 @@ final class SubscriptionScreen {
     /// "Renews at 3.99 USD", or why it does not.
     private(set) var renewalLine = ""
     private var watcher: Task<Void, Never>?
+    /// App Store messages held until the screen can show them (an app delays them rather
+    /// than interrupt what the user does).
+    private(set) var heldMessages: [Message] = []
+    private var messageListener: Task<Void, Never>?
 
     /// Starts watching the status, as a screen does when it appears.
     func appear() {
@@ -35,11 +39,30 @@ final class SubscriptionScreen {
             renewalLine = "unverified"
             return
         }
-        if info.willAutoRenew, let price = info.renewalPrice, let currency = info.currency {
+        if info.willAutoRenew, info.priceIncreaseStatus == .pending, let price = info.renewalPrice {
+            renewalLine = "Agree to the new price (\(price)) to keep your subscription"
+        } else if info.willAutoRenew, let price = info.renewalPrice, let currency = info.currency {
             renewalLine = "Renews at \(price) \(currency.identifier)"
         } else {
             renewalLine = "Does not renew"
         }
+    }
+
+    /// Listens for App Store messages from launch on, holding them for `showHeldMessages`.
+    func holdMessages() {
+        messageListener = Task { [weak self] in
+            for await message in Message.messages {
+                self?.heldMessages.append(message)
+            }
+        }
+    }
+
+    /// Shows the held messages, now that nothing would be interrupted.
+    func showHeldMessages(in scene: UIWindowScene) {
+        for message in heldMessages {
+            try? message.display(in: scene)
+        }
+        heldMessages = []
     }
 
     /// Every group's state now, as a screen reads it on appearing.

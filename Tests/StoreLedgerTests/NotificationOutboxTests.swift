@@ -131,6 +131,22 @@ import Testing
             _ = try await session.advanceClock(by: 80 * day)
             return bought.id
         },
+        .priceIncreasePending: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.requestPriceIncrease(for: SampleCatalog.subscription, price: 6)
+            return bought.id
+        },
+        .priceIncreaseAccepted: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.requestPriceIncrease(for: SampleCatalog.subscription, price: 6)
+            return try await session.answerPriceIncrease(for: SampleCatalog.subscription, agree: true).id
+        },
+        .expiredAfterPriceIncrease: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.requestPriceIncrease(for: SampleCatalog.subscription, price: 6)
+            _ = try await session.advanceClock(by: 32 * day)
+            return bought.id
+        },
         .refunded: { _, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             return try await session.refundTransaction(bought.id).id

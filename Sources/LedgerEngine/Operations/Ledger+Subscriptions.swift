@@ -38,12 +38,12 @@ extension Ledger {
         let run = try renewalOffer(
             db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
         let end = try periodsEnd(db, run, plan: plan, start: now)
+        let charge = try renewalCharge(db, chain: latest, productID: productID)
+        // Charged, the increase is over: the renewal's notification reports none waiting.
+        try dropPriceIncrease(db, group: group)
         let renewal = try insertRenewal(
             writer(db, at: now),
-            RenewalStep(
-                chain: latest, productID: productID, start: now, end: end, offer: run?.offer,
-                charge: try renewalCharge(db, chain: latest, productID: productID)))
-        try dropPriceIncrease(db, group: group)
+            RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer, charge: charge))
         try saveRenewalState(
             db, group: group,
             RenewalState(
@@ -93,12 +93,13 @@ extension Ledger {
             db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
+        let charge = try renewalCharge(db, chain: latest, productID: renewTo)
+        try dropPriceIncrease(db, group: group)  // charged now (see `forceRenewal`)
         let renewal = try insertRenewal(
             writer(db, at: now),
             RenewalStep(
-                chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer,
-                charge: try renewalCharge(db, chain: latest, productID: renewTo), recoversFromBillingIssue: true))
-        try dropPriceIncrease(db, group: group)
+                chain: latest, productID: renewTo, start: start, end: end, offer: run?.offer, charge: charge,
+                recoversFromBillingIssue: true))
         state.billingIssue = nil
         state.nextProductID = nil
         state.pendingOfferID = nil
@@ -340,6 +341,8 @@ extension Ledger {
                 due += 1
                 if due > limit { break }
                 let end = periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
+                // The first renewal charges the group's increase (see `forceRenewal`).
+                if made == 0, make != nil { try dropPriceIncrease(db, group: group) }
                 try make?(
                     RenewalStep(
                         chain: latest, productID: productID, start: start, end: end, offer: run?.offer, charge: charge))
@@ -348,7 +351,6 @@ extension Ledger {
                 start = end
             }
             if make != nil, made > 0 {
-                try dropPriceIncrease(db, group: group)
                 try saveRenewalState(
                     db, group: group,
                     RenewalState(

@@ -20,7 +20,8 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     private let bridges = Mutex<[ObserverBridge]>([])
     private let delegateReference = Mutex(WeakDelegate())
 
-    /// Held weakly, as StoreKit's delegate; touched only through `delegateReference`'s lock.
+    /// Held weakly, as StoreKit's delegate. Sendable by hand: it is read and written only under
+    /// `delegateReference`'s lock.
     private struct WeakDelegate: @unchecked Sendable {
         weak var delegate: (any SKPaymentQueueDelegate)?
     }
@@ -259,6 +260,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     }
 
     /// The delegate, carried to the main actor, where StoreKit calls it whatever its isolation.
+    /// Sendable by hand: it is used on the main actor only.
     private struct UncheckedDelegate: @unchecked Sendable {
         let delegate: any SKPaymentQueueDelegate
     }

@@ -41,6 +41,16 @@ import Testing
             let later = Self.epoch.addingTimeInterval(100 * 86_400)
             #expect(try await watch.oneCommit("set the clock") { try await session.setClock(to: later) })
             #expect(watch.last.count == 1)
+            // A renewal at an agreed price increase: the renewal, its price and the end of the
+            // increase are one commit too.
+            try await session.requestPriceIncrease(for: SampleCatalog.subscription, price: 6)
+            try await session.answerPriceIncrease(for: SampleCatalog.subscription, agree: true)
+            #expect(
+                try await watch.oneCommit("renew at an agreed price") {
+                    [try await session.forceRenewalOfSubscription(SampleCatalog.subscription)]
+                })
+            #expect(try queue.ledger.priceIncrease(forProduct: SampleCatalog.subscription) == nil)
+            #expect(try queue.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.renewalPrice == 6)
             try session.update { $0.billingRetryOnRenewal = true }
             _ = try await session.advanceClock(by: 31 * 86_400)
             #expect(try queue.ledger.hasBillingIssue(SampleCatalog.subscription))

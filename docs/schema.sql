@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 16 (0016_price_increases).
+-- Schema version 17 (0017_family_sharing).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -45,6 +45,14 @@ CREATE TABLE consumption_information (
     version        INTEGER NOT NULL CHECK (version = 1 OR version = 2),
     body           TEXT NOT NULL CHECK (json_valid(body) AND length(body) <= 65536),
     received_at    INTEGER NOT NULL
+);
+
+CREATE TABLE family_shares (
+    original_transaction_id INTEGER PRIMARY KEY NOT NULL,
+    -- The store's time of the share and of its end, in milliseconds.
+    shared_at               INTEGER NOT NULL,
+    revoked_at              INTEGER,
+    CHECK (revoked_at IS NULL OR revoked_at >= shared_at)
 );
 
 CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);

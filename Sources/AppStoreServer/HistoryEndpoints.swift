@@ -20,12 +20,11 @@ extension AppStoreServerAPI {
         _ idText: String, query: QueryParameters, kind: HistoryKind, settings: StoreSettings
     ) throws -> APIResponse {
         try serverTransaction(try Self.transactionID(idText))
-        let filtered = kind == .refunds ? refundQuery() : try filters(query)
-        var history = filtered ?? ServerHistoryQuery()
+        var history = kind == .refunds ? refundQuery() : try filters(query)
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
         history.limit = Self.historyPageSize + 1
-        var page = filtered == nil ? [] : try store.serverHistory(history)
+        var page = try store.serverHistory(history)
         let hasMore = page.count > Self.historyPageSize
         page = Array(page.prefix(Self.historyPageSize))
         let revision = Revision.token(
@@ -40,15 +39,14 @@ extension AppStoreServerAPI {
                 environment: named?.environment.rawValue, signedTransactions: signed))
     }
 
-    private func refundQuery() -> ServerHistoryQuery? {
+    private func refundQuery() -> ServerHistoryQuery {
         var query = ServerHistoryQuery()
         query.revoked = true
         return query
     }
 
-    /// Get Transaction History's filters, each refused with Apple's error when it does not read;
-    /// `nil` when they select nothing the ledger can hold.
-    private func filters(_ query: QueryParameters) throws -> ServerHistoryQuery? {
+    /// Get Transaction History's filters, each refused with Apple's error when it does not read.
+    private func filters(_ query: QueryParameters) throws -> ServerHistoryQuery {
         var history = ServerHistoryQuery()
         history.startDate = try Self.date(query.one("startDate", or: .invalidStartDate), or: .invalidStartDate)
         history.endDate = try Self.date(query.one("endDate", or: .invalidEndDate), or: .invalidEndDate)
@@ -80,11 +78,12 @@ extension AppStoreServerAPI {
         default: throw APIError.invalidRevoked
         }
         switch try query.one("inAppOwnershipType", or: .invalidInAppOwnershipType) {
-        case nil, "PURCHASED": return history
-        // The ledger is one customer's purchases: nothing of it was shared by a family member.
-        case "FAMILY_SHARED": return nil
+        case nil: history.familyShared = nil
+        case "PURCHASED": history.familyShared = false
+        case "FAMILY_SHARED": history.familyShared = true
         default: throw APIError.invalidInAppOwnershipType
         }
+        return history
     }
 
     /// Apple's names of the product types.

@@ -47,6 +47,9 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case expiredAfterPriceIncrease
     /// A purchase refunded.
     case refunded
+    /// A purchase shared by a family member is no longer shared (the family member stopped
+    /// sharing it, left the family, or was refunded).
+    case familySharingRevoked
     /// A customer asked for the refund of a consumable or an auto-renewable subscription: the
     /// App Store asks the app's server for consumption information.
     case refundRequested
@@ -86,6 +89,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .priceIncreaseAccepted: ("PRICE_INCREASE", "ACCEPTED")
         case .expiredAfterPriceIncrease: ("EXPIRED", "PRICE_INCREASE")
         case .refunded: ("REFUND", nil)
+        case .familySharingRevoked: ("REVOKE", nil)
         case .refundRequested: ("CONSUMPTION_REQUEST", nil)
         case .refundDeclined: ("REFUND_DECLINED", nil)
         case .renewalExtended: ("RENEWAL_EXTENDED", nil)

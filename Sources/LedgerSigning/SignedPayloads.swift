@@ -40,13 +40,14 @@ package struct TransactionPayload: Encodable {
     /// `transaction` as the store signs it now, with `settings`' bundle identifier and
     /// environment, and its price: its offer's, else `charged` (a price agreed to in a price
     /// increase), else the price `product` has in the catalog (none when the catalog no longer
-    /// has it). Its `signedDate` is when the store last changed it. A subscription's
+    /// has it). `familyShared`: a family member bought it (`inAppOwnershipType` FAMILY_SHARED). Its `signedDate` is when the store last changed it. A subscription's
     /// `webOrderLineItemId` is its purchase's id (a restored copy shares its purchase's); a
     /// refund is a full one (`REFUND_FULL`); `appTransactionID` is the customer's.
     package init(
         _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil,
-        charged: Decimal? = nil
+        charged: Decimal? = nil, familyShared: Bool = false
     ) {
+        if familyShared { inAppOwnershipType = "FAMILY_SHARED" }
         transactionId = String(transaction.id)
         originalTransactionId = String(transaction.originalID)
         bundleId = settings.bundleID

@@ -7,11 +7,12 @@ public enum SampleCatalog {
     public static let consumable = "com.example.rocket_car"
     /// A non-consumable (0.99), with English and French localizations.
     public static let nonConsumable = "com.example.level1"
-    /// A second non-consumable (1.99), without localizations.
+    /// A second non-consumable (1.99), without localizations, family-shareable.
     public static let nonConsumable2 = "com.example.level2"
     /// Group "pro": pro.monthly and pro.yearly at level 1 (the highest), basic.monthly at level 2.
     public static let subscription = "com.example.pro.monthly"
-    /// Group "pro", level 1: the yearly subscription (49.99), at the level of `subscription`.
+    /// Group "pro", level 1: the yearly subscription (49.99), at the level of `subscription`;
+    /// family-shareable.
     public static let yearlySubscription = "com.example.pro.yearly"
     /// Group "pro", level 2 (below the pro ones): the monthly basic subscription (1.99).
     public static let basicSubscription = "com.example.basic.monthly"
@@ -25,7 +26,7 @@ public enum SampleCatalog {
             {"productID": "com.example.level1", "type": "NonConsumable", "displayPrice": "0.99",
              "localizations": [{"locale": "en_US", "displayName": "Level 1", "description": "Unlock level 1"},
                                {"locale": "fr_FR", "displayName": "Niveau 1", "description": "Débloque le niveau 1"}]},
-            {"productID": "com.example.level2", "type": "NonConsumable", "displayPrice": "1.99"},
+            {"productID": "com.example.level2", "type": "NonConsumable", "displayPrice": "1.99", "familyShareable": true},
             {"productID": "com.example.rocket_car", "type": "Consumable", "displayPrice": "2.99"}
           ],
           "nonRenewingSubscriptions": [
@@ -36,7 +37,7 @@ public enum SampleCatalog {
               {"productID": "com.example.pro.monthly", "type": "RecurringSubscription", "displayPrice": "4.99",
                "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"},
               {"productID": "com.example.pro.yearly", "type": "RecurringSubscription", "displayPrice": "49.99",
-               "groupNumber": 1, "recurringSubscriptionPeriod": "P1Y"},
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1Y", "familyShareable": true},
               {"productID": "com.example.basic.monthly", "type": "RecurringSubscription", "displayPrice": "1.99",
                "groupNumber": 2, "recurringSubscriptionPeriod": "P1M"}
             ]}

@@ -361,6 +361,22 @@ public final class SKTestSession: @unchecked Sendable {
         return context.origin.result(bought).unsafePayloadValue  // signed, as every transaction handed out
     }
 
+    /// A family member bought a family-shareable product and shares it: the app hears of the
+    /// customer's purchase as of one made outside the app, its `ownershipType`
+    /// `.familyShared`. Not in StoreKitTest.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notFamilyShareable`.
+    public func shareFamilyPurchase(productIdentifier: String) throws {
+        try perform(.shareFamilyPurchase(NewPayment(productID: productIdentifier)))
+    }
+
+    /// The family member stops sharing the purchase of transaction `identifier` (or leaves the
+    /// family): its transactions are revoked, and the app hears of it as of a refund
+    /// (`didRevokeEntitlementsForProductIdentifiers`, `Transaction.updates`). Not in StoreKitTest.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notFamilyShared`.
+    public func revokeFamilySharing(identifier: UInt) throws {
+        try perform(.revokeFamilySharing(UInt64(identifier)))
+    }
+
     private func buy(_ payment: NewPayment) throws -> PaymentTransaction {
         try perform(.buyOutsideTheApp(payment)).transactions[0]
     }

@@ -567,4 +567,38 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+
+    /// A family member's purchase shared, then no longer, with the CLI while `ledger serve`
+    /// runs: Apple's verifier decodes ONE_TIME_CHARGE and REVOKE, each transaction owned
+    /// FAMILY_SHARED, the second revoked.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesTheFamilySharingNotifications() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _, _) = try await Self.prepareNotifying(directory, to: receiver)
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let share = try LedgerProcess.run(
+                ["family-sharing", "share", SampleCatalog.nonConsumable2, "--json", "--database", path])
+            #expect(share.status == 0, "\(share.stderr)")
+            let id = try #require(
+                (try JSONSerialization.jsonObject(with: Data(share.stdout.utf8)) as? [String: Any])?["id"] as? Int)
+            let revoke = try LedgerProcess.run(["family-sharing", "revoke", String(id), "--database", path])
+            #expect(revoke.status == 0, "\(revoke.stderr)")
+            #expect(await receiver.wait(forCount: 2, within: 10))
+            let verified = try Self.verifyNotifications(
+                python, directory, receiver,
+                each: """
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    print(n.rawNotificationType, t.transactionId, t.rawInAppOwnershipType, t.revocationDate is not None)
+                    """)
+            #expect(verified.status == 0, "\(verified.output)")
+            #expect(
+                verified.output.split(separator: "\n").map(String.init) == [
+                    "ONE_TIME_CHARGE \(id) FAMILY_SHARED False", "REVOKE \(id) FAMILY_SHARED True",
+                ], "\(verified.output)")
+        }
+        await receiver.stop()
+    }
 }

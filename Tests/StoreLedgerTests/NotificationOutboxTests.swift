@@ -151,6 +151,10 @@ import Testing
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             return try await session.refundTransaction(bought.id).id
         },
+        .familySharingRevoked: { _, session in
+            let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.nonConsumable2))
+            return try await session.revokeFamilySharing(shared.id).first?.id
+        },
         .refundRequested: { _, session in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
             return try await session.requestRefund(bought.id, reason: .fulfillmentIssue).id

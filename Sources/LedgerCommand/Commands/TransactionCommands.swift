@@ -178,7 +178,8 @@ struct ShowCommand: AsyncParsableCommand {
             },
             serverAppAccountToken: try ledger.serverAppAccountToken(originalTransactionID: transaction.originalID)
                 .map { $0?.uuidString.lowercased() ?? "" },
-            refundRequest: try ledger.refundRequest(of: id).map(RefundRequestsCommand.RequestView.init))
+            refundRequest: try ledger.refundRequest(of: id).map(RefundRequestsCommand.RequestView.init),
+            ownership: try ledger.isFamilyShared(transaction) ? "FAMILY_SHARED" : "PURCHASED")
         try options.output.emit(shown) {
             ([describe(transaction)] + shown.serverLines
                 + events.map { event in
@@ -201,6 +202,8 @@ struct ShowCommand: AsyncParsableCommand {
         /// The token set by Set App Account Token on the chain; "" when cleared.
         let serverAppAccountToken: String?
         let refundRequest: RefundRequestsCommand.RequestView?
+        /// Apple's `inAppOwnershipType`: FAMILY_SHARED when a family member shared it.
+        let ownership: String
 
         struct Consumption: Encodable {
             let version: Int
@@ -209,7 +212,7 @@ struct ShowCommand: AsyncParsableCommand {
         }
 
         enum CodingKeys: String, CodingKey {
-            case transaction, events, orderID, consumption, serverAppAccountToken, refundRequest
+            case transaction, events, orderID, consumption, serverAppAccountToken, refundRequest, ownership
         }
 
         /// Every key, an absent value as `null`, so that a JSON reader sees one shape.
@@ -221,10 +224,12 @@ struct ShowCommand: AsyncParsableCommand {
             try container.encode(consumption, forKey: .consumption)
             try container.encode(serverAppAccountToken, forKey: .serverAppAccountToken)
             try container.encode(refundRequest, forKey: .refundRequest)
+            try container.encode(ownership, forKey: .ownership)
         }
 
         var serverLines: [String] {
             var lines: [String] = []
+            if ownership == "FAMILY_SHARED" { lines.append("  shared by a family member (FAMILY_SHARED)") }
             if let orderID { lines.append("  order \(orderID)") }
             if let token = serverAppAccountToken {
                 lines.append("  app account token set by the server: " + (token.isEmpty ? "none (cleared)" : token))

@@ -40,6 +40,9 @@ public struct ServerHistoryQuery: Sendable, Hashable {
     public var subscriptionGroupIDs: [String] = []
     /// Only refunded transactions (`true`), or only the others (`false`); both when `nil`.
     public var revoked: Bool?
+    /// Only the purchases a family member shared (`true`: `inAppOwnershipType` FAMILY_SHARED), or
+    /// only the customer's own (`false`: PURCHASED); both when `nil`.
+    public var familyShared: Bool?
     /// Leave out consumables the app finished and that were not refunded (Get Transaction
     /// History's first version).
     public var excludingFinishedConsumables = false
@@ -80,6 +83,10 @@ extension Ledger {
         any("subscription_group_id", query.subscriptionGroupIDs)
         if let revoked = query.revoked {
             conditions.append(revoked ? "revocation_date IS NOT NULL" : "revocation_date IS NULL")
+        }
+        if let familyShared = query.familyShared {
+            conditions.append(
+                (familyShared ? "" : "NOT ") + "original_id IN (SELECT original_transaction_id FROM family_shares)")
         }
         if query.excludingFinishedConsumables {
             conditions.append("NOT (product_type = 'consumable' AND is_finished = 1 AND revocation_date IS NULL)")

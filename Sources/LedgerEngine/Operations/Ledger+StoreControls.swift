@@ -12,7 +12,7 @@ extension Ledger {
     @discardableResult
     package func perform(_ action: StoreAction, delivery: DeliveryRecording = .notRecorded) throws -> StoreActionOutcome
     {
-        if case .buyOutsideTheApp(let payment) = action { try Self.validate(payment) }
+        try Self.validatePayment(of: action)
         return try write { db in try perform(db, action, delivery: delivery) }
     }
 
@@ -21,8 +21,16 @@ extension Ledger {
     package func perform(
         _ action: StoreAction, delivery: DeliveryRecording = .notRecorded
     ) async throws -> StoreActionOutcome {
-        if case .buyOutsideTheApp(let payment) = action { try Self.validate(payment) }
+        try Self.validatePayment(of: action)
         return try await grouped { db in try self.perform(db, action, delivery: delivery) }
+    }
+
+    /// Refuses, before any write, the payment an action makes when it is malformed.
+    private static func validatePayment(of action: StoreAction) throws {
+        switch action {
+        case .buyOutsideTheApp(let payment), .shareFamilyPurchase(let payment): try validate(payment)
+        default: break
+        }
     }
 
     private func perform(
@@ -66,6 +74,10 @@ extension Ledger {
             payment.isOutsideTheApp = true
             let created = try addPayment(db, payment, delivery: .notRecorded).transaction
             return .updated([try applyPlannedOutcome(try writer(db), id: created.id)])
+        case .shareFamilyPurchase(let payment):
+            return .updated([try shareFamilyPurchase(db, payment)])
+        case .revokeFamilySharing(let id):
+            return StoreActionOutcome(transactions: try revokeFamilySharing(db, id), notice: .revoked)
         case .forceRenewal(let productID):
             return .updated([try forceRenewal(db, productID: productID)])
         case .expireSubscription(let productID):
@@ -116,9 +128,13 @@ extension Ledger {
         // A refund request of what was refunded is granted by it.
         try settleRefundRequests(db, of: ([transaction] + related).map(\.id), as: .granted, at: writer.now)
         let refunded = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
-        // One notification, of the purchase (a restored copy is the same purchase).
+        // One notification, of the purchase (a restored copy is the same purchase). A purchase
+        // shared by a family member is revoked from the customer: its sharing ends.
+        let shared = try sharingIsLive(db, original: transaction.originalID)
+        if shared { try endSharing(db, original: transaction.originalID, at: writer.now) }
         try notify(
-            db, .refunded, about: refunded.first { $0.id == purchase } ?? refunded[0], at: writer.now)
+            db, shared ? .familySharingRevoked : .refunded, about: refunded.first { $0.id == purchase } ?? refunded[0],
+            at: writer.now)
         return refunded
     }
 

@@ -34,6 +34,11 @@ package enum StoreAction: Sendable, Hashable {
     /// A product bought outside the app (from another device): it succeeds whatever the
     /// store's switches, in one commit.
     case buyOutsideTheApp(NewPayment)
+    /// A family member bought a family-shareable product and shares it: the customer's
+    /// purchase of it, owned FAMILY_SHARED, made as `buyOutsideTheApp` makes one.
+    case shareFamilyPurchase(NewPayment)
+    /// The family member stops sharing the purchase of a transaction: its chain is revoked.
+    case revokeFamilySharing(UInt64)
     /// The subscription of a product's group renewed now.
     case forceRenewal(productID: String)
     /// The subscription of a product's group expired now, its auto-renew turned off.

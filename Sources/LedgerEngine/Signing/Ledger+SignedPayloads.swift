@@ -62,7 +62,8 @@ extension Ledger {
         return Signing(
             transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
             products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
-            chargedPrices: try chargedPrices(db, of: transactions))
+            chargedPrices: try chargedPrices(db, of: transactions),
+            familySharedOriginals: try familySharedOriginals(db, of: transactions))
     }
 
     /// Transactions ready to sign (`signing`), signed outside the read.
@@ -72,13 +73,16 @@ extension Ledger {
         let products: [String: Product]
         /// The prices charged that are not the catalog's (`Ledger.chargedPrice`), by transaction id.
         let chargedPrices: [UInt64: Decimal]
+        /// The original transaction ids of the purchases a family member shared.
+        let familySharedOriginals: Set<UInt64>
 
         func sign() throws -> [JWS] {
             try transactions.map { transaction in
                 try signer.sign(
                     TransactionPayload(
                         transaction, product: products[transaction.productID], settings: signer.settings,
-                        appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id]))
+                        appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
+                        familyShared: familySharedOriginals.contains(transaction.originalID)))
             }
         }
     }

@@ -44,6 +44,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case priceIncreaseNotAgreed(String)
     /// Not a price the ledger keeps exactly (negative, or too many digits).
     case invalidPrice(Decimal)
+    /// The product is not family-shareable (a consumable never is).
+    case notFamilyShareable(String)
+    /// The transaction is not owned through Family Sharing, or its sharing ended already.
+    case notFamilyShared(UInt64)
 
     public var description: String {
         switch self {
@@ -83,6 +87,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "no price increase of the subscription \"\(id)\" waits for the subscriber's answer"
         case .priceIncreaseNotAgreed(let id):
             "the subscription \"\(id)\" cannot renew: the subscriber did not agree to its price increase (consent to it, or let it expire)"
+        case .notFamilyShareable(let id):
+            "\"\(id)\" is not family-shareable: the catalog does not mark it so (a consumable never is)"
+        case .notFamilyShared(let id):
+            "transaction \(id) is not shared by a family member, or its sharing ended already"
         case .invalidPrice(let price):
             "\(DecimalText.format(price)) is not a price: a non-negative decimal such as \"0.99\", of at most 18 digits, 15 before the point"
         }

@@ -92,7 +92,6 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         expirationDate = row.expirationDate
         purchasedQuantity = row.quantity
         isUpgraded = row.isUpgraded
-        ownershipType = .purchased
         signedDate = row.updatedAt
         revocationDate = row.revocationDate
         revocationReason = row.revocationReason.map(RevocationReason.init(rawValue:))
@@ -104,6 +103,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         currency = (fields["currency"] as? String).map { Locale.Currency($0) }
         appTransactionID = fields["appTransactionId"] as? String ?? ""
         webOrderLineItemID = fields["webOrderLineItemId"] as? String
+        ownershipType = (fields["inAppOwnershipType"] as? String).map(OwnershipType.init(rawValue:)) ?? .purchased
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
         offer = row.offer.map(Offer.init)

@@ -169,6 +169,24 @@ public struct StoreTestSession: Sendable {
         try await run(.buyOutsideTheApp(payment.newPayment)).transactions[0]
     }
 
+    /// A family member bought `payment`'s product (a family-shareable one) and shares it: the
+    /// customer's purchase of it, owned FAMILY_SHARED (so are its renewals and restored
+    /// copies), made and delivered as `buyProduct` makes one. Returns it.
+    /// - Throws: `StoreControlError.notFamilyShareable`; `buyProduct`'s errors.
+    @discardableResult
+    public func shareFamilyPurchase(_ payment: Payment) async throws -> PaymentTransaction {
+        try await run(.shareFamilyPurchase(payment.newPayment)).transactions[0]
+    }
+
+    /// The family member stops sharing the purchase of transaction `id` (or leaves the family):
+    /// its transactions still entitled are revoked, observers hear of it as of a refund, and
+    /// `REVOKE` is notified. Returns them, `id`'s first.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notFamilyShared`.
+    @discardableResult
+    public func revokeFamilySharing(_ id: UInt64) async throws -> [PaymentTransaction] {
+        try await run(.revokeFamilySharing(id)).transactions
+    }
+
     // MARK: - Subscriptions and time
 
     /// Renews the subscription of `productID`'s group now: its current period ends and the next

@@ -1,0 +1,94 @@
+import Foundation
+public import LedgerModel
+import GRDB
+
+/// Family Sharing (migration 17): a family member's purchase of a family-shareable product,
+/// shared with the customer, and the end of that sharing.
+extension Ledger {
+    /// Whether `transaction` is owned through Family Sharing (a family member bought it): its
+    /// chain's original transaction was shared.
+    public func isFamilyShared(_ transaction: PaymentTransaction) throws -> Bool {
+        try read { db in try !familySharedOriginals(db, of: [transaction]).isEmpty }
+    }
+
+    /// The original transaction ids, among those of `transactions`, that were shared by a family
+    /// member.
+    func familySharedOriginals(_ db: Database, of transactions: [PaymentTransaction]) throws -> Set<UInt64> {
+        var shared: Set<UInt64> = []
+        for original in Set(transactions.map(\.originalID)) where try sharingEnded(db, original: original) != nil {
+            shared.insert(original)
+        }
+        return shared
+    }
+
+    /// Whether the sharing of `original`'s purchase ended; `nil` when it was never shared.
+    private func sharingEnded(_ db: Database, original: UInt64) throws -> Bool? {
+        try Bool.fetchOne(
+            try db.cachedStatement(
+                sql: "SELECT revoked_at IS NOT NULL FROM family_shares WHERE original_transaction_id = ?"),
+            arguments: [Int64(clamping: original)])
+    }
+
+    /// A family member bought `payment`'s product and shares it: the customer's purchase of it,
+    /// owned FAMILY_SHARED, made as a purchase outside the app (whatever the store's switches)
+    /// and notified as one. Returns the transaction.
+    /// - Throws: `UnknownProductError`; `StoreControlError.notFamilyShareable` for a product
+    ///   the catalog does not mark family-shareable (never a consumable); the purchase's errors.
+    func shareFamilyPurchase(_ db: Database, _ payment: NewPayment) throws -> PaymentTransaction {
+        guard let product = try Self.products(db, withIDs: [payment.productID]).first else {
+            throw UnknownProductError(productIdentifier: payment.productID)
+        }
+        guard product.isFamilyShareable, product.type != .consumable else {
+            throw StoreControlError.notFamilyShareable(payment.productID)
+        }
+        var payment = payment
+        payment.isOutsideTheApp = true
+        let created = try addPayment(db, payment, delivery: .notRecorded).transaction
+        // Recorded before the charge, so that the purchase's notification says FAMILY_SHARED.
+        try db.execute(
+            sql: "INSERT INTO family_shares (original_transaction_id, shared_at) VALUES (?, ?)",
+            arguments: [Int64(created.originalID), try storeNow(db)])
+        return try applyPlannedOutcome(try writer(db), id: created.id)
+    }
+
+    /// The family member stops sharing the purchase of transaction `id` (or leaves the family):
+    /// the transactions of its chain that still entitle the customer (the purchase and its
+    /// restored copies; a subscription's current period) are revoked, reason `other`, and
+    /// `REVOKE` is notified. Returns them, `id`'s first (none when nothing entitled any more).
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notFamilyShared`
+    ///   for a purchase that is not shared, or whose sharing ended.
+    func revokeFamilySharing(_ db: Database, _ id: UInt64) throws -> [PaymentTransaction] {
+        let transaction = try existingTransaction(db, id: id)
+        guard try sharingIsLive(db, original: transaction.originalID) else {
+            throw StoreControlError.notFamilyShared(id)
+        }
+        let writer = try writer(db)
+        // The chain's purchased and restored transactions still entitling, `id`'s first.
+        let revoked = try PaymentTransaction.fetchAll(
+            db,
+            sql: """
+                WHERE original_id = ? AND revocation_date IS NULL AND state IN ('purchased', 'restored')
+                  AND (expiration_date IS NULL OR expiration_date > ?)
+                ORDER BY id = ? DESC, id
+                """, arguments: [Int64(transaction.originalID), writer.now, Int64(id)])
+        for period in revoked { try writer.revoke(period, reason: 0) }  // StoreKit's `.other`
+        try endSharing(db, original: transaction.originalID, at: writer.now)
+        let stored = try revoked.map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
+        try notify(db, .familySharingRevoked, about: stored.first ?? transaction, at: writer.now)
+        return stored
+    }
+
+    /// Whether the purchase of `original` is shared and its sharing has not ended.
+    func sharingIsLive(_ db: Database, original: UInt64) throws -> Bool {
+        try sharingEnded(db, original: original) == false
+    }
+
+    /// Records the end of the sharing of `original`'s purchase (a revocation or a refund).
+    func endSharing(_ db: Database, original: UInt64, at now: Int64) throws {
+        try db.execute(
+            sql: """
+                UPDATE family_shares SET revoked_at = MAX(?, shared_at)
+                WHERE original_transaction_id = ? AND revoked_at IS NULL
+                """, arguments: [now, Int64(clamping: original)])
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import Testing
+
+/// `ledger family-sharing`: share a family member's purchase, stop sharing it, and what each
+/// refuses.
+@Suite struct FamilySharingCLITests {
+    @Test func aSharedPurchaseShowsItsOwnershipUntilItIsRevoked() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let shared = try workspace.json("family-sharing", "share", SampleCatalog.nonConsumable2)
+            #expect(shared["id"] as? Int == 1 && shared["state"] as? String == "purchased")
+            #expect(try workspace.json("show", "1")["ownership"] as? String == "FAMILY_SHARED")
+            #expect(try workspace.ledger("show", "1").stdout.contains("shared by a family member (FAMILY_SHARED)"))
+            let signed = try workspace.json("jws", "1")["payload"] as? [String: Any]
+            #expect(signed?["inAppOwnershipType"] as? String == "FAMILY_SHARED")
+            #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable).status == 0)
+            #expect(try workspace.json("show", "2")["ownership"] as? String == "PURCHASED")
+
+            let revoked = try #require(
+                try workspace.json("family-sharing", "revoke", "1")["revoked"] as? [[String: Any]])
+            #expect(revoked.map { $0["id"] as? Int } == [1] && revoked[0]["revocationDate"] is String)
+            let again = try workspace.ledger("family-sharing", "revoke", "1")
+            #expect(again.status == 1 && again.stderr.contains("is not shared by a family member"))
+        }
+    }
+
+    @Test func whatCannotBeSharedExitsWithItsReason() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let consumable = try workspace.ledger("family-sharing", "share", SampleCatalog.consumable)
+            #expect(consumable.status == 1 && consumable.stderr.contains("is not family-shareable"))
+            let unknown = try workspace.ledger("family-sharing", "share", "com.example.none")
+            #expect(unknown.status != 0 && unknown.stderr.contains("com.example.none"))
+            let missing = try workspace.ledger("family-sharing", "revoke", "7")
+            #expect(missing.status == 1 && missing.stderr.contains("unknown transaction 7"))
+            #expect((try workspace.json("list")["transactions"] as? [Any])?.isEmpty == true, "nothing was stored")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// Family Sharing: a family member's purchase reaches the customer owned FAMILY_SHARED, and
+/// the end of the sharing revokes it with REVOKE.
+@Suite struct FamilySharingTests {
+    static let shareable = SampleCatalog.nonConsumable2  // family-shareable
+    static let day = NotificationOutboxTests.day
+
+    /// The signed `inAppOwnershipType` of transaction `id`.
+    static func ownership(_ ledger: Ledger, _ id: UInt64) throws -> String? {
+        try PriceIncreaseTests.payload(try ledger.signedTransaction(id))["inAppOwnershipType"] as? String
+    }
+
+    /// The `inAppOwnershipType` of the transaction each notification signed, as `TYPE OWNERSHIP`.
+    static func notified(_ ledger: Ledger) throws -> [String] {
+        try ledger.notifications().map { notification in
+            let payload = try PriceIncreaseTests.payload(try JWS(compactSerialization: notification.signedPayload))
+            let data = payload["data"] as? [String: Any]
+            let transaction = try (data?["signedTransactionInfo"] as? String).map {
+                try PriceIncreaseTests.payload(try JWS(compactSerialization: $0))
+            }
+            return [notification.type, transaction?["inAppOwnershipType"] as? String].compactMap { $0 }
+                .joined(separator: " ")
+        }
+    }
+
+    @Test func aSharedPurchaseIsOwnedFamilySharedUntilTheSharingStops() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let own = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            let shared = try await session.shareFamilyPurchase(Payment(productID: Self.shareable))
+            #expect(shared.state == .purchased)
+            #expect(try ledger.isFamilyShared(shared) && !ledger.isFamilyShared(own))
+            #expect(try Self.ownership(ledger, shared.id) == "FAMILY_SHARED")
+            #expect(try Self.ownership(ledger, own.id) == "PURCHASED")
+            #expect(try ledger.currentEntitlements().map(\.productID).contains(Self.shareable))
+            // A restored copy is the same shared purchase.
+            let restored = try await PaymentQueue(ledger: ledger).restoreCompletedTransactions().restored.all()
+            let copy = try #require(restored.first { $0.productID == Self.shareable })
+            #expect(try Self.ownership(ledger, copy.id) == "FAMILY_SHARED")
+
+            let revoked = try await session.revokeFamilySharing(copy.id)
+            #expect(revoked.map(\.id) == [copy.id, shared.id])
+            #expect(revoked.allSatisfy { $0.revocationDate == NotificationOutboxTests.now && $0.revocationReason == 0 })
+            #expect(try !ledger.currentEntitlements().map(\.productID).contains(Self.shareable))
+            #expect(
+                try Self.notified(ledger) == [
+                    "ONE_TIME_CHARGE PURCHASED", "ONE_TIME_CHARGE FAMILY_SHARED", "REVOKE FAMILY_SHARED",
+                ])
+            await #expect(throws: StoreControlError.notFamilyShared(shared.id)) {
+                try await session.revokeFamilySharing(shared.id)
+            }
+        }
+    }
+
+    @Test func aSharedSubscriptionRenewsSharedAndLosesOnlyItsCurrentPeriod() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+            let renewals = try await session.advanceClock(by: 400 * Self.day)
+            #expect(renewals.count == 1)
+            #expect(try Self.ownership(ledger, renewals[0].id) == "FAMILY_SHARED")
+            let revoked = try await session.revokeFamilySharing(shared.id)
+            #expect(revoked.map(\.id) == [renewals[0].id], "the expired first period stays as it was")
+            #expect(try ledger.transaction(shared.id)?.revocationDate == nil)
+            #expect(try ledger.subscriptionStatus(forProduct: SampleCatalog.yearlySubscription)?.state == .revoked)
+            #expect(
+                try Self.notified(ledger) == [
+                    "SUBSCRIBED FAMILY_SHARED", "DID_RENEW FAMILY_SHARED", "REVOKE FAMILY_SHARED",
+                ])
+        }
+    }
+
+    @Test func aRefundOfASharedPurchaseRevokesItAndEndsTheSharing() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let shared = try await session.shareFamilyPurchase(Payment(productID: Self.shareable))
+            try await session.refundTransaction(shared.id)
+            #expect(try Self.notified(ledger).last == "REVOKE FAMILY_SHARED")
+            await #expect(throws: StoreControlError.notFamilyShared(shared.id)) {
+                try await session.revokeFamilySharing(shared.id)
+            }
+        }
+    }
+
+    @Test func whatCannotBeSharedIsRefusedAndChangesNothing() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            for product in [SampleCatalog.consumable, SampleCatalog.nonConsumable, SampleCatalog.subscription] {
+                await #expect(throws: StoreControlError.notFamilyShareable(product)) {
+                    try await session.shareFamilyPurchase(Payment(productID: product))
+                }
+            }
+            await #expect(throws: UnknownProductError(productIdentifier: "com.example.none")) {
+                try await session.shareFamilyPurchase(Payment(productID: "com.example.none"))
+            }
+            await #expect(throws: PaymentQueueError.invalidQuantity(0)) {
+                try await session.shareFamilyPurchase(Payment(productID: Self.shareable, quantity: 0))
+            }
+            let own = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            await #expect(throws: StoreControlError.notFamilyShared(own.id)) {
+                try await session.revokeFamilySharing(own.id)
+            }
+            await #expect(throws: PaymentQueueError.unknownTransaction(99)) {
+                try await session.revokeFamilySharing(99)
+            }
+            #expect(try ledger.allTransactions().map(\.id) == [own.id], "nothing refused was stored")
+            #expect(try Self.notified(ledger) == ["ONE_TIME_CHARGE PURCHASED"])
+        }
+    }
+
+    @Test func theServersHistorySelectsByOwnership() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let own = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            let shared = try await session.shareFamilyPurchase(Payment(productID: Self.shareable))
+            var query = ServerHistoryQuery()
+            query.familyShared = true
+            #expect(try ledger.serverHistory(query).map(\.id) == [shared.id])
+            query.familyShared = false
+            #expect(try ledger.serverHistory(query).map(\.id) == [own.id])
+            query.familyShared = nil
+            #expect(try ledger.serverHistory(query).map(\.id) == [own.id, shared.id])
+        }
+    }
+}

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 17 (0017_family_sharing).
+-- Schema version 18 (0018_offer_codes).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -295,7 +295,8 @@ CREATE TABLE subscription_renewal (
     -- Where calendar periods are counted from, so that a purchase on the 31st renews on the
     -- last day of shorter months and back on the 31st (not drifting to the 28th).
     period_anchor   INTEGER
-, billing_issue_since INTEGER, grace_until INTEGER CHECK (grace_until >= billing_issue_since), retry_until INTEGER CHECK (retry_until >= billing_issue_since), pending_offer_id TEXT) WITHOUT ROWID;
+, billing_issue_since INTEGER, grace_until INTEGER CHECK (grace_until >= billing_issue_since), retry_until INTEGER CHECK (retry_until >= billing_issue_since), pending_offer_id TEXT, pending_offer_type TEXT
+    CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code')) WITHOUT ROWID;
 
 CREATE TABLE transaction_events (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -390,7 +391,9 @@ CREATE TABLE "transactions" (
     restored_from          INTEGER,
     application_username   TEXT
                            CHECK (application_username <> '' AND length(CAST(application_username AS BLOB)) <= 1024),
-    offer_type             TEXT CHECK (offer_type IN ('introductory', 'promotional')),
+    offer_type             TEXT
+                           CHECK (offer_type = 'introductory' OR offer_type = 'promotional' OR offer_type = 'code'
+                                  OR offer_type = 'winBack'),
     offer_id               TEXT CHECK (offer_id <> ''),
     offer_payment_mode     TEXT
                            CHECK (offer_payment_mode = 'freeTrial' OR offer_payment_mode = 'payAsYouGo'

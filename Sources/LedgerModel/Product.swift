@@ -76,11 +76,14 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
     public var introductoryOffer: SubscriptionOffer?
     /// The offers a payment can redeem (`PaymentDiscount`); empty when there are none.
     public var promotionalOffers: [SubscriptionOffer]
+    /// The offer codes a customer can redeem; empty when there are none.
+    public var codeOffers: [CodeOffer]
 
     /// A subscription's details; no offers by default.
     public init(
         groupID: String, groupName: String, level: Int, period: SubscriptionPeriod,
-        introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = []
+        introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = [],
+        codeOffers: [CodeOffer] = []
     ) {
         self.groupID = groupID
         self.groupName = groupName
@@ -88,6 +91,24 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
         self.period = period
         self.introductoryOffer = introductoryOffer
         self.promotionalOffers = promotionalOffers
+        self.codeOffers = codeOffers
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case groupID, groupName, level, period, introductoryOffer, promotionalOffers, codeOffers
+    }
+
+    /// Decodes a subscription; `codeOffers` may be absent (JSON written before offer codes).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            groupID: try c.decode(String.self, forKey: .groupID),
+            groupName: try c.decode(String.self, forKey: .groupName),
+            level: try c.decode(Int.self, forKey: .level),
+            period: try c.decode(SubscriptionPeriod.self, forKey: .period),
+            introductoryOffer: try c.decodeIfPresent(SubscriptionOffer.self, forKey: .introductoryOffer),
+            promotionalOffers: try c.decode([SubscriptionOffer].self, forKey: .promotionalOffers),
+            codeOffers: try c.decodeIfPresent([CodeOffer].self, forKey: .codeOffers) ?? [])
     }
 }
 

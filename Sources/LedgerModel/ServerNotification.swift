@@ -12,6 +12,8 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case upgraded
     /// A downgrade (or a crossgrade with another period): it starts at the next renewal.
     case downgraded
+    /// An offer code redeemed by a customer new to the subscription group.
+    case offerRedeemedFirstTime
     /// A promotional offer redeemed to subscribe again after the subscription lapsed.
     case offerRedeemedToResubscribe
     /// A promotional offer redeemed with an upgrade.
@@ -72,6 +74,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .resubscribed: ("SUBSCRIBED", "RESUBSCRIBE")
         case .upgraded: ("DID_CHANGE_RENEWAL_PREF", "UPGRADE")
         case .downgraded: ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE")
+        case .offerRedeemedFirstTime: ("OFFER_REDEEMED", "INITIAL_BUY")
         case .offerRedeemedToResubscribe: ("OFFER_REDEEMED", "RESUBSCRIBE")
         case .offerRedeemedWithUpgrade: ("OFFER_REDEEMED", "UPGRADE")
         case .offerRedeemedWithDowngrade: ("OFFER_REDEEMED", "DOWNGRADE")
@@ -100,18 +103,22 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     }
 
     /// The change a subscription's purchase is, by how it starts (`SubscriptionStart`) and
-    /// whether it redeemed a promotional offer (which only a customer who subscribed before
-    /// may: a first purchase is `SUBSCRIBED`).
-    public static func purchase(_ start: SubscriptionStart, redeemingOffer: Bool) -> NotifiedEvent {
+    /// the offer it redeemed, if any (an introductory offer is not redeemed). A first purchase
+    /// is `SUBSCRIBED`, unless it redeemed an offer code (a promotional offer is only for a
+    /// customer who subscribed before).
+    public static func purchase(
+        _ start: SubscriptionStart, redeeming offer: TransactionOffer.OfferType?
+    ) -> NotifiedEvent {
+        let redeemingOffer = offer == .promotional || offer == .code
         switch (start, redeemingOffer) {
-        case (.firstTime, _): .subscribedFirstTime
-        case (.resubscribe, false): .resubscribed
-        case (.upgrade, false): .upgraded
-        case (.downgrade, false): .downgraded
-        case (.resubscribe, true): .offerRedeemedToResubscribe
-        case (.upgrade, true): .offerRedeemedWithUpgrade
-        case (.downgrade, true): .offerRedeemedWithDowngrade
-        case (.sameProduct, _): .offerRedeemedForActiveSubscription
+        case (.firstTime, _): return offer == .code ? .offerRedeemedFirstTime : .subscribedFirstTime
+        case (.resubscribe, false): return .resubscribed
+        case (.upgrade, false): return .upgraded
+        case (.downgrade, false): return .downgraded
+        case (.resubscribe, true): return .offerRedeemedToResubscribe
+        case (.upgrade, true): return .offerRedeemedWithUpgrade
+        case (.downgrade, true): return .offerRedeemedWithDowngrade
+        case (.sameProduct, _): return .offerRedeemedForActiveSubscription
         }
     }
 }

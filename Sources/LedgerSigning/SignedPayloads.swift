@@ -69,7 +69,12 @@ package struct TransactionPayload: Encodable {
         }
         appTransactionId = appTransactionID
         if let offer = transaction.offer {
-            offerType = offer.type == .introductory ? 1 : 2
+            offerType =
+                switch offer.type {
+                case .introductory: 1
+                case .promotional: 2
+                case .code: 3
+                }
             offerIdentifier = offer.id
             offerDiscountType = offer.paymentMode.appStoreName
             offerPeriod = offer.period.description
@@ -338,9 +343,11 @@ extension Product {
     package func price(paidWith offer: TransactionOffer?) -> Decimal? {
         guard let offer else { return price }
         let offers =
-            offer.type == .introductory
-            ? [subscription?.introductoryOffer].compactMap { $0 }
-            : (subscription?.promotionalOffers ?? []).filter { $0.id == offer.id }
+            switch offer.type {
+            case .introductory: [subscription?.introductoryOffer].compactMap { $0 }
+            case .promotional: (subscription?.promotionalOffers ?? []).filter { $0.id == offer.id }
+            case .code: (subscription?.codeOffers ?? []).map(\.offer).filter { $0.id == offer.id }
+            }
         return offers.first.map { $0.price ?? 0 }
     }
 }

@@ -10,6 +10,8 @@ public enum SampleCatalog {
     /// A second non-consumable (1.99), without localizations, family-shareable.
     public static let nonConsumable2 = "com.example.level2"
     /// Group "pro": pro.monthly and pro.yearly at level 1 (the highest), basic.monthly at level 2.
+    /// pro.monthly has two offer codes: `FREEMONTH` (a free month, for new and lapsed
+    /// subscribers) and `LOYALTY` (three months at 2.99, for current subscribers).
     public static let subscription = "com.example.pro.monthly"
     /// Group "pro", level 1: the yearly subscription (49.99), at the level of `subscription`;
     /// family-shareable.
@@ -35,7 +37,13 @@ public enum SampleCatalog {
           "subscriptionGroups": [
             {"id": "pro", "name": "Pro", "subscriptions": [
               {"productID": "com.example.pro.monthly", "type": "RecurringSubscription", "displayPrice": "4.99",
-               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"},
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M",
+               "codeOffers": [
+                 {"referenceName": "FREEMONTH", "paymentMode": "free", "subscriptionPeriod": "P1M",
+                  "numberOfPeriods": 1, "eligibility": ["new", "expired"]},
+                 {"referenceName": "LOYALTY", "paymentMode": "payAsYouGo", "subscriptionPeriod": "P1M",
+                  "numberOfPeriods": 3, "displayPrice": "2.99", "eligibility": ["existing"]}
+               ]},
               {"productID": "com.example.pro.yearly", "type": "RecurringSubscription", "displayPrice": "49.99",
                "groupNumber": 1, "recurringSubscriptionPeriod": "P1Y", "familyShareable": true},
               {"productID": "com.example.basic.monthly", "type": "RecurringSubscription", "displayPrice": "1.99",

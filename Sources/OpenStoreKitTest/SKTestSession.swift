@@ -354,6 +354,7 @@ public final class SKTestSession: @unchecked Sendable {
             if let discount = option.discount { payment.discount = discount }
             if let backdating = option.backdating { payment.backdating = backdating }
             if let jws = option.introductoryOfferEligibility { payment.introductoryOfferEligibility = jws }
+            if let code = option.codeOffer { payment.codeOffer = code }
         }
         let bought = try buy(payment)
         await waitUntilIdle()
@@ -626,6 +627,15 @@ extension OpenStoreKit.Product.PurchaseOption {
     /// eligibility, not a signature.
     public static func promotionalOffer(id: String) -> Self {
         .unsignedPromotionalOffer(id: id)
+    }
+
+    /// An offer code, for `SKTestSession.buyProduct(identifier:options:)` (StoreKitTest's
+    /// `codeOffer(referenceName:)`): the purchase redeems the code of the product's
+    /// `codeOffers` named `referenceName`, as a customer redeeming it in the code redemption
+    /// sheet does; the store checks that the code is for the customer (new to the subscription
+    /// group, lapsed, or subscribed now).
+    public static func codeOffer(referenceName: String) -> Self {
+        .code(referenceName: referenceName)
     }
 
     /// How a back-dated auto-renewable subscription renews

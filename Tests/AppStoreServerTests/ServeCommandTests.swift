@@ -601,4 +601,38 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+
+    /// An offer code redeemed with the CLI while `ledger serve` runs: Apple's verifier decodes
+    /// OFFER_REDEEMED / INITIAL_BUY and a transaction whose offer is a code (offer type 3).
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesAnOfferCodeRedemption() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            let ledger = try SampleCatalog.ledger(in: directory)
+            try StoreTestSession(ledger: ledger).update {
+                $0.environment = .sandbox
+                $0.bundleID = "com.example.app"
+            }
+            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+            try Data(try ledger.signingCertificates().root).write(to: URL(fileURLWithPath: directory + "/root.cer"))
+            try ledger.close()
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let redeem = try LedgerProcess.run(
+                ["purchase", SampleCatalog.subscription, "--offer-code", "FREEMONTH", "--database", path])
+            #expect(redeem.status == 0, "\(redeem.stderr)")
+            #expect(await receiver.wait(forCount: 1, within: 10))
+            let verified = try Self.verifyNotifications(
+                python, directory, receiver,
+                each: """
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    print(n.rawNotificationType, n.rawSubtype, t.rawOfferType, t.offerIdentifier, t.rawOfferDiscountType)
+                    """)
+            #expect(verified.status == 0, "\(verified.output)")
+            #expect(verified.output == "OFFER_REDEEMED INITIAL_BUY 3 FREEMONTH FREE_TRIAL\n", "\(verified.output)")
+        }
+        await receiver.stop()
+    }
 }

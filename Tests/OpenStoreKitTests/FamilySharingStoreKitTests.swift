@@ -10,25 +10,8 @@ import Testing
 @Suite struct FamilySharingStoreKitTests {
     static let shareable = SampleCatalog.nonConsumable2
 
-    /// The sample catalog (whose second level is family-shareable) as a `.storekit` file, written
-    /// once for the test process.
-    static let file: URL = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "FamilySharingStoreKitTests-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return URL(fileURLWithPath: (try? SampleCatalog.write(in: directory.path)) ?? directory.path)
-    }()
-
-    /// A session of the sample catalog that only this task's StoreKit calls reach.
-    static func withSession(
-        isolation: isolated (any Actor)? = #isolation, _ body: (SKTestSession) async throws -> Void
-    ) async throws {
-        let session = try SKTestSession(contentsOf: file, scope: .taskLocal)
-        try await session.withTaskLocalStore { try await body(session) }
-    }
-
     @MainActor @Test func aSharedPurchaseArrivesFamilySharedAndItsRevocationReachesBothAPIs() async throws {
-        try await Self.withSession { session in
+        try await SampleShop.withSession { session in
             let observer = StoreObserver()
             SKPaymentQueue.default().add(observer)
             var updates = Transaction.updates.makeAsyncIterator()
@@ -47,7 +30,7 @@ import Testing
     }
 
     @Test func whatCannotBeSharedThrows() async throws {
-        try await Self.withSession { session in
+        try await SampleShop.withSession { session in
             #expect(throws: StoreControlError.notFamilyShareable(SampleCatalog.nonConsumable)) {
                 try session.shareFamilyPurchase(productIdentifier: SampleCatalog.nonConsumable)
             }

@@ -52,3 +52,23 @@ extension Shop {
         }
     }
 }
+
+/// The sample catalog of `LedgerTesting` (family-shareable products, offer codes) as a shop.
+enum SampleShop {
+    /// The sample catalog as a `.storekit` file, written once for the test process.
+    static let file: URL = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "SampleShop-\(ProcessInfo.processInfo.processIdentifier)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return URL(fileURLWithPath: (try? SampleCatalog.write(in: directory.path)) ?? directory.path)
+    }()
+
+    /// A session of the sample catalog that only this task's StoreKit calls reach.
+    static func withSession(
+        isolation: isolated (any Actor)? = #isolation, _ body: (SKTestSession) async throws -> Void
+    ) async throws {
+        let session = try SKTestSession(contentsOf: file, scope: .taskLocal)
+        try await session.withTaskLocalStore { try await body(session) }
+    }
+
+}

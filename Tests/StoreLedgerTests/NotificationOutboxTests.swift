@@ -58,6 +58,11 @@ import Testing
         .subscribedFirstTime: { _, session in
             try await session.buyProduct(Payment(productID: SampleCatalog.subscription)).id
         },
+        .offerRedeemedFirstTime: { _, session in
+            var payment = Payment(productID: SampleCatalog.subscription)
+            payment.codeOffer = "FREEMONTH"
+            return try await session.buyProduct(payment).id
+        },
         .resubscribed: { _, session in
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
             _ = try await session.expireSubscription(SampleCatalog.subscription)

@@ -12,7 +12,10 @@ struct PurchaseCommand: AsyncParsableCommand {
             transaction and creates nothing. --promotional-offer redeems an offer of a subscription: \
             unsigned, as StoreKitTest's promotionalOffer(id:), or signed by a server with the four \
             --offer-* options (checked against the store's subscription offers key); an offer the \
-            store refuses is an error (exit 1) and records nothing.
+            store refuses is an error (exit 1) and records nothing. --offer-code redeems an offer code of \
+            the subscription by its reference name (the store checks it is for the customer: new to the \
+            group, lapsed, or subscribed now), as the code redemption sheet or StoreKitTest's \
+            codeOffer(referenceName:) does.
             """)
 
     enum Outcome: String, ExpressibleByArgument, CaseIterable {
@@ -70,6 +73,10 @@ struct PurchaseCommand: AsyncParsableCommand {
     var offerJWS: String?
 
     @Option(
+        name: .customLong("offer-code"), help: "The reference name of an offer code of the subscription to redeem.")
+    var offerCode: String?
+
+    @Option(
         name: .customLong("introductory-offer-eligibility"),
         help: "A compact JWS from your server giving or withholding the introductory offer.")
     var introductoryOfferEligibility: String?
@@ -116,6 +123,7 @@ struct PurchaseCommand: AsyncParsableCommand {
             idempotencyKey: idempotencyKey, simulatedOutcome: try simulatedOutcome())
         payment.discount = try discount()
         payment.introductoryOfferEligibility = introductoryOfferEligibility
+        payment.codeOffer = offerCode
         payment.backdating = try purchaseDate.map {
             BackdatedPurchase(date: try StoreTime.date($0), renews: !cancelImmediately)
         }

@@ -38,11 +38,12 @@ extension Ledger {
                             """,
                         arguments: [subscription.groupID, subscription.groupName])
                 }
+                let codes = product.subscription?.codeOffers ?? []
                 let offers = OfferColumn(
                     introductory: product.subscription?.introductoryOffer,
-                    promotional: product.subscription?.promotionalOffers ?? [])
+                    promotional: product.subscription?.promotionalOffers ?? [], codes: codes.isEmpty ? nil : codes)
                 let offersJSON =
-                    offers.introductory == nil && offers.promotional.isEmpty
+                    offers.introductory == nil && offers.promotional.isEmpty && codes.isEmpty
                     ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
                 try db.run(
                     sql: """
@@ -150,7 +151,8 @@ extension Ledger {
             let offers = row.optionalString(8).flatMap(offers(inOffersColumn:))
             subscription = SubscriptionInfo(
                 groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),
-                period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [])
+                period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [],
+                codeOffers: offers?.codes ?? [])
         }
         return Product(
             id: id,
@@ -165,12 +167,14 @@ extension Ledger {
     struct OfferColumn: Codable {
         var introductory: SubscriptionOffer?
         var promotional: [SubscriptionOffer]
+        /// Absent in a column written before offer codes, and when there are none.
+        var codes: [CodeOffer]?
     }
 
     /// The offers stored in a product's `offers` column.
     static func offers(inOffersColumn json: String) -> OfferColumn? {
         // Most subscriptions have none: no decoder for them.
-        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: []) }
+        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: [], codes: nil) }
         return try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
     }
 

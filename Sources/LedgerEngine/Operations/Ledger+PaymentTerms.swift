@@ -75,7 +75,7 @@ extension Ledger {
         guard backdating.renews else { return }
         let limit = configuration.renewalLimit
         var run =
-            offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
+            offer.flatMap { $0.type != .introductory ? plan.offerRun($0, pending: true) : nil }
             ?? plan.introductoryOffer.flatMap { plan.offerRun($0.offer, pending: true) }
         var (anchor, end, renewals) = (date, date, 0)
         while renewals <= limit {

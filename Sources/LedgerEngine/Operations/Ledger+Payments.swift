@@ -23,6 +23,8 @@ package struct NewPayment: Sendable, Hashable {
     /// The app's server's say on the introductory offer: a compact JWS
     /// (`introductoryOfferEligibility(compactJWS:)`), checked when the payment is added.
     package var introductoryOfferEligibility: String?
+    /// The reference name of the offer code the payment redeems, checked when it is added.
+    package var codeOffer: String?
 
     package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
@@ -35,6 +37,14 @@ package struct NewPayment: Sendable, Hashable {
         self.idempotencyKey = idempotencyKey
         self.simulatedOutcome = simulatedOutcome
         self.discount = discount
+    }
+}
+
+extension PaymentTransaction {
+    /// The offer its payment redeemed: a promotional offer's identifier or an offer code's
+    /// reference name; `nil` without one, or with an introductory offer (which is not redeemed).
+    fileprivate var redeemedOfferID: String? {
+        offer.flatMap { $0.type == .introductory ? nil : $0.id }
     }
 }
 
@@ -80,7 +90,7 @@ extension Ledger {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
-                (existing.offer?.type == .promotional ? existing.offer?.id : nil) == payment.discount?.offerID
+                existing.redeemedOfferID == (payment.discount?.offerID ?? payment.codeOffer)
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
@@ -88,7 +98,9 @@ extension Ledger {
         let stored = try Self.storedSettings(db)
         let settings = StoreSettings(stored: stored)
         let now = storeNow(clockOffset: stored[StoreSettingKey.clockOffset])
-        let offer = try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
+        let offer =
+            try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
+            ?? payment.codeOffer.map { try redeemableCode(db, payment, referenceName: $0, at: now) }
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
@@ -275,6 +287,12 @@ extension Ledger {
         if let name = payment.applicationUsername { try validateApplicationUsername(name) }
         if let discount = payment.discount, discount.offerID.isEmpty {
             throw PromotionalOfferError.missingParameters("no offer identifier")
+        }
+        if payment.discount != nil, payment.codeOffer != nil {
+            throw PromotionalOfferError.twoOffers(productID: payment.productID)
+        }
+        if let code = payment.codeOffer, code.isEmpty || code.utf8.count > 255 {
+            throw PromotionalOfferError.unknownCode(productID: payment.productID, referenceName: code)
         }
     }
 

@@ -179,3 +179,33 @@ extension Ledger {
         return try Bool.fetchOne(db, sql: "SELECT 1 FROM transactions WHERE id = ?", arguments: [stored]) != nil
     }
 }
+
+extension Ledger {
+    /// The offer code `referenceName` of `payment`'s product, when the customer may redeem it
+    /// now: the code is for customers new to the group, lapsed, or subscribed now (`existing`),
+    /// and, for a subscriber, the group's next renewal is not already charged at an offer.
+    /// Returns the offer as the transaction records it (type `code`, the reference name as id).
+    /// - Throws: `PromotionalOfferError.unknownCode`, `.codeIneligible`, `.offerInProgress`.
+    func redeemableCode(
+        _ db: Database, _ payment: NewPayment, referenceName: String, at now: Int64
+    ) throws -> TransactionOffer {
+        guard let plan = try subscriptionPlan(db, productID: payment.productID),
+            let code = plan.codeOffers[referenceName], let eligibility = plan.codeEligibility[referenceName],
+            let group = try String.fetchOne(
+                try db.cachedStatement(sql: "SELECT subscription_group_id FROM products WHERE id = ?"),
+                arguments: [payment.productID])
+        else { throw PromotionalOfferError.unknownCode(productID: payment.productID, referenceName: referenceName) }
+        let customer: CodeOffer.Customer =
+            try isSubscribed(db, group: group, at: now)
+            ? .existing : try hasBought(db, group: group, excluding: 0) ? .expired : .new
+        guard eligibility.contains(customer) else {
+            throw PromotionalOfferError.codeIneligible(
+                productID: payment.productID, referenceName: referenceName, customer: customer)
+        }
+        if customer == .existing, let running = try offerOfNextRenewal(db, group: group, at: now) {
+            throw PromotionalOfferError.offerInProgress(
+                productID: payment.productID, offer: running.id ?? "introductory")
+        }
+        return code.offer
+    }
+}

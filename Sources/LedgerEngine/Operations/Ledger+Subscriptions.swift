@@ -36,7 +36,7 @@ extension Ledger {
             throw StoreControlError.notAutoRenewable(productID)
         }
         let run = try renewalOffer(
-            db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+            db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
         let end = try periodsEnd(db, run, plan: plan, start: now)
         let charge = try renewalCharge(db, chain: latest, productID: productID)
         // Charged, the increase is over: the renewal's notification reports none waiting.
@@ -90,7 +90,7 @@ extension Ledger {
         // Within the grace period the user loses no days; after it, the new period starts now.
         let start = issue.keepsEntitlement(at: now) ? issue.since : now
         let run = try renewalOffer(
-            db, chain: latest, renewingTo: renewTo, plan: plan, pendingOfferID: state.pendingOfferID)
+            db, chain: latest, renewingTo: renewTo, plan: plan, pendingOffer: state.pendingOffer)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let charge = try renewalCharge(db, chain: latest, productID: renewTo)
@@ -102,7 +102,7 @@ extension Ledger {
                 recoversFromBillingIssue: true))
         state.billingIssue = nil
         state.nextProductID = nil
-        state.pendingOfferID = nil
+        state.pendingOffer = nil
         state.periodAnchor = anchor
         try saveRenewalState(db, group: group, state)
         return renewal
@@ -177,7 +177,7 @@ extension Ledger {
         let productID = state.nextProductID ?? current.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
         return try renewalOffer(
-            db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)?.offer
+            db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)?.offer
     }
 
     private static let subscriptionGroupLookup = LedgerSQL(
@@ -222,7 +222,7 @@ extension Ledger {
         var end: Int64
         var begins = now
         var start: SubscriptionStart
-        var run = transaction.offer.flatMap { $0.type == .promotional ? plan.offerRun($0, pending: true) : nil }
+        var run = transaction.offer.flatMap { $0.type != .introductory ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
             let currentPlan = try subscriptionPlan(db, productID: current.productID)
         {
@@ -240,12 +240,12 @@ extension Ledger {
                 start = current.productID != transaction.productID ? .downgrade : .sameProduct
                 if current.productID != transaction.productID {
                     state.nextProductID = transaction.productID
-                    state.pendingOfferID = run?.offer.id
+                    state.pendingOffer = run.flatMap { PendingOffer($0.offer) }
                 } else if let run {
                     // Redeeming an offer of the product subscribed to: it renews (a pending
                     // change of product is dropped, auto-renew turned on) at the offer.
                     state.nextProductID = nil
-                    state.pendingOfferID = run.offer.id
+                    state.pendingOffer = PendingOffer(run.offer)
                     if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
                 }
             }
@@ -334,7 +334,7 @@ extension Ledger {
             }
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
             var run = try renewalOffer(
-                db, chain: latest, renewingTo: productID, plan: plan, pendingOfferID: state.pendingOfferID)
+                db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
             let charge = make == nil ? nil : try renewalCharge(db, chain: latest, productID: productID)
             var made = 0
             while start <= now {
@@ -430,15 +430,15 @@ extension Ledger {
     }
 
     /// The offer the next renewal of `chain` into `productID` is charged at, if any: a
-    /// promotional offer waiting for it (`pendingOfferID`, when the product has it), else the
-    /// chain's pay-as-you-go offer (introductory or promotional) while fewer of the chain's
-    /// latest periods than the offer counts carried it. Renewing to another product ends it.
+    /// promotional offer or offer code waiting for it (`pendingOffer`, when the product has it),
+    /// else the chain's pay-as-you-go offer while fewer of the chain's latest periods than the
+    /// offer counts carried it. Renewing to another product ends it.
     private func renewalOffer(
         _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan,
-        pendingOfferID: String?
+        pendingOffer: PendingOffer?
     ) throws -> OfferRun? {
-        if let pendingOfferID, let promotional = plan.promotionalOffers[pendingOfferID] {
-            return plan.offerRun(promotional.offer, pending: true)
+        if let pendingOffer, let waiting = plan.redeemable(pendingOffer.type, pendingOffer.id) {
+            return plan.offerRun(waiting.offer, pending: true)
         }
         guard productID == chain.productID, let offer = chain.offer, offer.paymentMode == .payAsYouGo,
             var run = plan.offerRun(offer, pending: false)
@@ -479,6 +479,22 @@ extension Ledger {
         let introductoryOffer: (offer: TransactionOffer, periodCount: Int)?
         /// The product's promotional offers by identifier, each with its period count.
         let promotionalOffers: [String: (offer: TransactionOffer, periodCount: Int)]
+        /// The product's offer codes by reference name, each with its period count.
+        let codeOffers: [String: (offer: TransactionOffer, periodCount: Int)]
+        /// Who may redeem each offer code, by reference name.
+        let codeEligibility: [String: Set<CodeOffer.Customer>]
+
+        /// The promotional offer or offer code `id`, as a transaction records it, with its period
+        /// count; `nil` for another type, or when the plan has none by that name.
+        func redeemable(
+            _ type: TransactionOffer.OfferType, _ id: String
+        ) -> (offer: TransactionOffer, periodCount: Int)? {
+            switch type {
+            case .promotional: promotionalOffers[id]
+            case .code: codeOffers[id]
+            case .introductory: nil
+            }
+        }
 
         /// How renewals charge `offer` (one of this plan's): a free or pay-up-front offer is one
         /// renewal of all its periods, pay as you go one renewal per period. `pending`: from its
@@ -486,7 +502,7 @@ extension Ledger {
         func offerRun(_ offer: TransactionOffer, pending: Bool) -> OfferRun? {
             let count =
                 offer.type == .introductory
-                ? introductoryOffer?.periodCount : offer.id.flatMap { promotionalOffers[$0]?.periodCount }
+                ? introductoryOffer?.periodCount : offer.id.flatMap { redeemable(offer.type, $0)?.periodCount }
             guard let count else { return nil }
             return offer.paymentMode == .payAsYouGo
                 ? OfferRun(offer: offer, periodsPerRenewal: 1, renewalsLeft: count)
@@ -524,7 +540,7 @@ extension Ledger {
         ) -> (offer: TransactionOffer, periodCount: Int)? {
             (
                 TransactionOffer(
-                    type: type, id: type == .promotional ? offer.id : nil, paymentMode: offer.paymentMode,
+                    type: type, id: type == .introductory ? nil : offer.id, paymentMode: offer.paymentMode,
                     period: offer.period),
                 offer.appliedPeriodCount
             )
@@ -533,10 +549,21 @@ extension Ledger {
         for offer in offers?.promotional ?? [] {
             if let id = offer.id, promotional[id] == nil { promotional[id] = recorded(offer, type: .promotional) }
         }
+        var codes: [String: (offer: TransactionOffer, periodCount: Int)] = [:]
+        var eligibility: [String: Set<CodeOffer.Customer>] = [:]
+        for code in offers?.codes ?? [] where codes[code.referenceName] == nil {
+            codes[code.referenceName] = recorded(code.offer, type: .code)
+            eligibility[code.referenceName] = code.eligibility
+        }
         return SubscriptionPlan(
             level: level, period: period,
             introductoryOffer: offers?.introductory.flatMap { recorded($0, type: .introductory) },
-            promotionalOffers: promotional)
+            promotionalOffers: promotional, codeOffers: codes, codeEligibility: eligibility)
+    }
+
+    /// Whether a subscription of the group covers `now`.
+    func isSubscribed(_ db: Database, group: String, at now: Int64) throws -> Bool {
+        try coveringSubscription(db, group: group, at: now, excluding: 0) != nil
     }
 
     /// The group's subscription whose period covers `now`.
@@ -586,8 +613,26 @@ extension Ledger {
         var periodAnchor: Int64?
         /// A renewal that failed on a billing issue, waiting for it to be resolved.
         var billingIssue: BillingIssue?
-        /// A promotional offer redeemed while subscribed: the next renewal is charged at it.
-        var pendingOfferID: String?
+        /// A promotional offer or offer code redeemed while subscribed: the next renewal is
+        /// charged at it.
+        var pendingOffer: PendingOffer?
+    }
+
+    /// An offer redeemed while subscribed, waiting for the next renewal: its type and identifier.
+    struct PendingOffer {
+        let type: TransactionOffer.OfferType
+        let id: String
+
+        init(type: TransactionOffer.OfferType, id: String) {
+            self.type = type
+            self.id = id
+        }
+
+        /// `offer`, which a payment redeemed (it has an identifier: promotional or code).
+        init?(_ offer: TransactionOffer) {
+            guard let id = offer.id else { return nil }
+            self.init(type: offer.type, id: id)
+        }
     }
 
     func renewalState(_ db: Database, group: String) throws -> RenewalState {
@@ -596,7 +641,7 @@ extension Ledger {
                 try db.cachedStatement(
                     sql: """
                         SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
-                            pending_offer_id
+                            pending_offer_id, pending_offer_type
                         FROM subscription_renewal WHERE group_id = ?
                         """),
                 arguments: [group])
@@ -608,7 +653,14 @@ extension Ledger {
         }
         return RenewalState(
             autoRenew: row["auto_renew"], resumedAt: row["resumed_at"], nextProductID: row["next_product_id"],
-            periodAnchor: row["period_anchor"], billingIssue: issue, pendingOfferID: row["pending_offer_id"])
+            periodAnchor: row["period_anchor"], billingIssue: issue,
+            pendingOffer: (row["pending_offer_id"] as String?).map { id in
+                // A ledger migrated from before offer codes waits only for promotional offers.
+                PendingOffer(
+                    type: (row["pending_offer_type"] as String?).flatMap(TransactionOffer.OfferType.init)
+                        ?? .promotional,
+                    id: id)
+            })
     }
 
     private func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
@@ -616,18 +668,19 @@ extension Ledger {
             sql: """
                 INSERT INTO subscription_renewal (
                     group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until,
-                    retry_until, pending_offer_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    retry_until, pending_offer_id, pending_offer_type)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (group_id) DO UPDATE SET
                     auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
                     next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
                     billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
-                    retry_until = excluded.retry_until, pending_offer_id = excluded.pending_offer_id
+                    retry_until = excluded.retry_until, pending_offer_id = excluded.pending_offer_id,
+                    pending_offer_type = excluded.pending_offer_type
                 """,
             arguments: [
                 group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
                 state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
-                state.pendingOfferID,
+                state.pendingOffer?.id, state.pendingOffer?.type.rawValue,
             ])
     }
 

@@ -165,15 +165,18 @@ extension Ledger {
         return periods
     }
 
-    /// How many periods one renewal at each free or pay-up-front promotional offer covers, by
-    /// product and offer (`SubscriptionPeriodCheck.offerKey`).
+    /// How many periods one renewal at each free or pay-up-front promotional offer or offer
+    /// code covers, by product and offer (`SubscriptionPeriodCheck.offerKey`).
     private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
-            for offer in offers(inOffersColumn: row["offers"])?.promotional ?? []
-            where offer.paymentMode != .payAsYouGo {
+            let stored = offers(inOffersColumn: row["offers"])
+            let offers =
+                (stored?.promotional ?? []).map { (TransactionOffer.OfferType.promotional, $0) }
+                + (stored?.codes ?? []).map { (TransactionOffer.OfferType.code, $0.offer) }
+            for (type, offer) in offers where offer.paymentMode != .payAsYouGo {
                 if let id = offer.id {
-                    counts[SubscriptionPeriodCheck.offerKey(row["id"], id)] = offer.appliedPeriodCount
+                    counts[SubscriptionPeriodCheck.offerKey(row["id"], type, id)] = offer.appliedPeriodCount
                 }
             }
         }
@@ -288,7 +291,7 @@ extension Ledger {
 /// or pay-up-front promotional offer's periods).
 struct SubscriptionPeriodCheck {
     let periods: [String: SubscriptionPeriod]
-    /// The periods of a free or pay-up-front promotional offer, by `offerKey`.
+    /// The periods of a free or pay-up-front promotional offer or offer code, by `offerKey`.
     let offerPeriodCounts: [String: Int]
     /// The latest expiration of each chain (by original id) seen so far.
     private var chainEnds: [UInt64: Date] = [:]
@@ -298,7 +301,9 @@ struct SubscriptionPeriodCheck {
         self.offerPeriodCounts = offerPeriodCounts
     }
 
-    static func offerKey(_ productID: String, _ offerID: String) -> String { "\(productID)\u{0}\(offerID)" }
+    static func offerKey(_ productID: String, _ type: TransactionOffer.OfferType, _ offerID: String) -> String {
+        "\(productID)\u{0}\(type.rawValue)\u{0}\(offerID)"
+    }
 
     mutating func problems(_ transaction: PaymentTransaction, _ history: [TransactionEvent]) -> [LedgerProblem] {
         // A restored copy keeps its purchase's expiration but is dated by the restore.
@@ -319,7 +324,7 @@ struct SubscriptionPeriodCheck {
             // A renewal at an offer lasts its offer's period (a free or pay-up-front
             // promotional offer: all of its periods).
             let offerPeriods = transaction.offer.flatMap { offer in
-                offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, $0)] }
+                offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, offer.type, $0)] }
             }
             if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
                 !PeriodCalendar.isEnd(of: period, from: start.ledgerMilliseconds, at: expiration.ledgerMilliseconds),

@@ -163,7 +163,7 @@ struct TransactionWriter {
         if state == .purchased, transaction.productType == .autoRenewable {
             // Before the state changes: the period's dates may be set only until it is charged.
             charged = try ledger.startSubscriptionPeriod(self, transaction).map {
-                .purchase($0, redeemingOffer: transaction.offer?.type == .promotional)
+                .purchase($0, redeeming: transaction.offer?.type)
             }
         } else if state == .purchased, let backdated = try ledger.paymentTerms(db, of: transaction.id)?.backdating {
             // A back-dated test purchase is dated as the test asked.

@@ -1,6 +1,6 @@
 import Foundation
-/// Why the store refuses a payment's promotional offer. Nothing was recorded; `code` is the
-/// `SKError` code StoreKit fails such a payment with.
+/// Why the store refuses a payment's promotional offer or offer code. Nothing was recorded;
+/// `code` is the `SKError` code StoreKit fails such a payment with.
 public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     /// The product is not an auto-renewable subscription with a promotional offer of this id.
     case unknownOffer(productID: String, offerID: String)
@@ -14,14 +14,21 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     /// The group's next renewal is already charged at an offer (`offer`: its identifier, or
     /// `introductory`): one offer at a time.
     case offerInProgress(productID: String, offer: String)
+    /// The product is not an auto-renewable subscription with an offer code of this reference
+    /// name.
+    case unknownCode(productID: String, referenceName: String)
+    /// The offer code is not for customers where this one stands with the subscription group.
+    case codeIneligible(productID: String, referenceName: String, customer: CodeOffer.Customer)
+    /// A payment redeems one offer: a promotional offer or an offer code, not both.
+    case twoOffers(productID: String)
 
     /// The `SKError` code of this refusal.
     public var code: StoreErrorCode {
         switch self {
-        case .unknownOffer: .invalidOfferIdentifier
+        case .unknownOffer, .unknownCode, .twoOffers: .invalidOfferIdentifier
         case .missingParameters: .missingOfferParams
         case .invalidSignature: .invalidSignature
-        case .ineligible, .offerInProgress: .ineligibleForOffer
+        case .ineligible, .offerInProgress, .codeIneligible: .ineligibleForOffer
         }
     }
 
@@ -35,6 +42,12 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
             "the promotional offer's signature is not valid: \(why)"
         case .ineligible(let productID):
             "not eligible for a promotional offer of \(productID): promotional offers are for current and lapsed subscribers of its subscription group"
+        case .unknownCode(let productID, let name):
+            "\"\(name)\" is not an offer code of \(productID)"
+        case .codeIneligible(let productID, let name, let customer):
+            "not eligible for the offer code \"\(name)\" of \(productID): it is not for \(customer.rawValue) subscribers of its subscription group"
+        case .twoOffers(let productID):
+            "a payment of \(productID) redeems one offer: a promotional offer or an offer code, not both"
         case .offerInProgress(let productID, let offer):
             "not eligible for a promotional offer of \(productID) now: the subscription's next renewal is already charged at the offer \(offer); redeem another once it has run"
         }

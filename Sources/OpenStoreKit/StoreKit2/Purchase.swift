@@ -23,6 +23,7 @@ extension Product {
             case promotionalOffer(PaymentDiscount)
             case purchaseDate(BackdatedPurchase)
             case introductoryOfferEligibility(String)
+            case codeOffer(String)
             case custom(key: String, value: String)
         }
 
@@ -92,6 +93,17 @@ extension Product {
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
             .init(kind: .promotionalOffer(PaymentDiscount(offerID: id, signature: nil)))
+        }
+
+        /// StoreKitTest's `codeOffer(referenceName:)` (in OpenStoreKitTest).
+        package static func code(referenceName: String) -> PurchaseOption {
+            .init(kind: .codeOffer(referenceName))
+        }
+
+        /// The reference name of the offer code this option redeems, if it is one.
+        package var codeOffer: String? {
+            if case .codeOffer(let name) = kind { return name }
+            return nil
         }
 
         /// StoreKitTest's `purchaseDate(_:renewalBehavior:)` (in OpenStoreKitTest).
@@ -177,6 +189,7 @@ extension Product {
             case .promotionalOffer(let discount): payment.discount = discount
             case .purchaseDate(let purchase): payment.backdating = purchase
             case .introductoryOfferEligibility(let jws): payment.introductoryOfferEligibility = jws
+            case .codeOffer(let name): payment.codeOffer = name
             case .custom: break
             }
         }
@@ -275,10 +288,10 @@ extension Product.PurchaseError {
     init(_ refusal: PromotionalOfferError) {
         self =
             switch refusal {
-            case .unknownOffer: .invalidOfferIdentifier
+            case .unknownOffer, .unknownCode, .twoOffers: .invalidOfferIdentifier
             case .missingParameters: .missingOfferParameters
             case .invalidSignature: .invalidOfferSignature
-            case .ineligible, .offerInProgress: .ineligibleForOffer
+            case .ineligible, .offerInProgress, .codeIneligible: .ineligibleForOffer
             }
     }
 }

@@ -184,9 +184,11 @@ public struct Transaction: Identifiable, Sendable, Hashable {
             public static let payUpFront = PaymentMode(rawValue: "PAY_UP_FRONT")
         }
 
-        /// The kind of offer: introductory or promotional, the only kinds the ledger records.
+        /// The kind of offer: introductory, promotional or an offer code (the ledger records no
+        /// win-back offer yet).
         public let type: OfferType
-        /// The promotional offer's identifier; `nil` for an introductory offer.
+        /// The promotional offer's identifier, or the offer code's reference name; `nil` for an
+        /// introductory offer.
         public let id: String?
         /// How the offer was paid.
         public let paymentMode: PaymentMode?
@@ -194,7 +196,12 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         public let period: Product.SubscriptionPeriod?
 
         init(_ offer: TransactionOffer) {
-            type = offer.type == .introductory ? .introductory : .promotional
+            type =
+                switch offer.type {
+                case .introductory: .introductory
+                case .promotional: .promotional
+                case .code: .code
+                }
             id = offer.id
             paymentMode =
                 switch offer.paymentMode {

@@ -153,8 +153,33 @@ public struct StoreKitConfiguration: Sendable {
                 try item.member("recurringSubscriptionPeriod", expected: "an ISO 8601 period such as P1M"),
                 among: SubscriptionPeriod.appStoreSubscriptionPeriods),
             introductoryOffer: introductory,
-            promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) })
+            promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) },
+            codeOffers: try (item.optionalMember("codeOffers")?.array() ?? []).map { try codeOffer($0) })
         return product
+    }
+
+    /// An entry of `codeOffers`: an offer (its `referenceName` is its identifier) and its
+    /// `eligibility` (`new`, `expired`, `existing`; all of them when the file gives none).
+    private static func codeOffer(_ item: CatalogValue) throws -> CodeOffer {
+        let nameField = try item.member("referenceName", expected: "the offer code's reference name")
+        let name = try nameField.string()
+        guard !name.isEmpty, name.utf8.count <= 255 else {
+            throw nameField.invalid("a reference name of 1 to 255 bytes")
+        }
+        var eligibility = Set(CodeOffer.Customer.allCases)
+        if let field = try item.optionalMember("eligibility") {
+            eligibility = Set(
+                try field.array().map { entry in
+                    guard let customer = CodeOffer.Customer(rawValue: try entry.string()) else {
+                        throw entry.invalid("new, expired or existing")
+                    }
+                    return customer
+                })
+        }
+        let offer = try offer(item)
+        return CodeOffer(
+            referenceName: name, paymentMode: offer.paymentMode, period: offer.period, periodCount: offer.periodCount,
+            price: offer.price, eligibility: eligibility)
     }
 
     private static func identifier(_ item: CatalogValue) throws -> String {

@@ -30,6 +30,12 @@ public struct Payment: Sendable, Hashable {
     /// offers key whose `allowIntroductoryOffer` gives the offer, or withholds it, whatever the
     /// customer's history; checked when the payment is added (`PromotionalOfferError`).
     public var introductoryOfferEligibility: String?
+    /// The reference name of an offer code to redeem (StoreKitTest's
+    /// `codeOffer(referenceName:)`, the code redemption sheet): the store checks that the
+    /// product has it and that it is for the customer (new to the subscription group, lapsed,
+    /// or subscribed now) when the payment is added, and refuses the payment with
+    /// `PromotionalOfferError` otherwise. Not with `discount`.
+    public var codeOffer: String?
 
     /// StoreKit 2's form: a payment tied, when `appAccountToken` is given, to one of the app's
     /// accounts, with no `applicationUsername`. The product and `quantity` are checked when the
@@ -68,6 +74,7 @@ extension Payment {
             simulatedOutcome: simulatedOutcome, discount: discount)
         payment.backdating = backdating
         payment.introductoryOfferEligibility = introductoryOfferEligibility
+        payment.codeOffer = codeOffer
         return payment
     }
 }

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 18 (0018_offer_codes).
+-- Schema version 19 (0019_prorated_refunds).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -207,6 +207,11 @@ CREATE TABLE promotions (
     position   INTEGER PRIMARY KEY NOT NULL CHECK (position >= 0),
     product_id TEXT NOT NULL UNIQUE REFERENCES products(id),
     visibility TEXT NOT NULL CHECK (visibility IN ('appStoreConnectDefault', 'visible', 'hidden'))
+);
+
+CREATE TABLE refund_portions (
+    transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    percentage     INTEGER NOT NULL CHECK (percentage BETWEEN 1 AND 99999)
 );
 
 CREATE TABLE refund_requests (

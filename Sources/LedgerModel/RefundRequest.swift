@@ -20,6 +20,10 @@ public struct RefundRequest: Sendable, Hashable, Codable {
     public enum Decision: Sendable, Hashable {
         /// The purchase is refunded.
         case grant
+        /// Part of the purchase is refunded, by the customer's use of it (Apple's
+        /// `REFUND_PRORATED`): `revocationPercentage` in milliunits of a percent (1 to 99,999:
+        /// 25,000 is 25%). The purchase is revoked as by a full refund.
+        case grantProrated(revocationPercentage: Int)
         /// The purchase stands.
         case decline
     }

@@ -23,6 +23,7 @@ package struct TransactionPayload: Encodable {
     var revocationReason: Int?
     var revocationDate: Int64?
     var revocationType: String?
+    var revocationPercentage: Int?
     var isUpgraded: Bool?
     var webOrderLineItemId: String?
     var appTransactionId: String?
@@ -40,12 +41,14 @@ package struct TransactionPayload: Encodable {
     /// `transaction` as the store signs it now, with `settings`' bundle identifier and
     /// environment, and its price: its offer's, else `charged` (a price agreed to in a price
     /// increase), else the price `product` has in the catalog (none when the catalog no longer
-    /// has it). `familyShared`: a family member bought it (`inAppOwnershipType` FAMILY_SHARED). Its `signedDate` is when the store last changed it. A subscription's
+    /// has it). `familyShared`: a family member bought it (`inAppOwnershipType` FAMILY_SHARED;
+    /// revoked, it is `FAMILY_REVOKE`). `refundedPortion`: the part of a prorated refund, in
+    /// milliunits of a percent (`REFUND_PRORATED` with `revocationPercentage`). Its `signedDate` is when the store last changed it. A subscription's
     /// `webOrderLineItemId` is its purchase's id (a restored copy shares its purchase's); a
     /// refund is a full one (`REFUND_FULL`); `appTransactionID` is the customer's.
     package init(
         _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil,
-        charged: Decimal? = nil, familyShared: Bool = false
+        charged: Decimal? = nil, familyShared: Bool = false, refundedPortion: Int? = nil
     ) {
         if familyShared { inAppOwnershipType = "FAMILY_SHARED" }
         transactionId = String(transaction.id)
@@ -62,7 +65,10 @@ package struct TransactionPayload: Encodable {
         signedDate = transaction.updatedAt.ledgerMilliseconds
         revocationReason = transaction.revocationReason
         revocationDate = transaction.revocationDate?.ledgerMilliseconds
-        revocationType = transaction.revocationDate == nil ? nil : "REFUND_FULL"
+        if transaction.revocationDate != nil {
+            revocationType = familyShared ? "FAMILY_REVOKE" : refundedPortion == nil ? "REFUND_FULL" : "REFUND_PRORATED"
+            revocationPercentage = familyShared ? nil : refundedPortion
+        }
         isUpgraded = transaction.isUpgraded ? true : nil
         if transaction.productType == .autoRenewable {
             webOrderLineItemId = String(transaction.restoredFromID ?? transaction.id)
@@ -244,6 +250,7 @@ extension TransactionPayload {
         out.number("purchaseDate", purchaseDate)
         out.number("quantity", Int64(quantity))
         out.number("revocationDate", revocationDate)
+        out.number("revocationPercentage", revocationPercentage.map(Int64.init))
         out.number("revocationReason", revocationReason.map(Int64.init))
         out.string("revocationType", revocationType)
         out.number("signedDate", signedDate)

@@ -23,6 +23,16 @@ package final class Presentations: Sendable {
 
     private let counts = Mutex(Counts())
 
+    private let refundSheetClosing = Atomic<Bool>(false)
+
+    /// How the user answers the refund request sheet (`Transaction.beginRefundRequest`) from
+    /// now on: `false` (the default), asks for the refund; `true`, closes the sheet without
+    /// asking.
+    package var refundSheetIsClosed: Bool {
+        get { refundSheetClosing.load(ordering: .relaxed) }
+        set { refundSheetClosing.store(newValue, ordering: .relaxed) }
+    }
+
     package init() {}
 
     package var current: Counts { counts.withLock { $0 } }
@@ -50,5 +60,6 @@ package final class Presentations: Sendable {
 
     package func clear() {
         counts.withLock { $0 = Counts() }
+        refundSheetIsClosed = false
     }
 }

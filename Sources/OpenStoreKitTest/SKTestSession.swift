@@ -173,7 +173,8 @@ public final class SKTestSession: @unchecked Sendable {
     /// Returns every setting and transaction to the configuration file's: transactions are
     /// deleted (unfinished ones included), the file's settings applied again, and simulated
     /// errors (`setSimulatedError(_:forAPI:)`) and the counts of sheets shown
-    /// (`reviewRequestCount`, ...) cleared.
+    /// (`reviewRequestCount`, ...) cleared, and the refund request sheet answered `.request`
+    /// again.
     public func resetToDefaultState() {
         report("resetting the test session") {
             try perform(.clearTransactions)
@@ -314,6 +315,16 @@ public final class SKTestSession: @unchecked Sendable {
     /// - Throws: `StoreControlError.noRefundRequest` when no request of the transaction waits.
     public func approveRefundRequest(identifier: UInt) throws {
         try perform(.decideRefundRequest(UInt64(identifier), .grant))
+    }
+
+    /// The App Store grants part of the refund the user asked for, by their use of the purchase
+    /// (`REFUND_PRORATED`): `revocationPercentage` in milliunits of a percent (1 to 99,999;
+    /// 25,000 is 25%). The purchase is revoked as by `approveRefundRequest(identifier:)`. Not in
+    /// StoreKitTest.
+    /// - Throws: `StoreControlError.noRefundRequest`, `.invalidRefundPortion`.
+    public func approveRefundRequest(identifier: UInt, revocationPercentage: Int) throws {
+        try perform(
+            .decideRefundRequest(UInt64(identifier), .grantProrated(revocationPercentage: revocationPercentage)))
     }
 
     /// The App Store declines the refund the user asked for: the purchase stands (the app's
@@ -509,6 +520,23 @@ public final class SKTestSession: @unchecked Sendable {
     /// How many times the app showed the offer-code redemption sheet
     /// (`AppStore.presentOfferCodeRedeemSheet(in:)`, `SKPaymentQueue.presentCodeRedemptionSheet()`).
     public var offerCodeRedeemSheetCount: Int { context.presentations.current.offerCodeRedeemSheets }
+
+    /// What the user does in the refund request sheet (`Transaction.beginRefundRequest`).
+    public enum RefundRequestSheetAnswer: Sendable, Hashable {
+        /// Asks for the refund (for the reason `OTHER`; `ledger refund-requests submit --reason`
+        /// asks for another).
+        case request
+        /// Closes the sheet without asking: `beginRefundRequest` returns `.userCancelled`.
+        case cancel
+    }
+
+    /// How the user answers the refund request sheet from now on: by default, asks for the
+    /// refund. Kept across relaunches; a reset restores the default. Not in StoreKitTest,
+    /// whose sheet a tester answers by hand.
+    public var refundRequestSheetAnswer: RefundRequestSheetAnswer {
+        get { context.presentations.refundSheetIsClosed ? .cancel : .request }
+        set { context.presentations.refundSheetIsClosed = newValue == .cancel }
+    }
 
     /// How many price consent sheets were shown: `Message.display(in:)` of a price consent
     /// message, a StoreKit 1 queue delegate answering `true`, or

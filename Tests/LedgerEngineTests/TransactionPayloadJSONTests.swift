@@ -43,7 +43,9 @@ import Testing
             let product = maybe(
                 Product(id: transaction.productID, type: type, price: Decimal(random.next() % 10_000) / 100))
             let payload = TransactionPayload(
-                transaction, product: product, settings: settings, appTransactionID: maybe(String(random.next())))
+                transaction, product: product, settings: settings, appTransactionID: maybe(String(random.next())),
+                charged: maybe(Decimal(random.next() % 100_000) / 100), familyShared: random.next() % 4 == 0,
+                refundedPortion: maybe(Int(random.next() % 99_999) + 1))
             let direct = payload.json
             let encoded = try encoder.encode(payload)
             #expect(

@@ -177,6 +177,26 @@ import Testing
         }
     }
 
+    @MainActor @Test func aUserWhoClosesTheRefundSheetAsksForNothingAndAGrantMayBeProrated() async throws {
+        try await Shop.withSession { session in
+            let scene = UIWindowScene()
+            let greenhouse = try await session.buyProduct(identifier: Shop.greenhouse)
+            #expect(session.refundRequestSheetAnswer == .request)
+            session.refundRequestSheetAnswer = .cancel
+            #expect(try await greenhouse.beginRefundRequest(in: scene) == .userCancelled)
+            #expect(throws: (any Error).self) { try session.declineRefundRequest(identifier: UInt(greenhouse.id)) }
+            try session.relaunch()
+            #expect(session.refundRequestSheetAnswer == .cancel, "a relaunch keeps the answer")
+            session.resetToDefaultState()
+            #expect(session.refundRequestSheetAnswer == .request, "a reset restores it")
+            let seeds = try await session.buyProduct(identifier: Shop.seeds)
+            #expect(try await seeds.beginRefundRequest(in: scene) == .success)
+            try session.approveRefundRequest(identifier: UInt(seeds.id), revocationPercentage: 40_000)
+            await session.waitUntilIdle()
+            #expect(session.allTransactions().first { $0.identifier == UInt(seeds.id) }?.cancelDate != nil)
+        }
+    }
+
     @Test func aBackdatedPurchaseRenewsUpToNowOrEndsAfterItsFirstPeriod() async throws {
         try await Shop.withSession { session in
             let yearAgo = Date().addingTimeInterval(-400 * 86_400)

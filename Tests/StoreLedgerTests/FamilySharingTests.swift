@@ -45,6 +45,8 @@ import Testing
             let revoked = try await session.revokeFamilySharing(copy.id)
             #expect(revoked.map(\.id) == [copy.id, shared.id])
             #expect(revoked.allSatisfy { $0.revocationDate == NotificationOutboxTests.now && $0.revocationReason == 0 })
+            let signed = try PriceIncreaseTests.payload(try ledger.signedTransaction(shared.id))
+            #expect(signed["revocationType"] as? String == "FAMILY_REVOKE")
             #expect(try !ledger.currentEntitlements().map(\.productID).contains(Self.shareable))
             #expect(
                 try Self.notified(ledger) == [

@@ -103,4 +103,40 @@ import Testing
             #expect(try ledger.refundRequests().isEmpty)
         }
     }
+
+    /// A prorated refund (REFUND_PRORATED): revoked as a full one, its part signed as Apple's
+    /// `revocationPercentage` on the purchase and its restored copy; a part out of 1...99,999
+    /// is refused and changes nothing.
+    @Test func aProratedRefundRevokesAndSignsItsPart() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let restored = try await PaymentQueue(ledger: ledger).restoreCompletedTransactions().restored.all()
+            let copy = try #require(restored.first)
+            for refused in [0, 100_000, -5] {
+                await #expect(throws: StoreControlError.invalidRefundPortion(refused)) {
+                    try await session.refundTransaction(bought.id, revocationPercentage: refused)
+                }
+            }
+            #expect(try ledger.transaction(bought.id)?.revocationDate == nil, "nothing refused changed")
+            try await session.requestRefund(bought.id)
+            try await session.decideRefundRequest(bought.id, .grantProrated(revocationPercentage: 25_000))
+            #expect(try ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .revoked)
+            #expect(try ledger.refundRequest(of: bought.id)?.outcome == .granted)
+            for id in [bought.id, copy.id] {
+                let signed = try PriceIncreaseTests.payload(try ledger.signedTransaction(id))
+                #expect(signed["revocationType"] as? String == "REFUND_PRORATED", "\(id)")
+                #expect(signed["revocationPercentage"] as? Int == 25_000, "\(id)")
+                #expect(try ledger.revocationPercentage(of: id) == 25_000)
+            }
+            #expect(try Self.notified(ledger).last == "REFUND")
+            // A full refund says so, with no percentage.
+            let other = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            try await session.refundTransaction(other.id)
+            let signed = try PriceIncreaseTests.payload(try ledger.signedTransaction(other.id))
+            #expect(signed["revocationType"] as? String == "REFUND_FULL" && signed["revocationPercentage"] == nil)
+            // Deleting a refunded transaction deletes its part with it.
+            try await session.deleteTransaction(copy.id)
+            #expect(try ledger.revocationPercentage(of: copy.id) == nil)
+        }
+    }
 }

@@ -33,9 +33,14 @@ struct RefundCommand: AsyncParsableCommand {
     @Option(help: "Why it was refunded (StoreKit's revocation reasons; default other):")
     var reason: RevocationReason?
 
+    @Option(
+        name: .customLong("revocation-percentage"), parsing: .unconditional,
+        help: "A prorated refund of this part, in milliunits of a percent (1...99999; 25000 is 25%).")
+    var revocationPercentage: Int?
+
     func run() async throws {
         let refunded = try await StoreTestSession(ledger: try options.openLedger()).refundTransaction(
-            id, reason: reason ?? .other)
+            id, reason: reason ?? .other, revocationPercentage: revocationPercentage)
         try options.output.emit(refunded) { "refunded " + describe(refunded) }
     }
 }
@@ -107,7 +112,7 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         let ledger = try options.openLedger()
         try await StoreTestSession(ledger: ledger).decideRefundRequest(id, decision)
         let view = try view(ledger, id)
-        try options.output.emit(view) { (decision == .grant ? "granted " : "declined ") + view.line }
+        try options.output.emit(view) { (decision == .decline ? "declined " : "granted ") + view.line }
     }
 
     struct Submit: AsyncParsableCommand {
@@ -139,8 +144,14 @@ struct RefundRequestsCommand: AsyncParsableCommand {
         @Argument(help: "The transaction id.")
         var id: UInt64
 
+        @Option(
+            name: .customLong("revocation-percentage"), parsing: .unconditional,
+            help: "Grant part of it, by the customer's use (REFUND_PRORATED): milliunits of a percent, 1...99999.")
+        var revocationPercentage: Int?
+
         func run() async throws {
-            try await RefundRequestsCommand.decide(id, .grant, options: options)
+            try await RefundRequestsCommand.decide(
+                id, revocationPercentage.map { .grantProrated(revocationPercentage: $0) } ?? .grant, options: options)
         }
     }
 

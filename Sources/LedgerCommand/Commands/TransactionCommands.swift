@@ -179,7 +179,8 @@ struct ShowCommand: AsyncParsableCommand {
             serverAppAccountToken: try ledger.serverAppAccountToken(originalTransactionID: transaction.originalID)
                 .map { $0?.uuidString.lowercased() ?? "" },
             refundRequest: try ledger.refundRequest(of: id).map(RefundRequestsCommand.RequestView.init),
-            ownership: try ledger.isFamilyShared(transaction) ? "FAMILY_SHARED" : "PURCHASED")
+            ownership: try ledger.isFamilyShared(transaction) ? "FAMILY_SHARED" : "PURCHASED",
+            revocationPercentage: try ledger.revocationPercentage(of: id))
         try options.output.emit(shown) {
             ([describe(transaction)] + shown.serverLines
                 + events.map { event in
@@ -204,6 +205,8 @@ struct ShowCommand: AsyncParsableCommand {
         let refundRequest: RefundRequestsCommand.RequestView?
         /// Apple's `inAppOwnershipType`: FAMILY_SHARED when a family member shared it.
         let ownership: String
+        /// The part a prorated refund refunded, in milliunits of a percent; `nil` unless prorated.
+        let revocationPercentage: Int?
 
         struct Consumption: Encodable {
             let version: Int
@@ -212,7 +215,8 @@ struct ShowCommand: AsyncParsableCommand {
         }
 
         enum CodingKeys: String, CodingKey {
-            case transaction, events, orderID, consumption, serverAppAccountToken, refundRequest, ownership
+            case transaction, events, orderID, consumption, serverAppAccountToken, refundRequest, ownership,
+                revocationPercentage
         }
 
         /// Every key, an absent value as `null`, so that a JSON reader sees one shape.
@@ -225,11 +229,15 @@ struct ShowCommand: AsyncParsableCommand {
             try container.encode(serverAppAccountToken, forKey: .serverAppAccountToken)
             try container.encode(refundRequest, forKey: .refundRequest)
             try container.encode(ownership, forKey: .ownership)
+            try container.encode(revocationPercentage, forKey: .revocationPercentage)
         }
 
         var serverLines: [String] {
             var lines: [String] = []
             if ownership == "FAMILY_SHARED" { lines.append("  shared by a family member (FAMILY_SHARED)") }
+            if let revocationPercentage {
+                lines.append("  prorated refund: \(revocationPercentage) milliunits of a percent (REFUND_PRORATED)")
+            }
             if let orderID { lines.append("  order \(orderID)") }
             if let token = serverAppAccountToken {
                 lines.append("  app account token set by the server: " + (token.isEmpty ? "none (cleared)" : token))

@@ -64,10 +64,15 @@ extension Ledger {
         _ db: Database, _ id: UInt64, _ decision: RefundRequest.Decision
     ) throws -> StoreActionOutcome {
         guard try hasPendingRefundRequest(db, id) else { throw StoreControlError.noRefundRequest(id) }
-        if decision == .grant {
-            // The refund settles the request as granted.
+        // A refund settles the request as granted; 0 is StoreKit's `.other`.
+        switch decision {
+        case .grant:
+            return StoreActionOutcome(transactions: try refund(db, id, reason: 0), notice: .revoked)
+        case .grantProrated(let percentage):
             return StoreActionOutcome(
-                transactions: try refund(db, id, reason: 0), notice: .revoked)  // 0: StoreKit's `.other`
+                transactions: try refund(db, id, reason: 0, prorated: percentage), notice: .revoked)
+        case .decline:
+            break
         }
         let now = try storeNow(db)
         try settleRefundRequests(db, of: [id], as: .declined, at: now)
@@ -96,5 +101,32 @@ extension Ledger {
                     WHERE transaction_id = ? AND outcome = 'pending'
                     """, arguments: [outcome.rawValue, now, try Self.storedID(id)])
         }
+    }
+}
+
+extension Ledger {
+    /// The part a prorated refund of transaction `id` refunded, in milliunits of a percent
+    /// (Apple's `revocationPercentage`); `nil` when it was not refunded, or fully.
+    public func revocationPercentage(of id: UInt64) throws -> Int? {
+        try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT percentage FROM refund_portions WHERE transaction_id = ?",
+                arguments: [try Self.storedID(id)])
+        }
+    }
+
+    /// The parts of prorated refunds (migration 19) of the refunded transactions among
+    /// `transactions`, by transaction id.
+    func refundedPortions(_ db: Database, of transactions: [PaymentTransaction]) throws -> [UInt64: Int] {
+        var portions: [UInt64: Int] = [:]
+        for transaction in transactions where transaction.revocationDate != nil {
+            if let portion = try Int.fetchOne(
+                try db.cachedStatement(sql: "SELECT percentage FROM refund_portions WHERE transaction_id = ?"),
+                arguments: [Int64(transaction.id)])
+            {
+                portions[transaction.id] = portion
+            }
+        }
+        return portions
     }
 }

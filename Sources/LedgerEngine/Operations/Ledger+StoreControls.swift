@@ -56,8 +56,9 @@ extension Ledger {
             return StoreActionOutcome(transactions: replacement, notice: resolution.isNew ? .updated : .none)
         case .resolveBillingIssue(let productID):
             return .updated([try resolveBillingIssue(db, productID: productID)])
-        case .refund(let id, let reason):
-            return StoreActionOutcome(transactions: try refund(db, id, reason: reason), notice: .revoked)
+        case .refund(let id, let reason, let prorated):
+            return StoreActionOutcome(
+                transactions: try refund(db, id, reason: reason, prorated: prorated), notice: .revoked)
         case .requestRefund(let id, let reason):
             return StoreActionOutcome(transactions: [try requestRefund(db, id, reason: reason)], notice: .none)
         case .decideRefundRequest(let id, let decision):
@@ -111,9 +112,13 @@ extension Ledger {
     /// Refunds a purchased or restored transaction (finished or not): sets its revocation date
     /// and reason; its state does not change. A refund is of the purchase, so the purchase and
     /// every restored copy of it are revoked together.
+    /// A prorated refund (`prorated`: the part refunded, in milliunits of a percent) revokes
+    /// the same, and keeps the part with the purchase (migration 19).
     /// - Returns: the transaction asked for first, then the others the refund revoked.
-    /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`.
-    func refund(_ db: Database, _ id: UInt64, reason: Int) throws -> [PaymentTransaction] {
+    /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`,
+    ///   `.invalidRefundPortion`.
+    func refund(_ db: Database, _ id: UInt64, reason: Int, prorated: Int? = nil) throws -> [PaymentTransaction] {
+        if let prorated, !(1...99_999).contains(prorated) { throw StoreControlError.invalidRefundPortion(prorated) }
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state.canBeRevoked else {
             throw StoreControlError.cannotRefund(id, state: transaction.state)
@@ -124,7 +129,14 @@ extension Ledger {
         let related = try PaymentTransaction.fetchAll(
             db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
             arguments: [Int64(purchase), Int64(purchase), Int64(id)])
-        for revoked in [transaction] + related { try writer.revoke(revoked, reason: reason) }
+        for revoked in [transaction] + related {
+            try writer.revoke(revoked, reason: reason)
+            if let prorated {
+                try db.execute(
+                    sql: "INSERT INTO refund_portions (transaction_id, percentage) VALUES (?, ?)",
+                    arguments: [Int64(revoked.id), prorated])
+            }
+        }
         // A refund request of what was refunded is granted by it.
         try settleRefundRequests(db, of: ([transaction] + related).map(\.id), as: .granted, at: writer.now)
         let refunded = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }

@@ -17,8 +17,9 @@ package enum StoreAction: Sendable, Hashable {
     /// The billing issue of a product's subscription group resolved: it renews.
     case resolveBillingIssue(productID: String)
     /// A purchased or restored transaction refunded, with the purchase's other copies;
-    /// `reason` is StoreKit's `Transaction.RevocationReason` raw value.
-    case refund(UInt64, reason: Int)
+    /// `reason` is StoreKit's `Transaction.RevocationReason` raw value; `prorated`, the part
+    /// refunded in milliunits of a percent when not all of it (Apple's `revocationPercentage`).
+    case refund(UInt64, reason: Int, prorated: Int? = nil)
     /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's
     /// refund request sheet), for `reason`.
     case requestRefund(UInt64, reason: RefundRequest.Reason)

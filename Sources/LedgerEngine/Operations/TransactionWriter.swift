@@ -348,8 +348,9 @@ struct TransactionWriter {
                 DELETE FROM refund_requests WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM payment_terms WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM charged_prices WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+                DELETE FROM refund_portions WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
-                """, arguments: arguments + arguments + arguments + arguments + arguments)
+                """, arguments: arguments + arguments + arguments + arguments + arguments + arguments)
         var appender = try appender()
         for (id, stateName) in deleted {
             let state = try Self.state(stateName, of: id)

@@ -63,7 +63,8 @@ extension Ledger {
             transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
             products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
             chargedPrices: try chargedPrices(db, of: transactions),
-            familySharedOriginals: try familySharedOriginals(db, of: transactions))
+            familySharedOriginals: try familySharedOriginals(db, of: transactions),
+            refundedPortions: try refundedPortions(db, of: transactions))
     }
 
     /// Transactions ready to sign (`signing`), signed outside the read.
@@ -75,6 +76,8 @@ extension Ledger {
         let chargedPrices: [UInt64: Decimal]
         /// The original transaction ids of the purchases a family member shared.
         let familySharedOriginals: Set<UInt64>
+        /// The parts of prorated refunds, in milliunits of a percent, by transaction id.
+        let refundedPortions: [UInt64: Int]
 
         func sign() throws -> [JWS] {
             try transactions.map { transaction in
@@ -82,7 +85,8 @@ extension Ledger {
                     TransactionPayload(
                         transaction, product: products[transaction.productID], settings: signer.settings,
                         appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
-                        familyShared: familySharedOriginals.contains(transaction.originalID)))
+                        familyShared: familySharedOriginals.contains(transaction.originalID),
+                        refundedPortion: refundedPortions[transaction.id]))
             }
         }
     }

@@ -44,6 +44,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case priceIncreaseNotAgreed(String)
     /// Not a price the ledger keeps exactly (negative, or too many digits).
     case invalidPrice(Decimal)
+    /// A prorated refund's part is 1 to 99,999 milliunits of a percent (a full refund is not prorated).
+    case invalidRefundPortion(Int)
     /// The product is not family-shareable (a consumable never is).
     case notFamilyShareable(String)
     /// The transaction is not owned through Family Sharing, or its sharing ended already.
@@ -87,6 +89,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "no price increase of the subscription \"\(id)\" waits for the subscriber's answer"
         case .priceIncreaseNotAgreed(let id):
             "the subscription \"\(id)\" cannot renew: the subscriber did not agree to its price increase (consent to it, or let it expire)"
+        case .invalidRefundPortion(let portion):
+            "a prorated refund refunds 1 to 99,999 milliunits of a percent (25000 is 25%), not \(portion)"
         case .notFamilyShareable(let id):
             "\"\(id)\" is not family-shareable: the catalog does not mark it so (a consumable never is)"
         case .notFamilyShared(let id):

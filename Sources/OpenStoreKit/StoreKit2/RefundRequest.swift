@@ -27,10 +27,12 @@ extension Transaction {
     }
 
     /// Shows the sheet where the user asks for the refund of transaction `transactionID`. Linux
-    /// has no sheet: the user asks at once, for the reason "other" (the App Store's decision
-    /// comes later: `SKTestSession.approveRefundRequest(identifier:)` or
-    /// `declineRefundRequest(identifier:)`, or `ledger refund-requests`). A granted refund
-    /// arrives in `Transaction.updates` as a revoked transaction.
+    /// has no sheet: the user answers at once as the test session says
+    /// (`SKTestSession.refundRequestSheetAnswer`): by default, asks for the reason "other" (the
+    /// App Store's decision comes later: `SKTestSession.approveRefundRequest(identifier:)` or
+    /// `declineRefundRequest(identifier:)`, or `ledger refund-requests`), or closes the sheet
+    /// (`.userCancelled`, nothing recorded). A granted refund arrives in `Transaction.updates`
+    /// as a revoked transaction.
     /// - Throws: `RefundRequestError.duplicateRequest` while an earlier request waits;
     ///   `.failed` for an unknown, failed, pending or refunded transaction;
     ///   `StoreKitError.systemError` when the store's ledger cannot be written; the error a
@@ -41,6 +43,7 @@ extension Transaction {
         let context: StoreContext
         do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
         try context.failures.check(.refundRequest)
+        if context.presentations.refundSheetIsClosed { return .userCancelled }
         do {
             _ = try await context.queue.perform(.requestRefund(transactionID, reason: .other))
         } catch StoreControlError.refundRequestPending {

@@ -111,10 +111,15 @@ public struct StoreTestSession: Sendable {
     /// Refunds a purchased or restored transaction, with the purchase and its restored copies;
     /// observers are told which products lost their entitlement (`.revoked`; a finished
     /// transaction is never handed back as updated). Returns the transaction asked for.
-    /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`; `PaymentQueueError.unknownTransaction`.
+    /// `revocationPercentage`: a prorated refund of that part, in milliunits of a percent (1 to
+    /// 99,999; Apple's `REFUND_PRORATED`), which revokes the same.
+    /// - Throws: `StoreControlError.cannotRefund`, `.alreadyRefunded`, `.invalidRefundPortion`;
+    ///   `PaymentQueueError.unknownTransaction`.
     @discardableResult
-    public func refundTransaction(_ id: UInt64, reason: RevocationReason = .other) async throws -> PaymentTransaction {
-        try await run(.refund(id, reason: reason.rawValue)).transactions[0]
+    public func refundTransaction(
+        _ id: UInt64, reason: RevocationReason = .other, revocationPercentage: Int? = nil
+    ) async throws -> PaymentTransaction {
+        try await run(.refund(id, reason: reason.rawValue, prorated: revocationPercentage)).transactions[0]
     }
 
     /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's

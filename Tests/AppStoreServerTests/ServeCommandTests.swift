@@ -488,6 +488,30 @@ import FoundationNetworking
         await receiver.stop()
     }
 
+    /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,
+    /// waits for `count` notifications at `receiver`, and returns what Apple's verifier printed
+    /// for them with `each` (`verifyNotifications`), line by line.
+    static func verifiedWhileServing(
+        _ python: String, _ directory: String, path: String, receiver: NotificationCollector, count: Int,
+        each: String, steps: () throws -> Void
+    ) async throws -> [String] {
+        let server = try Server.start(path)
+        defer { _ = server.stop() }
+        try steps()
+        #expect(await receiver.wait(forCount: count, within: 10))
+        let verified = try verifyNotifications(python, directory, receiver, each: each)
+        #expect(verified.status == 0, "\(verified.output)")
+        return verified.output.split(separator: "\n").map(String.init)
+    }
+
+    /// `ledger arguments... --database path`, expected to succeed; its standard output.
+    @discardableResult
+    static func ledger(_ arguments: [String], on path: String) throws -> String {
+        let run = try LedgerProcess.run(arguments + ["--database", path])
+        #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        return run.stdout
+    }
+
     /// A refund request made with the CLI while `ledger serve` runs: Apple's verifier decodes
     /// the `CONSUMPTION_REQUEST` (with the customer's reason), the `REFUND_DECLINED` of a
     /// decline, and the `REFUND` of the grant that follows a second request.
@@ -497,31 +521,28 @@ import FoundationNetworking
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
-            let server = try Server.start(path)
-            defer { _ = server.stop() }
             let id = String(subscription.id)
-            for step in [
-                ["submit", id, "--reason", "UNSATISFIED_WITH_PURCHASE"], ["decline", id], ["submit", id],
-                ["approve", id],
-            ] {
-                let run = try LedgerProcess.run(["refund-requests"] + step + ["--database", path])
-                #expect(run.status == 0, "\(step): \(run.stderr)")
-            }
-            #expect(await receiver.wait(forCount: 4, within: 10))
-            let verified = try Self.verifyNotifications(
-                python, directory, receiver,
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 4,
                 each: """
                     t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
                     reason = n.data.consumptionRequestReason.value if n.data.consumptionRequestReason else '-'
                     print(n.notificationType.value, reason, t.transactionId, t.revocationDate is not None)
-                    """)
-            #expect(verified.status == 0, "\(verified.output)")
+                    """
+            ) {
+                for step in [
+                    ["submit", id, "--reason", "UNSATISFIED_WITH_PURCHASE"], ["decline", id], ["submit", id],
+                    ["approve", id],
+                ] {
+                    try Self.ledger(["refund-requests"] + step, on: path)
+                }
+            }
             // One original transaction's notifications are sent in commit order.
             #expect(
-                verified.output.split(separator: "\n").map(String.init) == [
+                lines == [
                     "CONSUMPTION_REQUEST UNSATISFIED_WITH_PURCHASE \(id) False", "REFUND_DECLINED - \(id) False",
                     "CONSUMPTION_REQUEST OTHER \(id) False", "REFUND - \(id) True",
-                ], "\(verified.output)")
+                ])
         }
         await receiver.stop()
     }
@@ -536,68 +557,58 @@ import FoundationNetworking
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
-            let server = try Server.start(path)
-            defer { _ = server.stop() }
             let product = subscription.productID
-            for step in [
-                ["subscriptions", "price-increase", "request", product, "--price", "6.99"],
-                ["subscriptions", "price-increase", "consent", product], ["subscriptions", "renew", product],
-                ["subscriptions", "price-increase", "request", product, "--price", "8.99"],
-                ["subscriptions", "price-increase", "decline", product], ["clock", "advance", "40d"],
-            ] {
-                let run = try LedgerProcess.run(step + ["--database", path])
-                #expect(run.status == 0, "\(step): \(run.stderr)")
-            }
-            #expect(await receiver.wait(forCount: 6, within: 10))
-            let verified = try Self.verifyNotifications(
-                python, directory, receiver,
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 6,
                 each: """
                     r = verifier.verify_and_decode_renewal_info(n.data.signedRenewalInfo)
                     subtype = n.rawSubtype if n.rawSubtype else '-'
                     print(n.rawNotificationType, subtype, r.rawPriceIncreaseStatus, r.renewalPrice, r.rawExpirationIntent)
-                    """)
-            #expect(verified.status == 0, "\(verified.output)")
-            // One original transaction's notifications are sent in commit order.
+                    """
+            ) {
+                for step in [
+                    ["subscriptions", "price-increase", "request", product, "--price", "6.99"],
+                    ["subscriptions", "price-increase", "consent", product], ["subscriptions", "renew", product],
+                    ["subscriptions", "price-increase", "request", product, "--price", "8.99"],
+                    ["subscriptions", "price-increase", "decline", product], ["clock", "advance", "40d"],
+                ] {
+                    try Self.ledger(step, on: path)
+                }
+            }
             #expect(
-                verified.output.split(separator: "\n").map(String.init) == [
+                lines == [
                     "PRICE_INCREASE PENDING 0 6990 None", "PRICE_INCREASE ACCEPTED 1 6990 None",
                     "DID_RENEW - None 6990 None", "PRICE_INCREASE PENDING 0 8990 None",
                     "DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED 0 8990 None", "EXPIRED PRICE_INCREASE 0 8990 3",
-                ], "\(verified.output)")
+                ])
         }
         await receiver.stop()
     }
 
     /// A family member's purchase shared, then no longer, with the CLI while `ledger serve`
     /// runs: Apple's verifier decodes ONE_TIME_CHARGE and REVOKE, each transaction owned
-    /// FAMILY_SHARED, the second revoked.
+    /// FAMILY_SHARED, the second revoked as FAMILY_REVOKE.
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesVerifierDecodesTheFamilySharingNotifications() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
             let (path, _, _) = try await Self.prepareNotifying(directory, to: receiver)
-            let server = try Server.start(path)
-            defer { _ = server.stop() }
-            let share = try LedgerProcess.run(
-                ["family-sharing", "share", SampleCatalog.nonConsumable2, "--json", "--database", path])
-            #expect(share.status == 0, "\(share.stderr)")
-            let id = try #require(
-                (try JSONSerialization.jsonObject(with: Data(share.stdout.utf8)) as? [String: Any])?["id"] as? Int)
-            let revoke = try LedgerProcess.run(["family-sharing", "revoke", String(id), "--database", path])
-            #expect(revoke.status == 0, "\(revoke.stderr)")
-            #expect(await receiver.wait(forCount: 2, within: 10))
-            let verified = try Self.verifyNotifications(
-                python, directory, receiver,
+            var id = 0
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 2,
                 each: """
                     t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
-                    print(n.rawNotificationType, t.transactionId, t.rawInAppOwnershipType, t.revocationDate is not None)
-                    """)
-            #expect(verified.status == 0, "\(verified.output)")
-            #expect(
-                verified.output.split(separator: "\n").map(String.init) == [
-                    "ONE_TIME_CHARGE \(id) FAMILY_SHARED False", "REVOKE \(id) FAMILY_SHARED True",
-                ], "\(verified.output)")
+                    print(n.rawNotificationType, t.transactionId, t.rawInAppOwnershipType, t.rawRevocationType)
+                    """
+            ) {
+                let shared = try Self.ledger(
+                    ["family-sharing", "share", SampleCatalog.nonConsumable2, "--json"], on: path)
+                id = try #require(
+                    (try JSONSerialization.jsonObject(with: Data(shared.utf8)) as? [String: Any])?["id"] as? Int)
+                try Self.ledger(["family-sharing", "revoke", String(id)], on: path)
+            }
+            #expect(lines == ["ONE_TIME_CHARGE \(id) FAMILY_SHARED None", "REVOKE \(id) FAMILY_SHARED FAMILY_REVOKE"])
         }
         await receiver.stop()
     }
@@ -609,29 +620,27 @@ import FoundationNetworking
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
         let receiver = try await NotificationCollector.start()
         try await withTemporaryDirectory { directory in
-            let path = directory + "/ledger.sqlite"
+            // A ledger with nothing bought: the customer is new to the group.
             let ledger = try SampleCatalog.ledger(in: directory)
-            try StoreTestSession(ledger: ledger).update {
+            let session = StoreTestSession(ledger: ledger)
+            try session.update {
                 $0.environment = .sandbox
                 $0.bundleID = "com.example.app"
             }
-            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: receiver.url)
+            _ = try session.set(.notificationURL, to: receiver.url)
             try Data(try ledger.signingCertificates().root).write(to: URL(fileURLWithPath: directory + "/root.cer"))
+            let path = ledger.path
             try ledger.close()
-            let server = try Server.start(path)
-            defer { _ = server.stop() }
-            let redeem = try LedgerProcess.run(
-                ["purchase", SampleCatalog.subscription, "--offer-code", "FREEMONTH", "--database", path])
-            #expect(redeem.status == 0, "\(redeem.stderr)")
-            #expect(await receiver.wait(forCount: 1, within: 10))
-            let verified = try Self.verifyNotifications(
-                python, directory, receiver,
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 1,
                 each: """
                     t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
                     print(n.rawNotificationType, n.rawSubtype, t.rawOfferType, t.offerIdentifier, t.rawOfferDiscountType)
-                    """)
-            #expect(verified.status == 0, "\(verified.output)")
-            #expect(verified.output == "OFFER_REDEEMED INITIAL_BUY 3 FREEMONTH FREE_TRIAL\n", "\(verified.output)")
+                    """
+            ) {
+                try Self.ledger(["purchase", SampleCatalog.subscription, "--offer-code", "FREEMONTH"], on: path)
+            }
+            #expect(lines == ["OFFER_REDEEMED INITIAL_BUY 3 FREEMONTH FREE_TRIAL"])
         }
         await receiver.stop()
     }

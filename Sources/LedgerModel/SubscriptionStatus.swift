@@ -44,10 +44,14 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// a price increase's, else the price the subscriber pays already (one agreed to in an
     /// increase), else the catalog's; `nil` when the catalog no longer has the product.
     public var renewalPrice: Decimal?
+    /// The offer the next renewal is charged at, while the subscription will renew: the rest
+    /// of a pay-as-you-go offer, or a promotional offer or offer code redeemed while
+    /// subscribed; `nil` when none.
+    public var renewalOffer: TransactionOffer?
 
     enum CodingKeys: String, CodingKey {
         case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
-            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice
+            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice, renewalOffer
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
@@ -65,6 +69,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         try c.encode(priceIncrease, forKey: .priceIncrease)
         // A string keeps the decimal exact for every JSON reader, as a product's price.
         try c.encode(renewalPrice.map(DecimalText.format), forKey: .renewalPrice)
+        try c.encode(renewalOffer, forKey: .renewalOffer)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,7 +85,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
             isInBillingRetry: try c.decode(Bool.self, forKey: .isInBillingRetry),
             gracePeriodExpirationDate: try c.decodeIfPresent(Date.self, forKey: .gracePeriodExpirationDate),
             priceIncrease: try c.decodeIfPresent(PriceIncrease.self, forKey: .priceIncrease),
-            renewalPrice: try DecimalText.decodePrice(in: c, forKey: .renewalPrice))
+            renewalPrice: try DecimalText.decodePrice(in: c, forKey: .renewalPrice),
+            renewalOffer: try c.decodeIfPresent(TransactionOffer.self, forKey: .renewalOffer))
     }
 
     /// Every field (the storage engine computes them).
@@ -95,7 +101,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         isInBillingRetry: Bool,
         gracePeriodExpirationDate: Date?,
         priceIncrease: PriceIncrease? = nil,
-        renewalPrice: Decimal? = nil
+        renewalPrice: Decimal? = nil,
+        renewalOffer: TransactionOffer? = nil
     ) {
         self.groupID = groupID
         self.state = state
@@ -108,5 +115,6 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         self.gracePeriodExpirationDate = gracePeriodExpirationDate
         self.priceIncrease = priceIncrease
         self.renewalPrice = renewalPrice
+        self.renewalOffer = renewalOffer
     }
 }

@@ -75,12 +75,7 @@ package struct TransactionPayload: Encodable {
         }
         appTransactionId = appTransactionID
         if let offer = transaction.offer {
-            offerType =
-                switch offer.type {
-                case .introductory: 1
-                case .promotional: 2
-                case .code: 3
-                }
+            offerType = offer.type.appStoreNumber
             offerIdentifier = offer.id
             offerDiscountType = offer.paymentMode.appStoreName
             offerPeriod = offer.period.description
@@ -121,6 +116,10 @@ package struct RenewalInfoPayload: Encodable {
     var currency: String?
     var renewalPrice: Int64?
     var priceIncreaseStatus: Int?
+    var offerType: Int?
+    var offerIdentifier: String?
+    var offerDiscountType: String?
+    var offerPeriod: String?
     var recentSubscriptionStartDate: Int64?
     var appTransactionId: String?
 
@@ -161,6 +160,12 @@ package struct RenewalInfoPayload: Encodable {
             renewalPrice = price.milliunits
         }
         priceIncreaseStatus = status.priceIncrease.map { $0.status == .agreed ? 1 : 0 }
+        if let offer = status.renewalOffer {
+            offerType = offer.type.appStoreNumber
+            offerIdentifier = offer.id
+            offerDiscountType = offer.paymentMode.appStoreName
+            offerPeriod = offer.period.description
+        }
         recentSubscriptionStartDate = recentStart?.ledgerMilliseconds
         appTransactionId = appTransactionID
     }
@@ -340,6 +345,17 @@ extension TransactionOffer.PaymentMode {
         case .freeTrial: "FREE_TRIAL"
         case .payAsYouGo: "PAY_AS_YOU_GO"
         case .payUpFront: "PAY_UP_FRONT"
+        }
+    }
+}
+
+extension TransactionOffer.OfferType {
+    /// Apple's `offerType`: 1 introductory, 2 promotional, 3 an offer code.
+    var appStoreNumber: Int {
+        switch self {
+        case .introductory: 1
+        case .promotional: 2
+        case .code: 3
         }
     }
 }

@@ -24,6 +24,17 @@ import enum LedgerModel.PromotionalOfferError
         }
     }
 
+    @Test func theRenewalInfoShowsACodeWaitingForTheNextRenewal() async throws {
+        try await SampleShop.withSession { session in
+            _ = try await session.buyProduct(identifier: Self.monthly)
+            _ = try await session.buyProduct(identifier: Self.monthly, options: [.codeOffer(referenceName: "LOYALTY")])
+            let status = try #require(try await Product.SubscriptionInfo.status(for: "pro").first)
+            let info = try status.renewalInfo.payloadValue
+            #expect(info.offer?.type == .code && info.offer?.id == "LOYALTY" && info.offer?.paymentMode == .payAsYouGo)
+            #expect(info.offerType == .code && info.offerID == "LOYALTY")
+        }
+    }
+
     @Test func aCodeNotForTheCustomerIsRefused() async throws {
         try await SampleShop.withSession { session in
             await #expect(

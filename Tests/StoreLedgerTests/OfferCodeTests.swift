@@ -48,7 +48,15 @@ import Testing
             await #expect(
                 throws: PromotionalOfferError.offerInProgress(productID: Self.monthly, offer: "LOYALTY")
             ) { try await session.buyProduct(Self.redeeming("LOYALTY")) }
+            // The renewal info says which offer the next renewal is charged at.
+            let status = try #require(try ledger.subscriptionStatus(forProduct: Self.monthly))
+            #expect(status.renewalOffer?.type == .code && status.renewalOffer?.id == "LOYALTY")
+            let info = try PriceIncreaseTests.payload(
+                try #require(try ledger.signedRenewalInfo(forProduct: Self.monthly)))
+            #expect(info["offerType"] as? Int == 3 && info["offerIdentifier"] as? String == "LOYALTY")
+            #expect(info["offerDiscountType"] as? String == "PAY_AS_YOU_GO" && info["offerPeriod"] as? String == "P1M")
             let renewals = try await session.advanceClock(by: 125 * Self.day)
+            #expect(try ledger.subscriptionStatus(forProduct: Self.monthly)?.renewalOffer == nil, "the code has run")
             #expect(
                 try renewals.map { try Self.signedOffer(ledger, $0.id) } == [
                     "3 LOYALTY 2990", "3 LOYALTY 2990", "3 LOYALTY 2990", "- - 4990",

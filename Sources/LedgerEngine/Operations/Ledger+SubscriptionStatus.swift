@@ -44,6 +44,15 @@ extension Ledger {
         }
     }
 
+    /// The offer the renewal of `latest` into `productID` is charged at, if any.
+    private func nextRenewalOffer(
+        _ db: Database, latest: PaymentTransaction, renewingTo productID: String, _ renewal: RenewalState
+    ) throws -> TransactionOffer? {
+        guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
+        return try renewalOffer(
+            db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: renewal.pendingOffer)?.offer
+    }
+
     /// The status of `group` at `now` (by default the store's time), inside a transaction.
     func subscriptionStatus(_ db: Database, group: String, at now: Int64? = nil) throws -> SubscriptionStatus? {
         // The latest period (a pending downgrade's payment has none of its own: not it).
@@ -85,7 +94,8 @@ extension Ledger {
             expirationReason: state == .expired ? reason : nil,
             isInBillingRetry: retrying,
             gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil,
-            priceIncrease: increase, renewalPrice: renewalPrice)
+            priceIncrease: increase, renewalPrice: renewalPrice,
+            renewalOffer: renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil)
     }
 }
 

@@ -433,7 +433,7 @@ extension Ledger {
     /// promotional offer or offer code waiting for it (`pendingOffer`, when the product has it),
     /// else the chain's pay-as-you-go offer while fewer of the chain's latest periods than the
     /// offer counts carried it. Renewing to another product ends it.
-    private func renewalOffer(
+    func renewalOffer(
         _ db: Database, chain: PaymentTransaction, renewingTo productID: String, plan: SubscriptionPlan,
         pendingOffer: PendingOffer?
     ) throws -> OfferRun? {

@@ -217,8 +217,9 @@ extension Product {
             /// Whether a price increase waits for the next renewal, and whether the user agreed
             /// to it (`SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`).
             public let priceIncreaseStatus: PriceIncreaseStatus
-            /// The offer the next renewal is charged at: always `nil`, as the ledger does not
-            /// sign an offer waiting for the next renewal.
+            /// The offer the next renewal is charged at, while the subscription will renew: the
+            /// rest of a pay-as-you-go offer, or a promotional offer or offer code redeemed
+            /// while subscribed; `nil` when none.
             public let offer: Transaction.Offer?
             /// The kind of `offer` (deprecated in StoreKit for `offer`).
             public var offerType: Transaction.OfferType? { offer?.type }
@@ -274,7 +275,7 @@ extension Product {
                     case 1?: .agreed
                     default: .noIncreasePending
                     }
-                offer = nil
+                offer = status.renewalOffer.map(Transaction.Offer.init)
                 renewalPrice = (fields["renewalPrice"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
                 currency = (fields["currency"] as? String).map { Locale.Currency($0) }
                 appAccountToken = status.transaction.appAccountToken

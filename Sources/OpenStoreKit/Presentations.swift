@@ -15,6 +15,8 @@ package final class Presentations: Sendable {
         package var offerCodeRedeemSheets = 0
         /// Price consent sheets shown (a `Message` displayed, or a StoreKit 1 delegate's yes).
         package var priceConsentSheets = 0
+        /// Billing problem sheets shown (a `Message` displayed).
+        package var billingIssueSheets = 0
     }
 
     /// At most this many subscription management sheets are remembered; later ones are
@@ -56,6 +58,10 @@ package final class Presentations: Sendable {
 
     func recordPriceConsentSheet() {
         counts.withLock { $0.priceConsentSheets += 1 }
+    }
+
+    func recordBillingIssueSheet() {
+        counts.withLock { $0.billingIssueSheets += 1 }
     }
 
     package func clear() {

@@ -4,8 +4,8 @@ import Synchronization
 
 /// The App Store's in-app messages of one launch (StoreKit's `Message`, and StoreKit 1's price
 /// consent through `SKPaymentQueueDelegate`). A price increase that waits for the
-/// subscriber's consent makes one message per launch: when the store launches, or when a test
-/// control asks for consent later.
+/// subscriber's consent, and a subscription in billing retry, each make one message per launch:
+/// when the store launches, or when a test control makes them later.
 ///
 /// StoreKit shows a message nobody listens for by itself. Here nothing is shown unasked, so
 /// that a test sees every message: a message waits for the launch's first `Message.messages`
@@ -19,9 +19,9 @@ final class StoreMessages: Sendable {
     private let listeners = Broadcast<Message>()
 
     private struct State {
-        /// The consent requests messaged this launch: when each group's was asked. One per
-        /// group, so bounded by the catalog.
-        var made: [String: Date] = [:]
+        /// What was messaged this launch, by kind and group: one subject each, so bounded by
+        /// the catalog.
+        var made: [String: Message.Subject] = [:]
         /// Messages no `Message.messages` listener received yet.
         var untaken: [Message] = []
         /// Messages the StoreKit 1 delegate was not asked about yet.
@@ -37,30 +37,41 @@ final class StoreMessages: Sendable {
         self.presentations = presentations
     }
 
-    /// Makes the messages of the consent requests not messaged yet this launch (none when the
-    /// ledger cannot be read), and hands them to the listeners, or keeps them for the first.
-    /// Returns whether any was made.
+    /// Makes the messages not made yet this launch (none when the ledger cannot be read): of
+    /// the consent requests, and of the subscriptions in billing retry. Hands them to the
+    /// listeners, or keeps them for the first, and keeps the consent requests for the StoreKit 1
+    /// delegate. Returns whether a consent request was made.
     @discardableResult
     func collect() -> Bool {
-        let pending = (try? ledger.pendingPriceIncreases()) ?? []
+        let consents = ((try? ledger.pendingPriceIncreases()) ?? []).compactMap { increase, latest in
+            latest.subscriptionGroupID.map {
+                (
+                    key: "consent:" + $0,
+                    subject: Message.Subject.priceConsent(
+                        productID: increase.productID, requestedAt: increase.requestedAt)
+                )
+            }
+        }
+        let issues = ((try? ledger.subscriptionStatuses()) ?? []).filter(\.isInBillingRetry).map { status in
+            (
+                key: "billing:" + status.groupID,
+                subject: Message.Subject.billingIssue(
+                    productID: status.transaction.productID, period: status.transaction.id)
+            )
+        }
         // Under the state's lock, then the listeners' (as `listen`): a listener starting now
         // receives each message once.
         return state.withLock { state in
             var made: [Message] = []
-            for (increase, latest) in pending {
-                guard let group = latest.subscriptionGroupID, state.made[group] != increase.requestedAt else {
-                    continue
-                }
-                state.made[group] = increase.requestedAt
-                made.append(
-                    Message(
-                        reason: .priceIncreaseConsent,
-                        consent: .init(productID: increase.productID, requestedAt: increase.requestedAt)))
+            for (key, subject) in consents + issues where state.made[key] != subject {
+                state.made[key] = subject
+                made.append(Message(subject))
             }
-            state.unoffered += made
+            let consentsMade = made.filter { $0.reason == .priceIncreaseConsent }
+            state.unoffered += consentsMade
             if listeners.isEmpty { state.untaken += made }
             listeners.send(made)
-            return !made.isEmpty
+            return !consentsMade.isEmpty
         }
     }
 
@@ -72,14 +83,22 @@ final class StoreMessages: Sendable {
         }
     }
 
-    /// Shows `message`'s sheet, counted, while what it asks is still open (a consent request
-    /// answered since shows nothing, as StoreKit shows a message only while it applies).
+    /// Shows `message`'s sheet, counted, while what it is about still holds (a consent request
+    /// answered since, or a billing issue resolved, shows nothing, as StoreKit shows a message
+    /// only while it applies).
     func display(_ message: Message) {
-        guard let consent = message.consent,
-            let increase = try? ledger.priceIncrease(forProduct: consent.productID),
-            increase.status == .pending, increase.requestedAt == consent.requestedAt
-        else { return }
-        presentations.recordPriceConsentSheet()
+        switch message.subject {
+        case .priceConsent(let productID, let requestedAt):
+            guard let increase = try? ledger.priceIncrease(forProduct: productID), increase.status == .pending,
+                increase.requestedAt == requestedAt
+            else { return }
+            presentations.recordPriceConsentSheet()
+        case .billingIssue(let productID, let period):
+            guard let status = try? ledger.subscriptionStatus(forProduct: productID), status.isInBillingRetry,
+                status.transaction.id == period
+            else { return }
+            presentations.recordBillingIssueSheet()
+        }
     }
 
     /// The messages the StoreKit 1 delegate was not asked about yet (taken: it is asked now).

@@ -543,6 +543,10 @@ public final class SKTestSession: @unchecked Sendable {
     /// `SKPaymentQueue.showPriceConsentIfNeeded()` (each only while the increase waits).
     public var priceConsentSheetCount: Int { context.presentations.current.priceConsentSheets }
 
+    /// How many billing problem sheets were shown: `Message.display(in:)` of a billing issue
+    /// message, while the subscription was still in billing retry.
+    public var billingIssueSheetCount: Int { context.presentations.current.billingIssueSheets }
+
     // MARK: - Performing and reporting
 
     /// Performs a control through the store's one door (`Ledger.perform`) now, as

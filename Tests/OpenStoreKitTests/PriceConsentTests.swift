@@ -135,6 +135,25 @@ import Testing
         }
     }
 
+    @MainActor @Test func aSubscriptionInBillingRetryMessagesItsBillingProblemUntilResolved() async throws {
+        try await Shop.withSession { session in
+            session.shouldEnterBillingRetryOnRenewal = true
+            let bought = try await session.buyProduct(identifier: Shop.monthly)
+            try session.advanceTime(by: Self.month)
+            await session.waitUntilIdle()
+            var messages = Message.messages.makeAsyncIterator()
+            let message = try #require(await messages.next())
+            #expect(message.reason == .billingIssue && message.reason.localizedDescription == "Billing issue")
+            #expect(Message.Reason(rawValue: message.reason.rawValue) == .billingIssue)
+            try message.display(in: UIWindowScene())
+            #expect(session.billingIssueSheetCount == 1 && session.priceConsentSheetCount == 0)
+            try session.resolveIssueForTransaction(identifier: UInt(bought.id))
+            await session.waitUntilIdle()
+            try message.display(in: UIWindowScene())
+            #expect(session.billingIssueSheetCount == 1, "a resolved issue shows nothing")
+        }
+    }
+
     @Test func controlsTheStoreCannotTakeThrowItsError() async throws {
         try await Shop.withSession { session in
             let bought = try await session.buyProduct(identifier: Shop.monthly)

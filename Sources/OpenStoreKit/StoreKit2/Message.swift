@@ -1,38 +1,63 @@
 import Foundation
 
-/// An App Store message shown over the app (StoreKit's `Message`): here, the price consent
-/// request of a subscription whose price increase waits for the subscriber's consent.
+/// An App Store message shown over the app (StoreKit's `Message`): the price consent request
+/// of a subscription whose price increase waits for the subscriber's consent, or the billing
+/// problem of a subscription in billing retry.
 ///
-/// The store makes one per such increase and launch (when it launches, or when a test asks for
-/// consent: `SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`). Unlike
-/// StoreKit, which shows a message nobody listens for by itself, the store keeps it for the
-/// launch's first `messages` listener, so that a test sees it; the app shows it with
-/// `display(in:)` (counted: `SKTestSession.priceConsentSheetCount`). Billing-issue and win-back
-/// messages are not made.
+/// The store makes one per such increase or billing issue and launch (when it launches, or when
+/// a test control makes one: `SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`,
+/// a renewal failing in billing retry). Unlike StoreKit, which shows a message nobody listens
+/// for by itself, the store keeps it for the launch's first `messages` listener, so that a test
+/// sees it; the app shows it with `display(in:)` (counted: `SKTestSession.priceConsentSheetCount`,
+/// `billingIssueSheetCount`). Win-back messages are not made.
 public struct Message: Hashable, Sendable {
-    /// Why the App Store sends a message (StoreKit's `Message.Reason`).
-    public struct Reason: Hashable, Sendable, CustomStringConvertible {
-        public let description: String
+    /// Why the App Store sends a message (StoreKit's `Message.Reason`). The raw values are
+    /// OpenStoreKit's (Apple does not document StoreKit's).
+    public struct Reason: RawRepresentable, Hashable, Sendable {
+        public let rawValue: Int
+
+        public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// A message with no more specific reason.
-        public static let generic = Reason(description: "generic")
-        /// A subscription's renewal failed on a billing issue.
-        public static let billingIssue = Reason(description: "billingIssue")
+        public static let generic = Reason(rawValue: 0)
         /// A subscription's price increase needs the subscriber's consent.
-        public static let priceIncreaseConsent = Reason(description: "priceIncreaseConsent")
+        public static let priceIncreaseConsent = Reason(rawValue: 1)
+        /// A subscription's renewal failed on a billing issue: the subscriber may update their
+        /// payment method.
+        public static let billingIssue = Reason(rawValue: 2)
         /// A win-back offer is open to a lapsed subscriber.
-        public static let winBackOffer = Reason(description: "winBackOffer")
+        public static let winBackOffer = Reason(rawValue: 3)
+
+        /// The reason in English.
+        public var localizedDescription: String {
+            switch self {
+            case .priceIncreaseConsent: "Price increase consent"
+            case .billingIssue: "Billing issue"
+            case .winBackOffer: "Win-back offer"
+            default: "Generic"
+            }
+        }
     }
 
-    /// The price consent request a message shows.
-    struct Consent: Hashable, Sendable {
-        let productID: String
-        let requestedAt: Date
+    /// What a message is about, and so when it still applies.
+    enum Subject: Hashable, Sendable {
+        /// The price increase of `productID`'s group asked for at `requestedAt`.
+        case priceConsent(productID: String, requestedAt: Date)
+        /// The billing issue of `productID`'s group, whose period `period` did not renew.
+        case billingIssue(productID: String, period: UInt64)
     }
 
     /// Why the App Store sends it.
     public let reason: Reason
-    let consent: Consent?
+    let subject: Subject
+
+    init(_ subject: Subject) {
+        self.subject = subject
+        switch subject {
+        case .priceConsent: reason = .priceIncreaseConsent
+        case .billingIssue: reason = .billingIssue
+        }
+    }
 
     /// The messages of this launch, then each new one, as they are made (StoreKit's
     /// `Message.messages`); an empty sequence when the store cannot be opened.

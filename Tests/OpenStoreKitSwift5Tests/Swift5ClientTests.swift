@@ -52,6 +52,8 @@ import Testing
             }
             #expect(screen.renewalLine == "Agree to the new price (3.99) to keep your subscription")
             #expect(screen.heldMessages.map(\.reason) == [.priceIncreaseConsent])
+            let monthly = try #require(try await Product.products(for: [Self.monthly]).first)
+            #expect(screen.periodLine(for: monthly) == "every 1 month (per month)")
             #expect(session.priceConsentSheetCount == 0, "held, not shown yet")
             screen.showHeldMessages(in: UIWindowScene())
             #expect(session.priceConsentSheetCount == 1)

@@ -65,6 +65,13 @@ final class SubscriptionScreen {
         heldMessages = []
     }
 
+    /// How long a plan lasts, as a plan picker says it: "every 1 month (per month)".
+    func periodLine(for product: Product) -> String? {
+        guard let period = product.subscription?.subscriptionPeriod else { return nil }
+        let length = period.formatted(product.subscriptionPeriodFormatStyle)
+        return "every \(length) (per \(period.unit.formatted(product.subscriptionPeriodUnitFormatStyle)))"
+    }
+
     /// Every group's state now, as a screen reads it on appearing.
     func currentStates() async -> [String: Product.SubscriptionInfo.RenewalState] {
         var states: [String: Product.SubscriptionInfo.RenewalState] = [:]

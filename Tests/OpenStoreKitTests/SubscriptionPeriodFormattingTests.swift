@@ -18,7 +18,8 @@ import Testing
         try await Shop.withSession { _ in
             let product = try #require(try await Product.products(for: [Shop.monthly]).first)
             var state: UInt64 = 0x5045_5249_4F44
-            var dates = [Date(timeIntervalSince1970: 1_706_659_200), Date(timeIntervalSince1970: 1_709_164_800)]  // Jan 31, Feb 29 2024
+            // January 31 and February 29, 2024, then the random ones.
+            var dates = [Date(timeIntervalSince1970: 1_706_659_200), Date(timeIntervalSince1970: 1_709_164_800)]
             for _ in 0..<200 {
                 state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 dates.append(Date(timeIntervalSince1970: Double((state >> 20) % 4_102_444_800)))

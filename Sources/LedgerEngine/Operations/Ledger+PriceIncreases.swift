@@ -12,17 +12,18 @@ extension Ledger {
         try read { db in try priceIncrease(db, group: try subscriptionGroup(db, productID: productID)) }
     }
 
-    /// The price increases that wait for the subscriber's consent, with the group's latest
-    /// period (what the App Store's consent message is about), by group identifier.
+    /// The price increases that wait for the subscriber's consent, of subscriptions still in
+    /// their period (once it ended, it is too late to ask), with the group's latest period (what
+    /// the App Store's consent message is about), by group identifier.
     public func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
         try read { db in
             try String.fetchAll(
                 db, sql: "SELECT group_id FROM price_increases WHERE status = 'pending' ORDER BY group_id"
             ).compactMap { group in
-                guard let increase = try priceIncrease(db, group: group),
-                    let latest = try latestPeriod(db, group: group)
+                guard let status = try subscriptionStatus(db, group: group), status.state == .subscribed,
+                    let increase = status.priceIncrease, increase.status == .pending
                 else { return nil }
-                return (increase, latest)
+                return (increase, status.transaction)
             }
         }
     }

@@ -19,8 +19,8 @@ final class StoreMessages: Sendable {
     private let listeners = Broadcast<Message>()
 
     private struct State {
-        /// What was messaged this launch, by kind and group: one subject each, so bounded by
-        /// the catalog.
+        /// What was messaged this launch, by `Message.Subject.key`. Each list keeps one message
+        /// per key (a newer one replaces it), so all are bounded by the catalog.
         var made: [String: Message.Subject] = [:]
         /// Messages no `Message.messages` listener received yet.
         var untaken: [Message] = []
@@ -43,35 +43,34 @@ final class StoreMessages: Sendable {
     /// delegate. Returns whether a consent request was made.
     @discardableResult
     func collect() -> Bool {
-        let consents = ((try? ledger.pendingPriceIncreases()) ?? []).compactMap { increase, latest in
-            latest.subscriptionGroupID.map {
-                (
-                    key: "consent:" + $0,
-                    subject: Message.Subject.priceConsent(
-                        productID: increase.productID, requestedAt: increase.requestedAt)
-                )
-            }
+        let consents = ((try? ledger.pendingPriceIncreases()) ?? []).map { increase, _ in
+            Message.Subject.priceConsent(
+                productID: increase.productID, price: increase.price, requestedAt: increase.requestedAt)
         }
         let issues = ((try? ledger.subscriptionStatuses()) ?? []).filter(\.isInBillingRetry).map { status in
-            (
-                key: "billing:" + status.groupID,
-                subject: Message.Subject.billingIssue(
-                    productID: status.transaction.productID, period: status.transaction.id)
-            )
+            Message.Subject.billingIssue(productID: status.transaction.productID, period: status.transaction.id)
         }
         // Under the state's lock, then the listeners' (as `listen`): a listener starting now
         // receives each message once.
         return state.withLock { state in
             var made: [Message] = []
-            for (key, subject) in consents + issues where state.made[key] != subject {
-                state.made[key] = subject
+            for subject in consents + issues where state.made[subject.key] != subject {
+                state.made[subject.key] = subject
                 made.append(Message(subject))
             }
             let consentsMade = made.filter { $0.reason == .priceIncreaseConsent }
-            state.unoffered += consentsMade
-            if listeners.isEmpty { state.untaken += made }
+            Self.keepNewest(consentsMade, in: &state.unoffered)
+            if listeners.isEmpty { Self.keepNewest(made, in: &state.untaken) }
             listeners.send(made)
             return !consentsMade.isEmpty
+        }
+    }
+
+    /// Adds `messages` to `list`, each replacing the one of its key there, if any.
+    private static func keepNewest(_ messages: [Message], in list: inout [Message]) {
+        for message in messages {
+            list.removeAll { $0.subject.key == message.subject.key }
+            list.append(message)
         }
     }
 
@@ -88,9 +87,9 @@ final class StoreMessages: Sendable {
     /// only while it applies).
     func display(_ message: Message) {
         switch message.subject {
-        case .priceConsent(let productID, let requestedAt):
+        case .priceConsent(let productID, let price, let requestedAt):
             guard let increase = try? ledger.priceIncrease(forProduct: productID), increase.status == .pending,
-                increase.requestedAt == requestedAt
+                increase.price == price, increase.requestedAt == requestedAt
             else { return }
             presentations.recordPriceConsentSheet()
         case .billingIssue(let productID, let period):
@@ -111,7 +110,7 @@ final class StoreMessages: Sendable {
 
     /// Keeps `message` for `showPriceConsentIfNeeded()`.
     func deferConsent(_ message: Message) {
-        state.withLock { $0.deferred.append(message) }
+        state.withLock { Self.keepNewest([message], in: &$0.deferred) }
     }
 
     /// Shows the deferred consent sheets that still apply (`SKPaymentQueue.showPriceConsentIfNeeded()`).

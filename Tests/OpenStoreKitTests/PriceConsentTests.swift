@@ -154,6 +154,24 @@ import Testing
         }
     }
 
+    /// Requests made and answered while nobody listens leave one message, the newest: what
+    /// waits for the first listener stays bounded.
+    @MainActor @Test func onlyTheNewestRequestWaitsForTheFirstListener() async throws {
+        try await Shop.withSession { session in
+            let bought = try await session.buyProduct(identifier: Shop.monthly)
+            for round in 0..<20 {
+                try session.requestPriceIncreaseConsentForTransaction(
+                    identifier: Int(bought.id), price: Decimal(4 + round))
+                await session.waitUntilIdle()
+                if round < 19 { try session.consentToPriceIncreaseForTransaction(identifier: Int(bought.id)) }
+            }
+            var messages = Message.messages.makeAsyncIterator()
+            let first = try #require(await messages.next())
+            try first.display(in: UIWindowScene())
+            #expect(session.priceConsentSheetCount == 1, "the first message is the request still waiting")
+        }
+    }
+
     @Test func controlsTheStoreCannotTakeThrowItsError() async throws {
         try await Shop.withSession { session in
             let bought = try await session.buyProduct(identifier: Shop.monthly)

@@ -41,10 +41,18 @@ public struct Message: Hashable, Sendable {
 
     /// What a message is about, and so when it still applies.
     enum Subject: Hashable, Sendable {
-        /// The price increase of `productID`'s group asked for at `requestedAt`.
-        case priceConsent(productID: String, requestedAt: Date)
+        /// The price increase of `productID`'s group to `price`, asked for at `requestedAt`.
+        case priceConsent(productID: String, price: Decimal, requestedAt: Date)
         /// The billing issue of `productID`'s group, whose period `period` did not renew.
         case billingIssue(productID: String, period: UInt64)
+
+        /// What a newer subject of the same kind and product replaces.
+        var key: String {
+            switch self {
+            case .priceConsent(let productID, _, _): "consent:" + productID
+            case .billingIssue(let productID, _): "billing:" + productID
+            }
+        }
     }
 
     /// Why the App Store sends it.

@@ -47,7 +47,7 @@ final class StoreMessages: Sendable {
             Message.Subject.priceConsent(
                 productID: increase.productID, price: increase.price, requestedAt: increase.requestedAt)
         }
-        let issues = ((try? ledger.subscriptionStatuses()) ?? []).filter(\.isInBillingRetry).map { status in
+        let issues = ((try? ledger.subscriptionsInBillingRetry()) ?? []).map { status in
             Message.Subject.billingIssue(productID: status.transaction.productID, period: status.transaction.id)
         }
         // Under the state's lock, then the listeners' (as `listen`): a listener starting now

@@ -83,6 +83,14 @@ extension Ledger {
     }
 
     /// `products(withIDs:)` inside a transaction.
+    /// The catalog's price of product `id`; `nil` when the catalog has no such product. One
+    /// prepared lookup: a subscription's status asks for it each time it is read.
+    static func catalogPrice(_ db: Database, of id: String) throws -> Decimal? {
+        try String.fetchOne(
+            try db.cachedStatement(sql: "SELECT price FROM products WHERE id = ?"), arguments: [id]
+        ).flatMap(DecimalText.parse)
+    }
+
     static func products(_ db: Database, withIDs ids: [String]) throws -> [Product] {
         try ids.compactMap { id in
             let product = try FastStatement(db, productQuery + " WHERE p.id = ?")

@@ -61,7 +61,7 @@ extension Ledger {
             throw StoreControlError.priceIncreasePending(productID)
         }
         let renewsTo = status.autoRenewProductID
-        guard let price = try price ?? Self.products(db, withIDs: [renewsTo]).first?.price else {
+        guard let price = try price ?? Self.catalogPrice(db, of: renewsTo) else {
             throw UnknownProductError(productIdentifier: renewsTo)
         }
         guard DecimalText.isExactPrice(DecimalText.format(price)) else { throw StoreControlError.invalidPrice(price) }

@@ -53,6 +53,19 @@ extension Ledger {
             db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: renewal.pendingOffer)?.offer
     }
 
+    /// The statuses of the subscription groups in billing retry (grace period included), by
+    /// group identifier: only the groups with a billing issue recorded are read.
+    public func subscriptionsInBillingRetry() throws -> [SubscriptionStatus] {
+        try read { db in
+            try String.fetchAll(
+                db,
+                sql: "SELECT group_id FROM subscription_renewal WHERE billing_issue_since IS NOT NULL ORDER BY group_id"
+            ).compactMap { group in
+                try subscriptionStatus(db, group: group).flatMap { $0.isInBillingRetry ? $0 : nil }
+            }
+        }
+    }
+
     /// The status of `group` at `now` (by default the store's time), inside a transaction.
     func subscriptionStatus(_ db: Database, group: String, at now: Int64? = nil) throws -> SubscriptionStatus? {
         // The latest period (a pending downgrade's payment has none of its own: not it).
@@ -86,7 +99,7 @@ extension Ledger {
         // The increase's price, else the price the subscriber pays already, else the catalog's.
         let renewalPrice =
             try increase?.price ?? (latest.productID == renewsTo ? chargedPrice(db, of: latest) : nil)
-            ?? Self.products(db, withIDs: [renewsTo]).first?.price
+            ?? Self.catalogPrice(db, of: renewsTo)
         return SubscriptionStatus(
             groupID: group, state: state, transaction: latest, willAutoRenew: renews,
             autoRenewProductID: renewsTo,

@@ -133,6 +133,18 @@ public struct Product: Identifiable, Sendable, Hashable {
             self.unit = unit
         }
 
+        /// The period as the ledger counts it.
+        var ledgerPeriod: StoreLedger.SubscriptionPeriod {
+            let ledgerUnit: StoreLedger.SubscriptionPeriod.Unit =
+                switch unit {
+                case .day: .day
+                case .week: .week
+                case .month: .month
+                case .year: .year
+                }
+            return StoreLedger.SubscriptionPeriod(value: value, unit: ledgerUnit)
+        }
+
         init(_ period: StoreLedger.SubscriptionPeriod) {
             value = period.value
             unit =

@@ -1,4 +1,5 @@
 public import Foundation
+import StoreLedger
 
 // Describing a subscription period in words ("1 month", "3 days"), as StoreKit's format styles
 // do. The words are English whatever the storefront: Foundation on Linux has no localized
@@ -75,18 +76,10 @@ extension Product.SubscriptionPeriod {
         return calendar
     }()
 
-    /// The dates the period spans from `referenceDate`, on the Gregorian calendar in UTC.
+    /// The dates the period spans from `referenceDate`, as the App Store renews
+    /// (`StoreLedger.SubscriptionPeriod.advance`: the Gregorian calendar in UTC).
     func dates(from referenceDate: Date) -> Range<Date> {
-        let calendar = Self.calendar
-        let component: Calendar.Component =
-            switch unit {
-            case .day: .day
-            case .week: .weekOfYear
-            case .month: .month
-            case .year: .year
-            }
-        let end = calendar.date(byAdding: component, value: value, to: referenceDate) ?? referenceDate
-        return referenceDate..<max(end, referenceDate)
+        referenceDate..<max(ledgerPeriod.advance(referenceDate), referenceDate)
     }
 
     /// The period from `referenceDate`, formatted with a style of date ranges

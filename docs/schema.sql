@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 19 (0019_prorated_refunds).
+-- Schema version 20 (0020_refund_reversals).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -309,7 +309,7 @@ CREATE TABLE transaction_events (
     kind           TEXT NOT NULL
                    CHECK (kind = 'created' OR kind = 'stateChanged' OR kind = 'finished' OR kind = 'delivered'
                           OR kind = 'revoked' OR kind = 'expirationChanged' OR kind = 'upgraded'
-                          OR kind = 'deleted'),
+                          OR kind = 'deleted' OR kind = 'reinstated'),
     from_state     TEXT
                    CHECK (from_state = 'purchasing' OR from_state = 'purchased' OR from_state = 'failed'
                           OR from_state = 'restored' OR from_state = 'deferred'),
@@ -319,7 +319,8 @@ CREATE TABLE transaction_events (
     at             INTEGER NOT NULL,
     detail         TEXT,
     row_digest     BLOB NOT NULL CHECK (typeof(row_digest) = 'blob' AND length(row_digest) = 32),
-    hash           BLOB NOT NULL CHECK (typeof(hash) = 'blob' AND length(hash) = 32), mac BLOB CHECK (mac IS NULL OR (typeof(mac) = 'blob' AND length(mac) = 32)),
+    hash           BLOB NOT NULL CHECK (typeof(hash) = 'blob' AND length(hash) = 32),
+    mac            BLOB CHECK (mac IS NULL OR (typeof(mac) = 'blob' AND length(mac) = 32)),
     CHECK ((kind = 'created') = (from_state IS NULL))
 );
 
@@ -344,6 +345,8 @@ WHEN NOT EXISTS (SELECT 1 FROM rule_events WHERE kind = NEW.kind AND (subscripti
                             OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND finishable = 1)
        WHEN 'revoked' THEN NEW.from_state IS NOT NEW.to_state
                            OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND revocable = 1)
+       WHEN 'reinstated' THEN NEW.from_state IS NOT NEW.to_state
+                              OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.to_state AND revocable = 1)
        ELSE NEW.from_state IS NOT NEW.to_state
      END
 BEGIN
@@ -483,9 +486,8 @@ END;
 CREATE TRIGGER transactions_revocation_rule
 BEFORE UPDATE OF revocation_date, revocation_reason ON transactions
 WHEN (OLD.revocation_date IS NOT NEW.revocation_date OR OLD.revocation_reason IS NOT NEW.revocation_reason) AND (
-       OLD.revocation_date IS NOT NULL
-    OR NEW.revocation_date IS NULL
+       (OLD.revocation_date IS NULL) = (NEW.revocation_date IS NULL)
     OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND revocable = 1))
 BEGIN
-    SELECT RAISE(ABORT, 'only a purchased or restored transaction can be refunded, and only once');
+    SELECT RAISE(ABORT, 'a refund is set once on a purchased or restored transaction, and only reversed whole');
 END;

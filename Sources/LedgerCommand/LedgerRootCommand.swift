@@ -22,7 +22,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             InitCommand.self, InfoCommand.self, ProductsCommand.self, PurchaseCommand.self, ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,
             RestoreCommand.self, EntitlementsCommand.self, SubscriptionsCommand.self, RefundCommand.self,
-            RefundRequestsCommand.self, FamilySharingCommand.self,
+            ReverseRefundCommand.self, RefundRequestsCommand.self, FamilySharingCommand.self,
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, BackupCommand.self,
             CertificateCommand.self, JWSCommand.self, AuditCommand.self, ServeCommand.self, APIKeysCommand.self,
             NotificationsCommand.self,

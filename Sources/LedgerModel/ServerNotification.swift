@@ -49,6 +49,9 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case expiredAfterPriceIncrease
     /// A purchase refunded.
     case refunded
+    /// The App Store reversed a purchase's refund, after a dispute the customer raised: the
+    /// purchase entitles again.
+    case refundReversed
     /// A purchase shared by a family member is no longer shared (the family member stopped
     /// sharing it, left the family, or was refunded).
     case familySharingRevoked
@@ -92,6 +95,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .priceIncreaseAccepted: ("PRICE_INCREASE", "ACCEPTED")
         case .expiredAfterPriceIncrease: ("EXPIRED", "PRICE_INCREASE")
         case .refunded: ("REFUND", nil)
+        case .refundReversed: ("REFUND_REVERSED", nil)
         case .familySharingRevoked: ("REVOKE", nil)
         case .refundRequested: ("CONSUMPTION_REQUEST", nil)
         case .refundDeclined: ("REFUND_DECLINED", nil)

@@ -21,6 +21,9 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
         /// The transaction was deleted (the store's "clear" or "delete" control): its row is
         /// gone, its history stays; the state stays. Always its last event.
         case deleted
+        /// The transaction's refund was reversed (Apple's `REFUND_REVERSED`): its revocation
+        /// is cleared, it entitles again; the state stays.
+        case reinstated
     }
 
     /// Position in the ledger's whole history; strictly increasing in commit order.
@@ -36,7 +39,8 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
     /// When it happened, by the store's time, to the millisecond.
     public var date: Date
     /// More about the event: the refund's reason for `revoked`, the new expiration (ISO 8601)
-    /// for `expirationChanged`; `nil` for the others.
+    /// for `expirationChanged`, the reversed refund's date (ISO 8601) for `reinstated`; `nil`
+    /// for the others.
     public var detail: String?
 
     /// Every field, as the ledger stores them.

@@ -34,7 +34,7 @@ public enum TransactionRules {
     /// The states in which the app may finish a transaction.
     public static let finishable: Set<TransactionState> = [.purchased, .failed, .restored]
 
-    /// The states in which a transaction may be refunded (once).
+    /// The states in which a transaction may be refunded (once), and its refund reversed.
     public static let revocable: Set<TransactionState> = [.purchased, .restored]
 
     /// History events that only auto-renewable subscriptions have.
@@ -43,7 +43,7 @@ public enum TransactionRules {
     /// Whether a history row (`kind`, from `from` to `to`) is legal for a transaction of
     /// `productType`: `created` enters an initial state from nothing; `stateChanged` is a legal
     /// transition; every other event keeps the state, `finished` in a finishable state,
-    /// `revoked` in a revocable one, subscription events on subscriptions only.
+    /// `revoked` and `reinstated` in a revocable one, subscription events on subscriptions only.
     public static func allowsEvent(
         _ kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, productType: ProductType
     ) -> Bool {
@@ -52,7 +52,7 @@ public enum TransactionRules {
         case .created: return from == nil && initialStates.contains(to)
         case .stateChanged: return from.map { transitions.contains(Transition($0, to)) } ?? false
         case .finished: return from == to && finishable.contains(to)
-        case .revoked: return from == to && revocable.contains(to)
+        case .revoked, .reinstated: return from == to && revocable.contains(to)
         case .delivered, .expirationChanged, .upgraded, .deleted: return from == to
         }
     }

@@ -334,6 +334,14 @@ public final class SKTestSession: @unchecked Sendable {
         try perform(.decideRefundRequest(UInt64(identifier), .decline))
     }
 
+    /// The App Store reverses a transaction's refund after a dispute (`REFUND_REVERSED`): the
+    /// purchase entitles again, and `Transaction.updates` sends it without its revocation. Not
+    /// in StoreKitTest.
+    /// - Throws: `StoreControlError.notRefunded`, `.revokedByFamilySharing`.
+    public func reverseRefundForTransaction(identifier: UInt) throws {
+        try perform(.reverseRefund(UInt64(identifier)))
+    }
+
     /// Deletes one transaction from the store.
     public func deleteTransaction(identifier: UInt) throws {
         try perform(.deleteTransaction(UInt64(identifier)))

@@ -547,6 +547,31 @@ import FoundationNetworking
         await receiver.stop()
     }
 
+    /// A prorated refund reversed with the CLI while `ledger serve` runs: Apple's verifier
+    /// decodes REFUND with the refunded part, then REFUND_REVERSED with the transaction as it
+    /// stands again (no revocation).
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesAReversedRefund() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
+            let id = String(subscription.id)
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 2,
+                each: """
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    print(n.rawNotificationType, t.transactionId, t.revocationDate is not None, t.rawRevocationType, t.revocationPercentage, n.data.rawStatus)
+                    """
+            ) {
+                try Self.ledger(["refund", id, "--revocation-percentage", "25000"], on: path)
+                try Self.ledger(["reverse-refund", id], on: path)
+            }
+            #expect(lines == ["REFUND \(id) True REFUND_PRORATED 25000 5", "REFUND_REVERSED \(id) False None None 1"])
+        }
+        await receiver.stop()
+    }
+
     /// A price increase driven with the CLI while `ledger serve` runs: Apple's verifier decodes
     /// PRICE_INCREASE (PENDING, then ACCEPTED) with the renewal info's price increase status and
     /// new renewal price; then a declined one's DID_CHANGE_RENEWAL_STATUS and, once the period

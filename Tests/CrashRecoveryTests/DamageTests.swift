@@ -87,6 +87,27 @@ import Testing
             expecting: "illegal change purchased -> deferred")
     }
 
+    /// A reversed refund needs a refund before it; a revocation cleared without one is found.
+    @Test func aRefundReversedThatWasNeverMadeIsFound() async throws {
+        try await damaged(
+            """
+            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, row_digest, hash)
+            VALUES (2, 'reinstated', 'purchased', 'purchased', 0, zeroblob(32), zeroblob(32))
+            """,
+            expecting: "refund reversed while not refunded")
+    }
+
+    @Test func aRefundClearedWithoutItsReversalIsFound() async throws {
+        try await damaged(
+            """
+            UPDATE transactions SET revocation_date = 5, revocation_reason = 0 WHERE id = 2;
+            INSERT INTO transaction_events (transaction_id, kind, from_state, to_state, at, row_digest, hash)
+            VALUES (2, 'revoked', 'purchased', 'purchased', 5, zeroblob(32), zeroblob(32));
+            UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL WHERE id = 2;
+            """,
+            expecting: "refund in the history and the row disagree")
+    }
+
     @Test func aHistoryThatDoesNotEndInItsRowIsFound() async throws {
         try await damaged(
             "UPDATE transactions SET state = 'failed', error_code = 2 WHERE id = 1",

@@ -32,6 +32,31 @@ import Testing
         }
     }
 
+    /// `ledger reverse-refund`: the transaction entitles again, its history says so; what has no
+    /// refund to reverse exits 1 with the reason, and changes nothing.
+    @Test func aRefundIsReversed() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable).status == 0)
+            let none = try workspace.ledger("reverse-refund", "1")
+            #expect(
+                none.status == 1 && none.stderr.contains("transaction 1 is not refunded: there is no refund to reverse")
+            )
+            let unknown = try workspace.ledger("reverse-refund", "9")
+            #expect(unknown.status == 1 && unknown.stderr.contains("unknown transaction 9"))
+            #expect(try workspace.ledger("reverse-refund", "x").status == 64)
+            #expect(try workspace.ledger("refund", "1", "--revocation-percentage", "40000").status == 0)
+            let text = try workspace.ledger("reverse-refund", "1")
+            #expect(text.status == 0 && text.stdout.hasPrefix("reinstated #1  \(SampleCatalog.nonConsumable)"))
+            let shown = try workspace.json("show", "1")
+            #expect((shown["transaction"] as? [String: Any])?["revocationDate"] is NSNull)
+            let events = try #require(shown["events"] as? [[String: Any]])
+            #expect(events.map { $0["kind"] as? String }.suffix(2) == ["revoked", "reinstated"])
+            #expect(!(try workspace.ledger("show", "1").stdout.contains("prorated refund")))
+            #expect(try workspace.ledger("verify").status == 0)
+            #expect(try workspace.ledger("reverse-refund", "1").status == 1, "reversed once")
+        }
+    }
+
     @Test func whatTheStoreRefusesExitsWithItsReason() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable).status == 0)

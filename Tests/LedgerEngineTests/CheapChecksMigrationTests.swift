@@ -121,7 +121,7 @@ import Testing
             }
             #expect(last == 15)
             // The hash chain adopted by 0010 still vouches for every row after the later
-            // rebuilds (0018 too): same columns, same values, same digests.
+            // rebuilds (0018 and 0020 too): same columns, same values, same digests.
             #expect(try migrated.verify().isEmpty)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import enum LedgerModel.StoreControlError
 import LedgerTestSupport
 import LedgerTesting
 import OpenStoreKit
@@ -211,6 +212,19 @@ import Testing
             try await waitFor(session) { store.updates.count == 1 }
             let renewal = try #require(await Transaction.latest(for: Shop.monthly)).unsafePayloadValue
             #expect(renewal.reason == .renewal && renewal.originalID == bought.id && store.updates == [renewal.id])
+            // The listener finishes the renewal once it has updated the store's status: wait for
+            // that, or its update (read before the expiry) could land after the one below.
+            let deadline = Date().addingTimeInterval(60)
+            var unfinished = true
+            while unfinished {
+                unfinished = false
+                for await result in Transaction.unfinished where result.unsafePayloadValue.id == renewal.id {
+                    unfinished = true
+                }
+                guard unfinished else { break }
+                try #require(Date() < deadline, "the listener never finished the renewal")
+                try await Task.sleep(nanoseconds: 1_000_000)
+            }
 
             try session.expireSubscription(productIdentifier: Shop.monthly)
             await store.updateCustomerProductStatus()
@@ -259,6 +273,29 @@ import Testing
             try await waitFor(session) { store.revokedUpdates == [bought.id] && !store.isPurchased(Shop.greenhouse) }
             #expect(await Transaction.currentEntitlement(for: Shop.greenhouse) == nil)
             #expect(await Transaction.latest(for: Shop.greenhouse)?.unsafePayloadValue.revocationReason == .other)
+        }
+    }
+
+    /// A reversed refund (REFUND_REVERSED) comes through `Transaction.updates` again, without its
+    /// revocation, and entitles again.
+    @Test func aReversedRefundArrivesAsAnUpdateAndEntitlesAgain() async throws {
+        try await Shop.withProcessSession { session in
+            let store = Store()
+            try await store.requestProducts(Shop.all)
+            let product = try #require(store.product(Shop.greenhouse))
+            let bought = try #require(try await store.purchase(product))
+            try session.refundTransaction(identifier: UInt(bought.id))
+            try await waitFor(session) { store.revokedUpdates == [bought.id] && !store.isPurchased(Shop.greenhouse) }
+            try session.reverseRefundForTransaction(identifier: UInt(bought.id))
+            try await waitFor(session) {
+                store.updates == [bought.id, bought.id] && store.isPurchased(Shop.greenhouse)
+            }
+            #expect(store.revokedUpdates == [bought.id], "the second update has no revocation")
+            let entitlement = try #require(await Transaction.currentEntitlement(for: Shop.greenhouse))
+            #expect(entitlement.unsafePayloadValue.revocationDate == nil)
+            #expect(throws: StoreControlError.notRefunded(bought.id)) {
+                try session.reverseRefundForTransaction(identifier: UInt(bought.id))
+            }
         }
     }
 

@@ -156,6 +156,11 @@ import Testing
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
             return try await session.refundTransaction(bought.id).id
         },
+        .refundReversed: { _, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            try await session.refundTransaction(bought.id)
+            return try await session.reverseRefund(of: bought.id).id
+        },
         .familySharingRevoked: { _, session in
             let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.nonConsumable2))
             return try await session.revokeFamilySharing(shared.id).first?.id

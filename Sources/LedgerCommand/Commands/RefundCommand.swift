@@ -45,6 +45,29 @@ struct RefundCommand: AsyncParsableCommand {
     }
 }
 
+/// `ledger reverse-refund`: the App Store reverses a refund after a dispute (REFUND_REVERSED).
+struct ReverseRefundCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reverse-refund",
+        abstract: "Reverse a refund, as the App Store does after a dispute the customer raised (REFUND_REVERSED).",
+        discussion: """
+            The purchase, with the restored copies its refund revoked, entitles again: the revocation date and \
+            reason are cleared (a prorated refund's part too), and each transaction's history records it. A \
+            subscription keeps its renewal date: a period that ended while refunded stays ended. Family \
+            Sharing's end is not a refund and cannot be reversed.
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The id of a refunded transaction.")
+    var id: UInt64
+
+    func run() async throws {
+        let reinstated = try await StoreTestSession(ledger: try options.openLedger()).reverseRefund(of: id)
+        try options.output.emit(reinstated) { "reinstated " + describe(reinstated) }
+    }
+}
+
 extension RefundRequest.Reason: ExpressibleByArgument {
     public init?(argument: String) {
         guard let reason = Self.allCases.first(where: { $0.rawValue == argument.uppercased() }) else { return nil }

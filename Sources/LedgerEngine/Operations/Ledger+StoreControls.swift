@@ -59,6 +59,8 @@ extension Ledger {
         case .refund(let id, let reason, let prorated):
             return StoreActionOutcome(
                 transactions: try refund(db, id, reason: reason, prorated: prorated), notice: .revoked)
+        case .reverseRefund(let id):
+            return StoreActionOutcome(transactions: try reverseRefund(db, id), notice: .reinstated)
         case .requestRefund(let id, let reason):
             return StoreActionOutcome(transactions: [try requestRefund(db, id, reason: reason)], notice: .none)
         case .decideRefundRequest(let id, let decision):
@@ -148,6 +150,46 @@ extension Ledger {
             db, shared ? .familySharingRevoked : .refunded, about: refunded.first { $0.id == purchase } ?? refunded[0],
             at: writer.now)
         return refunded
+    }
+
+    /// Reverses the refund of transaction `id` (Apple's `REFUND_REVERSED`, after a dispute the
+    /// customer raised): the purchase and the restored copies the refund revoked entitle again,
+    /// with a `reinstated` event each, and a prorated refund's part goes. A subscription keeps
+    /// its renewal date: a period still running renews at its end; one that ended while
+    /// refunded stays ended (nobody was charged meanwhile), so nothing renews for it.
+    /// `REFUND_REVERSED` is notified, in the same commit. A refund request that the refund
+    /// granted stays granted: it is history.
+    /// - Returns: the transaction asked for first, then the others it reinstated.
+    /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notRefunded`,
+    ///   `.revokedByFamilySharing` (Family Sharing's end is not a refund).
+    func reverseRefund(_ db: Database, _ id: UInt64) throws -> [PaymentTransaction] {
+        let transaction = try existingTransaction(db, id: id)
+        guard transaction.revocationDate != nil else { throw StoreControlError.notRefunded(id) }
+        if try !familySharedOriginals(db, of: [transaction]).isEmpty {
+            throw StoreControlError.revokedByFamilySharing(id)
+        }
+        let writer = try writer(db)
+        let purchase = transaction.restoredFromID ?? transaction.id
+        // A refund revokes the purchase with all its copies (`refund`): all are reinstated.
+        let related = try PaymentTransaction.fetchAll(
+            db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NOT NULL AND id <> ? ORDER BY id",
+            arguments: [Int64(purchase), Int64(purchase), Int64(id)])
+        for reinstated in [transaction] + related {
+            try writer.reinstate(reinstated)
+            try db.execute(
+                sql: "DELETE FROM refund_portions WHERE transaction_id = ?", arguments: [Int64(reinstated.id)])
+        }
+        if transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID,
+            let end = transaction.expirationDate?.ledgerMilliseconds, end <= writer.now
+        {
+            // Renewals restart from now on, not from the period that ended while refunded.
+            var state = try renewalState(db, group: group)
+            state.resumedAt = max(state.resumedAt, writer.now)
+            try saveRenewalState(db, group: group, state)
+        }
+        let reinstated = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
+        try notify(db, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0], at: writer.now)
+        return reinstated
     }
 
     /// Resolves the issue of transaction `id` (Xcode's "resolve issue"): an auto-renewable

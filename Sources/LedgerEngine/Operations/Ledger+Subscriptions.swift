@@ -663,7 +663,7 @@ extension Ledger {
             })
     }
 
-    private func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
+    func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
         try db.run(
             sql: """
                 INSERT INTO subscription_renewal (

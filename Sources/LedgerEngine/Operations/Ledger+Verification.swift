@@ -249,6 +249,15 @@ extension Ledger {
                     problems.append("refunded while \(revoked ? "refunded" : state.rawValue) (event \(event.sequence))")
                 }
                 revoked = true
+            case .reinstated:
+                if !revoked
+                    || !TransactionRules.allowsEvent(
+                        .reinstated, from: state, to: event.toState, productType: transaction.productType)
+                {
+                    problems.append(
+                        "refund reversed while \(revoked ? state.rawValue : "not refunded") (event \(event.sequence))")
+                }
+                revoked = false
             case .deleted:
                 problems.append("deleted in its history (event \(event.sequence)), but its row is there")
             case .expirationChanged, .upgraded:

@@ -20,6 +20,9 @@ package enum StoreAction: Sendable, Hashable {
     /// `reason` is StoreKit's `Transaction.RevocationReason` raw value; `prorated`, the part
     /// refunded in milliunits of a percent when not all of it (Apple's `revocationPercentage`).
     case refund(UInt64, reason: Int, prorated: Int? = nil)
+    /// The App Store reverses the refund of a transaction (Apple's `REFUND_REVERSED`): the
+    /// purchase, with the copies the refund revoked, entitles again.
+    case reverseRefund(UInt64)
     /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's
     /// refund request sheet), for `reason`.
     case requestRefund(UInt64, reason: RefundRequest.Reason)
@@ -70,6 +73,8 @@ package struct StoreActionOutcome: Sendable {
         case updated
         /// `transactions` lost their entitlement (a refund).
         case revoked
+        /// `transactions` entitle again (a reversed refund).
+        case reinstated
     }
 
     /// What the action made or changed, the transaction asked about first; empty for an

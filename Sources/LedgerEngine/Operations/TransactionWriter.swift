@@ -294,6 +294,19 @@ struct TransactionWriter {
             detail: "reason \(reason)")
     }
 
+    /// Clears a refund's revocation (a reversed refund), with its `reinstated` event, whose
+    /// detail is the date of the refund it reverses.
+    func reinstate(_ transaction: PaymentTransaction) throws {
+        try vouch(transaction.id)
+        try db.run(
+            sql:
+                "UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, updated_at = ? WHERE id = ?",
+            arguments: [now, Int64(transaction.id)])
+        try appendEvent(
+            id: transaction.id, kind: .reinstated, from: transaction.state, to: transaction.state, at: now,
+            detail: transaction.revocationDate?.formatted(.iso8601))
+    }
+
     /// Dates a subscription payment being charged: its period starts at `start` (now, or a
     /// back-dated test purchase's date) and ends at `end`,
     /// with the offer that applies to it. Only while it is still purchasing or deferred (the

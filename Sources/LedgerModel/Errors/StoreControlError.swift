@@ -50,6 +50,11 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case notFamilyShareable(String)
     /// The transaction is not owned through Family Sharing, or its sharing ended already.
     case notFamilyShared(UInt64)
+    /// The transaction is not refunded: there is no refund to reverse.
+    case notRefunded(UInt64)
+    /// The transaction was revoked because its Family Sharing ended, not refunded: there is no
+    /// refund to reverse.
+    case revokedByFamilySharing(UInt64)
 
     public var description: String {
         switch self {
@@ -95,6 +100,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "\"\(id)\" is not family-shareable: the catalog does not mark it so (a consumable never is)"
         case .notFamilyShared(let id):
             "transaction \(id) is not shared by a family member, or its sharing ended already"
+        case .notRefunded(let id):
+            "transaction \(id) is not refunded: there is no refund to reverse"
+        case .revokedByFamilySharing(let id):
+            "transaction \(id) was revoked when its Family Sharing ended, not refunded: there is no refund to reverse"
         case .invalidPrice(let price):
             "\(DecimalText.format(price)) is not a price: a non-negative decimal such as \"0.99\", of at most 18 digits, 15 before the point"
         }

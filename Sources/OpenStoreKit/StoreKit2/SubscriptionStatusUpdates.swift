@@ -133,6 +133,10 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
         wake()
     }
 
+    func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async {
+        wake()
+    }
+
     /// What of a status makes a change worth sending: its own fields and which period it is
     /// of, not the bookkeeping of that period's transaction (finished, delivered, signed).
     private struct Fingerprint: Equatable {

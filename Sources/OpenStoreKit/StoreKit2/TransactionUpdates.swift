@@ -108,4 +108,9 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
         broadcast.send(transactions.map(origin.result))
     }
+
+    /// A reversed refund: the transaction comes again, without its revocation.
+    func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async {
+        broadcast.send(transactions.map(origin.result))
+    }
 }

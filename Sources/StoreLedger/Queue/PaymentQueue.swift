@@ -169,13 +169,14 @@ public actor PaymentQueue {
 
     /// Tells the observers of a committed store action, whose delivery its commit recorded:
     /// the transactions it made or moved (never a finished one: StoreKit 1 never hands one
-    /// back), or those a refund revoked; and wakes the renewal task when the next renewal may
+    /// back), or those a refund revoked or its reversal reinstated; and wakes the renewal task when the next renewal may
     /// have moved.
     package func announce(_ outcome: StoreActionOutcome) async {
         switch outcome.notice {
         case .updated where !outcome.deliverable.isEmpty: await notify(.updated(outcome.deliverable))
         case .revoked where !outcome.transactions.isEmpty: await notify(.revoked(outcome.transactions))
-        case .updated, .revoked, .none: break
+        case .reinstated where !outcome.transactions.isEmpty: await notify(.reinstated(outcome.transactions))
+        case .updated, .revoked, .reinstated, .none: break
         }
         if outcome.movesNextRenewal { rescheduleAutomaticRenewals() }
     }
@@ -251,6 +252,8 @@ public actor PaymentQueue {
                 await observer.paymentQueue(self, removedTransactions: transactions)
             case .revoked(let transactions):
                 await observer.paymentQueue(self, revokedTransactions: transactions)
+            case .reinstated(let transactions):
+                await observer.paymentQueue(self, reinstatedTransactions: transactions)
             case .restoreFinished:
                 await observer.paymentQueueRestoreCompletedTransactionsFinished(self)
             case .restoreFailed(let error):

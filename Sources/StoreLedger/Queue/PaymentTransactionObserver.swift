@@ -16,6 +16,10 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
     /// included: this is not a redelivery). By default, tells
     /// `didRevokeEntitlementsForProductIdentifiers` their products.
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async
+    /// The transactions whose refund the App Store reversed (`REFUND_REVERSED`): they entitle
+    /// again, as stored after it (finished ones included). StoreKit 1 has no callback for it:
+    /// by default, nothing.
+    func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async
     /// A restore delivered all its transactions.
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async
     /// A restore failed.
@@ -30,6 +34,7 @@ extension PaymentTransactionObserver {
     public func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
         await paymentQueue(queue, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
     }
+    public func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async {}
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {}
     public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async
     {}
@@ -44,6 +49,8 @@ public enum PaymentQueueUpdate: Sendable {
     /// Refunded or revoked transactions, as stored after the revocation (finished ones
     /// included: this is not a redelivery).
     case revoked([PaymentTransaction])
+    /// Transactions whose refund was reversed, as stored after it (`reinstatedTransactions`).
+    case reinstated([PaymentTransaction])
     /// A restore delivered all its transactions; also when there was nothing to restore.
     case restoreFinished
     /// A restore failed with this error; it restored nothing.

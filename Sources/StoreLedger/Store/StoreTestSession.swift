@@ -122,6 +122,17 @@ public struct StoreTestSession: Sendable {
         try await run(.refund(id, reason: reason.rawValue, prorated: revocationPercentage)).transactions[0]
     }
 
+    /// The App Store reverses a transaction's refund, after a dispute the customer raised
+    /// (Apple's `REFUND_REVERSED`): the purchase, with the restored copies the refund revoked,
+    /// entitles again. Observers hear `reinstatedTransactions` (StoreKit 2's
+    /// `Transaction.updates` sends them). Returns the transaction asked for.
+    /// - Throws: `StoreControlError.notRefunded`, `.revokedByFamilySharing`;
+    ///   `PaymentQueueError.unknownTransaction`.
+    @discardableResult
+    public func reverseRefund(of id: UInt64) async throws -> PaymentTransaction {
+        try await run(.reverseRefund(id)).transactions[0]
+    }
+
     /// The customer asks for the refund of a purchased or restored transaction (StoreKit 2's
     /// refund request sheet), for `reason`; the App Store decides later
     /// (`decideRefundRequest`). A consumable's or an auto-renewable subscription's request

@@ -78,12 +78,14 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
     public var promotionalOffers: [SubscriptionOffer]
     /// The offer codes a customer can redeem; empty when there are none.
     public var codeOffers: [CodeOffer]
+    /// The win-back offers a churned customer can redeem; empty when there are none.
+    public var winBackOffers: [WinBackOffer]
 
     /// A subscription's details; no offers by default.
     public init(
         groupID: String, groupName: String, level: Int, period: SubscriptionPeriod,
         introductoryOffer: SubscriptionOffer? = nil, promotionalOffers: [SubscriptionOffer] = [],
-        codeOffers: [CodeOffer] = []
+        codeOffers: [CodeOffer] = [], winBackOffers: [WinBackOffer] = []
     ) {
         self.groupID = groupID
         self.groupName = groupName
@@ -92,13 +94,15 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
         self.introductoryOffer = introductoryOffer
         self.promotionalOffers = promotionalOffers
         self.codeOffers = codeOffers
+        self.winBackOffers = winBackOffers
     }
 
     private enum CodingKeys: String, CodingKey {
-        case groupID, groupName, level, period, introductoryOffer, promotionalOffers, codeOffers
+        case groupID, groupName, level, period, introductoryOffer, promotionalOffers, codeOffers, winBackOffers
     }
 
-    /// Decodes a subscription; `codeOffers` may be absent (JSON written before offer codes).
+    /// Decodes a subscription; `codeOffers` and `winBackOffers` may be absent (JSON written
+    /// before them).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -108,7 +112,8 @@ public struct SubscriptionInfo: Sendable, Hashable, Codable {
             period: try c.decode(SubscriptionPeriod.self, forKey: .period),
             introductoryOffer: try c.decodeIfPresent(SubscriptionOffer.self, forKey: .introductoryOffer),
             promotionalOffers: try c.decode([SubscriptionOffer].self, forKey: .promotionalOffers),
-            codeOffers: try c.decodeIfPresent([CodeOffer].self, forKey: .codeOffers) ?? [])
+            codeOffers: try c.decodeIfPresent([CodeOffer].self, forKey: .codeOffers) ?? [],
+            winBackOffers: try c.decodeIfPresent([WinBackOffer].self, forKey: .winBackOffers) ?? [])
     }
 }
 

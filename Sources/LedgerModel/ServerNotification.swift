@@ -108,12 +108,12 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
 
     /// The change a subscription's purchase is, by how it starts (`SubscriptionStart`) and
     /// the offer it redeemed, if any (an introductory offer is not redeemed). A first purchase
-    /// is `SUBSCRIBED`, unless it redeemed an offer code (a promotional offer is only for a
-    /// customer who subscribed before).
+    /// is `SUBSCRIBED`, unless it redeemed an offer code (promotional and win-back offers are
+    /// only for a customer who subscribed before).
     public static func purchase(
         _ start: SubscriptionStart, redeeming offer: TransactionOffer.OfferType?
     ) -> NotifiedEvent {
-        let redeemingOffer = offer == .promotional || offer == .code
+        let redeemingOffer = offer == .promotional || offer == .code || offer == .winBack
         switch (start, redeemingOffer) {
         case (.firstTime, _): return offer == .code ? .offerRedeemedFirstTime : .subscribedFirstTime
         case (.resubscribe, false): return .resubscribed

@@ -48,10 +48,15 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// of a pay-as-you-go offer, or a promotional offer or offer code redeemed while
     /// subscribed; `nil` when none.
     public var renewalOffer: TransactionOffer?
+    /// The win-back offers the customer may redeem now, best first (high priority first, then
+    /// as the catalog lists them): those of the latest period's product, while the
+    /// subscription is churned (expired, not renewing, not in billing retry); empty otherwise.
+    public var eligibleWinBackOfferIDs: [String]
 
     enum CodingKeys: String, CodingKey {
         case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
-            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice, renewalOffer
+            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice, renewalOffer,
+            eligibleWinBackOfferIDs
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
@@ -70,6 +75,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         // A string keeps the decimal exact for every JSON reader, as a product's price.
         try c.encode(renewalPrice.map(DecimalText.format), forKey: .renewalPrice)
         try c.encode(renewalOffer, forKey: .renewalOffer)
+        try c.encode(eligibleWinBackOfferIDs, forKey: .eligibleWinBackOfferIDs)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -86,7 +92,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
             gracePeriodExpirationDate: try c.decodeIfPresent(Date.self, forKey: .gracePeriodExpirationDate),
             priceIncrease: try c.decodeIfPresent(PriceIncrease.self, forKey: .priceIncrease),
             renewalPrice: try DecimalText.decodePrice(in: c, forKey: .renewalPrice),
-            renewalOffer: try c.decodeIfPresent(TransactionOffer.self, forKey: .renewalOffer))
+            renewalOffer: try c.decodeIfPresent(TransactionOffer.self, forKey: .renewalOffer),
+            eligibleWinBackOfferIDs: try c.decodeIfPresent([String].self, forKey: .eligibleWinBackOfferIDs) ?? [])
     }
 
     /// Every field (the storage engine computes them).
@@ -102,7 +109,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         gracePeriodExpirationDate: Date?,
         priceIncrease: PriceIncrease? = nil,
         renewalPrice: Decimal? = nil,
-        renewalOffer: TransactionOffer? = nil
+        renewalOffer: TransactionOffer? = nil,
+        eligibleWinBackOfferIDs: [String] = []
     ) {
         self.groupID = groupID
         self.state = state
@@ -116,5 +124,6 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         self.priceIncrease = priceIncrease
         self.renewalPrice = renewalPrice
         self.renewalOffer = renewalOffer
+        self.eligibleWinBackOfferIDs = eligibleWinBackOfferIDs
     }
 }

@@ -5,8 +5,9 @@ public struct TransactionOffer: Sendable, Hashable, Codable {
     /// Which kind of offer it is.
     public enum OfferType: String, Sendable, Codable {
         /// An introductory offer (once per subscription group), a promotional offer (redeemed by
-        /// a payment), or an offer code (redeemed with a code: its reference name is the id).
-        case introductory, promotional, code
+        /// a payment), an offer code (redeemed with a code: its reference name is the id), or a
+        /// win-back offer (redeemed by a churned customer: its offer identifier is the id).
+        case introductory, promotional, code, winBack
     }
 
     /// How the offer's price is paid.
@@ -36,17 +37,17 @@ public struct TransactionOffer: Sendable, Hashable, Codable {
         }
     }
 
-    /// Whether the offer is introductory, promotional or an offer code.
+    /// Whether the offer is introductory, promotional, an offer code or a win-back offer.
     public var type: OfferType
-    /// The promotional offer's identifier, or the offer code's reference name; `nil` for an
-    /// introductory offer.
+    /// The promotional or win-back offer's identifier, or the offer code's reference name;
+    /// `nil` for an introductory offer.
     public var id: String?
     /// How the offer is paid: free trial, pay as you go or pay up front.
     public var paymentMode: PaymentMode
     /// The length of one period of the offer.
     public var period: SubscriptionPeriod
 
-    /// An offer of `type`; `id` is for promotional offers and offer codes only.
+    /// An offer of `type`; `id` is for every type but introductory offers.
     public init(type: OfferType, id: String? = nil, paymentMode: PaymentMode, period: SubscriptionPeriod) {
         self.type = type
         self.id = id

@@ -122,6 +122,7 @@ package struct RenewalInfoPayload: Encodable {
     var offerPeriod: String?
     var recentSubscriptionStartDate: Int64?
     var appTransactionId: String?
+    var eligibleWinBackOfferIds: [String]?
 
     /// `status` as the store signs it; the renewal price is `status.renewalPrice` (an
     /// introductory offer still running is not taken into account); `priceIncreaseStatus` is
@@ -168,6 +169,7 @@ package struct RenewalInfoPayload: Encodable {
         }
         recentSubscriptionStartDate = recentStart?.ledgerMilliseconds
         appTransactionId = appTransactionID
+        eligibleWinBackOfferIds = status.eligibleWinBackOfferIDs.isEmpty ? nil : status.eligibleWinBackOfferIDs
     }
 }
 
@@ -350,12 +352,13 @@ extension TransactionOffer.PaymentMode {
 }
 
 extension TransactionOffer.OfferType {
-    /// Apple's `offerType`: 1 introductory, 2 promotional, 3 an offer code.
+    /// Apple's `offerType`: 1 introductory, 2 promotional, 3 an offer code, 4 win-back.
     var appStoreNumber: Int {
         switch self {
         case .introductory: 1
         case .promotional: 2
         case .code: 3
+        case .winBack: 4
         }
     }
 }
@@ -370,6 +373,7 @@ extension Product {
             case .introductory: [subscription?.introductoryOffer].compactMap { $0 }
             case .promotional: (subscription?.promotionalOffers ?? []).filter { $0.id == offer.id }
             case .code: (subscription?.codeOffers ?? []).map(\.offer).filter { $0.id == offer.id }
+            case .winBack: (subscription?.winBackOffers ?? []).map(\.offer).filter { $0.id == offer.id }
             }
         return offers.first.map { $0.price ?? 0 }
     }

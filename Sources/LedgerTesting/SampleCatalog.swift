@@ -47,7 +47,18 @@ public enum SampleCatalog {
               {"productID": "com.example.pro.yearly", "type": "RecurringSubscription", "displayPrice": "49.99",
                "groupNumber": 1, "recurringSubscriptionPeriod": "P1Y", "familyShareable": true},
               {"productID": "com.example.basic.monthly", "type": "RecurringSubscription", "displayPrice": "1.99",
-               "groupNumber": 2, "recurringSubscriptionPeriod": "P1M"}
+               "groupNumber": 2, "recurringSubscriptionPeriod": "P1M",
+               "winbackOffers": [
+                 {"offerID": "COMEBACK_FREE", "referenceName": "Come back free", "paymentMode": "free",
+                  "subscriptionPeriod": "P1M", "numberOfPeriods": 1,
+                  "customerEligibilityPaidSubscriptionDurationInMonths": 1,
+                  "customerEligibilityTimeSinceLastSubscribedInMonths": {"minimum": 0, "maximum": 6}},
+                 {"offerID": "COMEBACK_HALF", "referenceName": "Come back half price", "paymentMode": "payAsYouGo",
+                  "subscriptionPeriod": "P1M", "numberOfPeriods": 3, "displayPrice": "0.99", "priority": "HIGH",
+                  "customerEligibilityPaidSubscriptionDurationInMonths": 2,
+                  "customerEligibilityTimeSinceLastSubscribedInMonths": {"minimum": 1, "maximum": 24},
+                  "customerEligibilityWaitBetweenOffersInMonths": 6}
+               ]}
             ]}
           ],
           "settings": {"_storefront": "USA", "_locale": "en_US"},

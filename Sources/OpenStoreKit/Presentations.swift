@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What the app asked the store to show: StoreKit's sheets (a review request, subscription
-/// management, offer-code redemption, price consent) have no UI on Linux, so each call is counted here for a
+/// management, offer-code redemption, price consent, billing problem, win-back offer) have no UI on Linux, so each call is counted here for a
 /// test to assert (`SKTestSession.reviewRequestCount` and its siblings). Kept per store across
 /// relaunches, as simulated errors are, until the session is reset.
 package final class Presentations: Sendable {
@@ -17,6 +17,8 @@ package final class Presentations: Sendable {
         package var priceConsentSheets = 0
         /// Billing problem sheets shown (a `Message` displayed).
         package var billingIssueSheets = 0
+        /// Win-back offer sheets shown (a `Message` displayed).
+        package var winBackOfferSheets = 0
     }
 
     /// At most this many subscription management sheets are remembered; later ones are
@@ -62,6 +64,10 @@ package final class Presentations: Sendable {
 
     func recordBillingIssueSheet() {
         counts.withLock { $0.billingIssueSheets += 1 }
+    }
+
+    func recordWinBackOfferSheet() {
+        counts.withLock { $0.winBackOfferSheets += 1 }
     }
 
     package func clear() {

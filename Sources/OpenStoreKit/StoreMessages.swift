@@ -4,8 +4,9 @@ import Synchronization
 
 /// The App Store's in-app messages of one launch (StoreKit's `Message`, and StoreKit 1's price
 /// consent through `SKPaymentQueueDelegate`). A price increase that waits for the
-/// subscriber's consent, and a subscription in billing retry, each make one message per launch:
-/// when the store launches, or when a test control makes them later.
+/// subscriber's consent, a subscription in billing retry, and a churned subscription with a
+/// win-back offer for the subscriber, each make one message per launch: when the store
+/// launches, or when a test control makes them later.
 ///
 /// StoreKit shows a message nobody listens for by itself. Here nothing is shown unasked, so
 /// that a test sees every message: a message waits for the launch's first `Message.messages`
@@ -38,7 +39,8 @@ final class StoreMessages: Sendable {
     }
 
     /// Makes the messages not made yet this launch (none when the ledger cannot be read): of
-    /// the consent requests, and of the subscriptions in billing retry. Hands them to the
+    /// the consent requests, of the subscriptions in billing retry, and of the best win-back
+    /// offer of each churned subscription. Hands them to the
     /// listeners, or keeps them for the first, and keeps the consent requests for the StoreKit 1
     /// delegate. Returns whether a consent request was made.
     @discardableResult
@@ -50,11 +52,17 @@ final class StoreMessages: Sendable {
         let issues = ((try? ledger.subscriptionsInBillingRetry()) ?? []).map { status in
             Message.Subject.billingIssue(productID: status.transaction.productID, period: status.transaction.id)
         }
+        let winBacks = ((try? ledger.subscriptionStatuses()) ?? []).compactMap { status in
+            status.eligibleWinBackOfferIDs.first.map {
+                Message.Subject.winBackOffer(
+                    productID: status.transaction.productID, offerID: $0, period: status.transaction.id)
+            }
+        }
         // Under the state's lock, then the listeners' (as `listen`): a listener starting now
         // receives each message once.
         return state.withLock { state in
             var made: [Message] = []
-            for subject in consents + issues where state.made[subject.key] != subject {
+            for subject in consents + issues + winBacks where state.made[subject.key] != subject {
                 state.made[subject.key] = subject
                 made.append(Message(subject))
             }
@@ -83,7 +91,7 @@ final class StoreMessages: Sendable {
     }
 
     /// Shows `message`'s sheet, counted, while what it is about still holds (a consent request
-    /// answered since, or a billing issue resolved, shows nothing, as StoreKit shows a message
+    /// answered since, a billing issue resolved, or a win-back offer no longer open, shows nothing, as StoreKit shows a message
     /// only while it applies).
     func display(_ message: Message) {
         switch message.subject {
@@ -97,6 +105,11 @@ final class StoreMessages: Sendable {
                 status.transaction.id == period
             else { return }
             presentations.recordBillingIssueSheet()
+        case .winBackOffer(let productID, let offerID, let period):
+            guard let status = try? ledger.subscriptionStatus(forProduct: productID), status.transaction.id == period,
+                status.eligibleWinBackOfferIDs.contains(offerID)
+            else { return }
+            presentations.recordWinBackOfferSheet()
         }
     }
 

@@ -554,6 +554,9 @@ public final class SKTestSession: @unchecked Sendable {
     /// How many billing problem sheets were shown: `Message.display(in:)` of a billing issue
     /// message, while the subscription was still in billing retry.
     public var billingIssueSheetCount: Int { context.presentations.current.billingIssueSheets }
+    /// How many win-back offer sheets the app showed (a `.winBackOffer` `Message` displayed).
+    /// Not in StoreKitTest.
+    public var winBackOfferSheetCount: Int { context.presentations.current.winBackOfferSheets }
 
     // MARK: - Performing and reporting
 

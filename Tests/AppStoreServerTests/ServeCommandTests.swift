@@ -669,4 +669,40 @@ import FoundationNetworking
         }
         await receiver.stop()
     }
+
+    /// A win-back offer with the CLI while `ledger serve` runs: Apple's verifier decodes the
+    /// lapse (EXPIRED / VOLUNTARY) with the renewal info's eligible win-back offers, then
+    /// OFFER_REDEEMED / RESUBSCRIBE with a transaction whose offer is win-back (offer type 4).
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesAWinBackRedemption() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
+            let basic = SampleCatalog.basicSubscription
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 6,
+                each: """
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    r = verifier.verify_and_decode_renewal_info(n.data.signedRenewalInfo)
+                    subtype = n.rawSubtype if n.rawSubtype else '-'
+                    print(n.rawNotificationType, subtype, t.productId, t.rawOfferType, t.offerIdentifier, r.eligibleWinBackOfferIds)
+                    """
+            ) {
+                try Self.ledger(["subscriptions", "auto-renew", subscription.productID, "off"], on: path)
+                try Self.ledger(["clock", "advance", "32d"], on: path)
+                try Self.ledger(["purchase", basic], on: path)
+                try Self.ledger(["subscriptions", "auto-renew", basic, "off"], on: path)
+                try Self.ledger(["clock", "advance", "32d"], on: path)
+                try Self.ledger(["purchase", basic, "--win-back-offer", "COMEBACK_FREE"], on: path)
+            }
+            #expect(
+                lines.suffix(3) == [
+                    "DID_CHANGE_RENEWAL_STATUS AUTO_RENEW_DISABLED \(basic) None None None",
+                    "EXPIRED VOLUNTARY \(basic) None None ['COMEBACK_FREE']",
+                    "OFFER_REDEEMED RESUBSCRIBE \(basic) 4 COMEBACK_FREE None",
+                ], "\(lines)")
+        }
+        await receiver.stop()
+    }
 }

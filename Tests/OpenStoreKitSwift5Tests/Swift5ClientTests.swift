@@ -61,6 +61,27 @@ import Testing
         }
     }
 
+    /// The subscription screen's "Come back" banner finds the win-back offer a churned
+    /// subscriber may redeem, and its button redeems it.
+    @Test func theSubscriptionScreenWinsBackAChurnedSubscriber() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = URL(fileURLWithPath: try SampleCatalog.write(in: directory))
+            let session = try SKTestSession(contentsOf: file, scope: .taskLocal)
+            try await session.withTaskLocalStore {
+                let basic = try #require(try await Product.products(for: [SampleCatalog.basicSubscription]).first)
+                let screen = SubscriptionScreen()
+                let bought = try await session.buyProduct(identifier: SampleCatalog.basicSubscription)
+                #expect(await screen.comeBackOffer(for: basic) == nil, "subscribed: no banner")
+                try session.disableAutoRenewForTransaction(identifier: UInt(bought.id))
+                try session.advanceTime(by: 32 * 86_400)
+                let offer = try #require(await screen.comeBackOffer(for: basic))
+                #expect(offer.id == "COMEBACK_FREE" && offer.type == .winBack)
+                #expect(await screen.comeBack(to: basic, with: offer))
+                #expect(await screen.comeBackOffer(for: basic) == nil, "subscribed again")
+            }
+        }
+    }
+
     /// The store's `Transaction.updates` listener is a detached task, which only the
     /// process's store reaches: one such test at a time in the whole test process.
     @Test func theStoreKit2StoreBuysAndSeesItsEntitlement() async throws {

@@ -449,6 +449,54 @@ import Testing
         }
     }
 
+    /// A `winbackOffers` entry needs its `offerID`; its rules take whole months within 0...120
+    /// (a wait of at least 1), a lapse window whose maximum is not below its minimum, and a
+    /// priority of HIGH or NORMAL. Each refusal names the key path.
+    @Test(arguments: [
+        (#"{"paymentMode": "free", "subscriptionPeriod": "P1M"}"#, "", "the win-back offer's identifier", "nothing"),
+        (
+            #"{"offerID": "", "paymentMode": "free", "subscriptionPeriod": "P1M"}"#, ".offerID",
+            "an offer identifier of 1 to 255 bytes", "\"\""
+        ),
+        (
+            #"{"offerID": "w", "paymentMode": "free", "subscriptionPeriod": "P1M", "#
+                + #""customerEligibilityPaidSubscriptionDurationInMonths": 121}"#,
+            ".customerEligibilityPaidSubscriptionDurationInMonths", "a number of months from 0 to 120", "121"
+        ),
+        (
+            #"{"offerID": "w", "paymentMode": "free", "subscriptionPeriod": "P1M", "#
+                + #""customerEligibilityTimeSinceLastSubscribedInMonths": {"minimum": 5, "maximum": 2}}"#,
+            ".customerEligibilityTimeSinceLastSubscribedInMonths.maximum", "a maximum no lower than the minimum", "2"
+        ),
+        (
+            #"{"offerID": "w", "paymentMode": "free", "subscriptionPeriod": "P1M", "#
+                + #""customerEligibilityWaitBetweenOffersInMonths": 0}"#,
+            ".customerEligibilityWaitBetweenOffersInMonths", "a number of months from 1 to 120", "0"
+        ),
+        (
+            #"{"offerID": "w", "paymentMode": "free", "subscriptionPeriod": "P1M", "priority": "LOW"}"#, ".priority",
+            "HIGH or NORMAL", "\"LOW\""
+        ),
+    ])
+    func aWinBackOfferIsReadWhole(entry: String, key: String, expected: String, found: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/winback.storekit"
+            try write(
+                #"{"subscriptionGroups": [{"id": "g", "subscriptions": [{"productID": "s", "type": "RecurringSubscription", "#
+                    + #""displayPrice": "1", "recurringSubscriptionPeriod": "P1M", "groupNumber": 1, "#
+                    + #""winbackOffers": ["# + entry + "]}]}]}", to: path)
+            let thrown = #expect(throws: CatalogError.self) { try StoreKitConfiguration(contentsOf: path) }
+            let keyPath = "subscriptionGroups[0].subscriptions[0].winbackOffers[0]" + key
+            if key.isEmpty {
+                #expect(
+                    thrown == .missingKey(path: path, keyPath: keyPath + ".offerID", expected: expected), "\(entry)")
+            } else {
+                #expect(
+                    thrown == .invalidValue(path: path, keyPath: keyPath, expected: expected, found: found), "\(entry)")
+            }
+        }
+    }
+
     /// A file whose size is not what `fstat` said once read (here /proc's, which say 0) is
     /// refused, never read in part.
     @Test func aFileThatChangesWhileItIsReadIsRefused() {

@@ -15,7 +15,9 @@ struct PurchaseCommand: AsyncParsableCommand {
             store refuses is an error (exit 1) and records nothing. --offer-code redeems an offer code of \
             the subscription by its reference name (the store checks it is for the customer: new to the \
             group, lapsed, or subscribed now), as the code redemption sheet or StoreKitTest's \
-            codeOffer(referenceName:) does.
+            codeOffer(referenceName:) does. --win-back-offer redeems a win-back offer of the subscription by \
+            its identifier (the store checks the subscription churned and the offer's rules hold), as \
+            StoreKit's winBackOffer(_:) does.
             """)
 
     enum Outcome: String, ExpressibleByArgument, CaseIterable {
@@ -77,6 +79,10 @@ struct PurchaseCommand: AsyncParsableCommand {
     var offerCode: String?
 
     @Option(
+        name: .customLong("win-back-offer"), help: "The identifier of a win-back offer of the subscription to redeem.")
+    var winBackOffer: String?
+
+    @Option(
         name: .customLong("introductory-offer-eligibility"),
         help: "A compact JWS from your server giving or withholding the introductory offer.")
     var introductoryOfferEligibility: String?
@@ -124,6 +130,7 @@ struct PurchaseCommand: AsyncParsableCommand {
         payment.discount = try discount()
         payment.introductoryOfferEligibility = introductoryOfferEligibility
         payment.codeOffer = offerCode
+        payment.winBackOffer = winBackOffer
         payment.backdating = try purchaseDate.map {
             BackdatedPurchase(date: try StoreTime.date($0), renews: !cancelImmediately)
         }

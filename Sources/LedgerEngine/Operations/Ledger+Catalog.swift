@@ -39,11 +39,13 @@ extension Ledger {
                         arguments: [subscription.groupID, subscription.groupName])
                 }
                 let codes = product.subscription?.codeOffers ?? []
+                let winBacks = product.subscription?.winBackOffers ?? []
                 let offers = OfferColumn(
                     introductory: product.subscription?.introductoryOffer,
-                    promotional: product.subscription?.promotionalOffers ?? [], codes: codes.isEmpty ? nil : codes)
+                    promotional: product.subscription?.promotionalOffers ?? [], codes: codes.isEmpty ? nil : codes,
+                    winBacks: winBacks.isEmpty ? nil : winBacks)
                 let offersJSON =
-                    offers.introductory == nil && offers.promotional.isEmpty && codes.isEmpty
+                    offers.introductory == nil && offers.promotional.isEmpty && codes.isEmpty && winBacks.isEmpty
                     ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
                 try db.run(
                     sql: """
@@ -160,7 +162,7 @@ extension Ledger {
             subscription = SubscriptionInfo(
                 groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),
                 period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [],
-                codeOffers: offers?.codes ?? [])
+                codeOffers: offers?.codes ?? [], winBackOffers: offers?.winBacks ?? [])
         }
         return Product(
             id: id,
@@ -177,12 +179,14 @@ extension Ledger {
         var promotional: [SubscriptionOffer]
         /// Absent in a column written before offer codes, and when there are none.
         var codes: [CodeOffer]?
+        /// Absent in a column written before win-back offers, and when there are none.
+        var winBacks: [WinBackOffer]?
     }
 
     /// The offers stored in a product's `offers` column.
     static func offers(inOffersColumn json: String) -> OfferColumn? {
         // Most subscriptions have none: no decoder for them.
-        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: [], codes: nil) }
+        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: [], codes: nil, winBacks: nil) }
         return try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
     }
 

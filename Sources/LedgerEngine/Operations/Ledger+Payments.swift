@@ -25,6 +25,8 @@ package struct NewPayment: Sendable, Hashable {
     package var introductoryOfferEligibility: String?
     /// The reference name of the offer code the payment redeems, checked when it is added.
     package var codeOffer: String?
+    /// The identifier of the win-back offer the payment redeems, checked when it is added.
+    package var winBackOffer: String?
 
     package init(
         productID: String, quantity: Int = 1, appAccountToken: UUID? = nil, applicationUsername: String? = nil,
@@ -41,8 +43,8 @@ package struct NewPayment: Sendable, Hashable {
 }
 
 extension PaymentTransaction {
-    /// The offer its payment redeemed: a promotional offer's identifier or an offer code's
-    /// reference name; `nil` without one, or with an introductory offer (which is not redeemed).
+    /// The offer its payment redeemed: a promotional or win-back offer's identifier or an offer
+    /// code's reference name; `nil` without one, or with an introductory offer (which is not redeemed).
     fileprivate var redeemedOfferID: String? {
         offer.flatMap { $0.type == .introductory ? nil : $0.id }
     }
@@ -90,7 +92,7 @@ extension Ledger {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
-                existing.redeemedOfferID == (payment.discount?.offerID ?? payment.codeOffer)
+                existing.redeemedOfferID == (payment.discount?.offerID ?? payment.codeOffer ?? payment.winBackOffer)
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }
@@ -101,6 +103,7 @@ extension Ledger {
         let offer =
             try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
             ?? payment.codeOffer.map { try redeemableCode(db, payment, referenceName: $0, at: now) }
+            ?? payment.winBackOffer.map { try redeemableWinBack(db, payment, offerID: $0, at: now) }
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
@@ -288,11 +291,14 @@ extension Ledger {
         if let discount = payment.discount, discount.offerID.isEmpty {
             throw PromotionalOfferError.missingParameters("no offer identifier")
         }
-        if payment.discount != nil, payment.codeOffer != nil {
+        if [payment.discount != nil, payment.codeOffer != nil, payment.winBackOffer != nil].filter({ $0 }).count > 1 {
             throw PromotionalOfferError.twoOffers(productID: payment.productID)
         }
         if let code = payment.codeOffer, code.isEmpty || code.utf8.count > 255 {
             throw PromotionalOfferError.unknownCode(productID: payment.productID, referenceName: code)
+        }
+        if let offer = payment.winBackOffer, offer.isEmpty || offer.utf8.count > 255 {
+            throw PromotionalOfferError.unknownWinBackOffer(productID: payment.productID, offerID: offer)
         }
     }
 

@@ -108,7 +108,11 @@ extension Ledger {
             isInBillingRetry: retrying,
             gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil,
             priceIncrease: increase, renewalPrice: renewalPrice,
-            renewalOffer: renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil)
+            renewalOffer: renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil,
+            eligibleWinBackOfferIDs: state == .expired || state == .revoked
+                ? try subscriptionPlan(db, productID: latest.productID).map {
+                    try eligibleWinBackOfferIDs(db, plan: $0, group: group, at: nowMS)
+                } ?? [] : [])
     }
 }
 

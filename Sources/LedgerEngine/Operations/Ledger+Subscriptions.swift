@@ -483,6 +483,8 @@ extension Ledger {
         let codeOffers: [String: (offer: TransactionOffer, periodCount: Int)]
         /// Who may redeem each offer code, by reference name.
         let codeEligibility: [String: Set<CodeOffer.Customer>]
+        /// The product's win-back offers, as the catalog lists them.
+        let winBackOffers: [WinBackOffer]
 
         /// The promotional offer or offer code `id`, as a transaction records it, with its period
         /// count; `nil` for another type, or when the plan has none by that name.
@@ -492,6 +494,14 @@ extension Ledger {
             switch type {
             case .promotional: promotionalOffers[id]
             case .code: codeOffers[id]
+            case .winBack:
+                winBackOffers.first { $0.offerID == id }.map {
+                    (
+                        TransactionOffer(
+                            type: .winBack, id: id, paymentMode: $0.offer.paymentMode, period: $0.offer.period),
+                        $0.offer.appliedPeriodCount
+                    )
+                }
             case .introductory: nil
             }
         }
@@ -558,7 +568,8 @@ extension Ledger {
         return SubscriptionPlan(
             level: level, period: period,
             introductoryOffer: offers?.introductory.flatMap { recorded($0, type: .introductory) },
-            promotionalOffers: promotional, codeOffers: codes, codeEligibility: eligibility)
+            promotionalOffers: promotional, codeOffers: codes, codeEligibility: eligibility,
+            winBackOffers: offers?.winBacks ?? [])
     }
 
     /// Whether a subscription of the group covers `now`.

@@ -165,8 +165,8 @@ extension Ledger {
         return periods
     }
 
-    /// How many periods one renewal at each free or pay-up-front promotional offer or offer
-    /// code covers, by product and offer (`SubscriptionPeriodCheck.offerKey`).
+    /// How many periods one renewal at each free or pay-up-front promotional offer, offer code
+    /// or win-back offer covers, by product and offer (`SubscriptionPeriodCheck.offerKey`).
     private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
@@ -174,6 +174,7 @@ extension Ledger {
             let offers =
                 (stored?.promotional ?? []).map { (TransactionOffer.OfferType.promotional, $0) }
                 + (stored?.codes ?? []).map { (TransactionOffer.OfferType.code, $0.offer) }
+                + (stored?.winBacks ?? []).map { (TransactionOffer.OfferType.winBack, $0.offer) }
             for (type, offer) in offers where offer.paymentMode != .payAsYouGo {
                 if let id = offer.id {
                     counts[SubscriptionPeriodCheck.offerKey(row["id"], type, id)] = offer.appliedPeriodCount

@@ -1,5 +1,5 @@
 import Foundation
-/// Why the store refuses a payment's promotional offer or offer code. Nothing was recorded;
+/// Why the store refuses a payment's promotional offer, offer code or win-back offer. Nothing was recorded;
 /// `code` is the `SKError` code StoreKit fails such a payment with.
 public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     /// The product is not an auto-renewable subscription with a promotional offer of this id.
@@ -19,16 +19,20 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     case unknownCode(productID: String, referenceName: String)
     /// The offer code is not for customers where this one stands with the subscription group.
     case codeIneligible(productID: String, referenceName: String, customer: CodeOffer.Customer)
-    /// A payment redeems one offer: a promotional offer or an offer code, not both.
+    /// A payment redeems one offer: a promotional offer, an offer code or a win-back offer.
     case twoOffers(productID: String)
+    /// The product is not an auto-renewable subscription with a win-back offer of this id.
+    case unknownWinBackOffer(productID: String, offerID: String)
+    /// The customer may not redeem the win-back offer now: `why` says which rule refuses it.
+    case winBackIneligible(productID: String, offerID: String, why: String)
 
     /// The `SKError` code of this refusal.
     public var code: StoreErrorCode {
         switch self {
-        case .unknownOffer, .unknownCode, .twoOffers: .invalidOfferIdentifier
+        case .unknownOffer, .unknownCode, .twoOffers, .unknownWinBackOffer: .invalidOfferIdentifier
         case .missingParameters: .missingOfferParams
         case .invalidSignature: .invalidSignature
-        case .ineligible, .offerInProgress, .codeIneligible: .ineligibleForOffer
+        case .ineligible, .offerInProgress, .codeIneligible, .winBackIneligible: .ineligibleForOffer
         }
     }
 
@@ -47,7 +51,11 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
         case .codeIneligible(let productID, let name, let customer):
             "not eligible for the offer code \"\(name)\" of \(productID): it is not for \(customer.rawValue) subscribers of its subscription group"
         case .twoOffers(let productID):
-            "a payment of \(productID) redeems one offer: a promotional offer or an offer code, not both"
+            "a payment of \(productID) redeems one offer: a promotional offer, an offer code or a win-back offer"
+        case .unknownWinBackOffer(let productID, let offerID):
+            "\"\(offerID)\" is not a win-back offer of \(productID)"
+        case .winBackIneligible(let productID, let offerID, let why):
+            "not eligible for the win-back offer \"\(offerID)\" of \(productID): \(why)"
         case .offerInProgress(let productID, let offer):
             "not eligible for a promotional offer of \(productID) now: the subscription's next renewal is already charged at the offer \(offer); redeem another once it has run"
         }

@@ -1,15 +1,17 @@
 import Foundation
 
 /// An App Store message shown over the app (StoreKit's `Message`): the price consent request
-/// of a subscription whose price increase waits for the subscriber's consent, or the billing
-/// problem of a subscription in billing retry.
+/// of a subscription whose price increase waits for the subscriber's consent, the billing
+/// problem of a subscription in billing retry, or the win-back offer a churned subscriber may
+/// redeem.
 ///
-/// The store makes one per such increase or billing issue and launch (when it launches, or when
-/// a test control makes one: `SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`,
-/// a renewal failing in billing retry). Unlike StoreKit, which shows a message nobody listens
+/// The store makes one per such increase, billing issue or churned subscription and launch
+/// (when it launches, or when a test control makes one:
+/// `SKTestSession.requestPriceIncreaseConsentForTransaction(identifier:)`, a renewal failing in
+/// billing retry, a subscription expiring). Unlike StoreKit, which shows a message nobody listens
 /// for by itself, the store keeps it for the launch's first `messages` listener, so that a test
 /// sees it; the app shows it with `display(in:)` (counted: `SKTestSession.priceConsentSheetCount`,
-/// `billingIssueSheetCount`). Win-back messages are not made.
+/// `billingIssueSheetCount`, `winBackOfferSheetCount`).
 public struct Message: Hashable, Sendable {
     /// Why the App Store sends a message (StoreKit's `Message.Reason`). The raw values are
     /// OpenStoreKit's (Apple does not document StoreKit's).
@@ -25,7 +27,7 @@ public struct Message: Hashable, Sendable {
         /// A subscription's renewal failed on a billing issue: the subscriber may update their
         /// payment method.
         public static let billingIssue = Reason(rawValue: 2)
-        /// A win-back offer is open to a lapsed subscriber.
+        /// A win-back offer is open to a churned subscriber.
         public static let winBackOffer = Reason(rawValue: 3)
 
         /// The reason in English.
@@ -45,12 +47,16 @@ public struct Message: Hashable, Sendable {
         case priceConsent(productID: String, price: Decimal, requestedAt: Date)
         /// The billing issue of `productID`'s group, whose period `period` did not renew.
         case billingIssue(productID: String, period: UInt64)
+        /// The win-back offer `offerID` of `productID`, whose subscription (period `period`)
+        /// churned: the best one the subscriber may redeem.
+        case winBackOffer(productID: String, offerID: String, period: UInt64)
 
         /// What a newer subject of the same kind and product replaces.
         var key: String {
             switch self {
             case .priceConsent(let productID, _, _): "consent:" + productID
             case .billingIssue(let productID, _): "billing:" + productID
+            case .winBackOffer(let productID, _, _): "winback:" + productID
             }
         }
     }
@@ -64,6 +70,7 @@ public struct Message: Hashable, Sendable {
         switch subject {
         case .priceConsent: reason = .priceIncreaseConsent
         case .billingIssue: reason = .billingIssue
+        case .winBackOffer: reason = .winBackOffer
         }
     }
 

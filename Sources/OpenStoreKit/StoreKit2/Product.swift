@@ -157,7 +157,7 @@ public struct Product: Identifiable, Sendable, Hashable {
         }
     }
 
-    /// An introductory or promotional offer (`Product.SubscriptionOffer`).
+    /// An introductory, promotional or win-back offer (`Product.SubscriptionOffer`).
     public struct SubscriptionOffer: Hashable, Sendable {
         /// Which kind of subscription offer it is (`Product.SubscriptionOffer.OfferType`).
         public struct OfferType: RawRepresentable, Hashable, Sendable {
@@ -167,7 +167,7 @@ public struct Product: Identifiable, Sendable, Hashable {
             public static let introductory = OfferType(rawValue: "introductory")
             /// A promotional offer, redeemed with a signature from the app's server.
             public static let promotional = OfferType(rawValue: "promotional")
-            /// An offer to win back lapsed subscribers; not simulated, so no offer here has this type.
+            /// An offer to win back churned subscribers (`SubscriptionInfo.winBackOffers`).
             public static let winBack = OfferType(rawValue: "winBack")
         }
 
@@ -185,7 +185,7 @@ public struct Product: Identifiable, Sendable, Hashable {
 
         /// The offer's identifier; `nil` for an introductory offer.
         public let id: String?
-        /// Whether it is the introductory offer or a promotional one.
+        /// Whether it is the introductory offer, a promotional one or a win-back one.
         public let type: OfferType
         /// The offer's price in the storefront's currency (per period when paid as you go); 0 for a free trial.
         public let price: Decimal

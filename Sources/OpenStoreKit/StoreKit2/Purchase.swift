@@ -24,6 +24,7 @@ extension Product {
             case purchaseDate(BackdatedPurchase)
             case introductoryOfferEligibility(String)
             case codeOffer(String)
+            case winBackOffer(String)
             case custom(key: String, value: String)
         }
 
@@ -103,6 +104,19 @@ extension Product {
         /// The reference name of the offer code this option redeems, if it is one.
         package var codeOffer: String? {
             if case .codeOffer(let name) = kind { return name }
+            return nil
+        }
+
+        /// A win-back offer of the product (one of `subscription.winBackOffers`): the store
+        /// checks that the customer may redeem it now (`RenewalInfo.eligibleWinBackOfferIDs`)
+        /// and refuses the purchase with `Product.PurchaseError.ineligibleForOffer` otherwise.
+        public static func winBackOffer(_ offer: Product.SubscriptionOffer) -> PurchaseOption {
+            .init(kind: .winBackOffer(offer.id ?? ""))
+        }
+
+        /// The identifier of the win-back offer this option redeems, if it is one.
+        package var winBackOffer: String? {
+            if case .winBackOffer(let id) = kind { return id }
             return nil
         }
 
@@ -190,6 +204,7 @@ extension Product {
             case .purchaseDate(let purchase): payment.backdating = purchase
             case .introductoryOfferEligibility(let jws): payment.introductoryOfferEligibility = jws
             case .codeOffer(let name): payment.codeOffer = name
+            case .winBackOffer(let id): payment.winBackOffer = id
             case .custom: break
             }
         }
@@ -288,10 +303,10 @@ extension Product.PurchaseError {
     init(_ refusal: PromotionalOfferError) {
         self =
             switch refusal {
-            case .unknownOffer, .unknownCode, .twoOffers: .invalidOfferIdentifier
+            case .unknownOffer, .unknownCode, .twoOffers, .unknownWinBackOffer: .invalidOfferIdentifier
             case .missingParameters: .missingOfferParameters
             case .invalidSignature: .invalidOfferSignature
-            case .ineligible, .offerInProgress, .codeIneligible: .ineligibleForOffer
+            case .ineligible, .offerInProgress, .codeIneligible, .winBackIneligible: .ineligibleForOffer
             }
     }
 }

@@ -13,8 +13,10 @@ extension Product {
         public let introductoryOffer: Product.SubscriptionOffer?
         /// The promotional offers, redeemed with a signed `promotionalOffer` purchase option.
         public let promotionalOffers: [Product.SubscriptionOffer]
-        /// Win-back offers are not simulated: always empty.
-        public let winBackOffers: [Product.SubscriptionOffer] = []
+        /// The win-back offers, for churned subscribers: every one the catalog has, whatever the
+        /// customer's eligibility (`RenewalInfo.eligibleWinBackOfferIDs` says which they may
+        /// redeem); redeemed with the `winBackOffer(_:)` purchase option.
+        public let winBackOffers: [Product.SubscriptionOffer]
         /// The level in the group: 1 is the highest service.
         public let groupLevel: Int
         /// The subscription group's name, as the catalog gives it.
@@ -27,6 +29,7 @@ extension Product {
                 .init($0, type: .introductory, presentation: presentation)
             }
             promotionalOffers = info.promotionalOffers.map { .init($0, type: .promotional, presentation: presentation) }
+            winBackOffers = info.winBackOffers.map { .init($0.offer, type: .winBack, presentation: presentation) }
             groupLevel = info.level
             groupDisplayName = info.groupName
         }
@@ -236,8 +239,9 @@ extension Product {
             /// When the run of paid periods without a gap of more than 60 days that reaches the
             /// latest one began.
             public let recentSubscriptionStartDate: Date
-            /// The win-back offers the user may redeem: always empty, as win-back offers are not
-            /// simulated yet.
+            /// The win-back offers the user may redeem now, best first: those of the latest
+            /// period's product while the subscription is churned (expired, not renewing, not in
+            /// billing retry), by each offer's rules; empty otherwise.
             public let eligibleWinBackOfferIDs: [String]
             /// The app download's transaction identifier (see `Transaction.appTransactionID`);
             /// empty when the store could not sign.
@@ -282,7 +286,7 @@ extension Product {
                 recentSubscriptionStartDate =
                     (fields["recentSubscriptionStartDate"] as? NSNumber).map { Date(ledgerMilliseconds: $0.int64Value) }
                     ?? status.transaction.originalPurchaseDate
-                eligibleWinBackOfferIDs = []
+                eligibleWinBackOfferIDs = status.eligibleWinBackOfferIDs
                 appTransactionID = fields["appTransactionId"] as? String ?? ""
             }
 

@@ -187,8 +187,8 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         /// The kind of offer: introductory, promotional or an offer code (the ledger records no
         /// win-back offer yet).
         public let type: OfferType
-        /// The promotional offer's identifier, or the offer code's reference name; `nil` for an
-        /// introductory offer.
+        /// The promotional or win-back offer's identifier, or the offer code's reference name;
+        /// `nil` for an introductory offer.
         public let id: String?
         /// How the offer was paid.
         public let paymentMode: PaymentMode?
@@ -201,6 +201,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
                 case .introductory: .introductory
                 case .promotional: .promotional
                 case .code: .code
+                case .winBack: .winBack
                 }
             id = offer.id
             paymentMode =

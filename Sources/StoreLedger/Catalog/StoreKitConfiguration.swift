@@ -154,8 +154,65 @@ public struct StoreKitConfiguration: Sendable {
                 among: SubscriptionPeriod.appStoreSubscriptionPeriods),
             introductoryOffer: introductory,
             promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) },
-            codeOffers: try (item.optionalMember("codeOffers")?.array() ?? []).map { try codeOffer($0) })
+            codeOffers: try (item.optionalMember("codeOffers")?.array() ?? []).map { try codeOffer($0) },
+            winBackOffers: try (item.optionalMember("winbackOffers")?.array() ?? []).map { try winBackOffer($0) })
         return product
+    }
+
+    /// An entry of `winbackOffers`: an offer (its `offerID` is required), its eligibility rules
+    /// and priority. Xcode's own names for the rules are not published: the ledger reads App
+    /// Store Connect's (`customerEligibilityPaidSubscriptionDurationInMonths`,
+    /// `customerEligibilityTimeSinceLastSubscribedInMonths` with `minimum` and `maximum`,
+    /// `customerEligibilityWaitBetweenOffersInMonths`, `priority` `HIGH` or `NORMAL`), each
+    /// optional (`WinBackOffer.Eligibility`'s defaults: any churned customer).
+    private static func winBackOffer(_ item: CatalogValue) throws -> WinBackOffer {
+        // Refusals name the value found, not only its kind.
+        func refused(_ field: CatalogValue, _ expected: String, found: String) -> CatalogError {
+            .invalidValue(path: field.file, keyPath: field.keyPath, expected: expected, found: found)
+        }
+        let idField = try item.member("offerID", expected: "the win-back offer's identifier")
+        let id = try idField.string()
+        guard !id.isEmpty, id.utf8.count <= 255 else {
+            throw refused(
+                idField, "an offer identifier of 1 to 255 bytes",
+                found: "\"\(TerminalText.escaped(String(id.prefix(64))))\"")
+        }
+        let limit = WinBackOffer.Eligibility.maximumMonths
+        func monthCount(_ field: CatalogValue, from lowest: Int = 0) throws -> Int {
+            let count = try field.int()
+            guard (lowest...limit).contains(count) else {
+                throw refused(field, "a number of months from \(lowest) to \(limit)", found: String(count))
+            }
+            return count
+        }
+        var eligibility = WinBackOffer.Eligibility()
+        if let field = try item.optionalMember("customerEligibilityPaidSubscriptionDurationInMonths") {
+            eligibility.paidMonths = try monthCount(field)
+        }
+        if let field = try item.optionalMember("customerEligibilityTimeSinceLastSubscribedInMonths") {
+            let minimum = try monthCount(try field.member("minimum", expected: "a number of months"))
+            let maximumField = try field.member("maximum", expected: "a number of months")
+            let maximum = try monthCount(maximumField)
+            guard minimum <= maximum else {
+                throw refused(maximumField, "a maximum no lower than the minimum", found: String(maximum))
+            }
+            eligibility.monthsSinceLapse = minimum...maximum
+        }
+        if let field = try item.optionalMember("customerEligibilityWaitBetweenOffersInMonths") {
+            eligibility.waitMonths = try monthCount(field, from: 1)
+        }
+        var priority = WinBackOffer.Priority.normal
+        if let field = try item.optionalMember("priority") {
+            let name = try field.string()
+            guard let named = WinBackOffer.Priority(rawValue: name) else {
+                throw refused(field, "HIGH or NORMAL", found: "\"\(TerminalText.escaped(String(name.prefix(64))))\"")
+            }
+            priority = named
+        }
+        let offer = try offer(item)
+        return WinBackOffer(
+            offerID: id, paymentMode: offer.paymentMode, period: offer.period, periodCount: offer.periodCount,
+            price: offer.price, eligibility: eligibility, priority: priority)
     }
 
     /// An entry of `codeOffers`: an offer (its `referenceName` is its identifier) and its

@@ -36,6 +36,11 @@ public struct Payment: Sendable, Hashable {
     /// or subscribed now) when the payment is added, and refuses the payment with
     /// `PromotionalOfferError` otherwise. Not with `discount`.
     public var codeOffer: String?
+    /// The identifier of a win-back offer to redeem (StoreKit's `winBackOffer(_:)`): the store
+    /// checks that the product has it and that the customer may redeem it now (churned, and
+    /// the offer's rules hold) when the payment is added, and refuses the payment with
+    /// `PromotionalOfferError` otherwise. Not with another offer.
+    public var winBackOffer: String?
 
     /// StoreKit 2's form: a payment tied, when `appAccountToken` is given, to one of the app's
     /// accounts, with no `applicationUsername`. The product and `quantity` are checked when the
@@ -75,6 +80,7 @@ extension Payment {
         payment.backdating = backdating
         payment.introductoryOfferEligibility = introductoryOfferEligibility
         payment.codeOffer = codeOffer
+        payment.winBackOffer = winBackOffer
         return payment
     }
 }

@@ -72,6 +72,25 @@ final class SubscriptionScreen {
         return "every \(length) (per \(period.unit.formatted(product.subscriptionPeriodUnitFormatStyle)))"
     }
 
+    /// The offer a "Come back" banner shows a churned subscriber: the best win-back offer of
+    /// `product` they may redeem now, if any.
+    func comeBackOffer(for product: Product) async -> Product.SubscriptionOffer? {
+        guard let subscription = product.subscription,
+            let status = try? await subscription.status.first,
+            case .verified(let info) = status.renewalInfo,
+            let best = info.eligibleWinBackOfferIDs.first
+        else { return nil }
+        return subscription.winBackOffers.first { $0.id == best }
+    }
+
+    /// The banner's button: subscribes again at the offer. Returns whether it did.
+    func comeBack(to product: Product, with offer: Product.SubscriptionOffer) async -> Bool {
+        guard case .success(.verified(let transaction))? = try? await product.purchase(options: [.winBackOffer(offer)])
+        else { return false }
+        await transaction.finish()
+        return true
+    }
+
     /// Every group's state now, as a screen reads it on appearing.
     func currentStates() async -> [String: Product.SubscriptionInfo.RenewalState] {
         var states: [String: Product.SubscriptionInfo.RenewalState] = [:]

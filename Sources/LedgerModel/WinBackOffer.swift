@@ -30,7 +30,10 @@ public struct WinBackOffer: Sendable, Hashable, Codable {
     /// Which offers come first when a customer may redeem several (App Store Connect's
     /// `priority`).
     public enum Priority: String, Sendable, Hashable, Codable, CaseIterable {
-        case high = "HIGH", normal = "NORMAL"
+        /// Offered before the normal ones.
+        case high = "HIGH"
+        /// Offered after the high-priority ones.
+        case normal = "NORMAL"
     }
 
     /// The offer: its `id` is the offer identifier (Apple's `offerIdentifier`).

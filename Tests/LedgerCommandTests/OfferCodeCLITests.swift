@@ -37,6 +37,9 @@ import Testing
             #expect(try workspace.ledger("clock", "advance", "32d").status == 0)
             let status = try #require(try workspace.json("subscriptions", "status", basic)["status"] as? [String: Any])
             #expect(status["eligibleWinBackOfferIDs"] as? [String] == ["COMEBACK_FREE"])
+            #expect(
+                try workspace.ledger("subscriptions", "status", basic).stdout.contains(
+                    "win-back offers open: COMEBACK_FREE"))
             let unknown = try workspace.ledger("purchase", basic, "--win-back-offer", "NOPE")
             #expect(unknown.status == 1 && unknown.stderr.contains("\"NOPE\" is not a win-back offer of \(basic)"))
             let half = try workspace.ledger("purchase", basic, "--win-back-offer", "COMEBACK_HALF")

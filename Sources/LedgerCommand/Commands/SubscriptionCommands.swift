@@ -74,6 +74,9 @@ struct SubscriptionsCommand: AsyncParsableCommand {
             if let grace = status.gracePeriodExpirationDate {
                 lines.append("grace period until: \(grace.formatted(.iso8601))")
             }
+            if !status.eligibleWinBackOfferIDs.isEmpty {
+                lines.append("win-back offers open: " + status.eligibleWinBackOfferIDs.joined(separator: ", "))
+            }
             return lines.joined(separator: "\n")
         }
     }

@@ -263,7 +263,9 @@ import Testing
         }
     }
 
-    @Test func aRefundArrivesAsAnUpdateAndRemovesTheEntitlement() async throws {
+    /// A refund arrives as an update and removes the entitlement; its reversal
+    /// (REFUND_REVERSED) arrives again, without the revocation, and entitles again.
+    @Test func aRefundAndItsReversalArriveAsUpdates() async throws {
         try await Shop.withProcessSession { session in
             let store = Store()
             try await store.requestProducts(Shop.all)
@@ -273,19 +275,7 @@ import Testing
             try await waitFor(session) { store.revokedUpdates == [bought.id] && !store.isPurchased(Shop.greenhouse) }
             #expect(await Transaction.currentEntitlement(for: Shop.greenhouse) == nil)
             #expect(await Transaction.latest(for: Shop.greenhouse)?.unsafePayloadValue.revocationReason == .other)
-        }
-    }
 
-    /// A reversed refund (REFUND_REVERSED) comes through `Transaction.updates` again, without its
-    /// revocation, and entitles again.
-    @Test func aReversedRefundArrivesAsAnUpdateAndEntitlesAgain() async throws {
-        try await Shop.withProcessSession { session in
-            let store = Store()
-            try await store.requestProducts(Shop.all)
-            let product = try #require(store.product(Shop.greenhouse))
-            let bought = try #require(try await store.purchase(product))
-            try session.refundTransaction(identifier: UInt(bought.id))
-            try await waitFor(session) { store.revokedUpdates == [bought.id] && !store.isPurchased(Shop.greenhouse) }
             try session.reverseRefundForTransaction(identifier: UInt(bought.id))
             try await waitFor(session) {
                 store.updates == [bought.id, bought.id] && store.isPurchased(Shop.greenhouse)

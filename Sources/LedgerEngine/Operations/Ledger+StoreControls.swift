@@ -128,9 +128,7 @@ extension Ledger {
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
         let writer = try writer(db)
         let purchase = transaction.restoredFromID ?? transaction.id
-        let related = try PaymentTransaction.fetchAll(
-            db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NULL AND id <> ? ORDER BY id",
-            arguments: [Int64(purchase), Int64(purchase), Int64(id)])
+        let related = try otherCopies(db, of: transaction, refunded: false)
         for revoked in [transaction] + related {
             try writer.revoke(revoked, reason: reason)
             if let prorated {
@@ -170,10 +168,7 @@ extension Ledger {
         }
         let writer = try writer(db)
         let purchase = transaction.restoredFromID ?? transaction.id
-        // A refund revokes the purchase with all its copies (`refund`): all are reinstated.
-        let related = try PaymentTransaction.fetchAll(
-            db, sql: "WHERE (id = ? OR restored_from = ?) AND revocation_date IS NOT NULL AND id <> ? ORDER BY id",
-            arguments: [Int64(purchase), Int64(purchase), Int64(id)])
+        let related = try otherCopies(db, of: transaction, refunded: true)
         for reinstated in [transaction] + related {
             try writer.reinstate(reinstated)
             try db.execute(
@@ -190,6 +185,19 @@ extension Ledger {
         let reinstated = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         try notify(db, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0], at: writer.now)
         return reinstated
+    }
+
+    /// The other transactions of `transaction`'s purchase (the purchase itself and its restored
+    /// copies), refunded or not, by id: a refund revokes a purchase with all its copies, and
+    /// its reversal reinstates them all.
+    private func otherCopies(
+        _ db: Database, of transaction: PaymentTransaction, refunded: Bool
+    ) throws -> [PaymentTransaction] {
+        let purchase = Int64(transaction.restoredFromID ?? transaction.id)
+        return try PaymentTransaction.fetchAll(
+            db,
+            sql: "WHERE (id = ? OR restored_from = ?) AND (revocation_date IS NOT NULL) = ? AND id <> ? ORDER BY id",
+            arguments: [purchase, purchase, refunded, Int64(transaction.id)])
     }
 
     /// Resolves the issue of transaction `id` (Xcode's "resolve issue"): an auto-renewable

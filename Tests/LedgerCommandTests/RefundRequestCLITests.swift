@@ -51,9 +51,11 @@ import Testing
             #expect((shown["transaction"] as? [String: Any])?["revocationDate"] is NSNull)
             let events = try #require(shown["events"] as? [[String: Any]])
             #expect(events.map { $0["kind"] as? String }.suffix(2) == ["revoked", "reinstated"])
-            #expect(!(try workspace.ledger("show", "1").stdout.contains("prorated refund")))
             #expect(try workspace.ledger("verify").status == 0)
             #expect(try workspace.ledger("reverse-refund", "1").status == 1, "reversed once")
+            // The prorated part went with the reversal: a new refund takes its own.
+            #expect(try workspace.ledger("refund", "1", "--revocation-percentage", "20000").status == 0)
+            #expect(try workspace.json("show", "1")["revocationPercentage"] as? Int == 20_000)
         }
     }
 

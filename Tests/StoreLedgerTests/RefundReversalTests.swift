@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import Synchronization
 import Testing
 
 /// Reversed refunds (Apple's REFUND_REVERSED): the App Store gives back, after a dispute, what a
@@ -96,6 +97,28 @@ import Testing
             #expect(try ledger.nextRenewalDate() == nil)
             #expect(try await session.advanceClock(by: 65 * Self.day).isEmpty, "nothing renews for the refunded time")
             #expect(try ledger.verify().isEmpty)
+        }
+    }
+
+    /// Reversing the refund of an older period leaves the group's renewals as they were: the
+    /// current period, which fell due while nobody renewed it, still renews. The store's renewal
+    /// task is told to look again.
+    @Test func anOlderPeriodsReversalKeepsTheGroupRenewing() async throws {
+        let machine = Mutex(NotificationOutboxTests.now)
+        let clock = LedgerClock { machine.withLock { $0 } }
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: clock)) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            let first = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let renewal = try #require(try await session.advanceClock(by: 32 * Self.day).first)
+            try await session.refundTransaction(first.id)
+            // Time passes the renewal's end with nobody renewing (no app, no `ledger serve`).
+            machine.withLock { $0 += 31 * Self.day }
+            #expect(try ledger.storeDate() > (try #require(renewal.expirationDate)))
+            let outcome = try await ledger.perform(.reverseRefund(first.id))
+            #expect(outcome.movesNextRenewal && outcome.notice == .reinstated)
+            #expect(try ledger.nextRenewalDate() == renewal.expirationDate)
+            let renewed = try await ledger.perform(.renewDueSubscriptions).transactions
+            #expect(renewed.map(\.purchaseDate) == [try #require(renewal.expirationDate)])
         }
     }
 

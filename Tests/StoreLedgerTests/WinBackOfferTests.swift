@@ -155,6 +155,74 @@ import Testing
         }
     }
 
+    /// The lapse window's bounds are inclusive, to the millisecond: COMEBACK_HALF opens exactly
+    /// one month after the lapse, COMEBACK_FREE closes just after six.
+    @Test func theLapseWindowIsInclusiveToTheMillisecond() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(NotificationOutboxTests.now))) {
+            ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try await Self.churn(session, paidMonths: 2, lapseDays: 0)
+            let lapsedAt = try #require(
+                try ledger.subscriptionStatus(forProduct: Self.basic)?.transaction.expirationDate)
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let oneMonth = try #require(calendar.date(byAdding: .month, value: 1, to: lapsedAt))
+            let sixMonths = try #require(calendar.date(byAdding: .month, value: 6, to: lapsedAt))
+            let steps: [(Date, [String])] = [
+                (oneMonth.addingTimeInterval(-0.001), ["COMEBACK_FREE"]),
+                (oneMonth, ["COMEBACK_HALF", "COMEBACK_FREE"]),
+                (sixMonths, ["COMEBACK_HALF", "COMEBACK_FREE"]),
+                (sixMonths.addingTimeInterval(0.001), ["COMEBACK_HALF"]),
+            ]
+            for (date, open) in steps {
+                _ = try await session.setClock(to: date)
+                #expect(
+                    try ledger.subscriptionStatus(forProduct: Self.basic)?.eligibleWinBackOfferIDs == open,
+                    "\(date.formatted(.iso8601))")
+            }
+        }
+    }
+
+    /// At an accelerated time rate a rule's month is the rate's (30 seconds here), as periods are.
+    @Test func aRulesMonthsFollowTheTimeRate() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(NotificationOutboxTests.now))) {
+            ledger in
+            let session = StoreTestSession(ledger: ledger)
+            try session.update { $0.timeRate = .monthlyRenewalEveryThirtySeconds }
+            _ = try await session.buyProduct(Payment(productID: Self.basic))
+            _ = try await session.advanceClock(by: 31)  // renewed once: two months paid
+            try await session.setAutoRenew(false, for: Self.basic)
+            let lapsedAt = try #require(
+                try ledger.subscriptionStatus(forProduct: Self.basic)?.transaction.expirationDate)
+            let steps: [(TimeInterval, [String])] = [
+                (29, ["COMEBACK_FREE"]), (30, ["COMEBACK_HALF", "COMEBACK_FREE"]), (180.001, ["COMEBACK_HALF"]),
+            ]
+            for (seconds, open) in steps {
+                _ = try await session.setClock(to: lapsedAt.addingTimeInterval(seconds))
+                #expect(
+                    try ledger.subscriptionStatus(forProduct: Self.basic)?.eligibleWinBackOfferIDs == open, "\(seconds)"
+                )
+            }
+        }
+    }
+
+    /// A win-back payment waiting for Ask to Buy counts as redeemed: the wait rule holds it.
+    @Test func aWinBackWaitingForApprovalCountsForTheWait() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(NotificationOutboxTests.now))) {
+            ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try await Self.churn(session, paidMonths: 2, lapseDays: 40)
+            try session.update { $0.askToBuyEnabled = true }
+            let waiting = try await PaymentQueue(ledger: ledger).add(Self.winBack("COMEBACK_FREE"))
+            #expect(waiting.state == .deferred)
+            await #expect(
+                throws: PromotionalOfferError.winBackIneligible(
+                    productID: Self.basic, offerID: "COMEBACK_HALF",
+                    why: "a win-back offer was redeemed less than 6 month(s) ago")
+            ) { try await PaymentQueue(ledger: ledger).add(Self.winBack("COMEBACK_HALF")) }
+        }
+    }
+
     @Test func whatIsNotAWinBackOfferIsRefusedAndNothingIsRecorded() async throws {
         try await withTemporaryLedger { ledger in
             let session = StoreTestSession(ledger: ledger)

@@ -60,7 +60,9 @@ extension Ledger {
             return StoreActionOutcome(
                 transactions: try refund(db, id, reason: reason, prorated: prorated), notice: .revoked)
         case .reverseRefund(let id):
-            return StoreActionOutcome(transactions: try reverseRefund(db, id), notice: .reinstated)
+            // A period that entitles again renews: the renewal task must look again.
+            return StoreActionOutcome(
+                transactions: try reverseRefund(db, id), notice: .reinstated, movesNextRenewal: true)
         case .requestRefund(let id, let reason):
             return StoreActionOutcome(transactions: [try requestRefund(db, id, reason: reason)], notice: .none)
         case .decideRefundRequest(let id, let decision):
@@ -153,8 +155,8 @@ extension Ledger {
     /// Reverses the refund of transaction `id` (Apple's `REFUND_REVERSED`, after a dispute the
     /// customer raised): the purchase and the restored copies the refund revoked entitle again,
     /// with a `reinstated` event each, and a prorated refund's part goes. A subscription keeps
-    /// its renewal date: a period still running renews at its end; one that ended while
-    /// refunded stays ended (nobody was charged meanwhile), so nothing renews for it.
+    /// its renewal date: a period still running renews at its end; a latest period that ended
+    /// while refunded stays ended (nobody was charged meanwhile), so nothing renews for it.
     /// `REFUND_REVERSED` is notified, in the same commit. A refund request that the refund
     /// granted stays granted: it is history.
     /// - Returns: the transaction asked for first, then the others it reinstated.
@@ -175,9 +177,11 @@ extension Ledger {
                 sql: "DELETE FROM refund_portions WHERE transaction_id = ?", arguments: [Int64(reinstated.id)])
         }
         if transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID,
-            let end = transaction.expirationDate?.ledgerMilliseconds, end <= writer.now
+            let end = transaction.expirationDate?.ledgerMilliseconds, end <= writer.now,
+            let latest = try latestPeriod(db, group: group), [transaction.id, purchase].contains(latest.id)
         {
-            // Renewals restart from now on, not from the period that ended while refunded.
+            // The group's latest period ended while refunded: renewals restart from now on, not
+            // from it. (An older period's reversal leaves the group's renewals as they are.)
             var state = try renewalState(db, group: group)
             state.resumedAt = max(state.resumedAt, writer.now)
             try saveRenewalState(db, group: group, state)

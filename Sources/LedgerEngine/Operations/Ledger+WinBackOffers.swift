@@ -9,8 +9,9 @@ import GRDB
 /// and it is not in billing retry (nor its grace period). Then an offer of a product of the
 /// group is for the customer when they paid for at least its months of subscription in the
 /// group (free trial periods aside; a period counts its nominal length: a week is 7/30 of a
-/// month), the lapse is within its months (from the latest period's end, or its refund, on the
-/// calendar), and the wait after their last win-back offer in the group has passed.
+/// month), the lapse is within its months (from the latest period's end, or its refund; months
+/// on the calendar, or the store's time rate's), and the wait after their last win-back offer in
+/// the group has passed.
 extension Ledger {
     /// The offer identifiers, among `plan`'s win-back offers, the customer of `group` may redeem
     /// at `now`, best first (high priority first, then as the catalog lists them). Reads nothing
@@ -43,27 +44,27 @@ extension Ledger {
     }
 }
 
-/// Where a customer stands with a subscription group, for its win-back offers: read once, the
-/// paid months only when a rule needs them.
+/// Where a customer stands with a subscription group, for its win-back offers. Read once: what
+/// every offer needs (churned or not, when the subscription lapsed); what only some rules need
+/// (the paid months, the last win-back redemption), when one does, each read bounded by the
+/// rule (at most 120 months back).
 private struct WinBackCustomer {
     let group: String
-    let now: Int64
+    let now: Date
+    let rate: TimeRate
     /// Why no win-back offer is for the customer now (never subscribed, subscribed, in billing
     /// retry); `nil` when the subscription is churned.
     let notChurned: String?
     /// When the subscription lapsed: the latest period's end, or its refund if earlier.
     let lapsedAt: Date
-    /// When the customer last redeemed a win-back offer in the group (its purchase, not the
-    /// renewals charged at the offer after it).
-    let lastWinBack: Date?
-    private var paidMonths: Double?
+    /// The paid months counted so far, and whether they are all the group has.
+    private var paid: (months: Double, all: Bool) = (0, false)
 
     private static let month = SubscriptionPeriod(value: 1, unit: .month)
 
     static func load(_ db: Database, ledger: Ledger, group: String, at now: Int64) throws -> WinBackCustomer {
         let latest = try ledger.latestPeriod(db, group: group)
         let end = latest?.expirationDate ?? Date(ledgerMilliseconds: now)
-        let lapsedAt = min(end, latest?.revocationDate ?? end)
         var notChurned: String?
         if latest == nil {
             notChurned = "the customer never subscribed to its subscription group"
@@ -74,44 +75,43 @@ private struct WinBackCustomer {
         {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"
         }
-        let lastWinBack = try Int64.fetchOne(
-            db,
-            sql: """
-                SELECT MAX(purchase_date) FROM transactions
-                WHERE subscription_group_id = ? AND offer_type = 'winBack' AND reason = 'purchase'
-                  AND state = 'purchased'
-                """, arguments: [group]
-        ).map(Date.init(ledgerMilliseconds:))
         return WinBackCustomer(
-            group: group, now: now, notChurned: notChurned, lapsedAt: lapsedAt, lastWinBack: lastWinBack)
+            group: group, now: Date(ledgerMilliseconds: now), rate: try StoreSettings(db).timeRate,
+            notChurned: notChurned, lapsedAt: min(end, latest?.revocationDate ?? end))
     }
 
-    private init(group: String, now: Int64, notChurned: String?, lapsedAt: Date, lastWinBack: Date?) {
+    private init(group: String, now: Date, rate: TimeRate, notChurned: String?, lapsedAt: Date) {
         self.group = group
         self.now = now
+        self.rate = rate
         self.notChurned = notChurned
         self.lapsedAt = lapsedAt
-        self.lastWinBack = lastWinBack
+    }
+
+    /// `count` months after `date` (before it, for a negative count) at the store's time rate:
+    /// on the calendar in real time, else `count` of the rate's months (as periods are).
+    private func months(_ count: Int, after date: Date) -> Date {
+        guard rate != .realTime else { return Self.month.advance(date, times: count) }
+        let month = rate.end(of: Self.month, startingAt: date).timeIntervalSince(date)
+        return date.addingTimeInterval(month * Double(count))
     }
 
     /// Why the customer may not redeem `offer` now; `nil` when they may.
     mutating func refusal(of offer: WinBackOffer, _ db: Database) throws -> String? {
         if let notChurned { return notChurned }
         let rules = offer.eligibility
-        let date = Date(ledgerMilliseconds: now)
         let since = rules.monthsSinceLapse
-        if date < Self.month.advance(lapsedAt, times: since.lowerBound) {
+        if now < months(since.lowerBound, after: lapsedAt) {
             return "the subscription lapsed less than \(since.lowerBound) month(s) ago"
         }
-        if date > Self.month.advance(lapsedAt, times: since.upperBound) {
+        if now > months(since.upperBound, after: lapsedAt) {
             return "the subscription lapsed more than \(since.upperBound) month(s) ago"
         }
-        if let wait = rules.waitMonths, let last = lastWinBack, date < Self.month.advance(last, times: wait) {
+        if let wait = rules.waitMonths, try redeemedWinBack(db, after: months(-wait, after: now)) {
             return "a win-back offer was redeemed less than \(wait) month(s) ago"
         }
         if rules.paidMonths > 0 {
-            let paid = try paidMonths ?? Self.paidMonths(db, group: group)
-            paidMonths = paid
+            let paid = try paidMonths(db, atLeast: Double(rules.paidMonths))
             if paid < Double(rules.paidMonths) {
                 return
                     "the customer paid for \(Self.formatted(paid)) month(s) of subscription; the offer needs \(rules.paidMonths)"
@@ -120,22 +120,44 @@ private struct WinBackCustomer {
         return nil
     }
 
-    /// The months of subscription the customer paid for in the group: every purchased period
-    /// not refunded and not a free trial, at its product's nominal period. One grouped read:
-    /// one row per distinct period length.
-    private static func paidMonths(_ db: Database, group: String) throws -> Double {
-        let rows = try Row.fetchAll(
+    /// Whether the customer redeemed a win-back offer in the group after `date`: its payment
+    /// (not the renewals charged at the offer after it), charged or still waiting (Ask to Buy,
+    /// an interrupted purchase). Reads the group's payments after `date` only.
+    private func redeemedWinBack(_ db: Database, after date: Date) throws -> Bool {
+        try Bool.fetchOne(
             db,
             sql: """
-                SELECT p.subscription_period, COUNT(*) FROM transactions t JOIN products p ON p.id = t.product_id
+                SELECT 1 FROM transactions
+                WHERE subscription_group_id = ? AND purchase_date > ? AND offer_type = 'winBack'
+                  AND reason = 'purchase' AND state <> 'failed'
+                LIMIT 1
+                """, arguments: [group, date.ledgerMilliseconds]) == true
+    }
+
+    /// The months of subscription the customer paid for in the group, counted newest first
+    /// until `needed` (or all of them): every purchased period not refunded and not a free
+    /// trial, at its product's nominal length. So a check reads at most the periods it needs.
+    private mutating func paidMonths(_ db: Database, atLeast needed: Double) throws -> Double {
+        if paid.all || paid.months >= needed { return paid.months }
+        var months = 0.0
+        let periods = try String.fetchCursor(
+            db,
+            sql: """
+                SELECT p.subscription_period FROM transactions t JOIN products p ON p.id = t.product_id
                 WHERE t.subscription_group_id = ? AND t.state = 'purchased' AND t.revocation_date IS NULL
                   AND t.offer_payment_mode IS NOT 'freeTrial'
-                GROUP BY p.subscription_period
+                ORDER BY t.purchase_date DESC, t.id DESC
                 """, arguments: [group])
-        return rows.reduce(0) { total, row in
-            guard let period = (row[0] as String?).flatMap(SubscriptionPeriod.init(iso8601:)) else { return total }
-            return total + period.nominalMonths * Double(row[1] as Int)
+        var exhausted = true
+        while let text = try periods.next() {
+            months += SubscriptionPeriod(iso8601: text)?.nominalMonths ?? 0
+            if months >= needed {
+                exhausted = false
+                break
+            }
         }
+        paid = (months, exhausted)
+        return months
     }
 
     private static func formatted(_ months: Double) -> String {

@@ -52,8 +52,9 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case notFamilyShared(UInt64)
     /// The transaction is not refunded: there is no refund to reverse.
     case notRefunded(UInt64)
-    /// The transaction was revoked because its Family Sharing ended, not refunded: there is no
-    /// refund to reverse.
+    /// The transaction was revoked from the customer as a Family Sharing purchase (its sharing
+    /// ended, or the family member was refunded): there is no refund of the customer's to
+    /// reverse.
     case revokedByFamilySharing(UInt64)
 
     public var description: String {
@@ -103,7 +104,7 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
         case .notRefunded(let id):
             "transaction \(id) is not refunded: there is no refund to reverse"
         case .revokedByFamilySharing(let id):
-            "transaction \(id) was revoked when its Family Sharing ended, not refunded: there is no refund to reverse"
+            "transaction \(id) was revoked from the customer as a Family Sharing purchase (FAMILY_REVOKE), not refunded: there is no refund to reverse"
         case .invalidPrice(let price):
             "\(DecimalText.format(price)) is not a price: a non-negative decimal such as \"0.99\", of at most 18 digits, 15 before the point"
         }

@@ -184,8 +184,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
             public static let payUpFront = PaymentMode(rawValue: "PAY_UP_FRONT")
         }
 
-        /// The kind of offer: introductory, promotional or an offer code (the ledger records no
-        /// win-back offer yet).
+        /// The kind of offer: introductory, promotional, an offer code or a win-back offer.
         public let type: OfferType
         /// The promotional or win-back offer's identifier, or the offer code's reference name;
         /// `nil` for an introductory offer.
@@ -222,9 +221,9 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         public static let introductory = OfferType(rawValue: 1)
         /// A promotional offer redeemed with a signature from the app's server.
         public static let promotional = OfferType(rawValue: 2)
-        /// An offer code; offer codes are not simulated, so no transaction here has it.
+        /// An offer code, redeemed by its reference name (`codeOffer(referenceName:)`).
         public static let code = OfferType(rawValue: 3)
-        /// A win-back offer; not simulated, so no transaction here has it.
+        /// A win-back offer, redeemed by a churned subscriber (`winBackOffer(_:)`).
         public static let winBack = OfferType(rawValue: 4)
     }
 
@@ -232,9 +231,9 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public struct OwnershipType: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        /// The user bought it: every transaction of the ledger's store.
+        /// The user bought it: every transaction but a family member's shared purchase.
         public static let purchased = OwnershipType(rawValue: "PURCHASED")
-        /// A family member bought it and shares it; Family Sharing is not simulated, so never set here.
+        /// A family member bought it and shares it (`SKTestSession.shareFamilyPurchase(productIdentifier:)`).
         public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
     }
 

@@ -392,6 +392,14 @@ import FoundationNetworking
             receiver.answer(200)
             let second = try Server.start(path)
             #expect(await receiver.wait(forCount: 2, within: 10), "sent again")
+            // The receiver has the POST before the server has its answer: stopping now could cut
+            // the attempt short (sent again by the next server, as above). Wait for its record.
+            let watcher = try Ledger.open(at: path, access: .readOnly)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try watcher.notifications().first?.status != .delivered, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try watcher.close()
             #expect(second.stop() == 0)
             #expect(
                 receiver.signedPayloads.count == 2 && Set(receiver.signedPayloads).count == 1, "the same notification")

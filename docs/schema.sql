@@ -487,7 +487,9 @@ CREATE TRIGGER transactions_revocation_rule
 BEFORE UPDATE OF revocation_date, revocation_reason ON transactions
 WHEN (OLD.revocation_date IS NOT NEW.revocation_date OR OLD.revocation_reason IS NOT NEW.revocation_reason) AND (
        (OLD.revocation_date IS NULL) = (NEW.revocation_date IS NULL)
-    OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND revocable = 1))
+    OR NOT EXISTS (SELECT 1 FROM rule_states WHERE state = NEW.state AND revocable = 1)
+    OR (NEW.revocation_date IS NULL
+        AND EXISTS (SELECT 1 FROM family_shares WHERE original_transaction_id = OLD.original_id)))
 BEGIN
-    SELECT RAISE(ABORT, 'a refund is set once on a purchased or restored transaction, and only reversed whole');
+    SELECT RAISE(ABORT, 'a refund is set once on a purchased or restored transaction, and only reversed whole (a Family Sharing revocation never)');
 END;

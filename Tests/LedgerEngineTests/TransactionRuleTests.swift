@@ -168,6 +168,20 @@ import Testing
                                 name: "refund \(state) \(name)", verdict: try Self.verdict(db, setup: refunded, sql),
                                 expected: allowed))
                     }
+                    // A Family Sharing revocation (FAMILY_REVOKE) is never reversed.
+                    answers.append(
+                        Answer(
+                            name: "refund \(state) reversed, of a family-shared purchase",
+                            verdict: try Self.verdict(
+                                db,
+                                setup: refunded + [
+                                    (
+                                        "INSERT INTO family_shares (original_transaction_id, shared_at) VALUES (1, 0)",
+                                        StatementArguments()
+                                    )
+                                ],
+                                "UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL WHERE id = 1"),
+                            expected: false))
                     answers.append(
                         Answer(
                             name: "a reason without a refund \(state)",
@@ -194,8 +208,8 @@ import Testing
             }
             return answers
         }
-        // 5 inserts, 20 updates, 5 finishes, 5 refunds, 2 x 5 after a refund, 5 x 2 created done
-        #expect(answers.count == 55)
+        // 5 inserts, 20 updates, 5 finishes, 5 refunds, 2 x 6 after a refund, 5 x 2 created done
+        #expect(answers.count == 57)
         for answer in answers {
             let name = answer.name
             #expect(answer.holds, Comment(rawValue: "\(name): \(answer.verdict)"))

@@ -223,6 +223,26 @@ import Testing
         }
     }
 
+    /// A retried payment (same idempotency key) is the same payment only with the same offer,
+    /// of the same type: a win-back offer and an offer code of one name are not.
+    @Test func aRetryMustRedeemTheSameKindOfOffer() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(NotificationOutboxTests.now))) {
+            ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try await Self.churn(session, paidMonths: 1, lapseDays: 3)
+            let queue = try PaymentQueue(ledger: ledger)
+            var payment = Self.winBack("COMEBACK_FREE")
+            payment.idempotencyKey = "order-1"
+            let first = try await queue.add(payment)
+            #expect(try await queue.add(payment).id == first.id, "the same payment, replayed")
+            var asCode = Payment(productID: Self.basic, idempotencyKey: "order-1")
+            asCode.codeOffer = "COMEBACK_FREE"
+            await #expect(
+                throws: PaymentQueueError.idempotencyKeyReused(key: "order-1", existingTransactionID: first.id)
+            ) { try await queue.add(asCode) }
+        }
+    }
+
     @Test func whatIsNotAWinBackOfferIsRefusedAndNothingIsRecorded() async throws {
         try await withTemporaryLedger { ledger in
             let session = StoreTestSession(ledger: ledger)

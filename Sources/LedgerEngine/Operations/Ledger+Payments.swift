@@ -42,11 +42,28 @@ package struct NewPayment: Sendable, Hashable {
     }
 }
 
+/// The offer a payment redeems, by type and identifier (an offer code's reference name).
+private struct RedeemedOffer: Equatable {
+    let type: TransactionOffer.OfferType
+    let id: String
+}
+
 extension PaymentTransaction {
-    /// The offer its payment redeemed: a promotional or win-back offer's identifier or an offer
-    /// code's reference name; `nil` without one, or with an introductory offer (which is not redeemed).
-    fileprivate var redeemedOfferID: String? {
-        offer.flatMap { $0.type == .introductory ? nil : $0.id }
+    /// The offer its payment redeemed; `nil` without one, or with an introductory offer (which
+    /// is not redeemed).
+    fileprivate var redeemedOffer: RedeemedOffer? {
+        offer.flatMap { offer in
+            offer.type == .introductory ? nil : offer.id.map { RedeemedOffer(type: offer.type, id: $0) }
+        }
+    }
+}
+
+extension NewPayment {
+    /// The offer the payment asks to redeem (`validate` lets it ask for one at most).
+    fileprivate var redeemedOffer: RedeemedOffer? {
+        if let discount { return RedeemedOffer(type: .promotional, id: discount.offerID) }
+        if let codeOffer { return RedeemedOffer(type: .code, id: codeOffer) }
+        return winBackOffer.map { RedeemedOffer(type: .winBack, id: $0) }
     }
 }
 
@@ -92,7 +109,7 @@ extension Ledger {
             guard existing.productID == payment.productID, existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
-                existing.redeemedOfferID == (payment.discount?.offerID ?? payment.codeOffer ?? payment.winBackOffer)
+                existing.redeemedOffer == payment.redeemedOffer
             else { throw PaymentQueueError.idempotencyKeyReused(key: key, existingTransactionID: existing.id) }
             return (existing, false)
         }

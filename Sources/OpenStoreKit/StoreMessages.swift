@@ -52,7 +52,7 @@ final class StoreMessages: Sendable {
         let issues = ((try? ledger.subscriptionsInBillingRetry()) ?? []).map { status in
             Message.Subject.billingIssue(productID: status.transaction.productID, period: status.transaction.id)
         }
-        let winBacks = ((try? ledger.subscriptionStatuses()) ?? []).compactMap { status in
+        let winBacks = ((try? ledger.subscriptionsWithWinBackOffersOpen()) ?? []).compactMap { status in
             status.eligibleWinBackOfferIDs.first.map {
                 Message.Subject.winBackOffer(
                     productID: status.transaction.productID, offerID: $0, period: status.transaction.id)

@@ -62,6 +62,31 @@ import Testing
         }
     }
 
+    /// A refund's reversal writes every copy's reinstatement, its history events and its
+    /// REFUND_REVERSED notification in one commit: a crash keeps all or none.
+    @Test func aRefundsReversalIsOneCommit() async throws {
+        try await withTemporaryDirectory { directory in
+            let configuration = FaultInjection.configuration(LedgerConfiguration(clock: .fixed(Self.epoch)))
+            try SampleCatalog.ledger(in: directory, configuration: configuration).close()
+            let queue = try PaymentQueue(path: directory + "/ledger.sqlite", configuration: configuration)
+            let session = StoreTestSession(queue: queue)
+            _ = try session.set(.notificationURL, to: "http://127.0.0.1:9/notifications")
+            let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
+            let copy = try #require(try await queue.restoreCompletedTransactions().restored.all().first)
+            try await session.refundTransaction(bought.id, revocationPercentage: 30_000)
+            let notified = try queue.ledger.notifications().count
+            FaultInjection.reset()
+            try await session.reverseRefund(of: bought.id)
+            #expect(FaultInjection.counters.syncs == 1)
+            for id in [bought.id, copy.id] {
+                #expect(try queue.ledger.transaction(id)?.revocationDate == nil)
+                #expect(try queue.ledger.events(of: id).last?.kind == .reinstated)
+            }
+            #expect(try queue.ledger.notifications().count == notified + 1)
+            try queue.ledger.close()
+        }
+    }
+
     /// Runs one control at a time and checks its commit.
     final class Watch {
         let queue: PaymentQueue

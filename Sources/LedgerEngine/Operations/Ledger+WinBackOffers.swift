@@ -1,5 +1,5 @@
 import Foundation
-import LedgerModel
+public import LedgerModel
 import GRDB
 
 /// Win-back offers: which a churned customer may redeem, by the offers' App Store Connect
@@ -23,6 +23,22 @@ extension Ledger {
         var customer = try WinBackCustomer.load(db, ledger: self, group: group, at: now)
         let eligible = try plan.winBackOffers.filter { try customer.refusal(of: $0, db) == nil }
         return (eligible.filter { $0.priority == .high } + eligible.filter { $0.priority == .normal }).map(\.offerID)
+    }
+
+    /// The statuses of the subscription groups whose churned subscriber may redeem a win-back
+    /// offer now, by group identifier (the App Store's win-back messages). A group is read whole
+    /// only when its latest period's product has win-back offers.
+    public func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
+                guard let latest = try latestPeriod(db, group: group),
+                    try subscriptionPlan(db, productID: latest.productID)?.winBackOffers.isEmpty == false
+                else { return nil }
+                return try subscriptionStatus(db, group: group).flatMap {
+                    $0.eligibleWinBackOfferIDs.isEmpty ? nil : $0
+                }
+            }
+        }
     }
 
     /// The win-back offer `offerID` of `payment`'s product, when the customer may redeem it now

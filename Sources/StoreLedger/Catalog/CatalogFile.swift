@@ -127,8 +127,17 @@ struct CatalogValue {
     }
 
     func invalid(_ expected: String) -> CatalogError {
-        .invalidValue(
-            path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected, found: description)
+        invalid(expected, found: description)
+    }
+
+    /// A refusal of this value that says what was found (`quoted(_:)` for a text).
+    func invalid(_ expected: String, found: String) -> CatalogError {
+        .invalidValue(path: file, keyPath: keyPath.isEmpty ? "(top level)" : keyPath, expected: expected, found: found)
+    }
+
+    /// A text as a refusal shows it: quoted, escaped for a terminal, at most 64 characters.
+    static func quoted(_ text: String) -> String {
+        "\"\(TerminalText.escaped(String(text.prefix(64))))\""
     }
 
     var isNull: Bool { kind == .null }

@@ -166,22 +166,16 @@ public struct StoreKitConfiguration: Sendable {
     /// `customerEligibilityWaitBetweenOffersInMonths`, `priority` `HIGH` or `NORMAL`), each
     /// optional (`WinBackOffer.Eligibility`'s defaults: any churned customer).
     private static func winBackOffer(_ item: CatalogValue) throws -> WinBackOffer {
-        // Refusals name the value found, not only its kind.
-        func refused(_ field: CatalogValue, _ expected: String, found: String) -> CatalogError {
-            .invalidValue(path: field.file, keyPath: field.keyPath, expected: expected, found: found)
-        }
         let idField = try item.member("offerID", expected: "the win-back offer's identifier")
         let id = try idField.string()
         guard !id.isEmpty, id.utf8.count <= 255 else {
-            throw refused(
-                idField, "an offer identifier of 1 to 255 bytes",
-                found: "\"\(TerminalText.escaped(String(id.prefix(64))))\"")
+            throw idField.invalid("an offer identifier of 1 to 255 bytes", found: CatalogValue.quoted(id))
         }
         let limit = WinBackOffer.Eligibility.maximumMonths
         func monthCount(_ field: CatalogValue, from lowest: Int = 0) throws -> Int {
             let count = try field.int()
             guard (lowest...limit).contains(count) else {
-                throw refused(field, "a number of months from \(lowest) to \(limit)", found: String(count))
+                throw field.invalid("a number of months from \(lowest) to \(limit)", found: String(count))
             }
             return count
         }
@@ -194,7 +188,7 @@ public struct StoreKitConfiguration: Sendable {
             let maximumField = try field.member("maximum", expected: "a number of months")
             let maximum = try monthCount(maximumField)
             guard minimum <= maximum else {
-                throw refused(maximumField, "a maximum no lower than the minimum", found: String(maximum))
+                throw maximumField.invalid("a maximum no lower than the minimum", found: String(maximum))
             }
             eligibility.monthsSinceLapse = minimum...maximum
         }
@@ -205,7 +199,7 @@ public struct StoreKitConfiguration: Sendable {
         if let field = try item.optionalMember("priority") {
             let name = try field.string()
             guard let named = WinBackOffer.Priority(rawValue: name) else {
-                throw refused(field, "HIGH or NORMAL", found: "\"\(TerminalText.escaped(String(name.prefix(64))))\"")
+                throw field.invalid("HIGH or NORMAL", found: CatalogValue.quoted(name))
             }
             priority = named
         }
@@ -283,9 +277,7 @@ public struct StoreKitConfiguration: Sendable {
         let modeField = try item.member("paymentMode", expected: "free, payAsYouGo or payUpFront")
         let mode = try modeField.string()
         guard let paymentMode = TransactionOffer.PaymentMode(configurationName: mode) else {
-            throw CatalogError.invalidValue(
-                path: modeField.file, keyPath: modeField.keyPath, expected: "free, payAsYouGo or payUpFront",
-                found: "\"\(TerminalText.escaped(String(mode.prefix(64))))\"")
+            throw modeField.invalid("free, payAsYouGo or payUpFront", found: CatalogValue.quoted(mode))
         }
         return SubscriptionOffer(
             id: try item.optionalMember("offerID")?.string(),

@@ -137,6 +137,9 @@ let package = Package(
             dependencies: [
                 "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "ledger",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Receivers and clients that misbehave on purpose (HostileReceiver, raw sockets).
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(
             name: "StoreLedgerTests",

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 20 (0020_refund_reversals).
+-- Schema version 21 (0021_attempt_details).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -89,7 +89,7 @@ CREATE TABLE notification_attempts (
                      CHECK (result IN ('SUCCESS', 'TIMED_OUT', 'TLS_ISSUE', 'CIRCULAR_REDIRECT', 'NO_RESPONSE',
                                        'SOCKET_ISSUE', 'UNSUPPORTED_CHARSET', 'INVALID_RESPONSE',
                                        'PREMATURE_CLOSE', 'UNSUCCESSFUL_HTTP_RESPONSE_CODE', 'OTHER')),
-    http_status      INTEGER CHECK (http_status IS NULL OR http_status BETWEEN 100 AND 999),
+    http_status      INTEGER CHECK (http_status IS NULL OR http_status BETWEEN 100 AND 999), detail TEXT CHECK (detail IS NULL OR length(detail) BETWEEN 1 AND 512),
     PRIMARY KEY (notification_seq, attempt)
 ) WITHOUT ROWID;
 

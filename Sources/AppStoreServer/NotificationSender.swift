@@ -17,9 +17,10 @@ public import StoreLedger
 public final class NotificationSender: Sendable {
     /// The bounds of a sender's work.
     public struct Limits: Sendable, Hashable {
-        /// How long one attempt may take before it counts as `TIMED_OUT`.
+        /// How long one attempt may take, from its start to the end of the answer, before it is
+        /// cut short as `TIMED_OUT`.
         public var attemptTimeout: Duration = .seconds(5)
-        /// How many attempts run at once.
+        /// How many attempts run at once (and connections the sender keeps to the receiver).
         public var inFlight = 16
         /// How many due notifications one round takes.
         public var batch = 256
@@ -49,12 +50,18 @@ public final class NotificationSender: Sendable {
     private let client: HTTPClient
 
     /// A sender of `ledger`'s outbox. `shutdown()` it when done.
+    ///
+    /// Redirects are not followed: a 3xx answer is a failed attempt, as the POST's body would
+    /// not reach the place it points to. The connection pool holds `limits.inFlight`
+    /// connections to the receiver, so no attempt waits for one inside its timeout.
     public init(ledger: Ledger, limits: Limits = Limits()) {
         self.ledger = ledger
         self.limits = limits
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 5, allowCycles: false),
-            timeout: .init(connect: .seconds(5), read: .seconds(5)))
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .init(limits.attemptTimeout), read: .init(limits.attemptTimeout)),
+            connectionPool: .init(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, limits.inFlight)))
         configuration.httpVersion = .http1Only
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
@@ -73,7 +80,8 @@ public final class NotificationSender: Sendable {
     /// that records none of them, and they are sent again.
     public func sendDue() async throws -> Round {
         let (ledger, batch) = (ledger, limits.batch)
-        guard let (url, due) = try await Blocking.run({ try Self.due(in: ledger, limit: batch) }), !due.isEmpty
+        guard let (destination, due) = try await Blocking.run({ try Self.due(in: ledger, limit: batch) }),
+            !due.isEmpty
         else { return Round() }
         var outcomes: [NotificationAttemptOutcome] = []
         await withTaskGroup(of: NotificationAttemptOutcome.self) { group in
@@ -84,7 +92,7 @@ public final class NotificationSender: Sendable {
                     outcomes.append(done)
                     running -= 1
                 }
-                group.addTask { await self.attempt(notification, to: url) }
+                group.addTask { await self.attempt(notification, to: destination) }
                 running += 1
             }
             for await done in group { outcomes.append(done) }
@@ -144,12 +152,13 @@ public final class NotificationSender: Sendable {
         let free = pipeline.freeSlots(limits)
         guard free > 0 else { return 0 }
         let taken = pipeline.sequences
-        guard let (url, due) = try await Blocking.run({ try Self.due(in: ledger, limit: free, excluding: taken) })
+        guard
+            let (destination, due) = try await Blocking.run({ try Self.due(in: ledger, limit: free, excluding: taken) })
         else { return 0 }
         for notification in due {
             pipeline.start(notification.sequence)
             group.addTask {
-                let outcome = await self.attempt(notification, to: url)
+                let outcome = await self.attempt(notification, to: destination)
                 // Cut short: not recorded, sent again by the next sender.
                 guard !Task.isCancelled else { return pipeline.abandon(notification.sequence) }
                 pipeline.finish(outcome)
@@ -173,37 +182,99 @@ public final class NotificationSender: Sendable {
         _ = await pipeline.recordEnded(record)
     }
 
+    /// Where a round sends: the store's notification URL, or why the URL the ledger holds cannot
+    /// be used (each attempt then fails with that reason, and the outbox goes on).
+    private enum Destination: Sendable {
+        case url(URL)
+        case unusable(String)
+    }
+
     /// Where to send, and the notifications due (`Ledger.dueNotifications`); `nil` when the
     /// store has no notification URL.
     private static func due(
         in ledger: Ledger, limit: Int, excluding taken: Set<Int64> = []
-    ) throws -> (url: URL, due: [ServerNotification])? {
-        guard let url = try StoreSettings(ledger: ledger).notificationURL else { return nil }
-        return (url, try ledger.dueNotifications(limit: limit, excluding: taken))
+    ) throws -> (Destination, due: [ServerNotification])? {
+        let settings = try StoreSettings(ledger: ledger)
+        let destination: Destination
+        if let url = settings.notificationURL {
+            destination = .url(url)
+        } else if let problem = settings.notificationURLProblem {
+            destination = .unusable(problem)
+        } else {
+            return nil
+        }
+        return (destination, try ledger.dueNotifications(limit: limit, excluding: taken))
     }
 
     /// One attempt to send `notification`, as it ended (not recorded yet).
-    private func attempt(_ notification: ServerNotification, to url: URL) async -> NotificationAttemptOutcome {
-        let (result, status) = await post(notification.signedPayload, to: url)
-        return NotificationAttemptOutcome(notification: notification, result: result, httpStatus: status)
+    private func attempt(
+        _ notification: ServerNotification, to destination: Destination
+    ) async -> NotificationAttemptOutcome {
+        switch destination {
+        case .unusable(let problem):
+            return NotificationAttemptOutcome(
+                notification: notification, result: .other, httpStatus: nil, detail: problem)
+        case .url(let url):
+            let (result, status, detail) = await post(notification.signedPayload, to: url)
+            return NotificationAttemptOutcome(
+                notification: notification, result: result, httpStatus: status, detail: detail)
+        }
     }
 
-    /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms.
-    private func post(_ signedPayload: String, to url: URL) async -> (SendAttemptResult, Int?) {
+    /// POSTs one signed payload; the outcome in Apple's `sendAttemptResult` terms, with the
+    /// HTTP status and a detail when they say more. The attempt, from its start to the end of the
+    /// answer's body, takes at most `limits.attemptTimeout`: past it, it is cut short and
+    /// `TIMED_OUT`, however slowly the receiver keeps sending.
+    private func post(_ signedPayload: String, to url: URL) async -> (SendAttemptResult, Int?, String?) {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         let body = try? JSONEncoder().encode(["signedPayload": signedPayload])
         request.body = .bytes(ByteBuffer(bytes: body ?? Data()))
+        let timeout = limits.attemptTimeout
+        let end = ContinuousClock.now + timeout
+        let timedOut = (SendAttemptResult.timedOut, Int?.none, "no complete answer within \(Self.seconds(timeout))")
         do {
-            let response = try await client.execute(request, timeout: .init(limits.attemptTimeout))
-            // The answer's body is not read (Apple requires none), at most a little of it drained.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
+            // The client's own deadline covers the connection and the answer's head, and tells a
+            // refused connection from a slow one; the body is raced against what is left.
+            let response = try await client.execute(request, deadline: .now() + .init(timeout))
+            guard await Self.drain(response.body, before: end) else { return timedOut }
             let code = Int(response.status.code)
-            return (ServerNotification.isSuccess(httpStatus: code) ? .success : .unsuccessfulHTTPResponseCode, code)
+            if ServerNotification.isSuccess(httpStatus: code) { return (.success, code, nil) }
+            let location = response.headers.first(name: "Location").map { "\"\($0)\"" } ?? "nowhere"
+            let detail =
+                (300...399).contains(code)
+                ? "a redirect (to \(location)) is not followed: the POST's body would not arrive" : nil
+            return (.unsuccessfulHTTPResponseCode, code, detail)
         } catch {
-            return (Self.result(of: error), nil)
+            let result = Self.result(of: error)
+            return result == .timedOut ? timedOut : (result, nil, nil)
         }
+    }
+
+    /// Reads an answer's body to its end (64 KiB of it at most: Apple requires none, and nothing
+    /// of it is kept) before `end`; whether it ended in time. Past `end` the read is cancelled,
+    /// which closes the connection.
+    private static func drain(_ body: HTTPClientResponse.Body, before end: ContinuousClock.Instant) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try? await body.collect(upTo: 64 * 1024)
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(until: end)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let milliseconds = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+        return milliseconds % 1_000 == 0 ? "\(milliseconds / 1_000) s" : "\(milliseconds) ms"
     }
 
     /// An attempt's error in Apple's terms.

@@ -188,13 +188,21 @@ public struct ServerNotification: Sendable, Hashable {
         public var result: SendAttemptResult
         /// The server's HTTP status, when it answered.
         public var httpStatus: Int?
+        /// What happened, in words, when `result` does not say it all (a notification URL that
+        /// cannot be used, a redirect not followed); at most `detailLimit` bytes.
+        public var detail: String?
 
-        /// An attempt made at `date` that ended with `result` (and the server's `httpStatus`).
-        public init(date: Date, result: SendAttemptResult, httpStatus: Int?) {
+        /// An attempt made at `date` that ended with `result` (and the server's `httpStatus`),
+        /// with its `detail`.
+        public init(date: Date, result: SendAttemptResult, httpStatus: Int?, detail: String? = nil) {
             self.date = date
             self.result = result
             self.httpStatus = httpStatus
+            self.detail = detail
         }
+
+        /// The longest detail kept, in bytes.
+        public static let detailLimit = 512
     }
 
     /// Its position in the outbox: the commit order.

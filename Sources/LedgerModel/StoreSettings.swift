@@ -38,6 +38,10 @@ public struct StoreSettings: Sendable, Hashable {
     /// Where the store POSTs its App Store Server Notifications V2 (`ledger serve` sends them):
     /// an `http` or `https` URL; `nil` while none is set, and then no notification is recorded.
     public var notificationURL: URL?
+    /// Why the notification URL the ledger holds cannot be used (a ledger of an older release
+    /// took values this one refuses); `nil` when it can, or none is set. The sender records each
+    /// attempt as failed with this reason, rather than sending nowhere.
+    package var notificationURLProblem: String?
     /// The store signs what it hands out with a signature that does not match it: verification
     /// fails with `invalidSignature` (a test of an app's handling of unverified transactions).
     public var invalidSignaturesEnabled = false
@@ -73,7 +77,15 @@ public struct StoreSettings: Sendable, Hashable {
         appAppleID = stored[StoreSettingKey.appAppleID].flatMap(Int64.init).flatMap { $0 > 0 ? $0 : nil }
         appVersion = stored[StoreSettingKey.appVersion] ?? Self.defaultAppVersion
         invalidSignaturesEnabled = stored[StoreSettingKey.invalidSignatures] == "true"
-        notificationURL = stored[StoreSettingKey.notificationURL].flatMap(StoreControl.notificationURL(_:))
+        if let text = stored[StoreSettingKey.notificationURL], text != "none" {
+            do {
+                notificationURL = try NotificationURL.parse(text)
+            } catch {
+                // Quoted in part: what a hand edit left may be of any length.
+                let shown = text.utf8.count <= 256 ? text : String(text.prefix(256)) + "..."
+                notificationURLProblem = "the notification URL \"\(shown)\" cannot be used: \(error.reason)"
+            }
+        }
     }
 
     /// The settings as the ledger stores them.
@@ -153,7 +165,7 @@ public enum StoreControl: String, Sendable, CaseIterable {
         case .appAppleID: "the app's Apple ID, a positive integer such as 1234567890, or none"
         case .appVersion: "a bundle version of one to three period-separated numbers such as 1.0 or 2.3.1"
         case .notificationURL:
-            "an http or https URL with a host, of at most \(Self.notificationURLLimit) bytes, such as http://127.0.0.1:9000/notifications, or none"
+            "an http or https URL with a host (a DNS name, an IPv4 address or a bracketed IPv6 address) and a port from 1 to 65535, of at most \(Self.notificationURLLimit) bytes, such as http://127.0.0.1:9000/notifications, or none"
         }
     }
 
@@ -191,8 +203,11 @@ public enum StoreControl: String, Sendable, CaseIterable {
             if text.lowercased() == "none" {
                 settings.notificationURL = nil
             } else {
-                guard let url = Self.notificationURL(text) else { throw invalid }
-                settings.notificationURL = url
+                do {
+                    settings.notificationURL = try NotificationURL.parse(text)
+                } catch {
+                    throw StoreSettingError(control: self, value: text, reason: error.reason)
+                }
             }
         case .failTransactions:
             if ["off", "false", "none"].contains(text.lowercased()) {
@@ -222,14 +237,9 @@ public enum StoreControl: String, Sendable, CaseIterable {
     /// The longest notification URL the store takes, in bytes.
     public static let notificationURLLimit = 2048
 
-    /// `text` as a notification URL: `http` or `https`, with a host, no user or password, at
-    /// most `notificationURLLimit` bytes; `nil` otherwise.
+    /// `text` as a notification URL (`NotificationURL.parse`); `nil` when it is not one.
     package static func notificationURL(_ text: String) -> URL? {
-        guard text.utf8.count <= notificationURLLimit, let parts = URLComponents(string: text),
-            let scheme = parts.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = parts.host, !host.isEmpty, parts.user == nil, parts.password == nil
-        else { return nil }
-        return parts.url
+        try? NotificationURL.parse(text)
     }
 
     /// Whether `text` is a valid value of this setting (locales only: a known ISO 639 language,
@@ -271,14 +281,18 @@ public struct StoreSettingError: DescribedError, Sendable, Equatable {
     public let control: StoreControl
     /// The text refused, as given.
     public let value: String
+    /// Which rule `value` breaks, when the setting says (a notification URL does).
+    public let reason: String?
 
-    /// An error for `value`, refused by `control`.
-    public init(control: StoreControl, value: String) {
+    /// An error for `value`, refused by `control` (because of `reason`).
+    public init(control: StoreControl, value: String, reason: String? = nil) {
         self.control = control
         self.value = value
+        self.reason = reason
     }
 
     public var description: String {
-        "invalid value \"\(value)\" for \(control.rawValue): expected \(control.expected)"
+        let why = reason.map { " (\($0))" } ?? ""
+        return "invalid value \"\(value)\" for \(control.rawValue)\(why): expected \(control.expected)"
     }
 }

@@ -222,6 +222,86 @@ import Testing
         await receiver.stop()
     }
 
+    /// A notification URL an older release took (its port past 65535) neither stops the sender
+    /// nor sends nowhere: each attempt fails as `OTHER` with the reason, and a URL set right
+    /// afterwards delivers the same notification.
+    @Test func aStoredURLThatCannotBeUsedFailsEachAttemptWithItsReason() async throws {
+        try await Self.withReceiver { ledger, session, receiver, sender in
+            try ledger.setStoreSettings(["notificationURL": "http://127.0.0.1:65536/x"])
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let failed = try #require(try await sender.sendDue().attempted.first)
+            #expect(failed.status == .pending && failed.attempts.map(\.result) == [.other])
+            #expect(failed.attempts.first?.httpStatus == nil)
+            #expect(
+                failed.attempts.first?.detail
+                    == "the notification URL \"http://127.0.0.1:65536/x\" cannot be used: its port 65536 is not between 1 and 65535"
+            )
+            #expect(try ledger.notifications()[0].attempts == failed.attempts, "the detail is recorded")
+            _ = try session.set(.notificationURL, to: receiver.url)
+            _ = try await session.advanceClock(by: Self.hour)
+            #expect(try await sender.sendDue().attempted.map(\.status) == [.delivered])
+        }
+    }
+
+    /// A redirect is not followed (the POST would become a GET without its body): the attempt
+    /// fails with the status and where it pointed, and the receiver saw one POST, nothing else.
+    @Test(arguments: [301, 302, 307, 308])
+    func aRedirectIsNotADelivery(status: Int) async throws {
+        let receiver = try await HostileReceiver.start(.redirect(status: status))
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let sender = NotificationSender(ledger: ledger)
+            let attempted = try await sender.sendDue().attempted
+            try await sender.shutdown()
+            let attempt = try #require(attempted.first?.attempts.first)
+            #expect(attempted.first?.status == .pending)
+            #expect(attempt.result == .unsuccessfulHTTPResponseCode && attempt.httpStatus == status)
+            #expect(attempt.detail?.contains("redirect (to \"\(receiver.url)/moved\") is not followed") == true)
+            #expect(receiver.methods == ["POST"])
+        }
+        await receiver.stop()
+    }
+
+    /// The timeout counts from the request's start to the end of the answer: a receiver that
+    /// answers at once and then trickles its body is cut short at the limit, not at its end.
+    @Test func aTricklingAnswerIsCutShortAtTheTimeout() async throws {
+        let receiver = try await HostileReceiver.start(.trickle(every: .milliseconds(200), count: 100))
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            var limits = NotificationSender.Limits()
+            limits.attemptTimeout = .seconds(1)
+            let sender = NotificationSender(ledger: ledger, limits: limits)
+            let started = ContinuousClock.now
+            let attempted = try await sender.sendDue().attempted
+            let elapsed = ContinuousClock.now - started
+            try await sender.shutdown()
+            #expect(attempted.first?.attempts.map(\.result) == [.timedOut])
+            #expect(attempted.first?.attempts.first?.detail == "no complete answer within 1 s")
+            // 20 seconds of trickle; cut at 1 (a loaded machine may add a little).
+            #expect(elapsed < .seconds(8), "\(elapsed)")
+        }
+        await receiver.stop()
+    }
+
+    /// `limits.inFlight` attempts run at once over as many connections: none waits for a
+    /// connection inside its timeout. Sixteen answers that each take most of the timeout all
+    /// arrive and are all delivered (the HTTP client's default pool of 8 made the second half
+    /// wait, and time out).
+    @Test func sixteenSlowAnswersAtOnceAreAllDelivered() async throws {
+        try await Self.withReceiver(attemptTimeout: .milliseconds(2_500)) { ledger, session, receiver, sender in
+            for _ in 0..<16 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            receiver.answer(200, after: .milliseconds(1_500))
+            let round = try await sender.sendDue()
+            #expect(round.attempted.count == 16)
+            #expect(round.deliveredCount == 16, "\(round.attempted.flatMap(\.attempts).map(\.result))")
+            #expect(receiver.arrivals.count == 16)
+        }
+    }
+
     static let hasPython = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
 
     /// Another process holding `path`'s write lock for `seconds`; returns once it holds it.

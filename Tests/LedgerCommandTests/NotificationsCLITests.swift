@@ -46,6 +46,41 @@ import Testing
         }
     }
 
+    /// A URL the sender could not reach (a port past 65535 crashed it) is refused when set, with
+    /// the rule it breaks, and the file is left as it was; one already stored (by an older
+    /// release) fails each attempt with its reason, and `notifications send` goes on.
+    @Test func aNotificationURLIsCheckedWholeAndAStoredBadOneNeverStopsTheSender() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
+            let before = fileBytes(workspace.database)
+            for (url, why) in [
+                ("http://127.0.0.1:65536/x", "its port 65536 is not between 1 and 65535"),
+                ("http://[::1:9000/x", "it is not a URL"),
+                ("http://999.0.0.1/x", "is not a valid IPv4 address"),
+                ("http://exa%00mple.com/x", "is not a DNS name"),
+            ] {
+                let refused = try workspace.ledger("store", "set", "notificationURL", url)
+                #expect(refused.status == 65 && refused.stderr.contains(why), "\(url): \(refused.stderr)")
+                #expect(fileBytes(workspace.database) == before, "\(url): the file is unchanged")
+            }
+            #expect(try workspace.ledger("store", "set", "notificationURL", "http://[::1]:9/n").status == 0)
+            let ledger = try Ledger.open(at: workspace.database)
+            try ledger.setStoreSettings(["notificationURL": "http://127.0.0.1:65536/x"])
+            try ledger.close()
+            #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
+            let sent = try workspace.ledger("notifications", "send")
+            #expect(sent.status == 0, "\(sent.stderr)")
+            let uuid = try #require(
+                (try workspace.json("notifications", "list", "--json")["notifications"] as? [[String: Any]])?.last?[
+                    "uuid"] as? String)
+            let shown = try workspace.ledger("notifications", "show", uuid)
+            #expect(
+                shown.stdout.contains(
+                    "OTHER: the notification URL \"http://127.0.0.1:65536/x\" cannot be used: its port 65536 is not between 1 and 65535"
+                ), "\(shown.stdout)")
+        }
+    }
+
     @Test func showPrintsWhatTheServerKeepsAboutATransaction() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)

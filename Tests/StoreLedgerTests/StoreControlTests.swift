@@ -229,6 +229,57 @@ import Testing
         }
     }
 
+    /// A notification URL is checked whole when it is set: the sender must be able to reach it.
+    @Test func notificationURLsAreCheckedWhole() throws {
+        let accepted = [
+            "http://127.0.0.1:9000/notifications", "https://example.com/n", "http://[::1]:8080/x",
+            "http://[2001:db8::1]/x", "http://localhost:65535/", "https://a-b.example.com./x?q=1",
+            "HTTP://127.0.0.1:1/",
+        ]
+        for text in accepted {
+            let settings = try StoreControl.notificationURL.apply(text, to: StoreSettings())
+            #expect(settings.notificationURL?.absoluteString == text, "\(text)")
+        }
+        let refused: [(text: String, reason: String)] = [
+            ("http://127.0.0.1:65536/x", "its port 65536 is not between 1 and 65535"),
+            ("http://127.0.0.1:0/x", "its port 0 is not between 1 and 65535"),
+            ("ftp://example.com/x", "its scheme is ftp, not http or https"),
+            ("http://user:pw@example.com/x", "it names a user or a password"),
+            ("http://[::1/x", "it is not a URL"),
+            ("http://[not:an:address]/x", "its host [not:an:address] is not a bracketed IPv6 address"),
+            ("http://999.1.1.1/x", "its host 999.1.1.1 is not a valid IPv4 address"),
+            ("http://-bad.example/x", "its host -bad.example is not a DNS name"),
+            ("http://exa_mple.com/x", "its host exa_mple.com is not a DNS name"),
+            ("http://example.com\u{0}junk/x", "a control character"),
+            ("http://exam ple.com/x", "a space"),
+            ("http://exämple.com/x", "not ASCII"),
+            ("http:///x", "it has no host"),
+            ("http://" + String(repeating: "a", count: 64) + ".com/x", "is not a DNS name"),
+            ("http://example.com/" + String(repeating: "x", count: 2048), "longer than 2048 bytes"),
+        ]
+        for (text, reason) in refused {
+            do {
+                _ = try StoreControl.notificationURL.apply(text, to: StoreSettings())
+                Issue.record("\(text) accepted")
+            } catch let error as StoreSettingError {
+                #expect(error.reason?.contains(reason) == true, "\(text): \(error)")
+                #expect(error.description.hasPrefix("invalid value"), "\(error)")
+            }
+        }
+    }
+
+    /// A URL this release refuses, left by an older one, is read as no URL with the reason kept:
+    /// the sender fails each attempt with it rather than sending nowhere.
+    @Test func aStoredNotificationURLThatCannotBeUsedKeepsItsReason() {
+        let settings = StoreSettings(stored: ["notificationURL": "http://127.0.0.1:65536/x"])
+        #expect(settings.notificationURL == nil)
+        #expect(
+            settings.notificationURLProblem
+                == "the notification URL \"http://127.0.0.1:65536/x\" cannot be used: its port 65536 is not between 1 and 65535"
+        )
+        #expect(StoreSettings(stored: ["notificationURL": "none"]).notificationURLProblem == nil)
+    }
+
     @Test func settingValuesParse() throws {
         var settings = StoreSettings()
         settings = try StoreControl.failTransactions.apply("paymentNotAllowed", to: settings)

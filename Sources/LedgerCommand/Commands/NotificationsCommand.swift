@@ -89,6 +89,7 @@ struct NotificationsCommand: AsyncParsableCommand {
             let date: Date
             let sendAttemptResult: String
             let httpStatus: Int?
+            let detail: String?
         }
 
         func run() async throws {
@@ -109,12 +110,14 @@ struct NotificationsCommand: AsyncParsableCommand {
                 notification: Line(notification), payload: payload,
                 transactionInfo: try decoded("signedTransactionInfo"), renewalInfo: try decoded("signedRenewalInfo"),
                 attempts: notification.attempts.map {
-                    Attempt(date: $0.date, sendAttemptResult: $0.result.rawValue, httpStatus: $0.httpStatus)
+                    Attempt(
+                        date: $0.date, sendAttemptResult: $0.result.rawValue, httpStatus: $0.httpStatus,
+                        detail: $0.detail)
                 })
             try options.output.emit(view) {
                 let attempts = view.attempts.map {
                     "attempt \(InternetDate.string(from: $0.date))  \($0.sendAttemptResult)"
-                        + ($0.httpStatus.map { " (HTTP \($0))" } ?? "")
+                        + ($0.httpStatus.map { " (HTTP \($0))" } ?? "") + ($0.detail.map { ": \($0)" } ?? "")
                 }
                 return
                     ([view.notification.text] + attempts + [Self.pretty(view.payload, "payload")]

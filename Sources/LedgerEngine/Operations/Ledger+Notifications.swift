@@ -290,8 +290,11 @@ extension Ledger {
         let number = notification.attempts.count + 1
         try db.cachedStatement(
             sql:
-                "INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status) VALUES (?, ?, ?, ?, ?)"
-        ).execute(arguments: [sequence, number, now, outcome.result.rawValue, outcome.httpStatus])
+                """
+                INSERT INTO notification_attempts (notification_seq, attempt, at, result, http_status, detail)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [sequence, number, now, outcome.result.rawValue, outcome.httpStatus, outcome.detail])
         let delay = ServerNotification.retryDelay(afterAttempt: number)
         let status: ServerNotification.Status =
             outcome.result == .success ? .delivered : delay == nil ? .failed : .pending
@@ -301,7 +304,8 @@ extension Ledger {
         ).execute(arguments: [status.rawValue, number, next, sequence])
         notification.attempts.append(
             ServerNotification.Attempt(
-                date: Date(ledgerMilliseconds: now), result: outcome.result, httpStatus: outcome.httpStatus))
+                date: Date(ledgerMilliseconds: now), result: outcome.result, httpStatus: outcome.httpStatus,
+                detail: outcome.detail))
         notification.status = status
         notification.nextAttemptDate = next.map(Date.init(ledgerMilliseconds:))
         return notification
@@ -332,7 +336,10 @@ extension Ledger {
                 : try Row.fetchAll(
                     db,
                     sql:
-                        "SELECT at, result, http_status FROM notification_attempts WHERE notification_seq = ? ORDER BY attempt",
+                        """
+                        SELECT at, result, http_status, detail FROM notification_attempts
+                        WHERE notification_seq = ? ORDER BY attempt
+                        """,
                     arguments: [sequence]
                 ).map { attempt in
                     guard let result = SendAttemptResult(rawValue: attempt["result"]) else {
@@ -340,7 +347,7 @@ extension Ledger {
                     }
                     return ServerNotification.Attempt(
                         date: Date(ledgerMilliseconds: attempt["at"]), result: result,
-                        httpStatus: attempt["http_status"])
+                        httpStatus: attempt["http_status"], detail: attempt["detail"])
                 }
             return ServerNotification(
                 sequence: sequence, uuid: uuid, type: row["type"], subtype: row["subtype"],
@@ -359,11 +366,19 @@ package struct NotificationAttemptOutcome: Sendable {
     package let notification: ServerNotification
     package let result: SendAttemptResult
     package let httpStatus: Int?
+    /// What happened, in words (`ServerNotification.Attempt.detail`), cut to its limit.
+    package let detail: String?
 
-    package init(notification: ServerNotification, result: SendAttemptResult, httpStatus: Int?) {
+    package init(notification: ServerNotification, result: SendAttemptResult, httpStatus: Int?, detail: String? = nil) {
         self.notification = notification
         self.result = result
         self.httpStatus = httpStatus
+        var bytes = 0
+        let kept = detail?.prefix { character in
+            bytes += character.utf8.count
+            return bytes <= ServerNotification.Attempt.detailLimit
+        }
+        self.detail = kept.flatMap { $0.isEmpty ? nil : String($0) }
     }
 }
 

@@ -41,6 +41,9 @@ let package = Package(
         // The event loops Hummingbird and AsyncHTTPClient run on, which `ledger serve` makes
         // Swift's executor.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // HTTP request parts as Hummingbird's pipeline carries them (`ledger serve`'s body deadline).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // `swift package generate-documentation` (the DocC catalogs in Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -86,9 +89,12 @@ let package = Package(
             name: "AppStoreServer",
             dependencies: [
                 "StoreLedger", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).
@@ -135,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerTests",
             dependencies: [
-                "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "ledger",
+                "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "LedgerLab", "ledger",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Receivers and clients that misbehave on purpose (HostileReceiver, raw sockets).
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),

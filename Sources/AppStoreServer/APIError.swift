@@ -20,6 +20,9 @@ struct APIError: Error, Equatable {
     static let methodNotAllowed = APIError(status: 405, body: nil)
     /// The body is longer than `AppStoreServerAPI.maximumBodySize`.
     static let payloadTooLarge = APIError(status: 413, body: nil)
+    /// A transfer coding other than `chunked` (RFC 9112: a server answers 501 to one it does not
+    /// know).
+    static let notImplemented = APIError(status: 501, body: nil)
     /// Apple's `InvalidTransactionIdError`.
     static let invalidTransactionID = APIError(status: 400, body: (4_000_006, "Invalid transaction id."))
     /// Apple's `TransactionIdNotFoundError`.

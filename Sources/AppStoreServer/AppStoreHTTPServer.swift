@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
@@ -16,6 +17,25 @@ public import StoreLedger
 /// task.cancel()   // stops accepting, finishes the requests in flight
 /// ```
 public struct AppStoreHTTPServer: Sendable {
+    /// The bounds of what clients may hold: connections, and how long a connection may wait
+    /// between requests or take to send one. A client that breaks them is disconnected; the
+    /// others are answered meanwhile.
+    public struct Limits: Sendable, Hashable {
+        /// The most connections open at once; past it, new ones wait to be accepted (in the
+        /// listen backlog) until one closes.
+        public var maximumConnections = 256
+        /// How long a connection may deliver no part of a request (its head, or a piece of its
+        /// body) before it is closed: an idle keep-alive connection, or a request head sent too
+        /// slowly. Never while its answer is being made.
+        public var idleTimeout: Duration = .seconds(15)
+        /// How long a request's body may take to arrive whole, from its head; past it the
+        /// connection is closed.
+        public var bodyTimeout: Duration = .seconds(15)
+
+        /// The defaults: 256 connections, 15 seconds idle, 15 seconds a body.
+        public init() {}
+    }
+
     /// What the server answers with.
     public let api: AppStoreServerAPI
     /// The address it binds to: loopback unless told otherwise.
@@ -25,14 +45,20 @@ public struct AppStoreHTTPServer: Sendable {
     /// Whether it also sends the store's Server Notifications V2 and makes the renewals that fall
     /// due while it runs (`NotificationSender.run`).
     public let sendsNotifications: Bool
+    /// What clients may hold.
+    public let limits: Limits
 
     /// A server of `ledger`'s store on `host` and `port` (loopback and 8080 by default), not
     /// started yet (`run`); unless told otherwise it sends the store's notifications too.
-    public init(ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080, sendsNotifications: Bool = true) {
+    public init(
+        ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080, sendsNotifications: Bool = true,
+        limits: Limits = Limits()
+    ) {
         self.api = AppStoreServerAPI(ledger: ledger)
         self.host = host
         self.port = port
         self.sendsNotifications = sendsNotifications
+        self.limits = limits
     }
 
     /// Serves until the task is cancelled, or, with `stoppingOnSignals`, until SIGINT or
@@ -48,6 +74,24 @@ public struct AppStoreHTTPServer: Sendable {
         defer { readers.close() }
         let api = api.reading(through: readers)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            // A body announced longer than any request may carry is refused before a byte of it is
+            // read; so is one whose request would be refused whatever it held (no valid token, no
+            // such endpoint): such a body is discarded as it arrives, never held.
+            if let length = request.headers[.contentLength].flatMap(Int.init),
+                length > AppStoreServerAPI.maximumBodySize
+            {
+                return Self.response(AppStoreServerAPI.answer(.payloadTooLarge))
+            }
+            if let coding = request.headers[.transferEncoding], coding.lowercased() != "chunked" {
+                return Self.response(AppStoreServerAPI.answer(.notImplemented))
+            }
+            if Self.carriesBody(request.headers),
+                let refused = api.refusalBeforeBody(
+                    method: request.method.rawValue, path: request.uri.path,
+                    authorization: request.headers[.authorization])
+            {
+                return Self.response(refused)
+            }
             var body = Data()
             do {
                 body = Data(try await request.body.collect(upTo: AppStoreServerAPI.maximumBodySize).readableBytesView)
@@ -63,10 +107,18 @@ public struct AppStoreHTTPServer: Sendable {
             if let answer = api.answerReading(call) { return Self.response(answer) }
             return Self.response(await Blocking.run { api.respond(to: call) })
         }
-        let host = host
+        let (host, limits) = (host, limits)
         let application = Application(
             responder: responder,
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [
+                        RequestBodyHandler(limit: limits.bodyTimeout, longestBody: AppStoreServerAPI.maximumBodySize)
+                    ],
+                    idleTimeout: .init(limits.idleTimeout))),
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections)),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
             logger: Self.quietLogger)
         let sender = sendsNotifications ? NotificationSender(ledger: api.ledger) : nil
@@ -97,6 +149,12 @@ public struct AppStoreHTTPServer: Sendable {
     /// (`Blocking`).
     public static func runTasksOnEventLoops() {
         NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    }
+
+    /// Whether a request's head announces a body: a length other than 0, or a transfer coding.
+    private static func carriesBody(_ headers: HTTPFields) -> Bool {
+        if headers[.transferEncoding] != nil { return true }
+        return headers[.contentLength].map { $0 != "0" } ?? false
     }
 
     private static func response(_ answer: APIResponse) -> Response {

@@ -168,7 +168,36 @@ public struct AppStoreServerAPI: Sendable {
         case massExtensionStatus
     }
 
-    private func route(_ request: APIRequest) throws -> APIResponse {
+    /// The answer to a request whose body has not been read yet, when it is refused whatever its
+    /// body: an unknown path (404), another method (405) or a bearer token that does not hold
+    /// (401). `nil` when the body is worth reading. The HTTP server asks before it reads a body,
+    /// so that a client without a valid token costs no memory for what it sends.
+    /// The key is read through a free read-only connection when there is one (it waits for no
+    /// lock then), else through `ledger`.
+    public func refusalBeforeBody(method: String, path: String, authorization: String?) -> APIResponse? {
+        let request = APIRequest(method: method, path: path, authorization: authorization)
+        let refusal = { (api: AppStoreServerAPI) -> APIResponse? in
+            do {
+                _ = try api.endpoint(of: request)
+                _ = try api.authorize(request)
+                return nil
+            } catch let error as APIError {
+                return Self.answer(error)
+            } catch {
+                return Self.answer(.generalInternal)
+            }
+        }
+        let throughReader = readers?.withFreeReader { reader in
+            var serving = self
+            serving.store = reader
+            return refusal(serving)
+        }
+        return throughReader ?? refusal(self)
+    }
+
+    /// The endpoint `request` calls, with the path's parameters.
+    /// - Throws: `APIError.notFound` or `.methodNotAllowed`.
+    private func endpoint(of request: APIRequest) throws -> (name: Endpoint, parameters: [String]) {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         let matching = Self.endpoints.filter { endpoint in
             endpoint.pattern.count == segments.count
@@ -178,10 +207,14 @@ public struct AppStoreServerAPI: Sendable {
         guard let endpoint = matching.first(where: { $0.method == request.method }) else {
             throw APIError.methodNotAllowed
         }
+        return (endpoint.name, zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) })
+    }
+
+    private func route(_ request: APIRequest) throws -> APIResponse {
+        let (endpoint, parameters) = try endpoint(of: request)
         let settings = try authorize(request)
-        let parameters = zip(endpoint.pattern, segments).filter { $0.0 == "{}" }.map { String($0.1) }
         let query = try QueryParameters(request.query)
-        switch endpoint.name {
+        switch endpoint {
         case .transactionInfo:
             return try transactionInfo(parameters[0])
         case .appTransactionInfo:

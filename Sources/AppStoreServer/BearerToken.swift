@@ -69,7 +69,8 @@ enum BearerToken {
             let claims = try? JSONSerialization.jsonObject(with: token.payload) as? [String: Any]
         else { throw .malformed }
         guard header["alg"] as? String == "ES256" else { throw .unsupportedAlgorithm }
-        guard let keyID = header["kid"] as? String else { throw .unknownKey }
+        // A NUL would end the key id where SQLite reads it: `KEY1\0junk` is no key's id.
+        guard let keyID = header["kid"] as? String, !keyID.holdsNUL else { throw .unknownKey }
         let (stored, bundleID) = try read(context, keyID)
         guard let found = stored else { throw .unknownKey }
         guard found.revokedAt == nil else { throw .revokedKey }

@@ -26,9 +26,9 @@ extension AppStoreServerAPI {
         guard let reason = request.extendReasonCode, (0...3).contains(reason) else {
             throw APIError.invalidExtendReasonCode
         }
-        guard let id = request.requestIdentifier,
-            (1...RenewalExtension.requestIdentifierLimit).contains(id.utf8.count)
-        else { throw APIError.invalidRequestIdentifier }
+        guard let id = request.requestIdentifier, RenewalExtension.isValidRequestIdentifier(id) else {
+            throw APIError.invalidRequestIdentifier
+        }
         return (days, reason, id, request)
     }
 
@@ -53,7 +53,7 @@ extension AppStoreServerAPI {
     /// `{"requestIdentifier"}`.
     func massExtendRenewalDates(_ body: Data) throws -> APIResponse {
         let (days, reason, id, request) = try Self.extensionRequest(body)
-        guard let productID = request.productId, (1...255).contains(productID.utf8.count) else {
+        guard let productID = request.productId, (1...255).contains(productID.utf8.count), !productID.holdsNUL else {
             throw APIError.invalidProductID
         }
         let storefronts = request.storefrontCountryCodes ?? []

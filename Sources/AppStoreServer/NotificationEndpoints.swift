@@ -42,7 +42,7 @@ extension AppStoreServerAPI {
         guard token.utf8.count <= 64, parts.count == 2, parts[0].utf8.count == 36, Int64(parts[1]) != nil else {
             return nil
         }
-        return UUID(uuidString: String(parts[0]))
+        return UUID(exactly: String(parts[0]))
     }
 
     /// Get Notification History's request body (`NotificationHistoryRequest`).

@@ -1,4 +1,5 @@
 import Foundation
+import StoreLedger
 
 /// A request's query string, read as Apple's clients write it: `name=value` pairs joined by
 /// `&`, percent-encoded (`+` for a space), a name repeated for each value of a list
@@ -10,7 +11,7 @@ struct QueryParameters {
     private var values: [String: [String]] = [:]
 
     /// - Throws: `APIError.generalBadRequest` for more than `mostPairs` pairs or a pair that
-    ///   does not decode.
+    ///   does not decode (or holds a NUL).
     init(_ query: String?) throws {
         guard let query, !query.isEmpty else { return }
         let pairs = query.split(separator: "&", omittingEmptySubsequences: true)
@@ -23,8 +24,12 @@ struct QueryParameters {
         }
     }
 
+    /// A name or value percent-decoded; `nil` when it does not decode, or decodes to text with a
+    /// NUL (`%00`: a filter would match on the part before it).
     private static func decoded(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        guard let decoded = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding, !decoded.holdsNUL
+        else { return nil }
+        return decoded
     }
 
     /// Every value of `name`, in order.

@@ -73,7 +73,7 @@ extension AppStoreServerAPI {
         try within(request.platform, 0...2, or: .invalidPlatform)
         guard request.sampleContentProvided != nil else { throw APIError.invalidSampleContentProvided }
         try within(request.deliveryStatus, 0...5, or: .invalidDeliveryStatus)
-        guard let token = request.appAccountToken, token.isEmpty || UUID(uuidString: token) != nil else {
+        guard let token = request.appAccountToken, token.isEmpty || UUID(exactly: token) != nil else {
             throw APIError.invalidAppAccountToken
         }
         try within(request.accountTenure, 0...7, or: .invalidAccountTenure)
@@ -117,9 +117,10 @@ extension AppStoreServerAPI {
         guard let request = try? JSONDecoder().decode(AppAccountTokenRequest.self, from: body),
             let text = request.appAccountToken
         else { throw APIError.generalBadRequest }
-        guard text.isEmpty || UUID(uuidString: text) != nil else { throw APIError.invalidAppAccountTokenUUID }
+        let token = UUID(exactly: text)
+        guard text.isEmpty || token != nil else { throw APIError.invalidAppAccountTokenUUID }
         guard original.originalID == original.id else { throw APIError.transactionIDIsNotOriginal }
-        try store.setAppAccountToken(UUID(uuidString: text), originalTransactionID: original.id)
+        try store.setAppAccountToken(token, originalTransactionID: original.id)
         return APIResponse(status: 200, json: nil)
     }
 }

@@ -36,7 +36,7 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, chain, launch, redelivery, restore, show, catalog, server, notifications
+        case purchase, payers, chain, launch, redelivery, restore, show, catalog, server, hostile, notifications
     }
 
     func run() async throws {
@@ -130,6 +130,15 @@ struct BenchCommand: AsyncParsableCommand {
         let target: String
         let peakMemoryMB: Double
         let note: String?
+        /// Why the row was not measured (a tool this machine lacks); its figures are then 0.
+        var skipped: String? = nil
+
+        /// A row not measured, for `reason`.
+        static func skipped(_ workload: String, because reason: String) -> Result {
+            Result(
+                workload: workload, unit: "-", ledger: 0, baseline: nil, ratio: nil, target: "-", peakMemoryMB: 0,
+                note: nil, skipped: reason)
+        }
     }
 
     struct Report: Encodable {
@@ -142,6 +151,10 @@ struct BenchCommand: AsyncParsableCommand {
             lines.append("| workload | StoreLedger | raw SQLite | ratio | target | peak RSS |")
             lines.append("|---|---|---|---|---|---|")
             for r in results {
+                if let reason = r.skipped {
+                    lines.append("| \(r.workload) | skipped: \(reason) | - | - | - | - |")
+                    continue
+                }
                 let baseline = r.baseline.map { format($0, r.unit) } ?? "-"
                 let ratio = r.ratio.map { String(format: "%.2f", $0) } ?? "-"
                 lines.append(
@@ -217,6 +230,10 @@ struct Bench {
         if run.contains(.server) {
             say("ledger serve under wrk, against a constant body...")
             results += try await serverLoad()
+        }
+        if run.contains(.hostile) {
+            say("ledger serve with \(HostileLoad.connections) hostile connections open...")
+            results += try await hostileConnections()
         }
         if run.contains(.notifications) {
             say("notifications: a burst of \(plan.burst) purchases, a backlog of \(plan.backlog)...")

@@ -21,11 +21,12 @@ import FoundationNetworking
 extension Bench {
     /// Get Transaction Info on a ledger of the largest size, against the ceiling.
     mutating func serverLoad() async throws -> [BenchCommand.Result] {
-        guard let wrk = Self.executable(named: "wrk") else {
-            say("wrk is not installed (apt-get install wrk): the server rows are left out")
-            return []
-        }
         let size = plan.sizes.max() ?? 1_000
+        let name = "Get Transaction Info, 64 keep-alive connections, \(size) transactions"
+        guard let wrk = Self.executable(named: "wrk") else {
+            say("wrk is not installed (apt-get install wrk): the server rows are skipped")
+            return [.skipped(name, because: "wrk is not installed (apt-get install wrk)")]
+        }
         let ledgerPath = path("serve-\(size)")
         try await fill(ledgerPath, finished: size, unfinished: 0)
         let key = P256.Signing.PrivateKey()
@@ -65,7 +66,6 @@ extension Bench {
         let best = served.max { $0.requestsPerSecond < $1.requestsPerSecond }!
         let top = constant.max { $0.requestsPerSecond < $1.requestsPerSecond }!
         let topSigning = signing.max { $0.requestsPerSecond < $1.requestsPerSecond }!
-        let name = "Get Transaction Info, 64 keep-alive connections, \(size) transactions"
         let memory = server.peakMB
         return [
             result(
@@ -89,6 +89,51 @@ extension Bench {
             BenchCommand.Result(
                 workload: "ledger serve resident memory after the load (peak)", unit: "MB", ledger: memory,
                 baseline: nil, ratio: nil, target: "<= 64 MB", peakMemoryMB: memory, note: nil),
+        ]
+    }
+
+    /// `ledger serve`'s memory with `HostileLoad.connections` hostile connections open (half of
+    /// them announce a 1 MiB body without a token and send part of it, half send half a request
+    /// head and stop), and a well-behaved client answered meanwhile.
+    mutating func hostileConnections() async throws -> [BenchCommand.Result] {
+        let ledgerPath = path("hostile")
+        try await fill(ledgerPath, finished: 1_000, unfinished: 0)
+        let key = P256.Signing.PrivateKey()
+        let ledger = try Ledger.open(at: ledgerPath)
+        try ledger.addAPIKey(keyID: "BENCH", issuerID: "bench-issuer", publicKey: key.publicKey)
+        try ledger.close()
+        let token = try BenchToken.make(key: key, bundleID: StoreSettings.defaultBundleID)
+        let server = try ChildServer.start(
+            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", ledgerPath])
+        defer { server.stop() }
+        _ = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/1", token: token)
+        let before = server.residentMB
+        let load = try HostileLoad(port: server.port)
+        defer { load.close() }
+        var latencies: [Double] = []
+        for id in 1...HostileLoad.requests {
+            let started = ContinuousClock.now
+            _ = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/\(id)", token: token)
+            let elapsed = ContinuousClock.now - started
+            latencies.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+        }
+        let open = load.openCount
+        let during = server.residentMB
+        latencies.sort()
+        let name = "ledger serve with \(HostileLoad.connections) hostile connections open"
+        return [
+            BenchCommand.Result(
+                workload: name + ": resident memory", unit: "MB", ledger: during, baseline: nil, ratio: nil,
+                target: "<= 64 MB", peakMemoryMB: server.peakMB,
+                note: String(
+                    format:
+                        "%.0f MB before; %d of %d still open (half announce 1 MiB without a token, half stop mid-head)",
+                    before, open, HostileLoad.connections)),
+            BenchCommand.Result(
+                workload: name + ": \(HostileLoad.requests) Get Transaction Info answered meanwhile, p99", unit: "ms",
+                ledger: latencies[Int(Double(latencies.count - 1) * 0.99)], baseline: nil, ratio: nil,
+                target: "all answered", peakMemoryMB: server.peakMB,
+                note: String(format: "p50 %.1f ms", latencies[latencies.count / 2])),
         ]
     }
 
@@ -246,9 +291,13 @@ struct ChildServer {
     }
 
     /// Its peak resident memory so far, in MB.
-    var peakMB: Double {
+    var peakMB: Double { statusMB("VmHWM:") }
+    /// Its resident memory now, in MB.
+    var residentMB: Double { statusMB("VmRSS:") }
+
+    private func statusMB(_ field: String) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
             let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
@@ -356,5 +405,41 @@ struct ConstantServerCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(line.utf8))
             }, logger: logger)
         try await application.runService()
+    }
+}
+
+/// Hostile connections to a server: half announce a 1 MiB body without a token and send 64 KiB
+/// of it, half send part of a request head and stop.
+struct HostileLoad {
+    static let connections = 200
+    /// The requests a well-behaved client makes while they are open.
+    static let requests = 200
+
+    private let clients: [RawClient]
+
+    init(port: Int) throws {
+        var clients: [RawClient] = []
+        let chunk = String(repeating: "x", count: 64 * 1_024)
+        for index in 0..<Self.connections {
+            let client = try RawClient(port: port)
+            if index.isMultiple(of: 2) {
+                try client.send(
+                    "POST /inApps/v1/notifications/history HTTP/1.1\r\nHost: bench\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: 1048576\r\n\r\n" + chunk)
+            } else {
+                try client.send("GET /inApps/v1/transactions/1 HTTP/1.1\r\nHost: bench\r\nAuthoriz")
+            }
+            clients.append(client)
+        }
+        self.clients = clients
+    }
+
+    /// How many the server has not closed yet (none is closed before its deadlines).
+    var openCount: Int {
+        clients.filter { !$0.waitForClose(within: .milliseconds(1)) }.count
+    }
+
+    func close() {
+        for client in clients { client.close() }
     }
 }

@@ -38,6 +38,12 @@ public struct RenewalExtension: Sendable, Hashable {
     public static let window: TimeInterval = 365 * 86_400
     /// The longest request identifier, in bytes.
     public static let requestIdentifierLimit = 128
+
+    /// Whether `text` can identify an extension request: 1 to `requestIdentifierLimit` bytes,
+    /// no NUL (`N\0one` and `N\0two` would collide).
+    public static func isValidRequestIdentifier(_ text: String) -> Bool {
+        (1...requestIdentifierLimit).contains(text.utf8.count) && !text.holdsNUL
+    }
 }
 
 /// A mass extension of renewal dates (Extend Subscription Renewal Dates for All Active
@@ -96,7 +102,7 @@ public enum RenewalExtensionError: DescribedError, Sendable, Equatable {
         case .invalidDays(let days): "\(days) days: an extension adds 1 to \(RenewalExtension.maximumDays) days"
         case .invalidReason(let reason): "reason \(reason): Apple's extend reason codes are 0 to 3"
         case .invalidRequestIdentifier:
-            "a request identifier has 1 to \(RenewalExtension.requestIdentifierLimit) bytes"
+            "a request identifier has 1 to \(RenewalExtension.requestIdentifierLimit) bytes, none of them NUL"
         case .unknownOriginalTransaction(let id): "no auto-renewable subscription has original transaction \(id)"
         case .ineligible(let id): "the subscription of original transaction \(id) is not active: it cannot be extended"
         case .maximumReached(let id):

@@ -100,7 +100,7 @@ extension Ledger {
     private static func checkExtension(days: Int, reason: Int, requestIdentifier: String) throws {
         guard (1...RenewalExtension.maximumDays).contains(days) else { throw RenewalExtensionError.invalidDays(days) }
         guard (0...3).contains(reason) else { throw RenewalExtensionError.invalidReason(reason) }
-        guard (1...RenewalExtension.requestIdentifierLimit).contains(requestIdentifier.utf8.count) else {
+        guard RenewalExtension.isValidRequestIdentifier(requestIdentifier) else {
             throw RenewalExtensionError.invalidRequestIdentifier
         }
     }

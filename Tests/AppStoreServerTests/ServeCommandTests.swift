@@ -157,6 +157,52 @@ import FoundationNetworking
         }
     }
 
+    /// `serve` says on stderr, before its line, what would surprise its user: no valid API key
+    /// (every call a bare 401), or payloads for the Xcode environment (Apple's verifiers refuse
+    /// them unless told); an IPv6 host is printed in brackets, as a URL needs it.
+    @Test func itWarnsOfNoKeyAndOfTheXcodeEnvironmentAndBracketsIPv6() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory)
+            let path = ledger.path
+            try ledger.close()
+            func firstLines(_ arguments: [String]) throws -> (stdout: String, stderr: String) {
+                let process = LedgerProcess.start(["serve", "--port", "0", "--database", path] + arguments)
+                let (out, err) = (Pipe(), Pipe())
+                process.standardOutput = out
+                process.standardError = err
+                try process.run()
+                let line = try Self.firstLine(of: out.fileHandleForReading, within: 60)
+                process.terminate()
+                process.waitUntilExit()
+                return (line, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            }
+            let bare = try firstLines([])
+            #expect(bare.stdout.hasPrefix("listening on http://127.0.0.1:"))
+            #expect(
+                bare.stderr.contains(
+                    "warning: the ledger has no API key that is not revoked: every request will get 401"))
+            #expect(bare.stderr.contains("warning: the store signs for the Xcode environment"))
+            #expect(try LedgerProcess.run(["store", "set", "environment", "Sandbox", "--database", path]).status == 0)
+            let created = try LedgerProcess.run([
+                "api-keys", "create", "--key-id", "KEY1", "--issuer-id", Self.issuer, "--output", directory + "/key.p8",
+                "--database", path,
+            ])
+            #expect(created.status == 0)
+            let ready = try firstLines([])
+            #expect(!ready.stderr.contains("warning"), "\(ready.stderr)")
+            if Self.hasIPv6Loopback {
+                let six = try firstLines(["--host", "::1"])
+                #expect(six.stdout.hasPrefix("listening on http://[::1]:"), "\(six.stdout)")
+            }
+        }
+    }
+
+    /// Whether this machine has `::1` (some containers have no IPv6).
+    static var hasIPv6Loopback: Bool {
+        (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8))?.contains(
+            "00000000000000000000000000000001") == true
+    }
+
     @Test func apiKeysCreateWritesAnOwnerOnlyKeyAndNeverReplacesAFile() async throws {
         try await withTemporaryDirectory { directory in
             let (path, _) = try await Self.prepare(directory)

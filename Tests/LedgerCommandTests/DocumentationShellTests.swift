@@ -4,8 +4,9 @@ import LedgerTesting
 import Testing
 
 /// The shell examples of the README and the guides (docs/*.md), run as a reader would run them,
-/// so that no claim about the tool goes stale. Each document runs in a fresh folder holding
-/// `Products.storekit` (the sample catalog) with `ledger` first on PATH, its ```sh blocks in
+/// so that no claim about the tool goes stale. Each document runs in a fresh empty folder (a
+/// document that imports `Products.storekit` writes it with `ledger products sample`, as a
+/// reader would) with `ledger` first on PATH, its ```sh blocks in
 /// order, each with `bash -e -o pipefail`: the folder and its `ledger.sqlite` carry over from
 /// block to block. `<!-- shell: skip -->` before a block leaves it out (it needs `swift`, a
 /// build or tools beyond the shell); `<!-- shell: exits N -->` expects it to end with status N.
@@ -55,7 +56,6 @@ import Testing
         let text = try String(contentsOfFile: Repository.root + "/" + document, encoding: .utf8)
         let blocks = try Self.blocks(of: text)
         try await withTemporaryDirectory { directory in
-            _ = try SampleCatalog.write(in: directory, name: "Products.storekit")
             for block in blocks {
                 guard let expected = block.expectedStatus else { continue }
                 let result = try Self.run(block.script, in: directory)

@@ -25,6 +25,24 @@ import Testing
                 "StoreLedger \(LedgerRootCommand.version), licensed under the Apache License, Version 2.0"))
     }
 
+    /// The catalog every guide imports ships with the tool: `products sample` prints it, and
+    /// what it prints imports into the catalog the guides describe. It touches no ledger.
+    @Test func theSampleCatalogIsPrintedAndImports() async throws {
+        try await CLIWorkspace.empty { workspace in
+            let sample = try workspace.ledger("products", "sample")
+            #expect(sample.status == 0 && sample.stdout == ProductCatalog.sampleConfiguration + "\n")
+            #expect(!FileManager.default.fileExists(atPath: workspace.database), "no ledger made")
+            try write(sample.stdout, to: workspace.directory + "/Products.storekit")
+            #expect(try workspace.ledger("products", "import", workspace.directory + "/Products.storekit").status == 0)
+            let listed = try workspace.json("products", "list", "--json")["products"] as? [[String: Any]]
+            #expect(
+                Set(listed?.compactMap { $0["id"] as? String } ?? []) == [
+                    "com.example.level1", "com.example.level2", "com.example.rocket_car", "com.example.season_pass",
+                    "com.example.pro.monthly", "com.example.pro.yearly", "com.example.basic.monthly",
+                ])
+        }
+    }
+
     @Test func globalOptionsWorkBeforeTheCommandToo() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             try workspace.ledger("purchase", "com.example.level1")

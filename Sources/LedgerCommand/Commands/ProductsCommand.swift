@@ -4,8 +4,8 @@ import StoreLedger
 
 struct ProductsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "products", abstract: "Import, list and request products.",
-        subcommands: [Import.self, List.self, Request.self])
+        commandName: "products", abstract: "Import, list and request products; print a sample catalog.",
+        subcommands: [Import.self, List.self, Request.self, Sample.self])
 
     /// A product as the CLI shows it: the stored definition plus its price for the storefront.
     struct ProductView: Encodable {
@@ -100,6 +100,26 @@ struct ProductsCommand: AsyncParsableCommand {
                     ? "no products (import some with `ledger products import FILE.storekit`)"
                     : views.map(\.line).joined(separator: "\n")
             }
+        }
+    }
+
+    /// `ledger products sample`: the guides' catalog, to start from.
+    struct Sample: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a sample StoreKit configuration file: one product of each kind.",
+            discussion: """
+                The catalog the guides' examples use: non-consumables com.example.level1 and \
+                com.example.level2, the consumable com.example.rocket_car, the non-renewing \
+                com.example.season_pass, and the subscription group pro (com.example.pro.monthly, \
+                com.example.pro.yearly, com.example.basic.monthly). Save it and import it: \
+                `ledger products sample > Products.storekit && ledger products import Products.storekit`. \
+                It touches no ledger (the global options are taken, and have nothing to change).
+                """)
+
+        @OptionGroup var options: GlobalOptions
+
+        func run() throws {
+            print(ProductCatalog.sampleConfiguration)
         }
     }
 

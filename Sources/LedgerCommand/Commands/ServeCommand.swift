@@ -12,10 +12,24 @@ struct ServeCommand: AsyncParsableCommand {
             Answers the App Store Server API with Apple's paths, JSON bodies and error codes, \
             signed as the store signs (see `ledger store set environment`). Every request needs \
             an ES256 bearer token signed with one of the ledger's API keys (`ledger api-keys`). \
-            When it accepts connections it prints one line, `listening on http://HOST:PORT`, \
-            on standard output. SIGINT or SIGTERM: it stops accepting, finishes the requests \
-            in flight and exits 0. Answered now: Get Transaction Info, Get Transaction History (v1 and v2), \
-            Get Refund History, Get All Subscription Statuses.
+            When it accepts connections it prints one line, `listening on http://HOST:PORT` \
+            (an IPv6 host in brackets), on standard output, after a warning on standard error for \
+            a ledger with no valid API key (every request would get 401) and for a store that \
+            signs for the Xcode environment (Apple's verifiers refuse it unless told). SIGINT or \
+            SIGTERM: it stops accepting, finishes the requests in flight and exits 0. It also \
+            sends the store's Server Notifications V2 (`ledger notifications`) and makes the \
+            renewals the store's clock brings.
+
+            Answered: Get Transaction Info, Get App Transaction Info, Get Transaction History \
+            (v1 and v2), Get Refund History, Get All Subscription Statuses, Look Up Order ID, \
+            Send Consumption Information (v1 and v2), Set App Account Token, Extend a \
+            Subscription Renewal Date, Extend Subscription Renewal Dates for All Active \
+            Subscribers, Get Status of Subscription Renewal Date Extensions, Request a Test \
+            Notification, Get Test Notification Status, Get Notification History.
+
+            Clients are bounded: 256 connections, 15 seconds without a request part, 15 seconds \
+            for a body, 1 MiB a body; a request without a valid token is refused before its body \
+            is read.
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -32,14 +46,34 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let server = AppStoreHTTPServer(ledger: try options.openLedger(), host: host, port: port)
+        let ledger = try options.openLedger()
+        for warning in try Self.warnings(about: ledger) { Output.message("warning: " + warning) }
+        let server = AppStoreHTTPServer(ledger: ledger, host: host, port: port)
         do {
             try await server.run(stoppingOnSignals: true) { host, port in
-                // Written at once, unbuffered: a script waits for this line to connect.
-                FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+                // Written at once, unbuffered: a script waits for this line to connect. An IPv6
+                // address is bracketed, as a URL needs it.
+                let shown = host.contains(":") ? "[\(host)]" : host
+                FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
             }
         } catch {
             throw CommandRefusal(description: "cannot serve on \(host):\(port): \(error)")
         }
+    }
+
+    /// What a server of `ledger`'s store would do that its user may not expect.
+    static func warnings(about ledger: Ledger) throws -> [String] {
+        var warnings: [String] = []
+        if try !ledger.apiKeys().contains(where: { $0.revokedAt == nil }) {
+            warnings.append(
+                "the ledger has no API key that is not revoked: every request will get 401 "
+                    + "(create one with `ledger api-keys create`)")
+        }
+        if try StoreSettings(ledger: ledger).environment == .xcode {
+            warnings.append(
+                "the store signs for the Xcode environment, which Apple's verifiers refuse unless told "
+                    + "(`ledger store set environment Sandbox` for a server's real verification path)")
+        }
+        return warnings
     }
 }

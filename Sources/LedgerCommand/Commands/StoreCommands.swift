@@ -180,14 +180,18 @@ struct StoreCommand: AsyncParsableCommand {
 
     struct Resolve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Resolve the issue of an interrupted purchase.",
-            discussion:
-                "Once the failed transaction is finished too, a new purchased transaction for the same product arrives."
+            abstract: "Resolve the issue of an interrupted purchase, or a subscription's billing issue.",
+            discussion: """
+                An interrupted (failed) purchase: once it is finished too, a new purchased transaction for \
+                the same product arrives. A transaction of an auto-renewable subscription whose group is in \
+                billing retry (or its grace period): the billing issue is resolved, and the group renews now, \
+                or, within a grace period, from the end of its last period; the renewal is printed.
+                """
         )
 
         @OptionGroup var options: GlobalOptions
 
-        @Argument(help: "The id of the interrupted (failed) transaction.")
+        @Argument(help: "The id of the interrupted (failed) transaction, or of a transaction of the subscription.")
         var id: UInt64
 
         func run() async throws {

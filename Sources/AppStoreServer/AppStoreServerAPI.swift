@@ -1,5 +1,6 @@
 public import Foundation
 public import StoreLedger
+import Logging
 import Synchronization
 
 /// One request to the App Store Server API, as the HTTP server hands it over.
@@ -127,10 +128,17 @@ public struct AppStoreServerAPI: Sendable {
         } catch let error as APIError {
             return Self.answer(error)
         } catch {
-            // Not the request's fault: the ledger could not be read.
+            // Not the request's fault: the ledger could not be read, or a history could not be
+            // vouched for (nothing is signed then). The client gets Apple's 500; the reason goes
+            // to the log.
+            Self.log.error("\(request.method) \(request.path) answered 500: \(error)")
             return Self.answer(.generalInternal)
         }
     }
+
+    /// Where the server says why it answered 500: standard error, never standard output (which
+    /// `ledger serve` keeps for its one line).
+    static let log = Logger(label: "ledger-serve") { StreamLogHandler.standardError(label: $0) }
 
     /// The endpoints, by path pattern (`{}` stands for one path segment) and method.
     private static let endpoints: [(pattern: [Substring], method: String, name: Endpoint)] = [

@@ -112,6 +112,41 @@ import Testing
         }
     }
 
+    /// An event appended after the signed head by someone without the key (Python computes its
+    /// link as the chain does; it records the row as it is): `ledger jws` refuses to sign the
+    /// transaction it is about (exit 74, saying why), where it signed it before; another
+    /// transaction is still signed.
+    @Test func noSignerSignsATransactionWhoseUnsignedEventsAreNotAuthenticated() async throws {
+        try await Self.withHistory { workspace in
+            #expect(try workspace.ledger("jws", "1").status == 0)
+            let forged = try runPython(
+                """
+                import hashlib, sqlite3, struct
+                def text(v): return b"\\x00" if v is None else b"\\x02" + struct.pack(">I", len(v.encode())) + v.encode()
+                def integer(v): return b"\\x01" + struct.pack(">q", v)
+                def blob(v): return b"\\x03" + struct.pack(">I", len(v)) + v
+                db = sqlite3.connect('\(workspace.database)')
+                seq, previous = db.execute("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1").fetchone()
+                digest, at = db.execute(
+                    "SELECT row_digest, at FROM transaction_events WHERE transaction_id = 1 ORDER BY seq DESC LIMIT 1").fetchone()
+                data = (bytes(previous) + integer(seq + 1) + integer(1) + text("revoked") + text("purchased")
+                        + text("purchased") + integer(at) + text(None) + blob(bytes(digest)))
+                link = hashlib.sha256(data).digest()
+                db.execute("INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, "
+                           "row_digest, hash, mac) VALUES (?, 1, 'revoked', 'purchased', 'purchased', ?, NULL, ?, ?, NULL)",
+                           (seq + 1, at, digest, link))
+                db.commit()
+                """)
+            #expect(forged == 0)
+            let refused = try workspace.ledger("jws", "1")
+            #expect(refused.status == 74, "\(refused.stdout)")
+            #expect(refused.stderr.contains("has event 8 after the signed head without the ledger's authentication"), "\(refused.stderr)")
+            #expect(try workspace.ledger("jws", "2").status == 0, "another transaction's history holds")
+            let verified = try workspace.ledger("verify")
+            #expect(verified.status == 2 && verified.stdout.contains("event 8"), "\(verified.stdout)")
+        }
+    }
+
     @Test(
         .enabled(
             if: SQLiteShell.shouldRun,

@@ -205,6 +205,17 @@ import Testing
             }
             #expect(try reopened.chainStatus() == before, "nothing was written, nothing signed")
             #expect(try reopened.allTransactions().count == 1)
+            // Nor does any signer sign the transaction the forged event is about: `ledger jws`,
+            // Get Transaction Info and Refund History, and the notifications all sign through
+            // `signing`, which authenticates the events after the head.
+            let isUnauthenticated: (any Error) -> Bool = {
+                ($0 as? LedgerError)?.code == .corrupted
+                    && "\($0)".contains("has event \(before.lastSequence ?? 0) after the signed head without the ledger's authentication")
+            }
+            #expect { _ = try reopened.signedTransaction(bought.id) } throws: { isUnauthenticated($0) }
+            #expect { _ = try reopened.signedPurchase(bought.id) } throws: { isUnauthenticated($0) }
+            let purchased = try #require(try reopened.transaction(bought.id))
+            #expect { _ = try reopened.signedTransactions([purchased]) } throws: { isUnauthenticated($0) }
         }
     }
 

@@ -302,6 +302,33 @@ enum HashChain {
     private static let selectTail = LedgerSQL(
         "SELECT seq, hash, mac FROM transaction_events WHERE seq > ? ORDER BY seq")
 
+    /// Throws `DamagedRow` unless every event of transaction `id`'s history after the stored
+    /// head carries its MAC: what a signer is about to sign rests on the transaction's last
+    /// events, and those the head does not cover are authenticated only by their MACs. A row
+    /// made to match an event appended without the key (a forged refund) passes `vouch`, its
+    /// digest being the forged event's; this refuses it. Events the head covers are vouched for
+    /// by its signature (`ledger verify` checks it).
+    static func authenticateUnsigned(_ db: Database, of id: UInt64, key: [UInt8]) throws {
+        let events = try FastStatement(db, selectUnsignedOfTransaction)
+        events.bind(1, Int64(bitPattern: id))
+        var forged: Int64?
+        try events.forEachRow { columns in
+            guard forged == nil else { return }
+            if columns.isNull(2) || columns.blob(2) != mac(of: columns.blob(1), key: key) { forged = columns.int64(0) }
+        }
+        if let forged {
+            throw DamagedRow(
+                reason: "transaction \(id)'s history has event \(forged) after the signed head without the ledger's "
+                    + "authentication (it was appended without the ledger's key; verify reports it): it is not signed")
+        }
+    }
+
+    private static let selectUnsignedOfTransaction = LedgerSQL(
+        """
+        SELECT seq, hash, mac FROM transaction_events
+        WHERE transaction_id = ? AND seq > coalesce((SELECT seq FROM chain_head WHERE id = 1), 0) ORDER BY seq
+        """)
+
     /// The last event's number and link; `nil` while the history is empty.
     static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
         try FastStatement(db, selectEnd).first { ($0.int64(0), $0.blob(1)) }

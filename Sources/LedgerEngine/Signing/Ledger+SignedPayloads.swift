@@ -54,10 +54,16 @@ extension Ledger {
         return try signing(db, vouched: transactions, signer: signer)
     }
 
-    /// `signing` of transactions vouched for already (`HashChain.vouchedTransaction`).
+    /// `signing` of transactions vouched for already (`HashChain.vouchedTransaction`). Their
+    /// events after the signed head must carry the ledger's MACs (`HashChain.authenticateUnsigned`):
+    /// every signer (the tool, the server's answers, the notifications) comes through here.
     func signing(
         _ db: Database, vouched transactions: [PaymentTransaction], signer: PayloadSigner? = nil
     ) throws -> Signing {
+        if configuration.keepsHashChain {
+            let key = try identities.eventKey(db)
+            for transaction in transactions { try HashChain.authenticateUnsigned(db, of: transaction.id, key: key) }
+        }
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
             transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),

@@ -221,6 +221,10 @@ public struct AppStoreServerAPI: Sendable {
     private func route(_ request: APIRequest) throws -> APIResponse {
         let (endpoint, parameters) = try endpoint(of: request)
         let settings = try authorize(request)
+        // A key given twice: which value it means is the reader's choice, so it is refused.
+        if !request.body.isEmpty, JSONText.repeatedKey(in: [UInt8](request.body)) != nil {
+            throw APIError.generalBadRequest
+        }
         let query = try QueryParameters(request.query)
         switch endpoint {
         case .transactionInfo:

@@ -176,6 +176,19 @@ import FoundationNetworking
         }
     }
 
+    /// A body with a key given twice is refused (Foundation took the first value, the catalog
+    /// reader the last): nothing is changed.
+    @Test func aBodyWithARepeatedKeyIsRefused() async throws {
+        try await withServer { ledger, port, token in
+            let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.consumable))
+            let answer = try await Self.send(
+                "PUT", "/inApps/v1/transactions/\(bought.id)/appAccountToken", port: port, authorization: token,
+                body: #"{"appAccountToken":"\#(UUID().uuidString)","appAccountToken":""}"#)
+            #expect(answer.status == 400 && answer.json["errorCode"] as? Int == 4_000_000, "\(answer)")
+            #expect(try ledger.serverAppAccountToken(originalTransactionID: bought.id) == nil, "nothing set")
+        }
+    }
+
     // MARK: - NUL
 
     /// A NUL ends text where SQLite and Foundation's C parsers read it: an identifier holding one

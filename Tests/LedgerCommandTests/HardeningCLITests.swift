@@ -92,6 +92,107 @@ import Testing
         return value
     }
 
+    /// Ten of the highest price the catalog takes cost more milliunits than 64 bits hold: the
+    /// purchase is refused (it signed a transaction with no price and no currency), the file
+    /// unchanged; nine fit, and are signed with their price.
+    @Test func aPurchaseWhoseWholePriceCannotBeSignedIsRefused() async throws {
+        try await CLIWorkspace.empty { workspace in
+            let file = workspace.directory + "/dear.storekit"
+            try write(
+                #"{"products": [{"productID": "gold", "type": "Consumable", "displayPrice": "999999999999999.99"}], "version": {"major": 4, "minor": 0}}"#,
+                to: file)
+            #expect(try workspace.ledger("products", "import", file).status == 0)
+            let before = fileBytes(workspace.database)
+            let refused = try workspace.ledger("purchase", "gold", "--quantity", "10")
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("10 of gold cost more than a signed transaction's price can hold"),
+                "\(refused.stderr)")
+            #expect(fileBytes(workspace.database) == before, "nothing changed")
+            let bought = try workspace.json("purchase", "gold", "--quantity", "9")
+            let payload = try workspace.json("jws", "\(bought["id"] as? Int ?? 0)")["payload"] as? [String: Any]
+            #expect((payload?["price"] as? NSNumber)?.int64Value == 8_999_999_999_999_999_910)
+            #expect(payload?["currency"] as? String == "USD")
+        }
+    }
+
+    /// The store's time ends with 9999: a subscription bought at its last day, renewed or
+    /// extended there, never expires in the year 10000.
+    @Test func noSubscriptionPeriodRunsPastTheEndOfTime() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("clock", "set", "9999-12-20").status == 0)
+            let bought = try workspace.json("purchase", "com.example.pro.monthly")
+            #expect(bought["expirationDate"] as? String == "9999-12-31T23:59:59.000Z", "\(bought)")
+            #expect(try workspace.ledger("clock", "advance", "P1Y").status == 65, "the clock stops at the end of 9999")
+            #expect(try workspace.ledger("clock", "set", "9999-12-31T23:59:59Z").status == 0)
+            let listed = try workspace.json("list")["transactions"] as? [[String: Any]] ?? []
+            let expirations = listed.compactMap { $0["expirationDate"] as? String }
+            #expect(!expirations.isEmpty && expirations.allSatisfy { $0.hasPrefix("9999-") }, "\(expirations)")
+            #expect(listed.count == 1, "no renewal starts at the last second: \(listed.count)")
+            #expect(try workspace.ledger("verify").status == 0)
+        }
+    }
+
+    /// A subscription's offers of one kind are bounded (App Store Connect's 10) and named once
+    /// each; a key given twice in one object is refused (which value it meant was the reader's
+    /// choice). Each refusal names what it found, and imports nothing.
+    @Test func offersAreBoundedAndNamedOnceAndKeysAreGivenOnce() async throws {
+        func catalog(_ offers: String, key: String = "winbackOffers") -> String {
+            #"{"subscriptionGroups": [{"id": "g", "name": "G", "subscriptions": [{"productID": "s", "displayPrice": "1.99", "groupNumber": 1, "recurringSubscriptionPeriod": "P1M", "\#(key)": [\#(offers)]}]}], "version": {"major": 4, "minor": 0}}"#
+        }
+        func winBack(_ id: String) -> String {
+            #"{"offerID": "\#(id)", "paymentMode": "free", "subscriptionPeriod": "P1M"}"#
+        }
+        try await CLIWorkspace.empty { workspace in
+            let cases: [(name: String, text: String, expected: String)] = [
+                ("eleven", catalog((0..<11).map { winBack("w\($0)") }.joined(separator: ",")), "at most 10 offers"),
+                (
+                    "twice", catalog(winBack("w") + "," + winBack("w")),
+                    #"an identifier no other offer of the list has, found "w""#
+                ),
+                (
+                    "codes",
+                    catalog(
+                        #"{"referenceName": "C", "paymentMode": "free", "subscriptionPeriod": "P1M"}"#,
+                        key: "codeOffers"
+                    ).replacingOccurrences(
+                        of: "}]}]}]",
+                        with:
+                            "}, {\"referenceName\": \"C\", \"paymentMode\": \"free\", \"subscriptionPeriod\": \"P1M\"}]}]}]"
+                    ),
+                    #"found "C""#
+                ),
+                (
+                    "key",
+                    #"{"products": [{"productID": "a", "productID": "b", "type": "Consumable", "displayPrice": "1"}], "version": {"major": 4, "minor": 0}}"#,
+                    #"the key "productID" is given twice in one object"#
+                ),
+            ]
+            for (name, text, expected) in cases {
+                let file = workspace.directory + "/\(name).storekit"
+                try write(text, to: file)
+                let refused = try workspace.ledger("products", "import", file)
+                #expect(refused.status == 65 && refused.stderr.contains(expected), "\(name): \(refused.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: workspace.database), "\(name): nothing imported")
+            }
+            let ten = workspace.directory + "/ten.storekit"
+            try write(catalog((0..<10).map { winBack("w\($0)") }.joined(separator: ",")), to: ten)
+            #expect(try workspace.ledger("products", "import", ten).status == 0)
+        }
+    }
+
+    /// The JWS that gives or withholds the introductory offer is refused in its own words, not
+    /// as a promotional offer's signature.
+    @Test func anIntroductoryOfferEligibilityRefusalSaysWhatItRefuses() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let refused = try workspace.ledger(
+                "purchase", "com.example.pro.monthly", "--introductory-offer-eligibility", "not-a-jws")
+            #expect(refused.status != 0)
+            #expect(!refused.stderr.contains("promotional"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("the offer's signature is not valid"), "\(refused.stderr)")
+        }
+    }
+
     @Test func pricesAreKeptExactlyOrRefused() async throws {
         var random = SplitMix64(seed: 6)
         func digits(_ count: Int) -> String { String((0..<count).map { _ in Character(String(random.next() % 10)) }) }

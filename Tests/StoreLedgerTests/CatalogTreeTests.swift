@@ -88,12 +88,21 @@ import Testing
         }
     }
 
-    @Test func aKeyGivenTwiceMeansItsLastValueAndEscapedKeysAreFound() throws {
-        let tree = try CatalogTree(json: Array(#"{"a": 1, "\u0062": true, "a": "two"}"#.utf8))
-        #expect(tree.member("a", of: tree.root).map(tree.text) == "two")
+    /// A key given twice in one object is refused, escaped or not (`"\u0061"` is `"a"`); the same
+    /// key in two objects is two keys. Escaped keys are found by their value.
+    @Test func aKeyGivenTwiceIsRefusedAndEscapedKeysAreFound() throws {
+        for text in [
+            #"{"a": 1, "\u0062": true, "a": "two"}"#, #"{"a": 1, "\u0061": 2}"#, #"[{"x": {"k": 1, "k": 2}}]"#,
+        ] {
+            #expect(throws: CatalogTree.SyntaxError.self, "\(text)") { try CatalogTree(json: Array(text.utf8)) }
+            #expect(JSONText.repeatedKey(in: Array(text.utf8)) != nil, "\(text)")
+        }
+        let tree = try CatalogTree(json: Array(#"{"a": {"a": 1}, "\u0062": true}"#.utf8))
         #expect(tree.member("b", of: tree.root).map(tree.boolean) == true)
         #expect(tree.member("c", of: tree.root) == nil)
-        #expect(tree.members(tree.root).map { tree.text($0.key) } == ["a", "b", "a"])
+        #expect(tree.members(tree.root).map { tree.text($0.key) } == ["a", "b"])
+        #expect(JSONText.repeatedKey(in: Array(#"{"a": {"a": 1}}"#.utf8)) == nil)
+        #expect(JSONText.repeatedKey(in: Array("not json".utf8)) == nil)
     }
 
     @Test func aLeadingByteOrderMarkIsSkipped() throws {

@@ -12,6 +12,15 @@ extension Ledger {
     /// The latest date the store clock can show: the end of year 9999.
     public static let latestStoreDate = Date(timeIntervalSince1970: 253_402_300_799)
 
+    /// `latestStoreDate` in the ledger's milliseconds. No subscription period, however started
+    /// or extended, ends after it: the last one is cut there (the clock never passes it).
+    static let latestStoreMilliseconds = latestStoreDate.ledgerMilliseconds
+
+    /// `date`, or the end of the store's time when it is later.
+    static func withinStoreTime(_ date: Int64) -> Int64 {
+        min(date, latestStoreMilliseconds)
+    }
+
     /// Moves the store clock forward by `interval` seconds (rounded to the millisecond), and
     /// nothing else: the renewals that fall due are made by the next launch or store action
     /// (`StoreAction.renewDueSubscriptions`), as when time passes while the app is closed.
@@ -78,8 +87,6 @@ extension Ledger {
         let (sum, overflow) = clock.now().ledgerMilliseconds.addingReportingOverflow(offset)
         return overflow ? latestStoreMilliseconds : min(sum, latestStoreMilliseconds)
     }
-
-    private static let latestStoreMilliseconds = latestStoreDate.ledgerMilliseconds
 
     private static func clockOffset(_ db: Database) throws -> Int64 {
         try FastStatement(db, clockOffsetQuery).first { Int64($0.string(0)) }.flatMap { $0 } ?? 0

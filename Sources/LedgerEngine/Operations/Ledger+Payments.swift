@@ -122,6 +122,7 @@ extension Ledger {
             ?? payment.codeOffer.map { try redeemableCode(db, payment, referenceName: $0, at: now) }
             ?? payment.winBackOffer.map { try redeemableWinBack(db, payment, offerID: $0, at: now) }
         var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
+        if payment.quantity > 1 { try Self.checkTotalPrice(db, payment) }
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
         row.applicationUsername = payment.applicationUsername
@@ -316,6 +317,16 @@ extension Ledger {
         }
         if let offer = payment.winBackOffer, offer.isEmpty || offer.utf8.count > 255 {
             throw PromotionalOfferError.unknownWinBackOffer(productID: payment.productID, offerID: offer)
+        }
+    }
+
+    /// Refuses a purchase whose whole price (the quantity times the price) does not fit Apple's
+    /// `price` field, milliunits in 64 bits: it could not be signed with its price.
+    private static func checkTotalPrice(_ db: Database, _ payment: NewPayment) throws {
+        guard let product = try products(db, withIDs: [payment.productID]).first else { return }
+        let (_, overflow) = product.price.milliunits.multipliedReportingOverflow(by: Int64(payment.quantity))
+        if overflow {
+            throw PaymentQueueError.totalPriceTooLarge(productID: payment.productID, quantity: payment.quantity)
         }
     }
 

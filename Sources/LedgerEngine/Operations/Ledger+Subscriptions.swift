@@ -337,10 +337,11 @@ extension Ledger {
                 db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
             let charge = make == nil ? nil : try renewalCharge(db, chain: latest, productID: productID)
             var made = 0
-            while start <= now {
+            // No period starts at the store's last millisecond: the one before ended there.
+            while start <= now, start < Self.latestStoreMilliseconds {
                 due += 1
                 if due > limit { break }
-                let end = periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
+                let end = Self.withinStoreTime(periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start))
                 // The first renewal charges the group's increase (see `forceRenewal`).
                 if made == 0, make != nil { try dropPriceIncrease(db, group: group) }
                 try make?(

@@ -321,7 +321,7 @@ struct TransactionWriter {
                     offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
                 """,
             arguments: [
-                start, start, end, offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue,
+                start, start, Ledger.withinStoreTime(end), offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue,
                 offer?.period.description, Int64(transaction.id),
             ])
     }
@@ -329,6 +329,7 @@ struct TransactionWriter {
     /// Moves a subscription period's expiration to `date` (an expiry now, a renewal date
     /// extended), with its `expirationChanged` event.
     func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
+        let date = Ledger.withinStoreTime(date)
         try vouch(period.id)
         try db.run(
             sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",

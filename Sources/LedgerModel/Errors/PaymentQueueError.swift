@@ -25,6 +25,9 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case idGeneratorWentBackwards(lastIssued: UInt64, proposed: UInt64)
     /// A back-dated purchase the store cannot make: `reason` says why.
     case invalidPurchaseDate(Date, reason: String)
+    /// The quantity times the product's price is past what a signed transaction's `price`
+    /// holds (milliunits in 64 bits, about 9.2 quadrillion).
+    case totalPriceTooLarge(productID: String, quantity: Int)
 
     public var description: String {
         switch self {
@@ -50,6 +53,9 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
             "the transaction id generator proposed \(proposed), which is not after the last id issued (\(last))"
         case .invalidPurchaseDate(let date, let reason):
             "cannot date a purchase \(date.formatted(.iso8601)): \(reason)"
+        case .totalPriceTooLarge(let productID, let quantity):
+            "\(quantity) of \(productID) cost more than a signed transaction's price can hold "
+                + "(milliunits in 64 bits): buy fewer"
         }
     }
 }

@@ -4,7 +4,8 @@ import Foundation
 public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
     /// The product is not an auto-renewable subscription with a promotional offer of this id.
     case unknownOffer(productID: String, offerID: String)
-    /// The signature lacks a key identifier or signature bytes.
+    /// The signature (of a promotional offer, or of the JWS that gives or withholds the
+    /// introductory offer) lacks a key identifier or signature bytes.
     case missingParameters(String)
     /// The signature does not check: unknown key, bytes that do not sign the payment's details,
     /// a timestamp more than 24 hours away from the store's clock, or a nonce used before.
@@ -40,10 +41,12 @@ public enum PromotionalOfferError: DescribedError, Sendable, Equatable {
         switch self {
         case .unknownOffer(let productID, let offerID):
             "\"\(offerID)\" is not a promotional offer of \(productID)"
+        // One wording for each signed value a payment carries: a promotional offer's signature,
+        // and the JWS giving or withholding the introductory offer.
         case .missingParameters(let what):
-            "the promotional offer's signature is incomplete: \(what)"
+            "the offer's signature is incomplete: \(what)"
         case .invalidSignature(let why):
-            "the promotional offer's signature is not valid: \(why)"
+            "the offer's signature is not valid: \(why)"
         case .ineligible(let productID):
             "not eligible for a promotional offer of \(productID): promotional offers are for current and lapsed subscribers of its subscription group"
         case .unknownCode(let productID, let name):

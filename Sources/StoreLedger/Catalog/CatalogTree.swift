@@ -9,8 +9,8 @@ import Foundation
 ///
 /// The JSON reader is strict (RFC 8259): UTF-8 only (a leading byte order mark is skipped), no
 /// trailing commas, comments or control characters in strings, no lone surrogate escapes, and
-/// at most `maximumDepth` nested arrays and objects. A key given twice means its last value, as
-/// with `JSONSerialization`.
+/// at most `maximumDepth` nested arrays and objects. A key given twice in one object is refused
+/// (`CatalogTree(json:)` throws): readers disagree on which of the two it means.
 struct CatalogTree {
     enum Kind: UInt8 { case null, boolean, number, string, array, object, other }
 
@@ -156,6 +156,35 @@ struct CatalogTree {
         self.bytes = bytes
         var reader = JSONReader(bytes: bytes)
         nodes = try reader.read()
+        if let key = firstRepeatedKey() {
+            throw SyntaxError(description: "the key \"\(key)\" is given twice in one object")
+        }
+    }
+
+    /// The first key given twice in one object, decoded (`"a"` and `"\u0061"` are one key);
+    /// `nil` when none is. One pass over the nodes.
+    private func firstRepeatedKey() -> String? {
+        for node in nodes.indices where nodes[node].kind == .object {
+            var seen = Set<String>()
+            for (key, _) in members(node) where !seen.insert(text(key)).inserted {
+                return String(text(key).prefix(64))
+            }
+        }
+        return nil
+    }
+
+    /// The first key given twice in one object of the JSON text `bytes`; `nil` when there is
+    /// none, or `bytes` is not JSON.
+    fileprivate static func repeatedKey(inJSON bytes: [UInt8]) -> String? {
+        guard bytes.count < Int(UInt32.max) else { return nil }
+        var reader = JSONReader(bytes: bytes)
+        guard let nodes = try? reader.read() else { return nil }
+        return CatalogTree(nodes: nodes, bytes: bytes).firstRepeatedKey()
+    }
+
+    private init(nodes: [Node], bytes: [UInt8]) {
+        self.nodes = nodes
+        self.bytes = bytes
     }
 
     fileprivate static func unescape(_ escaped: ArraySlice<UInt8>) -> String {
@@ -197,6 +226,17 @@ struct CatalogTree {
         }
         flush()
         return String(scalars)
+    }
+}
+
+/// JSON text as the ledger's readers take it.
+package enum JSONText {
+    /// The first key given twice in one object of `bytes` (decoded, at most 64 characters);
+    /// `nil` when there is none, or `bytes` is not JSON (its decoder says so then). A catalog
+    /// file and a request to the App Store Server API with one are refused: readers disagree on
+    /// which of the two values it means (Foundation's took the first, the catalog's the last).
+    package static func repeatedKey(in bytes: [UInt8]) -> String? {
+        CatalogTree.repeatedKey(inJSON: bytes)
     }
 }
 

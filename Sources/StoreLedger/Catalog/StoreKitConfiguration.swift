@@ -153,10 +153,35 @@ public struct StoreKitConfiguration: Sendable {
                 try item.member("recurringSubscriptionPeriod", expected: "an ISO 8601 period such as P1M"),
                 among: SubscriptionPeriod.appStoreSubscriptionPeriods),
             introductoryOffer: introductory,
-            promotionalOffers: try (item.optionalMember("adHocOffers")?.array() ?? []).map { try offer($0) },
-            codeOffers: try (item.optionalMember("codeOffers")?.array() ?? []).map { try codeOffer($0) },
-            winBackOffers: try (item.optionalMember("winbackOffers")?.array() ?? []).map { try winBackOffer($0) })
+            promotionalOffers: try offers(item, "adHocOffers", identifiedBy: \.id, offer),
+            codeOffers: try offers(item, "codeOffers", identifiedBy: \.referenceName, codeOffer),
+            winBackOffers: try offers(item, "winbackOffers", identifiedBy: \.offerID, winBackOffer))
         return product
+    }
+
+    /// The most offers of one kind a subscription has: App Store Connect's bound of 10 active
+    /// promotional offers per subscription, applied to offer codes and win-back offers too.
+    static let maximumOffers = 10
+
+    /// The offers of `key`, at most `maximumOffers`, none with another's identifier (which the
+    /// store could not tell apart when a payment names one).
+    private static func offers<Offer>(
+        _ item: CatalogValue, _ key: String, identifiedBy id: (Offer) -> String?,
+        _ parse: (CatalogValue) throws -> Offer
+    ) throws -> [Offer] {
+        guard let field = try item.optionalMember(key) else { return [] }
+        let entries = try field.array()
+        guard entries.count <= maximumOffers else {
+            throw field.invalid("at most \(maximumOffers) offers", found: "\(entries.count) offers")
+        }
+        var seen = Set<String>()
+        return try entries.map { entry in
+            let offer = try parse(entry)
+            if let name = id(offer), !seen.insert(name).inserted {
+                throw entry.invalid("an identifier no other offer of the list has", found: CatalogValue.quoted(name))
+            }
+            return offer
+        }
     }
 
     /// An entry of `winbackOffers`: an offer (its `offerID` is required), its eligibility rules

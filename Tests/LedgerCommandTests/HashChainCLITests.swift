@@ -140,7 +140,9 @@ import Testing
             #expect(forged == 0)
             let refused = try workspace.ledger("jws", "1")
             #expect(refused.status == 74, "\(refused.stdout)")
-            #expect(refused.stderr.contains("has event 8 after the signed head without the ledger's authentication"), "\(refused.stderr)")
+            #expect(
+                refused.stderr.contains("has event 8 after the signed head without the ledger's authentication"),
+                "\(refused.stderr)")
             #expect(try workspace.ledger("jws", "2").status == 0, "another transaction's history holds")
             let verified = try workspace.ledger("verify")
             #expect(verified.status == 2 && verified.stdout.contains("event 8"), "\(verified.stdout)")

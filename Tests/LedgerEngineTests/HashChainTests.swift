@@ -211,7 +211,8 @@ import Testing
             let isUnauthenticated: (any Error) -> Bool = {
                 ($0 as? LedgerError)?.code == .corrupted
                     && "\($0)".contains(
-                        "has event \(before.lastSequence ?? 0) after the signed head without the ledger's authentication")
+                        "has event \(before.lastSequence ?? 0) after the signed head without the ledger's authentication"
+                    )
             }
             #expect { _ = try reopened.signedTransaction(bought.id) } throws: { isUnauthenticated($0) }
             #expect { _ = try reopened.signedPurchase(bought.id) } throws: { isUnauthenticated($0) }

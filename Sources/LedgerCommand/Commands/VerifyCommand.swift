@@ -21,14 +21,24 @@ struct VerifyCommand: AsyncParsableCommand {
             Exit 0 when all hold, 2 with one line (or JSON object) per problem. The summary gives the chain's \
             length, the event its signed head names, and the root certificate's SHA-256 fingerprint (compare it \
             with one kept elsewhere: the chain cannot tell a whole ledger replaced by another).
-            Nothing is written to a ledger of this version; a ledger from an older version is first migrated \
-            to this version's schema (its only write), as every command does.
+            Nothing is ever written: a ledger from an older version is not upgraded (its checks are this \
+            version's, for this version's schema); its schema is reported against this version's, exit 2, and \
+            `ledger upgrade` upgrades it after running these checks on the result.
             """)
 
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let ledger = try options.openLedgerForReading()
+        let ledger: Ledger
+        do {
+            ledger = try options.openLedgerForReading()
+        } catch let error as LedgerError where error.code == .olderSchema {
+            let problem = Problem(
+                transactionID: nil,
+                message: "the ledger is at \(error.reason): `ledger upgrade` checks it and upgrades it")
+            try options.output.emit(OlderReport(path: error.path, ok: false, problems: [problem])) { problem.message }
+            throw ExitCode(LedgerExitCode.problemsFound)
+        }
         let problems = try ledger.verify()
         let migrations = try ledger.appliedMigrations()
         let chain = try Chain(ledger.chainStatus(), root: ledger.signingCertificates().root)
@@ -41,6 +51,13 @@ struct VerifyCommand: AsyncParsableCommand {
                 : problems.map(\.description).joined(separator: "\n")
         }
         if !problems.isEmpty { throw ExitCode(LedgerExitCode.problemsFound) }
+    }
+
+    /// What verify says of a ledger written by an older version.
+    struct OlderReport: Encodable {
+        let path: String
+        let ok: Bool
+        let problems: [Problem]
     }
 
     struct Report: Encodable {

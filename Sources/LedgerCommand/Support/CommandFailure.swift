@@ -142,6 +142,18 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.refused, nil)
     case LedgerError.cannotWrite:
         (LedgerExitCode.cannotCreate, nil)
+    case LedgerError.olderSchema:
+        (
+            LedgerExitCode.unusableLedger,
+            "`ledger upgrade` upgrades it after checking it; any command that writes does too"
+        )
+    case let error as LedgerError where error.unvouchedEvents != nil:
+        (
+            LedgerExitCode.unusableLedger,
+            error.unvouchedEvents.map {
+                "if they are the ledger's own: `ledger upgrade --vouch-for-events \($0.lowerBound)-\($0.upperBound)`"
+            }
+        )
     case is LedgerError:
         (LedgerExitCode.unusableLedger, nil)
     case let unknown as UnknownProductError:

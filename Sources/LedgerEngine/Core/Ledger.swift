@@ -90,17 +90,18 @@ public final class Ledger: Sendable {
             try create(at: path, configuration: configuration)
         }
         if access == .readOnly {
-            // A read-only connection, replaced by a writer only when migrations are pending.
+            // A read never writes: an older ledger is refused, not upgraded.
             let inspector = try readOnlyQueue(path: path, configuration: configuration)
-            let pending: Bool
             do {
-                pending = try checkMigrations(inspector, path: path)
+                if try checkMigrations(inspector, path: path) {
+                    let applied = try inspector.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
+                    throw LedgerError.olderSchema(path: path, applied: knownMigrations.filter(applied.contains))
+                }
             } catch {
                 try? inspector.close()
                 throw mapError(error, path: path)
             }
-            if !pending { return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil) }
-            try? inspector.close()
+            return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
         }
         // The file's header says it is a ledger (`LedgerFile`). Opening a connection writes
         // nothing (no journal set-up of GRDB's: see `writer`), so the schema is read through the
@@ -116,7 +117,12 @@ public final class Ledger: Sendable {
         let ledger = Ledger(path: path, configuration: configuration, reader: queue, writer: queue)
         do {
             try checkpointOnClose(queue, false)
-            if try checkMigrations(queue, path: path) { try migrator.migrate(queue) }
+            if try checkMigrations(queue, path: path) {
+                // An existing ledger: upgraded in one transaction, its invariants checked first.
+                _ = try queue.writeWithoutTransaction { db in
+                    try SchemaUpgrade.apply(db, path: path, checkingInvariants: true)
+                }
+            }
             try checkpointOnClose(queue, true)
             queue.writeWithoutTransaction { db in ledger.statements.attach(to: db) }
         } catch {
@@ -124,6 +130,42 @@ public final class Ledger: Sendable {
             throw mapError(error, path: path)
         }
         return ledger
+    }
+
+    /// Upgrades the ledger at `path` to this build's schema, as opening it for writing does, and
+    /// says so: the migrations it lacks, applied in one transaction whose result must hold every
+    /// invariant `verify()` checks before it commits. `vouchingForEvents`: the events after the
+    /// last signed head of a ledger older than schema 11 (which carried no MACs), when the
+    /// caller knows they are the ledger's own; the upgrade signs over exactly those, and refuses
+    /// otherwise (`LedgerError.unvouchedEvents` names them). Returns the migrations applied
+    /// (none when the ledger is current).
+    /// - Throws: `LedgerError` (`.upgradeFailed`: nothing was changed; `.newerSchema`; the
+    ///   errors of `open`).
+    public static func upgrade(
+        at path: String, vouchingForEvents events: ClosedRange<Int64>? = nil,
+        configuration: LedgerConfiguration = .init()
+    ) throws -> [String] {
+        guard try LedgerFile.exists(at: path) else { throw LedgerError.missingLedger(path: path) }
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(
+                path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
+        } catch {
+            throw mapError(error, path: path)
+        }
+        defer { try? queue.close() }
+        do {
+            try checkpointOnClose(queue, false)
+            guard try checkMigrations(queue, path: path) else { return [] }
+            let before = try queue.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
+            _ = try queue.writeWithoutTransaction { db in
+                try SchemaUpgrade.apply(db, path: path, checkingInvariants: true, vouching: events)
+            }
+            try checkpointOnClose(queue, true)
+            return knownMigrations.filter { !before.contains($0) }
+        } catch {
+            throw mapError(error, path: path)
+        }
     }
 
     /// Whether closing `queue`'s connection, the last one to the file, may checkpoint its WAL.
@@ -136,7 +178,7 @@ public final class Ledger: Sendable {
 
     /// Whether migrations are pending; refuses a ledger with migrations this build does not know.
     private static func checkMigrations(_ queue: DatabaseQueue, path: String) throws -> Bool {
-        let applied = try queue.read { db in try migrator.appliedIdentifiers(db) }
+        let applied = try queue.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
         let unknown = applied.subtracting(knownMigrations).sorted()
         guard unknown.isEmpty else { throw LedgerError.newerSchema(path: path, unknownMigrations: unknown) }
         return applied.count < knownMigrations.count
@@ -208,7 +250,10 @@ public final class Ledger: Sendable {
 
     /// The identifiers of the migrations applied to this ledger, in order.
     public func appliedMigrations() throws -> [String] {
-        try read { db in try Self.migrator.completedMigrations(db) }
+        try read { db in
+            let applied = try SchemaUpgrade.appliedIdentifiers(db)
+            return Self.knownMigrations.filter(applied.contains)
+        }
     }
 
     /// The identifiers of every migration this build knows.
@@ -229,7 +274,9 @@ public final class Ledger: Sendable {
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA application_id = \(LedgerFile.applicationID)")
             }
-            try migrator.migrate(queue)
+            _ = try queue.writeWithoutTransaction { db in
+                try SchemaUpgrade.apply(db, path: path, checkingInvariants: false)
+            }
             try queue.close()
         } catch {
             throw mapError(error, path: path)
@@ -292,31 +339,6 @@ public final class Ledger: Sendable {
         }
         return grdb
     }
-
-    static let migrator: DatabaseMigrator = {
-        var migrator = DatabaseMigrator()
-        for migration in Migration.embedded {
-            migrator.registerMigration(migration.identifier) { db in
-                try db.execute(sql: migration.sql)
-                // The table of the signing identity comes with the identity, in one transaction:
-                // a ledger at schema 9 always has one.
-                if migration.identifier == "0009_signing_identity" { try SigningIdentity.create(db, at: Date()) }
-                // The history written before the chain is chained (and its head signed) with the
-                // new table, in the same transaction.
-                if migration.identifier == "0010_hash_chain" {
-                    try HashChain.adopt(db)
-                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(
-                        db, checkingTail: false)
-                }
-                // Events from now on carry MACs; the head is signed over those that do not.
-                if migration.identifier == "0011_event_authentication" {
-                    try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(
-                        db, checkingTail: false)
-                }
-            }
-        }
-        return migrator
-    }()
 
     // MARK: - Access
 

@@ -40,6 +40,12 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         /// Written by a newer StoreLedger: it has migrations this build does not know
         /// (`unknownMigrations`).
         public static let newerSchema = Code(rawValue: "newerSchema")
+        /// Written by an older StoreLedger and opened read-only: a read never upgrades it. Open
+        /// it for writing, or `Ledger.upgrade(at:)`, to upgrade it.
+        public static let olderSchema = Code(rawValue: "olderSchema")
+        /// An upgrade to this build's schema failed (a migration's statement, the invariants of
+        /// the result, or events it cannot vouch for: `reason` says which); nothing was changed.
+        public static let upgradeFailed = Code(rawValue: "upgradeFailed")
         /// The file or its folder cannot be read or written (permissions, read-only file
         /// system, a ledger opened read-only...).
         public static let unusable = Code(rawValue: "unusable")
@@ -78,6 +84,9 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
     public let unknownMigrations: [String]
     /// With `.notALedger`: the file's `PRAGMA application_id`.
     public let applicationID: Int32?
+    /// With `.upgradeFailed`: the events after the last signed head that the upgrade cannot
+    /// vouch for (`Ledger.upgrade(at:vouchingForEvents:)` signs over them when told to).
+    public internal(set) var unvouchedEvents: ClosedRange<Int64>?
 
     /// An error of kind `code` about the file at `path`, with the details that apply to it.
     public init(
@@ -98,6 +107,7 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         lhs.code == rhs.code && lhs.path == rhs.path && lhs.reason == rhs.reason
             && lhs.sqliteResultCode == rhs.sqliteResultCode && lhs.sql == rhs.sql
             && lhs.unknownMigrations == rhs.unknownMigrations && lhs.applicationID == rhs.applicationID
+            && lhs.unvouchedEvents == rhs.unvouchedEvents
     }
 
     public var description: String {
@@ -115,6 +125,11 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
         case .newerSchema:
             "\(path) was written by a newer version of StoreLedger (unknown migrations: "
                 + unknownMigrations.joined(separator: ", ") + "); it was left untouched"
+        case .olderSchema:
+            "\(path) was written by an older version of StoreLedger (\(reason)); it was opened read-only, "
+                + "so it was left untouched: opening it for writing upgrades it"
+        case .upgradeFailed:
+            "cannot upgrade \(path) to this version's schema: \(reason); nothing was changed"
         case .unusable:
             "cannot use the ledger \(path): \(reason)"
         case .busy:
@@ -181,6 +196,26 @@ extension LedgerError {
     public static func notALedger(path: String, applicationID: Int32) -> LedgerError {
         LedgerError(.notALedger, path: path, applicationID: applicationID)
     }
+    /// The `olderSchema` code, for `catch LedgerError.olderSchema`: an older ledger opened read-only.
+    public static let olderSchema = Code.olderSchema
+    /// The `upgradeFailed` code, for `catch LedgerError.upgradeFailed`: an upgrade changed nothing.
+    public static let upgradeFailed = Code.upgradeFailed
+
+    /// An `.olderSchema` error: `path` is at schema `applied` of `current` (`reason` says which).
+    static func olderSchema(path: String, applied: [String]) -> LedgerError {
+        LedgerError(
+            .olderSchema, path: path,
+            reason: "schema \(applied.count) (\(applied.last ?? "none")) of this version's "
+                + "\(Ledger.knownMigrations.count) (\(Ledger.knownMigrations.last ?? ""))")
+    }
+
+    /// An `.upgradeFailed` error: upgrading `path` failed, for `reason`.
+    static func upgradeFailed(path: String, reason: String, unvouchedEvents: ClosedRange<Int64>? = nil) -> LedgerError {
+        var error = LedgerError(.upgradeFailed, path: path, reason: reason)
+        error.unvouchedEvents = unvouchedEvents
+        return error
+    }
+
     /// A `.newerSchema` error: `path` has migrations this build does not know.
     public static func newerSchema(path: String, unknownMigrations: [String]) -> LedgerError {
         LedgerError(.newerSchema, path: path, unknownMigrations: unknownMigrations)

@@ -40,55 +40,59 @@ extension Ledger {
             throw Self.mapError(error, path: path)
         }
         guard integrity.isEmpty else { return integrity }
-        return try read { db in
-            var problems = try Self.schemaProblems(db)
-            problems += try Self.chainLinkProblems(db)
-            var periods = SubscriptionPeriodCheck(
-                periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
-            // The rows and the histories, both in transaction order, merged: one transaction's
-            // events in memory at a time, whatever the size of the history.
-            var histories = try TransactionHistories(db)
-            func noRow(_ history: TransactionHistory) {
-                problems += Self.chainRowProblems(id: history.transactionID, rowDigest: nil, history: history)
-                problems += Self.deletedHistoryProblems(history)
-            }
-            try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
-                let transaction = try PaymentTransaction(columns)
-                var own: TransactionHistory?
-                while let history = try histories.next(upTo: transaction.id) {
-                    if history.transactionID == transaction.id { own = history } else { noRow(history) }
-                }
-                problems += Self.chainRowProblems(
-                    id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
-                problems += Self.historyProblems(transaction, own?.events ?? [])
-                problems += periods.problems(transaction, own?.events ?? [])
-            }
-            while let history = try histories.next(upTo: .max) { noRow(history) }
-            for row in try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
-                    WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
-                    """)
-            {
-                problems.append(
-                    LedgerProblem(
-                        transactionID: nil,
-                        message:
-                            "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"
-                    ))
-            }
-            problems += try Self.outboxProblems(db)
-            let lastIssued =
-                try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
-            if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {
-                problems.append(
-                    LedgerProblem(
-                        transactionID: UInt64(highest),
-                        message: "id above the last one issued (\(lastIssued)): ids could be reused"))
-            }
-            return problems
+        return try read { db in try Self.invariantProblems(db) }
+    }
+
+    /// `verify()`'s checks after SQLite's integrity check, on `db`'s snapshot (an upgrade runs
+    /// them on the upgraded schema before it commits).
+    static func invariantProblems(_ db: Database) throws -> [LedgerProblem] {
+        var problems = try Self.schemaProblems(db)
+        problems += try Self.chainLinkProblems(db)
+        var periods = SubscriptionPeriodCheck(
+            periods: try Self.productPeriods(db), offerPeriodCounts: try Self.offerPeriodCounts(db))
+        // The rows and the histories, both in transaction order, merged: one transaction's
+        // events in memory at a time, whatever the size of the history.
+        var histories = try TransactionHistories(db)
+        func noRow(_ history: TransactionHistory) {
+            problems += Self.chainRowProblems(id: history.transactionID, rowDigest: nil, history: history)
+            problems += Self.deletedHistoryProblems(history)
         }
+        try FastStatement(db, HashChain.selectRows(where: "1")).forEachRow { columns in
+            let transaction = try PaymentTransaction(columns)
+            var own: TransactionHistory?
+            while let history = try histories.next(upTo: transaction.id) {
+                if history.transactionID == transaction.id { own = history } else { noRow(history) }
+            }
+            problems += Self.chainRowProblems(
+                id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
+            problems += Self.historyProblems(transaction, own?.events ?? [])
+            problems += periods.problems(transaction, own?.events ?? [])
+        }
+        while let history = try histories.next(upTo: .max) { noRow(history) }
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT idempotency_key, GROUP_CONCAT(id) AS ids FROM transactions
+                WHERE idempotency_key IS NOT NULL GROUP BY idempotency_key HAVING COUNT(*) > 1
+                """)
+        {
+            problems.append(
+                LedgerProblem(
+                    transactionID: nil,
+                    message:
+                        "idempotency key \(row["idempotency_key"] as String) names transactions \(row["ids"] as String)"
+                ))
+        }
+        problems += try Self.outboxProblems(db)
+        let lastIssued =
+            try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
+        if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {
+            problems.append(
+                LedgerProblem(
+                    transactionID: UInt64(highest),
+                    message: "id above the last one issued (\(lastIssued)): ids could be reused"))
+        }
+        return problems
     }
 
     /// The schema and the rules the database holds, against those this build's migrations
@@ -123,7 +127,9 @@ extension Ledger {
     /// database in memory.
     private static let expectedSchema = Result<SchemaSnapshot, any Error> {
         let queue = try DatabaseQueue()
-        try migrator.migrate(queue)
+        _ = try queue.writeWithoutTransaction { db in
+            try SchemaUpgrade.apply(db, path: ":memory:", checkingInvariants: false)
+        }
         return try queue.read { try SchemaSnapshot($0) }
     }
 

@@ -1,0 +1,52 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// A ledger written by the previous release, as a script meets it: reading never writes,
+/// `verify` says its schema, `ledger upgrade` upgrades it and says what it applied.
+@Suite struct UpgradeCLITests {
+    @Test func readsLeaveAnOlderLedgerAloneAndUpgradeSaysWhatItApplied() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
+            // Back to schema 20: 0021's column and its record removed, as the previous release left it.
+            let downgraded = try runPython(
+                """
+                import sqlite3
+                db = sqlite3.connect('\(workspace.database)')
+                db.execute("ALTER TABLE notification_attempts DROP COLUMN detail")
+                db.execute("DELETE FROM grdb_migrations WHERE identifier = '0021_attempt_details'")
+                db.commit()
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                db.close()
+                """)
+            #expect(downgraded == 0)
+            let before = fileBytes(workspace.database)
+            for command in [["list"], ["show", "1"], ["jws", "1"], ["notifications", "list"]] {
+                let refused = try workspace.ledger(arguments: command)
+                #expect(refused.status == 74, "\(command): \(refused.stderr)")
+                #expect(
+                    refused.stderr.contains(
+                        "written by an older version of StoreLedger (schema 20 (0020_refund_reversals)")
+                        && refused.stderr.contains("`ledger upgrade` upgrades it after checking it"),
+                    "\(command): \(refused.stderr)")
+                #expect(fileBytes(workspace.database) == before, "\(command) wrote nothing")
+            }
+            let verified = try workspace.ledger("verify")
+            #expect(verified.status == 2)
+            #expect(
+                verified.stdout.contains(
+                    "the ledger is at schema 20 (0020_refund_reversals) of this version's 21 (0021_attempt_details)"),
+                "\(verified.stdout)")
+            #expect(fileBytes(workspace.database) == before, "verify wrote nothing")
+            #expect(try workspace.ledger("upgrade", "--vouch-for-events", "3-2").status == 64)
+            let upgraded = try workspace.ledger("upgrade")
+            #expect(
+                upgraded.status == 0 && upgraded.stdout.contains("applied 0021_attempt_details"), "\(upgraded.stderr)")
+            #expect(try workspace.ledger("upgrade").stdout.contains("nothing to upgrade"))
+            #expect(try workspace.ledger("verify").status == 0)
+            #expect(try workspace.ledger("list").status == 0)
+        }
+    }
+}

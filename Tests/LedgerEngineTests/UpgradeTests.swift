@@ -1,0 +1,155 @@
+import Foundation
+import GRDB
+@testable import LedgerEngine
+import LedgerModel
+import LedgerTestSupport
+import LedgerTesting
+import Testing
+
+/// Upgrading a ledger written by an older release: a read never writes; an upgrade is one
+/// transaction, checked before it commits, and a failure says where in one line and changes
+/// nothing; events no MAC vouched for are signed over only when the caller names them.
+@Suite struct UpgradeTests {
+    static let configuration = LedgerConfiguration(clock: .fixed(testEpoch))
+
+    /// A ledger at schema 20 as the previous release left it, with a purchase: made by this
+    /// build, then 0021's column removed and its record with it.
+    static func schema20Ledger(at path: String) throws {
+        let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
+        try ledger.saveProducts([Product(id: "level", type: .nonConsumable, price: 0.99)])
+        let bought = try ledger.addPayment(NewPayment(productID: "level")).transaction
+        _ = try ledger.applyPlannedOutcome(of: bought.id)
+        try ledger.close()
+        let raw = try DatabaseQueue(path: path)
+        try raw.write { db in
+            try db.execute(sql: "ALTER TABLE notification_attempts DROP COLUMN detail")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = '0021_attempt_details'")
+        }
+        try raw.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try raw.close()
+    }
+
+    static func applied(at path: String) throws -> Set<String> {
+        let raw = try DatabaseQueue(path: path)
+        defer { try? raw.close() }
+        return try raw.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
+    }
+
+    @Test func aReadOnlyOpenRefusesAnOlderLedgerAndWritesNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            try Self.schema20Ledger(at: path)
+            let before = fileBytes(path)
+            #expect {
+                try Ledger.open(at: path, access: .readOnly)
+            } throws: { error in
+                (error as? LedgerError)?.code == .olderSchema
+                    && "\(error)".contains(
+                        "schema 20 (0020_refund_reversals) of this version's 21 (0021_attempt_details)")
+            }
+            #expect(fileBytes(path) == before)
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal") || fileBytes(path + "-wal")?.isEmpty == true)
+            let upgraded = try Ledger.upgrade(at: path, configuration: Self.configuration)
+            #expect(upgraded == ["0021_attempt_details"])
+            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration).isEmpty, "nothing left to do")
+            let reader = try Ledger.open(at: path, access: .readOnly)
+            #expect(try reader.verify().isEmpty)
+            try reader.close()
+        }
+    }
+
+    /// Migrations 8 to 12 apply and 13 fails on a table in its way: all are rolled back, the
+    /// error names the migration, its statement and SQLite's reason in one line.
+    @Test func aFailedUpgradeChangesNothingAndSaysWhereInOneLine() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
+            try old.write { db in
+                try db.execute(sql: CheapChecksMigrationTests.history)
+                try db.execute(sql: "CREATE TABLE notifications (x)")
+            }
+            try old.close()
+            let before = try Self.applied(at: path)
+            #expect {
+                try Ledger.open(at: path, configuration: Self.configuration)
+            } throws: { error in
+                let text = "\(error)"
+                return (error as? LedgerError)?.code == .upgradeFailed
+                    && text.contains(
+                        "migration 0013_notifications failed at its statement 1 (CREATE TABLE notifications (")
+                    && text.contains("table notifications already exists") && text.hasSuffix("nothing was changed")
+                    && !text.contains("\n") && text.utf8.count < 400
+            }
+            #expect(try Self.applied(at: path) == before, "no migration committed")
+        }
+    }
+
+    /// A ledger whose trigger was dropped behind its back is not upgraded over the evidence: the
+    /// invariants of the result are checked before the commit.
+    @Test func anUpgradeOfALedgerThatBreaksItsRulesIsRefused() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            try Self.schema20Ledger(at: path)
+            let raw = try DatabaseQueue(path: path)
+            try raw.write { db in try db.execute(sql: "DROP TRIGGER transaction_events_append_only") }
+            try raw.close()
+            #expect {
+                try Ledger.upgrade(at: path, configuration: Self.configuration)
+            } throws: { error in
+                (error as? LedgerError)?.code == .upgradeFailed
+                    && "\(error)".contains("the upgraded ledger would not hold its invariants")
+                    && "\(error)".contains("transaction_events_append_only")
+            }
+            #expect(!(try Self.applied(at: path)).contains("0021_attempt_details"))
+        }
+    }
+
+    /// Events after the last signed head of a ledger older than schema 11 carry no MAC: the
+    /// upgrade names them and refuses, and signs over them only when told exactly which.
+    @Test func eventsNoMACVouchesForAreSignedOverOnlyWhenNamed() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
+            try old.write { db in try db.execute(sql: CheapChecksMigrationTests.history) }
+            _ = try old.writeWithoutTransaction { db in
+                try SchemaUpgrade.apply(db, path: path, checkingInvariants: false, through: "0010_hash_chain")
+            }
+            // Transaction 3 approved after the head was signed, by a process killed before it
+            // signed again (or by someone without the key: nothing tells).
+            let tail = try old.write { db -> Int64 in
+                try db.execute(sql: "UPDATE transactions SET state = 'purchased', updated_at = 32 WHERE id = 3")
+                let (seq, previous) = try HashChain.next(db)
+                let event = ChainedEvent(
+                    seq: seq,
+                    content: .init(
+                        transactionID: 3, kind: .stateChanged, from: .deferred, to: .purchased, at: 32, detail: nil),
+                    rowDigest: try #require(try HashChain.rowDigest(db, id: 3)))
+                try db.execute(
+                    sql: """
+                        INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash)
+                        VALUES (?, 3, 'stateChanged', 'deferred', 'purchased', 32, NULL, ?, ?)
+                        """,
+                    arguments: [seq, Data(event.rowDigest), Data(HashChain.link(previous: previous, event))])
+                return seq
+            }
+            try old.close()
+            for wrong in [nil, (tail - 1)...tail, tail...(tail + 1)] as [ClosedRange<Int64>?] {
+                #expect {
+                    try Ledger.upgrade(at: path, vouchingForEvents: wrong, configuration: Self.configuration)
+                } throws: { error in
+                    (error as? LedgerError)?.unvouchedEvents == tail...tail
+                        && "\(error)".contains(
+                            "event \(tail) follow the last signed head, and nothing vouches for them")
+                }
+            }
+            #expect(!(try Self.applied(at: path)).contains("0011_event_authentication"))
+            let upgraded = try Ledger.upgrade(
+                at: path, vouchingForEvents: tail...tail, configuration: Self.configuration)
+            #expect(upgraded.first == "0011_event_authentication" && upgraded.last == Ledger.knownMigrations.last)
+            let ledger = try Ledger.open(at: path, configuration: Self.configuration)
+            defer { try? ledger.close() }
+            #expect(try ledger.verify().isEmpty)
+            #expect(try ledger.chainStatus().head?.sequence == tail)
+        }
+    }
+}

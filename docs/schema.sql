@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 21 (0021_attempt_details).
+-- Schema version 22 (0022_authenticated_records).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -8,7 +8,7 @@ CREATE TABLE api_keys (
     public_key BLOB NOT NULL CHECK (typeof(public_key) = 'blob' AND length(public_key) = 65),
     created_at INTEGER NOT NULL,
     revoked_at INTEGER
-) WITHOUT ROWID;
+, mac BLOB CHECK (mac IS NULL OR length(mac) = 32)) WITHOUT ROWID;
 
 CREATE TRIGGER api_keys_keep_their_public_key BEFORE UPDATE OF key_id, issuer_id, public_key, created_at ON api_keys
 BEGIN
@@ -25,7 +25,7 @@ CREATE TABLE app_account_tokens (
     original_transaction_id INTEGER PRIMARY KEY CHECK (original_transaction_id > 0),
     token                   TEXT CHECK (token IS NULL OR length(token) = 36),
     set_at                  INTEGER NOT NULL
-);
+, mac BLOB CHECK (mac IS NULL OR length(mac) = 32));
 
 CREATE TABLE chain_head (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
@@ -38,7 +38,7 @@ CREATE TABLE chain_head (
 CREATE TABLE charged_prices (
     transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
     price          TEXT NOT NULL
-);
+, mac BLOB CHECK (mac IS NULL OR length(mac) = 32));
 
 CREATE TABLE consumption_information (
     transaction_id INTEGER PRIMARY KEY CHECK (transaction_id > 0),
@@ -51,7 +51,7 @@ CREATE TABLE family_shares (
     original_transaction_id INTEGER PRIMARY KEY NOT NULL,
     -- The store's time of the share and of its end, in milliseconds.
     shared_at               INTEGER NOT NULL,
-    revoked_at              INTEGER,
+    revoked_at              INTEGER, mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK (revoked_at IS NULL OR revoked_at >= shared_at)
 );
 
@@ -122,7 +122,7 @@ CREATE TABLE notifications (
                             CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed'),
     -- When the next attempt is due by the store's clock; only while pending.
     next_attempt_at         INTEGER,
-    attempts                INTEGER NOT NULL DEFAULT 0 CHECK (attempts BETWEEN 0 AND 6),
+    attempts                INTEGER NOT NULL DEFAULT 0 CHECK (attempts BETWEEN 0 AND 6), mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
 );
 
@@ -170,7 +170,7 @@ CREATE TABLE price_increases (
     status           TEXT NOT NULL CHECK (status IN ('pending', 'agreed', 'declined')),
     -- The store's time of the request and of the subscriber's answer, in milliseconds.
     requested_at     INTEGER NOT NULL,
-    answered_at      INTEGER,
+    answered_at      INTEGER, mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK ((status = 'pending') = (answered_at IS NULL)),
     CHECK (needs_consent = 1 OR status = 'agreed'),
     CHECK (answered_at IS NULL OR answered_at >= requested_at)
@@ -209,10 +209,17 @@ CREATE TABLE promotions (
     visibility TEXT NOT NULL CHECK (visibility IN ('appStoreConnectDefault', 'visible', 'hidden'))
 );
 
+CREATE TABLE record_seals (
+    table_name TEXT PRIMARY KEY NOT NULL,
+    row_count  INTEGER NOT NULL CHECK (row_count >= 0),
+    digest     BLOB NOT NULL CHECK (length(digest) = 32),
+    mac        BLOB NOT NULL CHECK (length(mac) = 32)
+) WITHOUT ROWID;
+
 CREATE TABLE refund_portions (
     transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
     percentage     INTEGER NOT NULL CHECK (percentage BETWEEN 1 AND 99999)
-);
+, mac BLOB CHECK (mac IS NULL OR length(mac) = 32));
 
 CREATE TABLE refund_requests (
     transaction_id INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),

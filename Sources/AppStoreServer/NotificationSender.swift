@@ -210,6 +210,11 @@ public final class NotificationSender: Sendable {
     private func attempt(
         _ notification: ServerNotification, to destination: Destination
     ) async -> NotificationAttemptOutcome {
+        guard notification.isAuthentic else {
+            return NotificationAttemptOutcome(
+                notification: notification, result: .other, httpStatus: nil,
+                detail: "its record was changed outside the ledger (verify reports it): it is not sent")
+        }
         switch destination {
         case .unusable(let problem):
             return NotificationAttemptOutcome(

@@ -207,6 +207,9 @@ public struct ServerNotification: Sendable, Hashable {
 
     /// Its position in the outbox: the commit order.
     public var sequence: Int64
+    /// Whether its record checks (`AuthenticatedRecords`): one changed outside the ledger is
+    /// never sent (the sender records a failed attempt instead).
+    package var isAuthentic = true
     /// The `notificationUUID`, the same in every attempt.
     public var uuid: UUID
     /// Apple's `notificationType`.

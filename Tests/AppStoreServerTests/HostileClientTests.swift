@@ -189,6 +189,30 @@ import FoundationNetworking
         }
     }
 
+    /// A revoked key made valid again past its trigger (dropped, the row edited, put back) is
+    /// not accepted: the keys' table must check, its seal included, for any key to be.
+    @Test func aKeyRevivedBehindTheLedgersBackIsNotAccepted() async throws {
+        try await withServer { ledger, port, token in
+            let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.consumable))
+            let path = "/inApps/v1/transactions/\(bought.id)"
+            #expect(try await Self.send("GET", path, port: port, authorization: token).status == 200)
+            try ledger.revokeAPIKey(maker.keyID)
+            #expect(try await Self.send("GET", path, port: port, authorization: token).status == 401)
+            let status = try runPython(
+                """
+                import sqlite3
+                db = sqlite3.connect('\(ledger.path)', isolation_level=None)
+                trigger = db.execute("SELECT sql FROM sqlite_master WHERE name = 'api_keys_stay_revoked'").fetchone()[0]
+                db.executescript("DROP TRIGGER api_keys_stay_revoked; UPDATE api_keys SET revoked_at = NULL; " + trigger + ";")
+                db.close()
+                """)
+            #expect(status == 0)
+            #expect(try ledger.apiKey(maker.keyID)?.revokedAt == nil, "the row says valid again")
+            let revived = try await Self.send("GET", path, port: port, authorization: token)
+            #expect(revived.status == 500, "\(revived)")
+        }
+    }
+
     // MARK: - NUL
 
     /// A NUL ends text where SQLite and Foundation's C parsers read it: an identifier holding one

@@ -12,9 +12,9 @@ import Testing
 @Suite struct UpgradeTests {
     static let configuration = LedgerConfiguration(clock: .fixed(testEpoch))
 
-    /// A ledger at schema 20 as the previous release left it, with a purchase: made by this
-    /// build, then 0021's column removed and its record with it.
-    static func schema20Ledger(at path: String) throws {
+    /// A ledger at the previous schema as the previous release left it, with a purchase: made
+    /// by this build, then the last migration's columns and table removed, and its record.
+    static func previousSchemaLedger(at path: String) throws {
         let ledger = try Ledger.open(at: path, mode: .createIfMissing, configuration: configuration)
         try ledger.saveProducts([Product(id: "level", type: .nonConsumable, price: 0.99)])
         let bought = try ledger.addPayment(NewPayment(productID: "level")).transaction
@@ -22,12 +22,19 @@ import Testing
         try ledger.close()
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
-            try db.execute(sql: "ALTER TABLE notification_attempts DROP COLUMN detail")
-            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = '0021_attempt_details'")
+            try db.execute(sql: Self.undoLastMigration)
         }
         try raw.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         try raw.close()
     }
+
+    /// What the last migration (0022) added, removed.
+    static let undoLastMigration =
+        [
+            "api_keys", "family_shares", "app_account_tokens", "refund_portions", "price_increases", "charged_prices",
+            "notifications",
+        ].map { "ALTER TABLE \($0) DROP COLUMN mac;" }.joined()
+        + "DROP TABLE record_seals; DELETE FROM grdb_migrations WHERE identifier = '0022_authenticated_records';"
 
     static func applied(at path: String) throws -> Set<String> {
         let raw = try DatabaseQueue(path: path)
@@ -38,19 +45,19 @@ import Testing
     @Test func aReadOnlyOpenRefusesAnOlderLedgerAndWritesNothing() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            try Self.schema20Ledger(at: path)
+            try Self.previousSchemaLedger(at: path)
             let before = fileBytes(path)
             #expect {
                 try Ledger.open(at: path, access: .readOnly)
             } throws: { error in
                 (error as? LedgerError)?.code == .olderSchema
                     && "\(error)".contains(
-                        "schema 20 (0020_refund_reversals) of this version's 21 (0021_attempt_details)")
+                        "schema 21 (0021_attempt_details) of this version's 22 (0022_authenticated_records)")
             }
             #expect(fileBytes(path) == before)
             #expect(!FileManager.default.fileExists(atPath: path + "-wal") || fileBytes(path + "-wal")?.isEmpty == true)
             let upgraded = try Ledger.upgrade(at: path, configuration: Self.configuration)
-            #expect(upgraded == ["0021_attempt_details"])
+            #expect(upgraded == ["0022_authenticated_records"])
             #expect(try Ledger.upgrade(at: path, configuration: Self.configuration).isEmpty, "nothing left to do")
             let reader = try Ledger.open(at: path, access: .readOnly)
             #expect(try reader.verify().isEmpty)
@@ -89,7 +96,7 @@ import Testing
     @Test func anUpgradeOfALedgerThatBreaksItsRulesIsRefused() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            try Self.schema20Ledger(at: path)
+            try Self.previousSchemaLedger(at: path)
             let raw = try DatabaseQueue(path: path)
             try raw.write { db in try db.execute(sql: "DROP TRIGGER transaction_events_append_only") }
             try raw.close()
@@ -100,7 +107,7 @@ import Testing
                     && "\(error)".contains("the upgraded ledger would not hold its invariants")
                     && "\(error)".contains("transaction_events_append_only")
             }
-            #expect(!(try Self.applied(at: path)).contains("0021_attempt_details"))
+            #expect(!(try Self.applied(at: path)).contains("0022_authenticated_records"))
         }
     }
 

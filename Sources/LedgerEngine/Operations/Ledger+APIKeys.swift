@@ -56,9 +56,11 @@ extension Ledger {
         try APIKey.checkIdentifier(issuerID)
         return try write { db in
             if try storedAPIKey(db, keyID) != nil { throw APIKeyError.duplicateKeyID(keyID) }
-            try db.run(
-                sql: "INSERT INTO api_keys (key_id, issuer_id, public_key, created_at) VALUES (?, ?, ?, ?)",
-                arguments: [keyID, issuerID, publicKey.x963Representation, try storeNow(db)])
+            try records(db).write(.apiKeys, key: keyID) {
+                try db.run(
+                    sql: "INSERT INTO api_keys (key_id, issuer_id, public_key, created_at) VALUES (?, ?, ?, ?)",
+                    arguments: [keyID, issuerID, publicKey.x963Representation, try storeNow(db)])
+            }
             return try storedAPIKey(db, keyID)!
         }
     }
@@ -78,7 +80,12 @@ extension Ledger {
     /// The API key `keyID` names (`nil` when the ledger has none) and the store's settings,
     /// read in one snapshot: what checking a request's bearer token needs.
     public func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
-        try read { db in (try storedAPIKey(db, keyID), try StoreSettings(db)) }
+        try read { db in
+            // An access decision: the keys' table is read whole (a few rows) and must check,
+            // its seal included, so that no key edited, swapped or put back is accepted.
+            try records(db).checkWhole(.apiKeys)
+            return (try storedAPIKey(db, keyID), try StoreSettings(db))
+        }
     }
 
     /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the
@@ -89,8 +96,10 @@ extension Ledger {
         try write { db in
             guard let key = try storedAPIKey(db, keyID) else { throw APIKeyError.unknownKeyID(keyID) }
             guard key.revokedAt == nil else { throw APIKeyError.alreadyRevoked(keyID) }
-            try db.run(
-                sql: "UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", arguments: [try storeNow(db), keyID])
+            try records(db).write(.apiKeys, key: keyID) {
+                try db.run(
+                    sql: "UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", arguments: [try storeNow(db), keyID])
+            }
             return try storedAPIKey(db, keyID)!
         }
     }

@@ -23,7 +23,9 @@ extension Ledger {
 
     /// Whether the sharing of `original`'s purchase ended; `nil` when it was never shared.
     private func sharingEnded(_ db: Database, original: UInt64) throws -> Bool? {
-        try Bool.fetchOne(
+        // What a signature says of the purchase's owner: the row must be the ledger's.
+        try records(db).check(.familyShares, key: Int64(clamping: original))
+        return try Bool.fetchOne(
             try db.cachedStatement(
                 sql: "SELECT revoked_at IS NOT NULL FROM family_shares WHERE original_transaction_id = ?"),
             arguments: [Int64(clamping: original)])
@@ -45,9 +47,11 @@ extension Ledger {
         payment.isOutsideTheApp = true
         let created = try addPayment(db, payment, delivery: .notRecorded).transaction
         // Recorded before the charge, so that the purchase's notification says FAMILY_SHARED.
-        try db.execute(
-            sql: "INSERT INTO family_shares (original_transaction_id, shared_at) VALUES (?, ?)",
-            arguments: [Int64(created.originalID), try storeNow(db)])
+        try records(db).write(.familyShares, key: Int64(created.originalID)) {
+            try db.execute(
+                sql: "INSERT INTO family_shares (original_transaction_id, shared_at) VALUES (?, ?)",
+                arguments: [Int64(created.originalID), try storeNow(db)])
+        }
         return try applyPlannedOutcome(try writer(db), id: created.id)
     }
 
@@ -85,10 +89,12 @@ extension Ledger {
 
     /// Records the end of the sharing of `original`'s purchase (a revocation or a refund).
     func endSharing(_ db: Database, original: UInt64, at now: Int64) throws {
-        try db.execute(
-            sql: """
-                UPDATE family_shares SET revoked_at = MAX(?, shared_at)
-                WHERE original_transaction_id = ? AND revoked_at IS NULL
-                """, arguments: [now, Int64(clamping: original)])
+        try records(db).write(.familyShares, key: Int64(clamping: original)) {
+            try db.execute(
+                sql: """
+                    UPDATE family_shares SET revoked_at = MAX(?, shared_at)
+                    WHERE original_transaction_id = ? AND revoked_at IS NULL
+                    """, arguments: [now, Int64(clamping: original)])
+        }
     }
 }

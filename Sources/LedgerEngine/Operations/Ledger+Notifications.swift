@@ -33,7 +33,7 @@ extension Ledger {
             if let group = transaction.subscriptionGroupID,
                 var state = try subscriptionStatus(db, group: group, at: now)
             {
-                state.transaction = try Self.withServerAccountTokens(db, [state.transaction])[0]
+                state.transaction = try withServerAccountTokens(db, [state.transaction])[0]
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(
                         state, settings: settings,
@@ -64,6 +64,7 @@ extension Ledger {
                 uuid.uuidString.lowercased(), type, subtype, transaction.map { Int64($0.id) },
                 transaction.map { Int64($0.originalID) }, key, now, try signer.sign(payload).compactSerialization, now,
             ])
+        try records(db).inserted(.notifications, key: db.lastInsertedRowID)
     }
 
     /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.
@@ -184,15 +185,26 @@ extension Ledger {
     }
 
     /// The notification with this `notificationUUID`, or `nil`.
+    /// - Throws: `LedgerError` (`.corrupted`) when its record was changed outside the ledger.
     public func notification(_ uuid: UUID) throws -> ServerNotification? {
         try read { db in
-            try Self.notifications(db, where: "uuid = ?", arguments: [uuid.uuidString.lowercased()]).first
+            try authenticated(
+                db, try Self.notifications(db, where: "uuid = ?", arguments: [uuid.uuidString.lowercased()])
+            ).first
         }
+    }
+
+    /// `notifications`, each record checked: what a client is handed must be the ledger's.
+    private func authenticated(_ db: Database, _ notifications: [ServerNotification]) throws -> [ServerNotification] {
+        let records = try records(db)
+        for notification in notifications { try records.check(.notifications, key: notification.sequence) }
+        return notifications
     }
 
     /// The notifications of the outbox dated from `start` to `end` (exclusive) by the store's
     /// clock, in commit order, after `sequence`, at most `limit`; with `type`, `subtype`, or the
     /// original transaction of `transactionID`, only those (Get Notification History).
+    /// - Throws: `LedgerError` (`.corrupted`) when a record was changed outside the ledger.
     public func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
         try read { db in
             var original: Int64?
@@ -203,18 +215,21 @@ extension Ledger {
                 else { throw PaymentQueueError.unknownTransaction(id) }
                 original = found
             }
-            return try Self.notifications(
+            return try authenticated(
                 db,
-                where: """
-                    seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
-                        AND (? IS NULL OR subtype = ?) AND (? IS NULL OR original_transaction_id = ?)
-                        AND (? = 0 OR status <> 'delivered')
-                    ORDER BY seq LIMIT ?
-                    """,
-                arguments: [
-                    query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type, query.type,
-                    query.subtype, query.subtype, original, original, query.onlyFailures, query.limit,
-                ])
+                try Self.notifications(
+                    db,
+                    where: """
+                        seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
+                            AND (? IS NULL OR subtype = ?) AND (? IS NULL OR original_transaction_id = ?)
+                            AND (? = 0 OR status <> 'delivered')
+                        ORDER BY seq LIMIT ?
+                        """,
+                    arguments: [
+                        query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type,
+                        query.type,
+                        query.subtype, query.subtype, original, original, query.onlyFailures, query.limit,
+                    ]))
         }
     }
 
@@ -228,11 +243,13 @@ extension Ledger {
     ///
     /// The order is the one of the index of pending notifications, so the read stops after
     /// `limit` rows (and the ones it skips) however many are pending: a running sender asks
-    /// every few milliseconds.
+    /// every few milliseconds. Each one's record is checked (`isAuthentic`): one changed outside
+    /// the ledger is still returned, for the sender to fail rather than send or skip forever.
     package func dueNotifications(limit: Int, excluding: Set<Int64> = []) throws -> [ServerNotification] {
         let excluded = "[" + excluding.map(String.init).joined(separator: ",") + "]"
         return try read { db in
-            try Self.notifications(
+            let records = try records(db)
+            return try Self.notifications(
                 db,
                 where: """
                     status = 'pending' AND next_attempt_at <= ? AND seq NOT IN (SELECT value FROM json_each(?))
@@ -241,7 +258,12 @@ extension Ledger {
                             WHERE earlier.original_transaction_id = notifications.original_transaction_id
                                 AND earlier.seq < notifications.seq AND earlier.status = 'pending')
                     ORDER BY next_attempt_at, seq LIMIT ?
-                    """, arguments: [try storeNow(db), excluded, limit])
+                    """, arguments: [try storeNow(db), excluded, limit]
+            ).map { notification in
+                var checked = notification
+                checked.isAuthentic = try records.isAuthentic(.notifications, key: notification.sequence)
+                return checked
+            }
         }
     }
 

@@ -29,6 +29,8 @@ extension Ledger {
     }
 
     func priceIncrease(_ db: Database, group: String) throws -> PriceIncrease? {
+        // What the renewal info says the next renewal charges: the row must be the ledger's.
+        try records(db).check(.priceIncreases, key: group)
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(
@@ -66,16 +68,18 @@ extension Ledger {
         }
         guard DecimalText.isExactPrice(DecimalText.format(price)) else { throw StoreControlError.invalidPrice(price) }
         let now = try storeNow(db)
-        try db.execute(
-            sql: """
-                INSERT OR REPLACE INTO price_increases
-                    (group_id, product_id, price, needs_consent, status, requested_at, answered_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
-                needsConsent ? nil : now,
-            ])
+        try records(db).write(.priceIncreases, key: group) {
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO price_increases
+                        (group_id, product_id, price, needs_consent, status, requested_at, answered_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
+                    needsConsent ? nil : now,
+                ])
+        }
         try notify(
             db, needsConsent ? .priceIncreasePending : .priceIncreaseAccepted, about: status.transaction, at: now)
         return status.transaction
@@ -107,11 +111,13 @@ extension Ledger {
     func settlePriceIncrease(
         _ db: Database, group: String, from old: PriceIncrease.Status, to new: PriceIncrease.Status, at now: Int64
     ) throws {
-        try db.execute(
-            sql: """
-                UPDATE price_increases SET status = ?, answered_at = MAX(?, requested_at)
-                WHERE group_id = ? AND status = ?
-                """, arguments: [new.rawValue, now, group, old.rawValue])
+        try records(db).write(.priceIncreases, key: group) {
+            try db.execute(
+                sql: """
+                    UPDATE price_increases SET status = ?, answered_at = MAX(?, requested_at)
+                    WHERE group_id = ? AND status = ?
+                    """, arguments: [new.rawValue, now, group, old.rawValue])
+        }
     }
 
     /// The group's increase when it ends the subscription at the end of its latest period
@@ -129,7 +135,9 @@ extension Ledger {
 
     /// Removes the group's price increase: a new period charged it, or made it moot.
     func dropPriceIncrease(_ db: Database, group: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(arguments: [group])
+        try records(db).write(.priceIncreases, key: group) {
+            try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(arguments: [group])
+        }
     }
 
     /// The group of `productID` and its status, when `productID` is the product of its latest
@@ -161,9 +169,12 @@ extension Ledger {
     /// What `transaction` was charged when it is not the catalog's price (a restored copy, as
     /// its purchase).
     func chargedPrice(_ db: Database, of transaction: PaymentTransaction) throws -> Decimal? {
-        try String.fetchOne(
+        let charged = Int64(transaction.restoredFromID ?? transaction.id)
+        // A price a signature carries: the row must be the ledger's.
+        try records(db).check(.chargedPrices, key: charged)
+        return try String.fetchOne(
             try db.cachedStatement(sql: "SELECT price FROM charged_prices WHERE transaction_id = ?"),
-            arguments: [Int64(transaction.restoredFromID ?? transaction.id)]
+            arguments: [charged]
         ).flatMap(DecimalText.parse)
     }
 
@@ -177,7 +188,9 @@ extension Ledger {
     }
 
     func recordCharge(_ db: Database, of id: UInt64, price: Decimal) throws {
-        try db.cachedStatement(sql: "INSERT INTO charged_prices (transaction_id, price) VALUES (?, ?)").execute(
-            arguments: [Int64(id), DecimalText.format(price)])
+        try records(db).write(.chargedPrices, key: Int64(id)) {
+            try db.cachedStatement(sql: "INSERT INTO charged_prices (transaction_id, price) VALUES (?, ?)").execute(
+                arguments: [Int64(id), DecimalText.format(price)])
+        }
     }
 }

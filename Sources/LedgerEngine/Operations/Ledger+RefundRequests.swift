@@ -119,7 +119,9 @@ extension Ledger {
     /// `transactions`, by transaction id.
     func refundedPortions(_ db: Database, of transactions: [PaymentTransaction]) throws -> [UInt64: Int] {
         var portions: [UInt64: Int] = [:]
+        let records = try records(db)
         for transaction in transactions where transaction.revocationDate != nil {
+            try records.check(.refundPortions, key: Int64(transaction.id))
             if let portion = try Int.fetchOne(
                 try db.cachedStatement(sql: "SELECT percentage FROM refund_portions WHERE transaction_id = ?"),
                 arguments: [Int64(transaction.id)])

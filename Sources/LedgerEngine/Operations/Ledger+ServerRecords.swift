@@ -75,23 +75,25 @@ extension Ledger {
                 throw PaymentQueueError.unknownTransaction(originalID)
             }
             guard transaction.originalID == originalID else { throw ServerRecordError.notOriginal(originalID) }
-            try db.execute(
-                sql: """
-                    INSERT INTO app_account_tokens (original_transaction_id, token, set_at) VALUES (?, ?, ?)
-                    ON CONFLICT (original_transaction_id) DO UPDATE SET token = excluded.token, set_at = excluded.set_at
-                    """, arguments: [Int64(originalID), token?.uuidString.lowercased(), try storeNow(db)])
+            try records(db).write(.appAccountTokens, key: Int64(originalID)) {
+                try db.execute(
+                    sql: """
+                        INSERT INTO app_account_tokens (original_transaction_id, token, set_at) VALUES (?, ?, ?)
+                        ON CONFLICT (original_transaction_id) DO UPDATE SET token = excluded.token, set_at = excluded.set_at
+                        """, arguments: [Int64(originalID), token?.uuidString.lowercased(), try storeNow(db)])
+            }
         }
     }
 
     /// The app account token the server set on the chain of original transaction `originalID`:
     /// `nil` when it set none, `.some(nil)` when it cleared it.
     public func serverAppAccountToken(originalTransactionID originalID: UInt64) throws -> UUID?? {
-        try read { db in try Self.serverAppAccountTokens(db, originals: [originalID])[originalID] }
+        try read { db in try serverAppAccountTokens(db, originals: [originalID])[originalID] }
     }
 
     /// `transactions` as the App Store's server signs them: with the app account token its
     /// server set on their chain, where it set one.
-    static func withServerAccountTokens(
+    func withServerAccountTokens(
         _ db: Database, _ transactions: [PaymentTransaction]
     ) throws
         -> [PaymentTransaction]
@@ -105,11 +107,15 @@ extension Ledger {
         }
     }
 
-    private static func serverAppAccountTokens(
+    /// The tokens set on `originals`' chains, each row checked (`AuthenticatedRecords`): a
+    /// token a signature would carry must be the ledger's.
+    private func serverAppAccountTokens(
         _ db: Database, originals: Set<UInt64>
     ) throws -> [UInt64: UUID?] {
         var tokens: [UInt64: UUID?] = [:]
+        let records = try records(db)
         for original in originals {
+            try records.check(.appAccountTokens, key: Int64(original))
             // Cached: every signed transaction the server answers with asks.
             if let row = try Row.fetchOne(
                 try db.cachedStatement(sql: "SELECT token FROM app_account_tokens WHERE original_transaction_id = ?"),

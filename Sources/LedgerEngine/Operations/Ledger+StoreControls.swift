@@ -134,9 +134,11 @@ extension Ledger {
         for revoked in [transaction] + related {
             try writer.revoke(revoked, reason: reason)
             if let prorated {
-                try db.execute(
-                    sql: "INSERT INTO refund_portions (transaction_id, percentage) VALUES (?, ?)",
-                    arguments: [Int64(revoked.id), prorated])
+                try records(db).write(.refundPortions, key: Int64(revoked.id)) {
+                    try db.execute(
+                        sql: "INSERT INTO refund_portions (transaction_id, percentage) VALUES (?, ?)",
+                        arguments: [Int64(revoked.id), prorated])
+                }
             }
         }
         // A refund request of what was refunded is granted by it.
@@ -173,8 +175,10 @@ extension Ledger {
         let related = try otherCopies(db, of: transaction, refunded: true)
         for reinstated in [transaction] + related {
             try writer.reinstate(reinstated)
-            try db.execute(
-                sql: "DELETE FROM refund_portions WHERE transaction_id = ?", arguments: [Int64(reinstated.id)])
+            try records(db).write(.refundPortions, key: Int64(reinstated.id)) {
+                try db.execute(
+                    sql: "DELETE FROM refund_portions WHERE transaction_id = ?", arguments: [Int64(reinstated.id)])
+            }
         }
         if transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID,
             let end = transaction.expirationDate?.ledgerMilliseconds, end <= writer.now,

@@ -84,6 +84,8 @@ extension Ledger {
                 ))
         }
         problems += try Self.outboxProblems(db)
+        // The facts beside the chain: every row authenticated, every table's seal matching.
+        problems += try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).problems()
         let lastIssued =
             try Int64.fetchOne(db, sql: "SELECT value FROM ledger_counters WHERE name = 'last_transaction_id'") ?? 0
         if let highest = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM transactions"), highest > lastIssued {

@@ -66,7 +66,7 @@ extension Ledger {
         }
         let products = try Self.products(db, withIDs: Set(transactions.map(\.productID)).sorted())
         return Signing(
-            transactions: try Self.withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
+            transactions: try withServerAccountTokens(db, transactions), signer: try signer ?? self.signer(db),
             products: Dictionary(products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }),
             chargedPrices: try chargedPrices(db, of: transactions),
             familySharedOriginals: try familySharedOriginals(db, of: transactions),
@@ -112,7 +112,7 @@ extension Ledger {
         let signer = try signer()
         var status = status
         let recentStart = try read { db in
-            status.transaction = try Self.withServerAccountTokens(db, [status.transaction])[0]
+            status.transaction = try withServerAccountTokens(db, [status.transaction])[0]
             return try recentSubscriptionStart(db, group: status.groupID)
         }
         return try signer.sign(

@@ -1,0 +1,301 @@
+import Crypto
+import Foundation
+import GRDB
+import LedgerModel
+
+/// The facts kept beside the hash chain that reach a signature or an access decision, each row
+/// authenticated by a MAC made with the ledger's event key (migration 22), each table sealed
+/// by its row count and the XOR of its rows' MACs, authenticated the same way.
+///
+/// A row inserted or edited without the key has no valid MAC: `check` refuses it where it is
+/// used (a signer, the server's key check, the sender), and `problems` reports it. A row
+/// deleted, added or put back as it was before leaves its MAC valid or absent but changes the
+/// table's seal: `problems` reports it (and the API key check reads the seal of its small
+/// table every time). Every write of these tables goes through `write`, which checks the row
+/// it replaces before it stamps the new one: a forged row is never authenticated by a later
+/// write over it.
+struct AuthenticatedRecords {
+    /// One authenticated table: its name, its key column, and the columns its MAC covers (in
+    /// this order; a notification's delivery status is not a fact it vouches for).
+    struct Table: Sendable, Hashable {
+        let name: String
+        let key: String
+        let columns: [String]
+
+        static let apiKeys = Table(
+            name: "api_keys", key: "key_id", columns: ["key_id", "issuer_id", "public_key", "created_at", "revoked_at"])
+        static let familyShares = Table(
+            name: "family_shares", key: "original_transaction_id",
+            columns: ["original_transaction_id", "shared_at", "revoked_at"])
+        static let appAccountTokens = Table(
+            name: "app_account_tokens", key: "original_transaction_id",
+            columns: ["original_transaction_id", "token", "set_at"])
+        static let refundPortions = Table(
+            name: "refund_portions", key: "transaction_id", columns: ["transaction_id", "percentage"])
+        static let priceIncreases = Table(
+            name: "price_increases", key: "group_id",
+            columns: ["group_id", "product_id", "price", "needs_consent", "status", "requested_at", "answered_at"])
+        static let chargedPrices = Table(
+            name: "charged_prices", key: "transaction_id", columns: ["transaction_id", "price"])
+        static let notifications = Table(
+            name: "notifications", key: "seq",
+            columns: [
+                "seq", "uuid", "type", "subtype", "transaction_id", "original_transaction_id", "event_key",
+                "created_at",
+                "signed_payload",
+            ])
+
+        static let all: [Table] = [
+            apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreases, chargedPrices, notifications,
+        ]
+
+        /// What describes a row in a message: `table key`.
+        func describe(_ key: some DatabaseValueConvertible) -> String {
+            "\(name) row \(key.databaseValue)"
+        }
+    }
+
+    let db: Database
+    /// The event key (`SigningIdentity.eventKey`); `nil` on an unchained ledger (the bench's
+    /// comparison), where nothing is stamped or checked.
+    let key: [UInt8]?
+
+    // MARK: - MACs
+
+    /// A row's MAC: SHA-256 of the event key and of the row's encoding (a fixed 64-byte input,
+    /// as an event's MAC).
+    static func mac(_ table: Table, _ values: [DatabaseValue], key: [UInt8]) -> [UInt8] {
+        var encoding = ChainEncoding()
+        encoding.text("StoreLedger record 1")
+        encoding.text(table.name)
+        for value in values { encoding.value(value) }
+        return HashChain.mac(of: encoding.sha256, key: key)
+    }
+
+    /// A seal's MAC, over its table, count and digest.
+    static func sealMAC(_ table: Table, count: Int64, digest: [UInt8], key: [UInt8]) -> [UInt8] {
+        var encoding = ChainEncoding()
+        encoding.text("StoreLedger seal 1")
+        encoding.text(table.name)
+        encoding.integer(count)
+        encoding.blob(digest)
+        return HashChain.mac(of: encoding.sha256, key: key)
+    }
+
+    // MARK: - Writes
+
+    /// Runs `change`, a write of `table`'s row `key` (an insert, an update, an upsert or a
+    /// delete), and authenticates what it leaves: the row's MAC (or its absence) and the
+    /// table's seal. The row it replaces must check first.
+    /// - Throws: `DamagedRow` for a row there before that does not check; nothing is written.
+    func write(_ table: Table, key rowKey: some DatabaseValueConvertible, _ change: () throws -> Void) throws {
+        guard let key else { return try change() }
+        let before = try stored(table, rowKey)
+        if let before { try check(table, rowKey, before, key: key) }
+        try change()
+        let after = try stored(table, rowKey)
+        var seal = try self.seal(table, key: key)
+        if let old = before?.mac {
+            seal.count -= 1
+            seal.digest = Self.xor(seal.digest, old)
+        }
+        if let after {
+            let mac = Self.mac(table, after.values, key: key)
+            try db.execute(
+                sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), rowKey])
+            seal.count += 1
+            seal.digest = Self.xor(seal.digest, mac)
+        }
+        try save(table, seal, key: key)
+    }
+
+    /// Authenticates a row just inserted whose key the insert chose (a notification's
+    /// sequence): there was none before it.
+    func inserted(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
+        guard let key, let after = try stored(table, rowKey) else { return }
+        let mac = Self.mac(table, after.values, key: key)
+        try db.execute(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), rowKey])
+        var seal = try self.seal(table, key: key)
+        seal.count += 1
+        seal.digest = Self.xor(seal.digest, mac)
+        try save(table, seal, key: key)
+    }
+
+    /// Whether `table`'s row `key` carries its MAC (no row: true).
+    func isAuthentic(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Bool {
+        guard let key, let row = try stored(table, rowKey) else { return true }
+        return row.mac == Self.mac(table, row.values, key: key)
+    }
+
+    // MARK: - Checks where a fact is used
+
+    /// Throws `DamagedRow` unless `table`'s row `key`, when there is one, carries its MAC.
+    func check(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
+        guard let key, let row = try stored(table, rowKey) else { return }
+        try check(table, rowKey, row, key: key)
+    }
+
+    /// Throws `DamagedRow` unless `table`'s seal checks against its rows, every one of which
+    /// carries its MAC: for a small table read whole where it decides (the API keys).
+    func checkWhole(_ table: Table) throws {
+        guard key != nil else { return }
+        if let problem = try problems(table).first { throw DamagedRow(reason: problem.message) }
+    }
+
+    private func check(_ table: Table, _ rowKey: some DatabaseValueConvertible, _ row: Stored, key: [UInt8]) throws {
+        guard row.mac == Self.mac(table, row.values, key: key) else {
+            throw DamagedRow(
+                reason:
+                    "the \(table.describe(rowKey)) was \(row.mac == nil ? "written" : "changed") without the ledger's key "
+                    + "(outside the ledger; verify reports it): it is not used")
+        }
+    }
+
+    // MARK: - verify
+
+    /// What is wrong with every authenticated table: rows whose MAC does not check, and seals
+    /// that do not match their rows (a row deleted, added or put back).
+    func problems() throws -> [LedgerProblem] {
+        guard key != nil else { return [] }
+        return try Table.all.flatMap { try problems($0) }
+    }
+
+    private func problems(_ table: Table) throws -> [LedgerProblem] {
+        guard let key else { return [] }
+        var problems: [LedgerProblem] = []
+        var count: Int64 = 0
+        var digest = [UInt8](repeating: 0, count: 32)
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.key)")
+        while let row = try rows.next() {
+            let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
+            let stored = (row[table.columns.count] as Data?).map { [UInt8]($0) }
+            if stored != Self.mac(table, values, key: key) {
+                problems.append(
+                    LedgerProblem(
+                        transactionID: nil,
+                        message: "the \(table.describe(values[0])) was \(stored == nil ? "written" : "changed") "
+                            + "without the ledger's key"))
+            }
+            if let stored {
+                count += 1
+                digest = Self.xor(digest, stored)
+            }
+        }
+        let seal = try self.seal(table, key: key, checking: false)
+        if seal.mac != Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key) {
+            problems.append(
+                LedgerProblem(
+                    transactionID: nil, message: "the seal of \(table.name) was changed without the ledger's key"))
+        } else if seal.count != count || seal.digest != digest {
+            problems.append(
+                LedgerProblem(
+                    transactionID: nil,
+                    message: "\(table.name) holds \(count) authenticated rows where its seal counts \(seal.count), "
+                        + "or not the same ones: a row was deleted, added or put back without the ledger's key"))
+        }
+        return problems
+    }
+
+    // MARK: - Migration 22
+
+    /// Authenticates every row already there and seals each table (migration 22).
+    func adopt() throws {
+        guard let key else { return }
+        for table in Table.all {
+            var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
+            let rows = try Row.fetchAll(db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)")
+            for row in rows {
+                let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
+                let mac = Self.mac(table, values, key: key)
+                try db.execute(
+                    sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), values[0]])
+                seal.count += 1
+                seal.digest = Self.xor(seal.digest, mac)
+            }
+            try save(table, seal, key: key)
+        }
+    }
+
+    // MARK: - Rows and seals
+
+    private struct Stored {
+        let values: [DatabaseValue]
+        let mac: [UInt8]?
+    }
+
+    private func stored(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Stored? {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(
+                    sql:
+                        "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) WHERE \(table.key) = ?"
+                ),
+                arguments: [rowKey])
+        else { return nil }
+        return Stored(
+            values: (0..<table.columns.count).map { row[$0] as DatabaseValue },
+            mac: (row[table.columns.count] as Data?).map { [UInt8]($0) })
+    }
+
+    private struct Seal {
+        var count: Int64
+        var digest: [UInt8]
+        var mac: [UInt8]
+    }
+
+    /// `table`'s seal; checked unless `checking` is false (verify reports a bad one itself).
+    private func seal(_ table: Table, key: [UInt8], checking: Bool = true) throws -> Seal {
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT row_count, digest, mac FROM record_seals WHERE table_name = ?"),
+                arguments: [table.name])
+        else {
+            if checking {
+                throw DamagedRow(reason: "the seal of \(table.name) is missing (verify reports it): nothing is written")
+            }
+            return Seal(count: -1, digest: [], mac: [])
+        }
+        let seal = Seal(
+            count: row[0], digest: [UInt8](row[1] as Data), mac: [UInt8](row[2] as Data))
+        if checking, seal.mac != Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key) {
+            throw DamagedRow(
+                reason: "the seal of \(table.name) was changed without the ledger's key (verify reports it): "
+                    + "nothing is written")
+        }
+        return seal
+    }
+
+    private func save(_ table: Table, _ seal: Seal, key: [UInt8]) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO record_seals (table_name, row_count, digest, mac) VALUES (?, ?, ?, ?)",
+            arguments: [
+                table.name, seal.count, Data(seal.digest),
+                Data(Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key)),
+            ])
+    }
+
+    private static func xor(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+        zip(a, b).map { $0 ^ $1 }
+    }
+}
+
+extension ChainEncoding {
+    /// A stored value, by its type.
+    mutating func value(_ value: DatabaseValue) {
+        switch value.storage {
+        case .null: null()
+        case .int64(let number): integer(number)
+        case .double(let number): text(String(number))
+        case .string(let text): self.text(text)
+        case .blob(let data): blob([UInt8](data))
+        }
+    }
+}
+
+extension Ledger {
+    /// The authenticated records of `db`'s ledger (unchained: nothing stamped or checked).
+    func records(_ db: Database) throws -> AuthenticatedRecords {
+        AuthenticatedRecords(db: db, key: configuration.keepsHashChain ? try identities.eventKey(db) : nil)
+    }
+}

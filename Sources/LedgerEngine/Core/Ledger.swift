@@ -51,6 +51,10 @@ public final class Ledger: Sendable {
     let headSigner: HeadSigner?
     /// The signing identity, read once.
     let identities = IdentityCache()
+    /// The `PRAGMA data_version` at which this connection last found the API keys' table whole
+    /// (`AuthenticatedRecords.checkWhole`): until another connection commits, it need not look
+    /// again (the server asks for every request).
+    let apiKeysCheckedAt = Mutex<Int64?>(nil)
     /// Set by `close()`, so that closing again does not sign again. Every use after it is
     /// refused on the connection's own queue (`Database.ensureConnected`), where the connection
     /// closes, so a call racing `close()` is refused too.

@@ -2,6 +2,7 @@ public import Crypto
 public import Foundation
 import LedgerModel
 import GRDB
+import Synchronization
 
 /// A key of the App Store Server API, as App Store Connect issues them: the ledger keeps its
 /// public half, and `ledger serve` accepts the bearer tokens signed with its private half.
@@ -82,8 +83,14 @@ extension Ledger {
     public func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
         try read { db in
             // An access decision: the keys' table is read whole (a few rows) and must check,
-            // its seal included, so that no key edited, swapped or put back is accepted.
-            try records(db).checkWhole(.apiKeys)
+            // its seal included, so that no key edited, swapped or put back is accepted. Only
+            // another connection's commit can change it behind this one's back: it is read
+            // again after one (`PRAGMA data_version` changes), not for every request.
+            let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+            if version == nil || apiKeysCheckedAt.withLock({ $0 }) != version {
+                try records(db).checkWhole(.apiKeys)
+                apiKeysCheckedAt.withLock { $0 = version }
+            }
             return (try storedAPIKey(db, keyID), try StoreSettings(db))
         }
     }

@@ -69,7 +69,12 @@ public final class NotificationCollector: Sendable {
         let application = Application(
             responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        collector.task.withLock { $0 = Task { try await application.run() } }
+        // On threads of its own: a test process's other tests may hold every one of Swift's
+        // cooperative threads (two on a two-core machine) while they wait for child processes,
+        // and a receiver that cannot answer within the sender's 5 seconds records a timeout.
+        collector.task.withLock {
+            $0 = Task(executorPreference: DedicatedExecutor.shared) { try await application.run() }
+        }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
         collector.boundPort.withLock { $0 = port }
@@ -101,5 +106,21 @@ public final class NotificationCollector: Sendable {
         let running = task.withLock { $0 }
         running?.cancel()
         _ = try? await running?.value
+    }
+}
+
+/// Runs tasks on dispatch's threads, outside Swift's cooperative pool (`Task(executorPreference:)`,
+/// inherited by the child tasks a server makes): what runs there goes on while the pool's
+/// threads are blocked.
+final class DedicatedExecutor: TaskExecutor {
+    static let shared = DedicatedExecutor()
+    // Serial: a serial queue always gets a thread of its own (it overcommits), where a
+    // concurrent one shares the pool of threads sized to the cores.
+    private let queue = DispatchQueue(label: "storeledger.dedicated-executor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

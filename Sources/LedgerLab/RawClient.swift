@@ -6,7 +6,12 @@ import Glibc
 
 /// A TCP client that sends and reads raw bytes, for requests no HTTP client would make: the
 /// hostile connections of `bench`'s server rows and of the server's tests.
-public final class RawClient {
+///
+/// Its waits (`received`, `closed`) block a thread of their own, never one of Swift's
+/// cooperative threads (two on a two-core machine), which the servers and receivers of the same
+/// process need meanwhile. Sendable by hand: one task uses a client at a time, and a wait hands it
+/// to its thread and back (the socket and `isClosed` are never touched by two at once).
+public final class RawClient: @unchecked Sendable {
     private var socketFD: Int32
     /// Whether the connection ended: closed by this side, or by the server.
     public private(set) var isClosed = false
@@ -41,7 +46,22 @@ public final class RawClient {
         }
     }
 
+    /// `receive(upTo:within:)`, waiting on a thread of its own.
+    public func received(upTo count: Int, within limit: Duration) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.receive(upTo: count, within: limit)) }
+        }
+    }
+
+    /// `waitForClose(within:)`, waiting on a thread of its own.
+    public func closed(within limit: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.waitForClose(within: limit)) }
+        }
+    }
+
     /// What arrives within `limit`, up to `count` bytes (less when the connection closes first).
+    /// It blocks the calling thread meanwhile.
     public func receive(upTo count: Int, within limit: Duration) -> String {
         var received = [UInt8]()
         let end = ContinuousClock.now + limit

@@ -27,15 +27,7 @@ extension Bench {
             say("wrk is not installed (apt-get install wrk): the server rows are skipped")
             return [.skipped(name, because: "wrk is not installed (apt-get install wrk)")]
         }
-        let ledgerPath = path("serve-\(size)")
-        try await fill(ledgerPath, finished: size, unfinished: 0)
-        let key = P256.Signing.PrivateKey()
-        let ledger = try Ledger.open(at: ledgerPath)
-        try ledger.addAPIKey(keyID: "BENCH", issuerID: "bench-issuer", publicKey: key.publicKey)
-        try ledger.close()
-        let token = try BenchToken.make(key: key, bundleID: StoreSettings.defaultBundleID)
-        let server = try ChildServer.start(
-            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", ledgerPath])
+        let (server, token) = try await servedLedger("serve-\(size)", purchases: size)
         defer { server.stop() }
         // The ceiling answers a body as long as a signed transaction's answer.
         let sample = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/1", token: token)
@@ -96,15 +88,7 @@ extension Bench {
     /// them announce a 1 MiB body without a token and send part of it, half send half a request
     /// head and stop), and a well-behaved client answered meanwhile.
     mutating func hostileConnections() async throws -> [BenchCommand.Result] {
-        let ledgerPath = path("hostile")
-        try await fill(ledgerPath, finished: 1_000, unfinished: 0)
-        let key = P256.Signing.PrivateKey()
-        let ledger = try Ledger.open(at: ledgerPath)
-        try ledger.addAPIKey(keyID: "BENCH", issuerID: "bench-issuer", publicKey: key.publicKey)
-        try ledger.close()
-        let token = try BenchToken.make(key: key, bundleID: StoreSettings.defaultBundleID)
-        let server = try ChildServer.start(
-            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", ledgerPath])
+        let (server, token) = try await servedLedger("hostile", purchases: 1_000)
         defer { server.stop() }
         _ = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/1", token: token)
         let before = server.residentMB
@@ -135,6 +119,21 @@ extension Bench {
                 target: "all answered", peakMemoryMB: server.peakMB,
                 note: String(format: "p50 %.1f ms", latencies[latencies.count / 2])),
         ]
+    }
+
+    /// A new ledger of `purchases` finished purchases with an API key, served by `ledger serve`
+    /// in its own process (`stop()` it), and a bearer token of that key.
+    private mutating func servedLedger(_ name: String, purchases: Int) async throws -> (ChildServer, String) {
+        let ledgerPath = path(name)
+        try await fill(ledgerPath, finished: purchases, unfinished: 0)
+        let key = P256.Signing.PrivateKey()
+        let ledger = try Ledger.open(at: ledgerPath)
+        try ledger.addAPIKey(keyID: "BENCH", issuerID: "bench-issuer", publicKey: key.publicKey)
+        try ledger.close()
+        let token = try BenchToken.make(key: key, bundleID: StoreSettings.defaultBundleID)
+        let server = try ChildServer.start(
+            try Self.ledgerExecutable(), ["serve", "--port", "0", "--database", ledgerPath])
+        return (server, token)
     }
 
     /// 1,000 purchases committed in a burst, from their commits to a local receiver; then a

@@ -79,7 +79,7 @@ import FoundationNetworking
                     "POST /inApps/v1/notifications/history HTTP/1.1\r\nHost: x\r\n\(authorization)"
                         + "Content-Type: application/json\r\nContent-Length: 1048576\r\n\r\n")
                 let started = ContinuousClock.now
-                let answer = client.receive(upTo: 12, within: .seconds(5))
+                let answer = await client.received(upTo: 12, within: .seconds(5))
                 #expect(answer.hasPrefix("HTTP/1.1 401"), "\(answer)")
                 #expect(ContinuousClock.now - started < .seconds(5))
             }
@@ -92,7 +92,7 @@ import FoundationNetworking
     @Test func idleAndSlowConnectionsAreClosed() async throws {
         try await withServer { _, port, token in
             let idle = try RawClient(port: port)
-            #expect(idle.waitForClose(within: .seconds(5)), "an idle connection is closed")
+            #expect(await idle.closed(within: .seconds(5)), "an idle connection is closed")
 
             let slowHead = try RawClient(port: port)
             let head =
@@ -103,7 +103,8 @@ import FoundationNetworking
                 try await Task.sleep(for: .milliseconds(100))
                 closed = closed || slowHead.isClosed
             }
-            #expect(closed || slowHead.waitForClose(within: .seconds(3)), "a head sent a byte at a time is closed")
+            let closedInTime = closed ? true : await slowHead.closed(within: .seconds(3))
+            #expect(closedInTime, "a head sent a byte at a time is closed")
 
             let slowBody = try RawClient(port: port)
             try slowBody.send(
@@ -132,9 +133,9 @@ import FoundationNetworking
             let waiting = try RawClient(port: port)
             try waiting.send(
                 "GET /inApps/v1/transactions/\(purchased.id) HTTP/1.1\r\nHost: x\r\nAuthorization: \(token)\r\n\r\n")
-            #expect(waiting.receive(upTo: 64, within: .milliseconds(800)).isEmpty, "not accepted past the bound")
+            #expect(await waiting.received(upTo: 64, within: .milliseconds(800)).isEmpty, "not accepted past the bound")
             holders[0].close()
-            let answer = waiting.receive(upTo: 64, within: .seconds(5))
+            let answer = await waiting.received(upTo: 64, within: .seconds(5))
             #expect(answer.hasPrefix("HTTP/1.1 200"), "accepted once one closed: \(answer)")
         }
         var many = AppStoreHTTPServer.Limits()
@@ -158,7 +159,7 @@ import FoundationNetworking
             try coded.send(
                 "POST /inApps/v1/notifications/history HTTP/1.1\r\nHost: x\r\nAuthorization: \(token)\r\n"
                     + "Transfer-Encoding: xchunked\r\n\r\n")
-            let answer = coded.receive(upTo: 12, within: .seconds(5))
+            let answer = await coded.received(upTo: 12, within: .seconds(5))
             #expect(answer == "HTTP/1.1 501", "\(answer)")
 
             let bought = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.consumable))
@@ -168,10 +169,10 @@ import FoundationNetworking
                 "PUT /inApps/v1/transactions/\(bought.id)/appAccountToken HTTP/1.1\r\nHost: x\r\n"
                     + "Authorization: \(token)\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
                     + "Content-Length: \(body.utf8.count)\r\n\r\n")
-            let interim = waiting.receive(upTo: 25, within: .seconds(5))
+            let interim = await waiting.received(upTo: 25, within: .seconds(5))
             #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n", "\(interim)")
             try waiting.send(body)
-            let final = waiting.receive(upTo: 12, within: .seconds(5))
+            let final = await waiting.received(upTo: 12, within: .seconds(5))
             #expect(final == "HTTP/1.1 200", "\(final)")
         }
     }
@@ -198,14 +199,17 @@ import FoundationNetworking
             #expect(try await Self.send("GET", path, port: port, authorization: token).status == 200)
             try ledger.revokeAPIKey(maker.keyID)
             #expect(try await Self.send("GET", path, port: port, authorization: token).status == 401)
-            let status = try runPython(
-                """
-                import sqlite3
-                db = sqlite3.connect('\(ledger.path)', isolation_level=None)
-                trigger = db.execute("SELECT sql FROM sqlite_master WHERE name = 'api_keys_stay_revoked'").fetchone()[0]
-                db.executescript("DROP TRIGGER api_keys_stay_revoked; UPDATE api_keys SET revoked_at = NULL; " + trigger + ";")
-                db.close()
-                """)
+            let ledgerPath = ledger.path
+            let status = try await onItsOwnThread {
+                try runPython(
+                    """
+                    import sqlite3
+                    db = sqlite3.connect('\(ledgerPath)', isolation_level=None)
+                    trigger = db.execute("SELECT sql FROM sqlite_master WHERE name = 'api_keys_stay_revoked'").fetchone()[0]
+                    db.executescript("DROP TRIGGER api_keys_stay_revoked; UPDATE api_keys SET revoked_at = NULL; " + trigger + ";")
+                    db.close()
+                    """)
+            }
             #expect(status == 0)
             #expect(try ledger.apiKey(maker.keyID)?.revokedAt == nil, "the row says valid again")
             let revived = try await Self.send("GET", path, port: port, authorization: token)

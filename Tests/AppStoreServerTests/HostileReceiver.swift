@@ -1,4 +1,5 @@
 import Foundation
+@testable import AppStoreServer
 import Hummingbird
 import Logging
 import NIOCore
@@ -51,7 +52,9 @@ final class HostileReceiver: Sendable {
         let application = Application(
             responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
-        receiver.task.withLock { $0 = Task { try await application.run() } }
+        receiver.task.withLock {
+            $0 = Task(executorPreference: DedicatedExecutor.shared) { try await application.run() }
+        }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
         receiver.boundPort.withLock { $0 = port }

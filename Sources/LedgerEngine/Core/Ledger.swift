@@ -111,13 +111,7 @@ public final class Ledger: Sendable {
         // nothing (no journal set-up of GRDB's: see `writer`), so the schema is read through the
         // connection that will write. Until it is accepted, closing that connection may not
         // checkpoint the WAL into the file: a ledger from a newer version is left untouched.
-        let queue: DatabaseQueue
-        do {
-            queue = try DatabaseQueue(
-                path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
-        } catch {
-            throw mapError(error, path: path)
-        }
+        let queue = try writerQueue(path: path, configuration: configuration)
         let ledger = Ledger(path: path, configuration: configuration, reader: queue, writer: queue)
         do {
             try checkpointOnClose(queue, false)
@@ -150,13 +144,7 @@ public final class Ledger: Sendable {
         configuration: LedgerConfiguration = .init()
     ) throws -> [String] {
         guard try LedgerFile.exists(at: path) else { throw LedgerError.missingLedger(path: path) }
-        let queue: DatabaseQueue
-        do {
-            queue = try DatabaseQueue(
-                path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
-        } catch {
-            throw mapError(error, path: path)
-        }
+        let queue = try writerQueue(path: path, configuration: configuration)
         defer { try? queue.close() }
         do {
             try checkpointOnClose(queue, false)
@@ -167,6 +155,16 @@ public final class Ledger: Sendable {
             }
             try checkpointOnClose(queue, true)
             return knownMigrations.filter { !before.contains($0) }
+        } catch {
+            throw mapError(error, path: path)
+        }
+    }
+
+    /// A connection that may write `path`'s ledger (it writes nothing by opening).
+    private static func writerQueue(path: String, configuration: LedgerConfiguration) throws -> DatabaseQueue {
+        do {
+            return try DatabaseQueue(
+                path: configuration.sqlitePath(path), configuration: grdbConfiguration(configuration))
         } catch {
             throw mapError(error, path: path)
         }

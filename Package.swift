@@ -145,7 +145,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Receivers and clients that misbehave on purpose (HostileReceiver, raw sockets).
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(
             name: "StoreLedgerTests",

@@ -180,8 +180,9 @@ public struct AppStoreServerAPI: Sendable {
     /// body: an unknown path (404), another method (405) or a bearer token that does not hold
     /// (401). `nil` when the body is worth reading. The HTTP server asks before it reads a body,
     /// so that a client without a valid token costs no memory for what it sends.
-    /// The key is read through a free read-only connection when there is one (it waits for no
-    /// lock then), else through `ledger`.
+    /// The key is read through a free read-only connection, which waits for no lock; when every
+    /// one is busy, `nil`: the body is read (1 MiB at most) and the request answered as any
+    /// other, rather than wait for the writer's connection on a thread every connection shares.
     public func refusalBeforeBody(method: String, path: String, authorization: String?) -> APIResponse? {
         let request = APIRequest(method: method, path: path, authorization: authorization)
         let refusal = { (api: AppStoreServerAPI) -> APIResponse? in
@@ -195,12 +196,13 @@ public struct AppStoreServerAPI: Sendable {
                 return Self.answer(.generalInternal)
             }
         }
-        let throughReader = readers?.withFreeReader { reader in
+        guard let readers else { return refusal(self) }
+        let throughReader = readers.withFreeReader { reader in
             var serving = self
             serving.store = reader
             return refusal(serving)
         }
-        return throughReader ?? refusal(self)
+        return throughReader ?? nil
     }
 
     /// The endpoint `request` calls, with the path's parameters.

@@ -243,7 +243,11 @@ public final class NotificationSender: Sendable {
             // The client's own deadline covers the connection and the answer's head, and tells a
             // refused connection from a slow one; the body is raced against what is left.
             let response = try await client.execute(request, deadline: .now() + .init(timeout))
-            guard await Self.drain(response.body, before: end) else { return timedOut }
+            switch await Self.drain(response.body, before: end) {
+            case .ended: break
+            case .timedOut: return timedOut
+            case .cut: return (.prematureClose, nil, "the answer's body was cut short")
+            }
             let code = Int(response.status.code)
             if ServerNotification.isSuccess(httpStatus: code) { return (.success, code, nil) }
             let location = response.headers.first(name: "Location").map { "\"\($0)\"" } ?? "nowhere"
@@ -257,20 +261,35 @@ public final class NotificationSender: Sendable {
         }
     }
 
+    /// How an answer's body ended.
+    private enum Drained: Sendable {
+        /// Whole (or past 64 KiB, which is read no further).
+        case ended
+        /// Not by the attempt's deadline.
+        case timedOut
+        /// The connection closed, or failed, before its end.
+        case cut
+    }
+
     /// Reads an answer's body to its end (64 KiB of it at most: Apple requires none, and nothing
-    /// of it is kept) before `end`; whether it ended in time. Past `end` the read is cancelled,
-    /// which closes the connection.
-    private static func drain(_ body: HTTPClientResponse.Body, before end: ContinuousClock.Instant) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
+    /// of it is kept) before `end`. Past `end` the read is cancelled, which closes the connection.
+    private static func drain(_ body: HTTPClientResponse.Body, before end: ContinuousClock.Instant) async -> Drained {
+        await withTaskGroup(of: Drained.self) { group in
             group.addTask {
-                _ = try? await body.collect(upTo: 64 * 1024)
-                return true
+                do {
+                    _ = try await body.collect(upTo: 64 * 1024)
+                    return .ended
+                } catch is NIOTooManyBytesError {
+                    return .ended
+                } catch {
+                    return .cut
+                }
             }
             group.addTask {
                 try? await Task.sleep(until: end)
-                return false
+                return .timedOut
             }
-            let first = await group.next() ?? false
+            let first = await group.next() ?? .timedOut
             group.cancelAll()
             return first
         }

@@ -82,7 +82,12 @@ public struct StoreSettings: Sendable, Hashable {
                 notificationURL = try NotificationURL.parse(text)
             } catch {
                 // Quoted in part: what a hand edit left may be of any length.
-                let shown = text.utf8.count <= 256 ? text : String(text.prefix(256)) + "..."
+                // Control characters escaped: this text reaches terminals (`notifications show`).
+                let cut = text.utf8.count <= 256 ? text : String(text.prefix(256)) + "..."
+                let shown = cut.unicodeScalars.map { scalar in
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                        ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+                }.joined()
                 notificationURLProblem = "the notification URL \"\(shown)\" cannot be used: \(error.reason)"
             }
         }

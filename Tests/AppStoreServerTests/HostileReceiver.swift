@@ -14,6 +14,8 @@ final class HostileReceiver: Sendable {
         case redirect(status: Int)
         /// Answers 200 at once, then one byte of body every `every`, `count` bytes in all.
         case trickle(every: Duration, count: Int)
+        /// Answers 200 announcing 100 bytes of body, sends 10 and closes the connection.
+        case cutShort
     }
 
     private let requests = Mutex<[String]>([])
@@ -44,6 +46,13 @@ final class HostileReceiver: Sendable {
                             try await writer.write(ByteBuffer(string: "x"))
                         }
                         try await writer.finish(nil)
+                    })
+            case .cutShort:
+                return Response(
+                    status: .ok, headers: [.contentLength: "100"],
+                    body: ResponseBody { writer in
+                        try await writer.write(ByteBuffer(string: "0123456789"))
+                        throw CancellationError()
                     })
             }
         }

@@ -287,6 +287,22 @@ import Testing
         await receiver.stop()
     }
 
+    /// An answer whose body is cut short is a premature close, not a delivery.
+    @Test func anAnswerCutShortIsAPrematureClose() async throws {
+        let receiver = try await HostileReceiver.start(.cutShort)
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            _ = try session.set(.notificationURL, to: receiver.url)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            let sender = NotificationSender(ledger: ledger)
+            let attempted = try await sender.sendDue().attempted
+            try await sender.shutdown()
+            #expect(attempted.first?.status == .pending)
+            #expect(attempted.first?.attempts.map(\.result) == [.prematureClose], "\(attempted)")
+        }
+        await receiver.stop()
+    }
+
     /// `limits.inFlight` attempts run at once over as many connections: none waits for a
     /// connection inside its timeout. Sixteen answers that each take most of the timeout all
     /// arrive and are all delivered (the HTTP client's default pool of 8 made the second half

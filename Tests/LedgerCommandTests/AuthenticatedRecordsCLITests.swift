@@ -52,6 +52,23 @@ import Testing
         }
     }
 
+    /// Deleting or clearing transactions takes their authenticated facts with them through their
+    /// records: the seals stay true, and the ledger verifies (and so can be upgraded).
+    @Test func deletedTransactionsTakeTheirRecordsAlong() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)  // 1
+            #expect(try workspace.ledger("purchase", "com.example.level2").status == 0)  // 2
+            for id in ["1", "2"] {
+                #expect(try workspace.ledger("refund", id, "--revocation-percentage", "25000").status == 0)
+            }
+            #expect(try workspace.ledger("store", "delete", "1").status == 0)
+            #expect(try workspace.ledger("verify").status == 0, "one deleted")
+            #expect(try workspace.ledger("store", "clear").status == 0)
+            let verified = try workspace.ledger("verify")
+            #expect(verified.status == 0, "all cleared: \(verified.stdout)")
+        }
+    }
+
     @Test func aPriceIncreaseInsertedWithPlainSQLIsNotTheRenewalPrice() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)

@@ -159,4 +159,29 @@ import Testing
             #expect(try ledger.chainStatus().head?.sequence == tail)
         }
     }
+
+    /// Migration 11 signs a new head: before it does, the old head must match the history and be
+    /// the ledger's, or the upgrade would erase the evidence of a rewrite (links carry no key
+    /// before schema 11).
+    @Test func aHeadThatNoLongerMatchesItsHistoryIsNotSignedOver() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
+            try old.write { db in try db.execute(sql: CheapChecksMigrationTests.history) }
+            _ = try old.writeWithoutTransaction { db in
+                try SchemaUpgrade.apply(db, path: path, checkingInvariants: false, through: "0010_hash_chain")
+            }
+            // The history before the head rewritten, its links recomputed: the head's link no
+            // longer matches its event (here, the head made to name a link that is not there).
+            try old.write { db in try db.execute(sql: "UPDATE chain_head SET hash = zeroblob(32)") }
+            try old.close()
+            #expect {
+                try Ledger.upgrade(at: path, configuration: Self.configuration)
+            } throws: { error in
+                (error as? LedgerError)?.code == .upgradeFailed
+                    && "\(error)".contains("does not match the history")
+            }
+            #expect(!(try Self.applied(at: path)).contains("0011_event_authentication"))
+        }
+    }
 }

@@ -278,6 +278,11 @@ import Testing
                 == "the notification URL \"http://127.0.0.1:65536/x\" cannot be used: its port 65536 is not between 1 and 65535"
         )
         #expect(StoreSettings(stored: ["notificationURL": "none"]).notificationURLProblem == nil)
+        // What reaches a terminal (`notifications show`) has its control characters escaped.
+        let escaped = StoreSettings(stored: ["notificationURL": "http://x\u{1B}[2J/"]).notificationURLProblem
+        #expect(
+            escaped?.contains("http://x\\u{1b}[2J/") == true && escaped?.contains("\u{1B}") == false, "\(escaped ?? "")"
+        )
     }
 
     @Test func settingValuesParse() throws {

@@ -33,6 +33,7 @@ extension Ledger {
             if let group = transaction.subscriptionGroupID,
                 var state = try subscriptionStatus(db, group: group, at: now)
             {
+                try vouchForSigning(db, state.transaction.id)
                 state.transaction = try withServerAccountTokens(db, [state.transaction])[0]
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(

@@ -19,12 +19,19 @@ enum SchemaUpgrade {
         _ db: Database, path: String, checkingInvariants: Bool, vouching: ClosedRange<Int64>? = nil,
         through last: String? = nil
     ) throws -> Int {
-        let applied = try appliedIdentifiers(db)
-        let pending = Migration.embedded.filter { !applied.contains($0.identifier) && $0.identifier <= last ?? "~" }
-        guard !pending.isEmpty else { return 0 }
+        func pending() throws -> [Migration] {
+            let applied = try appliedIdentifiers(db)
+            return Migration.embedded.filter { !applied.contains($0.identifier) && $0.identifier <= last ?? "~" }
+        }
+        guard try !pending().isEmpty else { return 0 }
         try db.execute(sql: "PRAGMA foreign_keys = OFF")
         defer { try? db.execute(sql: "PRAGMA foreign_keys = ON") }
+        var count = 0
         try db.inTransaction(.immediate) {
+            // Read again under the write lock: another process may have upgraded it meanwhile.
+            let pending = try pending()
+            guard !pending.isEmpty else { return .commit }
+            count = pending.count
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
             for migration in pending {
                 try run(migration, db, path: path, vouching: vouching)
@@ -47,7 +54,7 @@ enum SchemaUpgrade {
             }
             return .commit
         }
-        return pending.count
+        return count
     }
 
     /// The migrations applied to `db`'s ledger (recorded in `grdb_migrations`, as GRDB's
@@ -79,6 +86,20 @@ enum SchemaUpgrade {
                     + (error.sql.map { " (\(oneLine($0)))" } ?? "")
                     + ": \(error.message ?? "SQLite error \(error.resultCode)")")
         }
+        do {
+            try afterSQL(migration, db, path: path, vouching: vouching)
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw LedgerError.upgradeFailed(
+                path: path, reason: "migration \(migration.identifier) failed after its statements: \(error)")
+        }
+    }
+
+    /// What a migration does beyond its SQL.
+    private static func afterSQL(
+        _ migration: Migration, _ db: Database, path: String, vouching: ClosedRange<Int64>?
+    ) throws {
         switch migration.identifier {
         case "0009_signing_identity":
             // The table of the signing identity comes with the identity, in one transaction:
@@ -94,7 +115,7 @@ enum SchemaUpgrade {
             // covered already. Events after it were appended without a MAC, by the ledger (a
             // process killed before it signed) or by someone without the key: nothing tells
             // which, so they are signed over only when the caller vouches for exactly them.
-            let signed = try Int64.fetchOne(db, sql: "SELECT seq FROM chain_head WHERE id = 1") ?? 0
+            let signed = try checkedHead(db, path: path)
             let end = try HashChain.end(db).seq
             // The first event after the head (numbers of deleted events are not reused).
             let first =
@@ -117,6 +138,24 @@ enum SchemaUpgrade {
         default:
             break
         }
+    }
+
+    /// The sequence the stored head signs (0 without one), once the head is shown to be the
+    /// ledger's: its event is there with the link it signed, and the signature is the ledger's.
+    /// Migration 11 signs a new head, which would erase this evidence of a history rewritten or
+    /// cut before it (links carry no key before schema 11).
+    private static func checkedHead(_ db: Database, path: String) throws -> Int64 {
+        guard let head = try ChainHead.load(db) else { return 0 }
+        let link = try Data.fetchOne(
+            db, sql: "SELECT hash FROM transaction_events WHERE seq = ?", arguments: [head.sequence]
+        ).map { [UInt8]($0) }
+        guard link == head.hash, head.isSigned(by: try IdentityCache().identity(db).certificates) else {
+            throw LedgerError.upgradeFailed(
+                path: path,
+                reason: "the signed head (event \(head.sequence)) does not match the history: events at or before it "
+                    + "were changed, or cut off, since it was signed (verify with the previous release reports it)")
+        }
+        return head.sequence
     }
 
     /// A statement on one line, without the comments before it, at most 80 characters,

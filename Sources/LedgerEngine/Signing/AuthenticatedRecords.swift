@@ -169,7 +169,7 @@ struct AuthenticatedRecords {
             db, sql: "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.key)")
         while let row = try rows.next() {
             let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
-            let stored = (row[table.columns.count] as Data?).map { [UInt8]($0) }
+            let stored = Self.blob(row[table.columns.count])
             if stored != Self.mac(table, values, key: key) {
                 problems.append(
                     LedgerProblem(
@@ -183,7 +183,10 @@ struct AuthenticatedRecords {
             }
         }
         let seal = try self.seal(table, key: key, checking: false)
-        if seal.mac != Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key) {
+        if seal.count < 0 {
+            problems.append(
+                LedgerProblem(transactionID: nil, message: "the seal of \(table.name) is missing or damaged"))
+        } else if seal.mac != Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key) {
             problems.append(
                 LedgerProblem(
                     transactionID: nil, message: "the seal of \(table.name) was changed without the ledger's key"))
@@ -204,14 +207,28 @@ struct AuthenticatedRecords {
         guard let key else { return }
         for table in Table.all {
             var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
-            let rows = try Row.fetchAll(db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name)")
-            for row in rows {
-                let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
-                let mac = Self.mac(table, values, key: key)
-                try db.execute(
-                    sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), values[0]])
-                seal.count += 1
-                seal.digest = Self.xor(seal.digest, mac)
+            let columns = table.columns.joined(separator: ", ")
+            let update = try db.makeStatement(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?")
+            // A page at a time, by key: an outbox of millions of notifications is never all in
+            // memory at once.
+            var after: DatabaseValue = .null
+            while true {
+                let page = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT \(columns) FROM \(table.name) WHERE ?1 IS NULL OR \(table.key) > ?1
+                        ORDER BY \(table.key) LIMIT 1000
+                        """,
+                    arguments: [after])
+                guard let last = page.last else { break }
+                for row in page {
+                    let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
+                    let mac = Self.mac(table, values, key: key)
+                    try update.execute(arguments: [Data(mac), values[0]])
+                    seal.count += 1
+                    seal.digest = Self.xor(seal.digest, mac)
+                }
+                after = last[0]
             }
             try save(table, seal, key: key)
         }
@@ -235,7 +252,7 @@ struct AuthenticatedRecords {
         else { return nil }
         return Stored(
             values: (0..<table.columns.count).map { row[$0] as DatabaseValue },
-            mac: (row[table.columns.count] as Data?).map { [UInt8]($0) })
+            mac: Self.blob(row[table.columns.count]))
     }
 
     private struct Seal {
@@ -256,8 +273,18 @@ struct AuthenticatedRecords {
             }
             return Seal(count: -1, digest: [], mac: [])
         }
-        let seal = Seal(
-            count: row[0], digest: [UInt8](row[1] as Data), mac: [UInt8](row[2] as Data))
+        // Read by type, never converted: a value of another type is a damaged seal, not a trap.
+        guard case .int64(let count) = (row[0] as DatabaseValue).storage,
+            case .blob(let digest) = (row[1] as DatabaseValue).storage,
+            case .blob(let mac) = (row[2] as DatabaseValue).storage
+        else {
+            if checking {
+                throw DamagedRow(
+                    reason: "the seal of \(table.name) holds a value of the wrong type (verify reports it)")
+            }
+            return Seal(count: -1, digest: [], mac: [])
+        }
+        let seal = Seal(count: count, digest: [UInt8](digest), mac: [UInt8](mac))
         if checking, seal.mac != Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key) {
             throw DamagedRow(
                 reason: "the seal of \(table.name) was changed without the ledger's key (verify reports it): "
@@ -273,6 +300,12 @@ struct AuthenticatedRecords {
                 table.name, seal.count, Data(seal.digest),
                 Data(Self.sealMAC(table, count: seal.count, digest: seal.digest, key: key)),
             ])
+    }
+
+    /// A stored MAC: a blob, else none (a value of another type is no MAC).
+    private static func blob(_ value: DatabaseValue) -> [UInt8]? {
+        if case .blob(let data) = value.storage { return [UInt8](data) }
+        return nil
     }
 
     private static func xor(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {

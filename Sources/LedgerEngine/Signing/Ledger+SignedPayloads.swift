@@ -73,6 +73,15 @@ extension Ledger {
             refundedPortions: try refundedPortions(db, of: transactions))
     }
 
+    /// What a signer needs of a transaction it signs outside `signing` (a group's latest period,
+    /// in its renewal info): its row as its history recorded it, and its events after the signed
+    /// head authenticated.
+    func vouchForSigning(_ db: Database, _ id: UInt64) throws {
+        guard configuration.keepsHashChain else { return }
+        try HashChain.vouch(db, id: id)
+        try HashChain.authenticateUnsigned(db, of: id, key: try identities.eventKey(db))
+    }
+
     /// Transactions ready to sign (`signing`), signed outside the read.
     struct Signing {
         let transactions: [PaymentTransaction]
@@ -112,6 +121,7 @@ extension Ledger {
         let signer = try signer()
         var status = status
         let recentStart = try read { db in
+            try vouchForSigning(db, status.transaction.id)
             status.transaction = try withServerAccountTokens(db, [status.transaction])[0]
             return try recentSubscriptionStart(db, group: status.groupID)
         }

@@ -99,7 +99,7 @@ extension Bench {
             let started = ContinuousClock.now
             _ = try await ChildServer.fetch(port: server.port, path: "/inApps/v1/transactions/\(id)", token: token)
             let elapsed = ContinuousClock.now - started
-            latencies.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            latencies.append(Self.milliseconds(elapsed))
         }
         let open = load.openCount
         let during = server.residentMB
@@ -162,7 +162,7 @@ extension Bench {
             guard let signed = arrival.signedPayload, let sent = committed[try BenchReceiver.transactionID(of: signed)]
             else { return nil }
             let elapsed = arrival.instant - sent
-            return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            return Self.milliseconds(elapsed)
         }.sorted()
         guard latencies.count == plan.burst else {
             throw BenchError("\(latencies.count) of \(plan.burst) notifications matched their purchases")
@@ -198,6 +198,11 @@ extension Bench {
                 ledger: Double(plan.backlog) / drain, baseline: nil, ratio: nil, target: ">= 2,000/s",
                 peakMemoryMB: Memory.peakMB, note: nil))
         return results
+    }
+
+    /// A duration in milliseconds, as the latency rows report them.
+    static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
     private func note(_ row: BenchCommand.Result, _ text: String) -> BenchCommand.Result {

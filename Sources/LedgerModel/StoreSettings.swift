@@ -242,11 +242,6 @@ public enum StoreControl: String, Sendable, CaseIterable {
     /// The longest notification URL the store takes, in bytes.
     public static let notificationURLLimit = 2048
 
-    /// `text` as a notification URL (`NotificationURL.parse`); `nil` when it is not one.
-    package static func notificationURL(_ text: String) -> URL? {
-        try? NotificationURL.parse(text)
-    }
-
     /// Whether `text` is a valid value of this setting (locales only: a known ISO 639 language,
     /// then an optional script and a known region, separated by `_` or `-`, as `en_US`,
     /// `zh-Hant` or `zh_Hant_TW`; `xx` is refused).

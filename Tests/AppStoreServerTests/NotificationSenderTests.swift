@@ -247,60 +247,53 @@ import Testing
     /// fails with the status and where it pointed, and the receiver saw one POST, nothing else.
     @Test(arguments: [301, 302, 307, 308])
     func aRedirectIsNotADelivery(status: Int) async throws {
-        let receiver = try await HostileReceiver.start(.redirect(status: status))
-        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
-            let session = StoreTestSession(ledger: ledger)
-            _ = try session.set(.notificationURL, to: receiver.url)
-            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
-            let sender = NotificationSender(ledger: ledger)
-            let attempted = try await sender.sendDue().attempted
-            try await sender.shutdown()
-            let attempt = try #require(attempted.first?.attempts.first)
-            #expect(attempted.first?.status == .pending)
-            #expect(attempt.result == .unsuccessfulHTTPResponseCode && attempt.httpStatus == status)
-            #expect(attempt.detail?.contains("redirect (to \"\(receiver.url)/moved\") is not followed") == true)
-            #expect(receiver.methods == ["POST"])
-        }
-        await receiver.stop()
+        let (attempted, receiver) = try await Self.oneAttempt(to: .redirect(status: status))
+        let attempt = try #require(attempted?.attempts.first)
+        #expect(attempted?.status == .pending)
+        #expect(attempt.result == .unsuccessfulHTTPResponseCode && attempt.httpStatus == status)
+        #expect(attempt.detail?.contains("redirect (to \"\(receiver.url)/moved\") is not followed") == true)
+        #expect(receiver.methods == ["POST"])
     }
 
     /// The timeout counts from the request's start to the end of the answer: a receiver that
     /// answers at once and then trickles its body is cut short at the limit, not at its end.
     @Test func aTricklingAnswerIsCutShortAtTheTimeout() async throws {
-        let receiver = try await HostileReceiver.start(.trickle(every: .milliseconds(200), count: 100))
-        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
-            let session = StoreTestSession(ledger: ledger)
-            _ = try session.set(.notificationURL, to: receiver.url)
-            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
-            var limits = NotificationSender.Limits()
-            limits.attemptTimeout = .seconds(1)
-            let sender = NotificationSender(ledger: ledger, limits: limits)
-            let started = ContinuousClock.now
-            let attempted = try await sender.sendDue().attempted
-            let elapsed = ContinuousClock.now - started
-            try await sender.shutdown()
-            #expect(attempted.first?.attempts.map(\.result) == [.timedOut])
-            #expect(attempted.first?.attempts.first?.detail == "no complete answer within 1 s")
-            // 20 seconds of trickle; cut at 1 (a loaded machine may add a little).
-            #expect(elapsed < .seconds(8), "\(elapsed)")
-        }
-        await receiver.stop()
+        var limits = NotificationSender.Limits()
+        limits.attemptTimeout = .seconds(1)
+        let started = ContinuousClock.now
+        let (attempted, _) = try await Self.oneAttempt(
+            to: .trickle(every: .milliseconds(200), count: 100), limits: limits)
+        let elapsed = ContinuousClock.now - started
+        #expect(attempted?.attempts.map(\.result) == [.timedOut])
+        #expect(attempted?.attempts.first?.detail == "no complete answer within 1 s")
+        // 20 seconds of trickle; cut at 1 (a loaded machine, and the set-up, may add a little).
+        #expect(elapsed < .seconds(8), "\(elapsed)")
     }
 
     /// An answer whose body is cut short is a premature close, not a delivery.
     @Test func anAnswerCutShortIsAPrematureClose() async throws {
-        let receiver = try await HostileReceiver.start(.cutShort)
+        let (attempted, _) = try await Self.oneAttempt(to: .cutShort)
+        #expect(attempted?.status == .pending)
+        #expect(attempted?.attempts.map(\.result) == [.prematureClose], "\(String(describing: attempted))")
+    }
+
+    /// One purchase's notification sent once, with `limits`, to a receiver that misbehaves as
+    /// `behaviour` says: the notification as its attempt left it, and the receiver (stopped).
+    static func oneAttempt(
+        to behaviour: HostileReceiver.Behaviour, limits: NotificationSender.Limits = .init()
+    ) async throws -> (ServerNotification?, HostileReceiver) {
+        let receiver = try await HostileReceiver.start(behaviour)
+        var attempted: ServerNotification?
         try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
             let session = StoreTestSession(ledger: ledger)
             _ = try session.set(.notificationURL, to: receiver.url)
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
-            let sender = NotificationSender(ledger: ledger)
-            let attempted = try await sender.sendDue().attempted
+            let sender = NotificationSender(ledger: ledger, limits: limits)
+            attempted = try await sender.sendDue().attempted.first
             try await sender.shutdown()
-            #expect(attempted.first?.status == .pending)
-            #expect(attempted.first?.attempts.map(\.result) == [.prematureClose], "\(attempted)")
         }
         await receiver.stop()
+        return (attempted, receiver)
     }
 
     /// `limits.inFlight` attempts run at once over as many connections: none waits for a

@@ -36,6 +36,17 @@ import Testing
         ].map { "ALTER TABLE \($0) DROP COLUMN mac;" }.joined()
         + "DROP TABLE record_seals; DELETE FROM grdb_migrations WHERE identifier = '0022_authenticated_records';"
 
+    /// A schema-7 history upgraded to schema 10, as the release of schema 10 left it: chained,
+    /// its head signed, its events without MACs.
+    static func schema10Ledger(at path: String) throws -> DatabaseQueue {
+        let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
+        try old.write { db in try db.execute(sql: CheapChecksMigrationTests.history) }
+        _ = try old.writeWithoutTransaction { db in
+            try SchemaUpgrade.apply(db, path: path, checkingInvariants: false, through: "0010_hash_chain")
+        }
+        return old
+    }
+
     static func applied(at path: String) throws -> Set<String> {
         let raw = try DatabaseQueue(path: path)
         defer { try? raw.close() }
@@ -116,11 +127,7 @@ import Testing
     @Test func eventsNoMACVouchesForAreSignedOverOnlyWhenNamed() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
-            try old.write { db in try db.execute(sql: CheapChecksMigrationTests.history) }
-            _ = try old.writeWithoutTransaction { db in
-                try SchemaUpgrade.apply(db, path: path, checkingInvariants: false, through: "0010_hash_chain")
-            }
+            let old = try Self.schema10Ledger(at: path)
             // Transaction 3 approved after the head was signed, by a process killed before it
             // signed again (or by someone without the key: nothing tells).
             let tail = try old.write { db -> Int64 in
@@ -166,11 +173,7 @@ import Testing
     @Test func aHeadThatNoLongerMatchesItsHistoryIsNotSignedOver() async throws {
         try await withTemporaryDirectory { directory in
             let path = directory + "/old.sqlite"
-            let old = try olderLedger(at: path, migrations: Migration.embedded.filter { $0.identifier < "0008" })
-            try old.write { db in try db.execute(sql: CheapChecksMigrationTests.history) }
-            _ = try old.writeWithoutTransaction { db in
-                try SchemaUpgrade.apply(db, path: path, checkingInvariants: false, through: "0010_hash_chain")
-            }
+            let old = try Self.schema10Ledger(at: path)
             // The history before the head rewritten, its links recomputed: the head's link no
             // longer matches its event (here, the head made to name a link that is not there).
             try old.write { db in try db.execute(sql: "UPDATE chain_head SET hash = zeroblob(32)") }

@@ -24,11 +24,7 @@ extension Ledger {
     /// Whether the sharing of `original`'s purchase ended; `nil` when it was never shared.
     private func sharingEnded(_ db: Database, original: UInt64) throws -> Bool? {
         // What a signature says of the purchase's owner: the row must be the ledger's.
-        try records(db).check(.familyShares, key: Int64(clamping: original))
-        return try Bool.fetchOne(
-            try db.cachedStatement(
-                sql: "SELECT revoked_at IS NOT NULL FROM family_shares WHERE original_transaction_id = ?"),
-            arguments: [Int64(clamping: original)])
+        try records(db).row(.familyShares, key: Int64(clamping: original)).map { ($0["revoked_at"] as Int64?) != nil }
     }
 
     /// A family member bought `payment`'s product and shares it: the customer's purchase of it,

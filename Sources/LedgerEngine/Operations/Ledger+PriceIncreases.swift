@@ -30,20 +30,12 @@ extension Ledger {
 
     func priceIncrease(_ db: Database, group: String) throws -> PriceIncrease? {
         // What the renewal info says the next renewal charges: the row must be the ledger's.
-        try records(db).check(.priceIncreases, key: group)
-        guard
-            let row = try Row.fetchOne(
-                try db.cachedStatement(
-                    sql: """
-                        SELECT product_id, price, needs_consent, status, requested_at, answered_at
-                        FROM price_increases WHERE group_id = ?
-                        """), arguments: [group])
-        else { return nil }
+        guard let row = try records(db).row(.priceIncreases, key: group) else { return nil }
         return PriceIncrease(
-            productID: row[0], price: DecimalText.parse(row[1]) ?? 0, needsConsent: row[2],
-            status: PriceIncrease.Status(rawValue: row[3]) ?? .pending,
-            requestedAt: Date(ledgerMilliseconds: row[4]),
-            answeredAt: (row[5] as Int64?).map(Date.init(ledgerMilliseconds:)))
+            productID: row["product_id"], price: DecimalText.parse(row["price"]) ?? 0,
+            needsConsent: row["needs_consent"], status: PriceIncrease.Status(rawValue: row["status"]) ?? .pending,
+            requestedAt: Date(ledgerMilliseconds: row["requested_at"]),
+            answeredAt: (row["answered_at"] as Int64?).map(Date.init(ledgerMilliseconds:)))
     }
 
     /// Raises the price the subscription of `productID`'s group renews at, from its next
@@ -171,11 +163,7 @@ extension Ledger {
     func chargedPrice(_ db: Database, of transaction: PaymentTransaction) throws -> Decimal? {
         let charged = Int64(transaction.restoredFromID ?? transaction.id)
         // A price a signature carries: the row must be the ledger's.
-        try records(db).check(.chargedPrices, key: charged)
-        return try String.fetchOne(
-            try db.cachedStatement(sql: "SELECT price FROM charged_prices WHERE transaction_id = ?"),
-            arguments: [charged]
-        ).flatMap(DecimalText.parse)
+        return try records(db).row(.chargedPrices, key: charged).flatMap { DecimalText.parse($0["price"]) }
     }
 
     /// The charged prices of `transactions` that have one, by transaction id.

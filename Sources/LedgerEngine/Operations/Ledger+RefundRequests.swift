@@ -121,12 +121,8 @@ extension Ledger {
         var portions: [UInt64: Int] = [:]
         let records = try records(db)
         for transaction in transactions where transaction.revocationDate != nil {
-            try records.check(.refundPortions, key: Int64(transaction.id))
-            if let portion = try Int.fetchOne(
-                try db.cachedStatement(sql: "SELECT percentage FROM refund_portions WHERE transaction_id = ?"),
-                arguments: [Int64(transaction.id)])
-            {
-                portions[transaction.id] = portion
+            if let row = try records.row(.refundPortions, key: Int64(transaction.id)) {
+                portions[transaction.id] = row["percentage"]
             }
         }
         return portions

@@ -115,13 +115,9 @@ extension Ledger {
         var tokens: [UInt64: UUID?] = [:]
         let records = try records(db)
         for original in originals {
-            try records.check(.appAccountTokens, key: Int64(original))
-            // Cached: every signed transaction the server answers with asks.
-            if let row = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT token FROM app_account_tokens WHERE original_transaction_id = ?"),
-                arguments: [Int64(original)])
-            {
-                tokens[original] = (row[0] as String?).flatMap(UUID.init(uuidString:))
+            // Every signed transaction the server answers with asks: one cached statement.
+            if let row = try records.row(.appAccountTokens, key: Int64(original)) {
+                tokens[original] = (row["token"] as String?).flatMap(UUID.init(uuidString:))
             }
         }
         return tokens

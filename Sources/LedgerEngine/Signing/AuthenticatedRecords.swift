@@ -21,6 +21,14 @@ struct AuthenticatedRecords {
         let name: String
         let key: String
         let columns: [String]
+        /// The row of one key, its columns by name then its MAC: built once, as signers ask for
+        /// every transaction they sign.
+        let selectByKey: String
+
+        init(name: String, key: String, columns: [String]) {
+            (self.name, self.key, self.columns) = (name, key, columns)
+            selectByKey = "SELECT \(columns.joined(separator: ", ")), mac FROM \(name) WHERE \(key) = ?"
+        }
 
         static let apiKeys = Table(
             name: "api_keys", key: "key_id", columns: ["key_id", "issuer_id", "public_key", "created_at", "revoked_at"])
@@ -131,8 +139,16 @@ struct AuthenticatedRecords {
 
     /// Throws `DamagedRow` unless `table`'s row `key`, when there is one, carries its MAC.
     func check(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
-        guard let key, let row = try stored(table, rowKey) else { return }
-        try check(table, rowKey, row, key: key)
+        _ = try row(table, key: rowKey)
+    }
+
+    /// `table`'s row `key` (its columns by name), once it is shown to carry its MAC: what a fact
+    /// is read from where it is used, in the same read as its check. `nil` when there is none.
+    /// - Throws: `DamagedRow` for a row that does not check.
+    func row(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Row? {
+        guard let row = try fetch(table, rowKey) else { return nil }
+        if let key { try check(table, rowKey, Self.stored(table, row), key: key) }
+        return row
     }
 
     /// Throws `DamagedRow` unless `table`'s seal checks against its rows, every one of which
@@ -242,17 +258,15 @@ struct AuthenticatedRecords {
     }
 
     private func stored(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Stored? {
-        guard
-            let row = try Row.fetchOne(
-                db.cachedStatement(
-                    sql:
-                        "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) WHERE \(table.key) = ?"
-                ),
-                arguments: [rowKey])
-        else { return nil }
-        return Stored(
-            values: (0..<table.columns.count).map { row[$0] as DatabaseValue },
-            mac: Self.blob(row[table.columns.count]))
+        try fetch(table, rowKey).map { Self.stored(table, $0) }
+    }
+
+    private func fetch(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Row? {
+        try Row.fetchOne(db.cachedStatement(sql: table.selectByKey), arguments: [rowKey])
+    }
+
+    private static func stored(_ table: Table, _ row: Row) -> Stored {
+        Stored(values: (0..<table.columns.count).map { row[$0] as DatabaseValue }, mac: blob(row[table.columns.count]))
     }
 
     private struct Seal {

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 22 (0022_authenticated_records).
+-- Schema version 23 (0023_family_shared_renewals).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -297,18 +297,24 @@ CREATE TABLE subscription_groups (
     name TEXT NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TABLE subscription_renewal (
-    group_id        TEXT PRIMARY KEY NOT NULL,
-    auto_renew      INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
+CREATE TABLE "subscription_renewal" (
+    group_id            TEXT NOT NULL,
+    shared_original_id  INTEGER NOT NULL DEFAULT 0 CHECK (shared_original_id >= 0),
+    auto_renew          INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
     -- When auto-renew was last turned on: a period that ended before it lapsed for good.
-    resumed_at      INTEGER NOT NULL DEFAULT 0,
+    resumed_at          INTEGER NOT NULL DEFAULT 0,
     -- The product the next renewal switches to (a downgrade, or a crossgrade to another period).
-    next_product_id TEXT REFERENCES products(id),
+    next_product_id     TEXT REFERENCES products(id),
     -- Where calendar periods are counted from, so that a purchase on the 31st renews on the
     -- last day of shorter months and back on the 31st (not drifting to the 28th).
-    period_anchor   INTEGER
-, billing_issue_since INTEGER, grace_until INTEGER CHECK (grace_until >= billing_issue_since), retry_until INTEGER CHECK (retry_until >= billing_issue_since), pending_offer_id TEXT, pending_offer_type TEXT
-    CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code')) WITHOUT ROWID;
+    period_anchor       INTEGER,
+    billing_issue_since INTEGER,
+    grace_until         INTEGER CHECK (grace_until >= billing_issue_since),
+    retry_until         INTEGER CHECK (retry_until >= billing_issue_since),
+    pending_offer_id    TEXT,
+    pending_offer_type  TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code'),
+    PRIMARY KEY (group_id, shared_original_id)
+) WITHOUT ROWID;
 
 CREATE TABLE transaction_events (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,

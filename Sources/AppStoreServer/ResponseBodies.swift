@@ -43,7 +43,7 @@ enum ResponseBody {
     /// A `SubscriptionGroupIdentifierItem`.
     struct Group: Encodable {
         let subscriptionGroupIdentifier: String
-        let lastTransactions: [LastTransaction]
+        var lastTransactions: [LastTransaction]
     }
 
     /// A `LastTransactionsItem`.

@@ -11,14 +11,21 @@ extension AppStoreServerAPI {
                 guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }
                 return code
             })
-        let groups = try store.subscriptionStatuses().compactMap { status -> ResponseBody.Group? in
+        // One item per group; a group the customer holds twice (their own subscription and one
+        // a family member shares) lists both, as Apple's `lastTransactions` array allows.
+        var groups: [ResponseBody.Group] = []
+        for status in try store.subscriptionStatuses() {
             let code = status.state.appStoreCode
-            guard wanted.isEmpty || wanted.contains(code) else { return nil }
+            guard wanted.isEmpty || wanted.contains(code) else { continue }
             let last = ResponseBody.LastTransaction(
                 status: code, originalTransactionId: String(status.transaction.originalID),
                 signedTransactionInfo: try store.signedTransactions([status.transaction])[0].compactSerialization,
                 signedRenewalInfo: try store.signedRenewalInfo(status).compactSerialization)
-            return ResponseBody.Group(subscriptionGroupIdentifier: status.groupID, lastTransactions: [last])
+            if groups.last?.subscriptionGroupIdentifier == status.groupID {
+                groups[groups.count - 1].lastTransactions.append(last)
+            } else {
+                groups.append(ResponseBody.Group(subscriptionGroupIdentifier: status.groupID, lastTransactions: [last]))
+            }
         }
         return try Self.ok(
             ResponseBody.Statuses(

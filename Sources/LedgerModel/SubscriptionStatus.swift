@@ -1,7 +1,8 @@
 public import Foundation
 
-/// Where an auto-renewable subscription group stands now (StoreKit 2's
-/// `Product.SubscriptionInfo.Status` with its `RenewalInfo`).
+/// Where a subscription the customer holds of an auto-renewable subscription group stands now
+/// (StoreKit 2's `Product.SubscriptionInfo.Status` with its `RenewalInfo`). A customer may hold
+/// a group twice: their own subscription, and one a family member shares (`isFamilyShared`).
 public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// StoreKit's `Product.SubscriptionInfo.RenewalState`.
     public enum RenewalState: String, Sendable, Codable {
@@ -19,6 +20,9 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
 
     /// The identifier of the subscription group.
     public var groupID: String
+    /// Whether a family member holds it and shares it with the customer (its transactions are
+    /// owned FAMILY_SHARED); `false` for the customer's own subscription.
+    public var isFamilyShared: Bool
     /// Where the group stands at the store's time now.
     public var state: RenewalState
     /// The group's latest period: the transaction that gives (or gave) the entitlement.
@@ -54,15 +58,16 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     public var eligibleWinBackOfferIDs: [String]
 
     enum CodingKeys: String, CodingKey {
-        case groupID, state, transaction, willAutoRenew, autoRenewProductID, renewalDate, expirationReason,
-            isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice, renewalOffer,
-            eligibleWinBackOfferIDs
+        case groupID, isFamilyShared, state, transaction, willAutoRenew, autoRenewProductID, renewalDate,
+            expirationReason, isInBillingRetry, gracePeriodExpirationDate, priceIncrease, renewalPrice,
+            renewalOffer, eligibleWinBackOfferIDs
     }
 
     /// Encodes every field, absent ones as `null`, so that a JSON reader sees one shape.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(groupID, forKey: .groupID)
+        try c.encode(isFamilyShared, forKey: .isFamilyShared)
         try c.encode(state, forKey: .state)
         try c.encode(transaction, forKey: .transaction)
         try c.encode(willAutoRenew, forKey: .willAutoRenew)
@@ -82,6 +87,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             groupID: try c.decode(String.self, forKey: .groupID),
+            isFamilyShared: try c.decodeIfPresent(Bool.self, forKey: .isFamilyShared) ?? false,
             state: try c.decode(RenewalState.self, forKey: .state),
             transaction: try c.decode(PaymentTransaction.self, forKey: .transaction),
             willAutoRenew: try c.decode(Bool.self, forKey: .willAutoRenew),
@@ -99,6 +105,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// Every field (the storage engine computes them).
     @inlinable package init(
         groupID: String,
+        isFamilyShared: Bool = false,
         state: RenewalState,
         transaction: PaymentTransaction,
         willAutoRenew: Bool,
@@ -113,6 +120,7 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
         eligibleWinBackOfferIDs: [String] = []
     ) {
         self.groupID = groupID
+        self.isFamilyShared = isFamilyShared
         self.state = state
         self.transaction = transaction
         self.willAutoRenew = willAutoRenew

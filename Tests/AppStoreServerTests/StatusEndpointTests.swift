@@ -73,6 +73,30 @@ import Testing
         }
     }
 
+    /// A customer subscribed to the group who also has a family member's subscription of it
+    /// gets one group item with both in `lastTransactions`, the customer's own first, each with
+    /// its own renewal info; the status filter applies to each.
+    @Test func aGroupHeldTwiceListsBothSubscriptions() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)
+            let session = StoreTestSession(ledger: ledger)
+            try session.update { $0.bundleID = maker.bundleID }
+            let api = AppStoreServerAPI(ledger: ledger, now: { Self.now })
+            let token = try maker.authorization(claims: maker.claims(now: Self.now))
+            let own = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+            let statuses = try Self.statuses(api, id: own.id, token: token)
+            #expect(statuses.map(\.original) == [String(own.originalID), String(shared.originalID)])
+            #expect(statuses.map(\.status) == [1, 1])
+            #expect(statuses.map(\.autoRenewProduct) == [SampleCatalog.subscription, SampleCatalog.yearlySubscription])
+            _ = try await session.revokeFamilySharing(shared.id)
+            #expect(
+                try Self.statuses(api, id: own.id, token: token, query: "status=5").map(\.original) == [
+                    String(shared.originalID)
+                ])
+        }
+    }
+
     @Test func aBadStatusIsApplesInvalidStatusError() async throws {
         try await withTemporaryLedger { ledger in
             try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)

@@ -25,6 +25,32 @@ import Testing
         }
     }
 
+    /// A customer subscribed to pro.monthly and a family member sharing pro.yearly: the status
+    /// lists both, and a month later only the customer's own product renewed, as PURCHASED.
+    @Test func aShareBesideTheCustomersOwnSubscriptionIsNoChangeOfProduct() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", SampleCatalog.subscription).status == 0)
+            #expect(try workspace.ledger("family-sharing", "share", SampleCatalog.yearlySubscription).status == 0)
+            let status = try workspace.json("subscriptions", "status", "pro")
+            let statuses = try #require(status["statuses"] as? [[String: Any]])
+            #expect(statuses.map { $0["isFamilyShared"] as? Bool } == [false, true])
+            #expect(
+                statuses.map { $0["autoRenewProductID"] as? String } == [
+                    SampleCatalog.subscription, SampleCatalog.yearlySubscription,
+                ])
+            #expect((status["status"] as? [String: Any])?["isFamilyShared"] as? Bool == false)
+            let text = try workspace.ledger("subscriptions", "status", "pro").stdout
+            #expect(text.contains("shared by a family member (FAMILY_SHARED)"))
+            #expect(try workspace.ledger("clock", "advance", "40d").status == 0)
+            let transactions = try #require(try workspace.json("list")["transactions"] as? [[String: Any]])
+            #expect(
+                transactions.map { $0["productID"] as? String } == [
+                    SampleCatalog.subscription, SampleCatalog.yearlySubscription, SampleCatalog.subscription,
+                ])
+            #expect(try workspace.json("show", "3")["ownership"] as? String == "PURCHASED")
+        }
+    }
+
     @Test func whatCannotBeSharedExitsWithItsReason() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             let consumable = try workspace.ledger("family-sharing", "share", SampleCatalog.consumable)

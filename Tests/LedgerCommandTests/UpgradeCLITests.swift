@@ -10,19 +10,16 @@ import Testing
     @Test func readsLeaveAnOlderLedgerAloneAndUpgradeSaysWhatItApplied() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", "com.example.level1").status == 0)
-            // Back to schema 21: 0022's columns, table and record removed, as the previous release left it.
+            // Back to the previous schema, as the previous release left it.
             let downgraded = try runPython(
                 """
-                import sqlite3
-                db = sqlite3.connect('\(workspace.database)')
-                for table in ["api_keys", "family_shares", "app_account_tokens", "refund_portions", "price_increases", "charged_prices", "notifications"]:
-                    db.execute(f"ALTER TABLE {table} DROP COLUMN mac")
-                db.execute("DROP TABLE record_seals")
-                db.execute("DELETE FROM grdb_migrations WHERE identifier = '0022_authenticated_records'")
+                import sqlite3, sys
+                db = sqlite3.connect(sys.argv[1])
+                db.executescript(sys.argv[2])
                 db.commit()
                 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 db.close()
-                """)
+                """, arguments: [workspace.database, PreviousSchema.undoLastMigration])
             #expect(downgraded == 0)
             let before = fileBytes(workspace.database)
             for command in [["list"], ["show", "1"], ["jws", "1"], ["notifications", "list"]] {
@@ -30,7 +27,7 @@ import Testing
                 #expect(refused.status == 74, "\(command): \(refused.stderr)")
                 #expect(
                     refused.stderr.contains(
-                        "written by an older version of StoreLedger (schema 21 (0021_attempt_details)")
+                        "written by an older version of StoreLedger (schema \(PreviousSchema.name)")
                         && refused.stderr.contains("`ledger upgrade` upgrades it after checking it"),
                     "\(command): \(refused.stderr)")
                 #expect(fileBytes(workspace.database) == before, "\(command) wrote nothing")
@@ -39,14 +36,14 @@ import Testing
             #expect(verified.status == 2)
             #expect(
                 verified.stdout.contains(
-                    "the ledger is at schema 21 (0021_attempt_details) of this version's 22 (0022_authenticated_records)"
+                    "the ledger is at schema \(PreviousSchema.name) of this version's \(PreviousSchema.current)"
                 ),
                 "\(verified.stdout)")
             #expect(fileBytes(workspace.database) == before, "verify wrote nothing")
             #expect(try workspace.ledger("upgrade", "--vouch-for-events", "3-2").status == 64)
             let upgraded = try workspace.ledger("upgrade")
             #expect(
-                upgraded.status == 0 && upgraded.stdout.contains("applied 0022_authenticated_records"),
+                upgraded.status == 0 && upgraded.stdout.contains("applied \(PreviousSchema.lastMigration)"),
                 "\(upgraded.stderr)")
             #expect(try workspace.ledger("upgrade").stdout.contains("nothing to upgrade"))
             #expect(try workspace.ledger("verify").status == 0)

@@ -22,19 +22,11 @@ import Testing
         try ledger.close()
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
-            try db.execute(sql: Self.undoLastMigration)
+            try db.execute(sql: PreviousSchema.undoLastMigration)
         }
         try raw.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         try raw.close()
     }
-
-    /// What the last migration (0022) added, removed.
-    static let undoLastMigration =
-        [
-            "api_keys", "family_shares", "app_account_tokens", "refund_portions", "price_increases", "charged_prices",
-            "notifications",
-        ].map { "ALTER TABLE \($0) DROP COLUMN mac;" }.joined()
-        + "DROP TABLE record_seals; DELETE FROM grdb_migrations WHERE identifier = '0022_authenticated_records';"
 
     /// A schema-7 history upgraded to schema 10, as the release of schema 10 left it: chained,
     /// its head signed, its events without MACs.
@@ -63,16 +55,42 @@ import Testing
             } throws: { error in
                 (error as? LedgerError)?.code == .olderSchema
                     && "\(error)".contains(
-                        "schema 21 (0021_attempt_details) of this version's 22 (0022_authenticated_records)")
+                        "schema \(PreviousSchema.name) of this version's \(PreviousSchema.current)")
             }
             #expect(fileBytes(path) == before)
             #expect(!FileManager.default.fileExists(atPath: path + "-wal") || fileBytes(path + "-wal")?.isEmpty == true)
             let upgraded = try Ledger.upgrade(at: path, configuration: Self.configuration)
-            #expect(upgraded == ["0022_authenticated_records"])
+            #expect(upgraded == [PreviousSchema.lastMigration])
             #expect(try Ledger.upgrade(at: path, configuration: Self.configuration).isEmpty, "nothing left to do")
             let reader = try Ledger.open(at: path, access: .readOnly)
             #expect(try reader.verify().isEmpty)
             try reader.close()
+        }
+    }
+
+    /// Before migration 23 a group had one renewal state, whoever held it. A group held only
+    /// through Family Sharing keeps its state across the upgrade: it moves to the share's row,
+    /// so auto-renew turned off on the shared subscription stays off.
+    @Test func aSharedSubscriptionKeepsItsRenewalStateAcrossTheUpgrade() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
+            let path = ledger.path
+            let shared = try await ledger.perform(
+                .shareFamilyPurchase(NewPayment(productID: SampleCatalog.yearlySubscription))
+            ).transactions[0]
+            _ = try await ledger.perform(.setAutoRenew(productID: SampleCatalog.yearlySubscription, enabled: false))
+            try ledger.close()
+            let raw = try DatabaseQueue(path: path)
+            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+            try raw.close()
+            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+            let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+            let status = try #require(try upgraded.subscriptionStatus(forProduct: SampleCatalog.yearlySubscription))
+            #expect(status.isFamilyShared && status.transaction.id == shared.id)
+            #expect(!status.willAutoRenew)
+            #expect(try upgraded.isAutoRenewEnabled(for: SampleCatalog.yearlySubscription) == false)
+            #expect(try upgraded.verify().isEmpty)
+            try upgraded.close()
         }
     }
 
@@ -118,7 +136,7 @@ import Testing
                     && "\(error)".contains("the upgraded ledger would not hold its invariants")
                     && "\(error)".contains("transaction_events_append_only")
             }
-            #expect(!(try Self.applied(at: path)).contains("0022_authenticated_records"))
+            #expect(!(try Self.applied(at: path)).contains(PreviousSchema.lastMigration))
         }
     }
 

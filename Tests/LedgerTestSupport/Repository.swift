@@ -55,10 +55,10 @@ public func write(_ text: String, to path: String) throws {
 /// Runs a Python script (Python's own sqlite3 module changes databases behind StoreLedger's
 /// back); returns its exit status.
 @discardableResult
-public func runPython(_ script: String) throws -> Int32 {
+public func runPython(_ script: String, arguments: [String] = []) throws -> Int32 {
     let python = Process()
     python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    python.arguments = ["python3", "-c", script]
+    python.arguments = ["python3", "-c", script] + arguments
     try python.run()
     python.waitUntilExit()
     return python.terminationStatus

@@ -29,6 +29,25 @@ import Testing
         }
     }
 
+    /// A group held both ways has two statuses, the customer's own first, as StoreKit documents
+    /// for Family Sharing; a transaction's status is that of the subscription it belongs to.
+    @Test func aGroupHeldBothWaysHasAStatusForEach() async throws {
+        try await SampleShop.withSession { session in
+            let own = try await session.buyProduct(identifier: SampleCatalog.subscription)
+            try session.shareFamilyPurchase(productIdentifier: SampleCatalog.yearlySubscription)
+            let statuses = try await Product.SubscriptionInfo.status(for: "pro")
+            let transactions = try statuses.map { try $0.transaction.payloadValue }
+            #expect(transactions.map(\.ownershipType) == [.purchased, .familyShared])
+            #expect(transactions.map(\.productID) == [SampleCatalog.subscription, SampleCatalog.yearlySubscription])
+            #expect(statuses.allSatisfy { $0.state == .subscribed })
+            let shared = try #require(transactions.last)
+            let ofShared = try await Product.SubscriptionInfo.status(transactionID: shared.id)
+            #expect(try ofShared?.transaction.payloadValue.id == shared.id)
+            let ofOwn = try await Product.SubscriptionInfo.status(transactionID: own.id)
+            #expect(try ofOwn?.transaction.payloadValue.id == own.id)
+        }
+    }
+
     @Test func whatCannotBeSharedThrows() async throws {
         try await SampleShop.withSession { session in
             #expect(throws: StoreControlError.notFamilyShareable(SampleCatalog.nonConsumable)) {

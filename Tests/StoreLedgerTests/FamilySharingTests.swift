@@ -75,6 +75,80 @@ import Testing
         }
     }
 
+    /// A customer subscribed to the group keeps their own subscription beside one a family
+    /// member shares: both entitle, each renews as its own (the customer's as PURCHASED, the
+    /// share as FAMILY_SHARED), and nothing of the family's product is ever charged to the
+    /// customer, during the sharing or after it ended. (The share is pro.yearly, a crossgrade
+    /// to another period of the customer's pro.monthly: it was taken as the customer's own
+    /// change of product at the next renewal.)
+    @Test func aCustomersOwnSubscriptionAndAFamilyShareOfItsGroupRenewEachOnItsOwn() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let own = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+            let sharedEnd = try #require(shared.expirationDate)
+            #expect(sharedEnd.timeIntervalSince(shared.purchaseDate) >= 365 * Self.day, "a period of its own")
+            #expect(try ledger.pendingProductChange(for: SampleCatalog.subscription) == nil)
+            #expect(try ledger.transaction(own.id)?.isUpgraded == false)
+            #expect(
+                Set(try ledger.currentEntitlements().map(\.productID))
+                    == [SampleCatalog.subscription, SampleCatalog.yearlySubscription])
+            let statuses = try ledger.subscriptionStatuses(forGroup: "pro")
+            #expect(statuses.map(\.isFamilyShared) == [false, true])
+            #expect(statuses.map(\.transaction.id) == [own.id, shared.id])
+            #expect(statuses.allSatisfy { $0.state == .subscribed && $0.willAutoRenew })
+            #expect(
+                statuses.map(\.autoRenewProductID) == [SampleCatalog.subscription, SampleCatalog.yearlySubscription])
+
+            let renewed = try await session.advanceClock(by: 40 * Self.day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.subscription])
+            #expect(try Self.ownership(ledger, renewed[0].id) == "PURCHASED")
+            #expect(renewed[0].originalID == own.originalID)
+
+            _ = try await session.revokeFamilySharing(shared.id)
+            let later = try await session.advanceClock(by: 400 * Self.day)
+            #expect(later.count >= 12 && later.allSatisfy { $0.productID == SampleCatalog.subscription })
+            #expect(
+                try ledger.allTransactions().filter { $0.productID == SampleCatalog.yearlySubscription }.map(\.id)
+                    == [shared.id], "the family's product is never the customer's")
+            #expect(try ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.state == .subscribed)
+            #expect(try ledger.subscriptionStatuses(forGroup: "pro").map(\.state) == [.subscribed, .revoked])
+            #expect(
+                try Array(Self.notified(ledger).prefix(4)) == [
+                    "SUBSCRIBED PURCHASED", "SUBSCRIBED FAMILY_SHARED", "DID_RENEW PURCHASED", "REVOKE FAMILY_SHARED",
+                ])
+        }
+    }
+
+    /// A family member's higher service level is no upgrade of the customer's own lower one:
+    /// the customer's basic subscription is not marked upgraded and renews as basic.
+    @Test func aHigherLevelSharedIsNoUpgradeOfTheCustomersOwn() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let basic = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            _ = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+            #expect(try ledger.transaction(basic.id)?.isUpgraded == false)
+            #expect(try ledger.transaction(basic.id)?.expirationDate == basic.expirationDate)
+            let renewed = try await session.advanceClock(by: 32 * Self.day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.basicSubscription])
+        }
+    }
+
+    /// Holding the group only through Family Sharing, the customer may still buy their own
+    /// subscription, even of the same product (not "already subscribed"), and the share spent no
+    /// introductory offer of theirs.
+    @Test func aCustomerSubscribedThroughTheFamilyMayBuyTheirOwn() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+            #expect(try ledger.isEligibleForIntroductoryOffer(group: "pro"))
+            #expect(try ledger.subscriptionStatus(forGroup: "pro")?.isFamilyShared == true)
+            let queue = try PaymentQueue(ledger: ledger)
+            let own = try await queue.add(Payment(productID: SampleCatalog.yearlySubscription))
+            #expect(own.state == .purchased && own.originalID != shared.originalID)
+            #expect(try !ledger.isEligibleForIntroductoryOffer(group: "pro"))
+            #expect(try ledger.subscriptionStatus(forGroup: "pro")?.transaction.id == own.id)
+            #expect(try ledger.subscriptionStatuses(forGroup: "pro").map(\.transaction.id) == [own.id, shared.id])
+        }
+    }
+
     @Test func aRefundOfASharedPurchaseRevokesItAndEndsTheSharing() async throws {
         try await NotificationOutboxTests.withNotifyingStore { ledger, session in
             let shared = try await session.shareFamilyPurchase(Payment(productID: Self.shareable))

@@ -17,7 +17,9 @@ struct SubscriptionsCommand: AsyncParsableCommand {
                 latest transaction, whether and when it renews and to which product (a pending downgrade or \
                 crossgrade), why it expired, and billing retry or grace period. It only reads: renewals that fell \
                 due since the last app command or clock move are made by the next one (`ledger launch`), not \
-                here. Exit 0 also when the group was never bought (status null).
+                here. A group the customer holds twice (their own subscription and one a family member shares) \
+                shows both, the customer's own first; `status` in JSON is the first, `statuses` all. Exit 0 also \
+                when the group was never bought (status null).
                 """)
 
         @OptionGroup var options: GlobalOptions
@@ -28,24 +30,25 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let ledger = try options.openLedgerForReading()
-            let status = try ledger.subscriptionStatus(
+            let statuses = try ledger.subscriptionStatuses(
                 forGroup: try SubscriptionChoice(groupOrProduct, in: ledger).groupID)
-            try options.output.emit(StatusOutput(status: status)) {
-                guard let status else { return "\(groupOrProduct): never bought" }
-                return summary(status)
+            try options.output.emit(StatusOutput(statuses: statuses)) {
+                guard !statuses.isEmpty else { return "\(groupOrProduct): never bought" }
+                return statuses.map(summary).joined(separator: "\n\n")
             }
         }
 
-        /// `{"status": null}` when never bought: the key is always there.
+        /// `{"status": null, "statuses": []}` when never bought: the keys are always there.
         struct StatusOutput: Encodable {
-            let status: SubscriptionStatus?
+            let statuses: [SubscriptionStatus]
 
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(status, forKey: .status)
+                try container.encode(statuses.first, forKey: .status)
+                try container.encode(statuses, forKey: .statuses)
             }
 
-            enum CodingKeys: String, CodingKey { case status }
+            enum CodingKeys: String, CodingKey { case status, statuses }
         }
 
         private func summary(_ status: SubscriptionStatus) -> String {
@@ -54,6 +57,7 @@ struct SubscriptionsCommand: AsyncParsableCommand {
                 "group \(status.groupID): \(status.state.rawValue)",
                 "latest: " + describe(transaction),
             ]
+            if status.isFamilyShared { lines.insert("shared by a family member (FAMILY_SHARED)", at: 1) }
             if let expiration = transaction.expirationDate {
                 lines.append("expires: \(expiration.formatted(.iso8601))")
             }

@@ -20,11 +20,15 @@ extension Ledger {
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND purchase_date <= ? AND expiration_date > ?)
                                -- A subscription in its billing grace period keeps its entitlement
-                               -- (BillingIssue.concerns(periodEndingAt:) and keepsEntitlement(at:)).
+                               -- (BillingIssue.concerns(periodEndingAt:) and keepsEntitlement(at:));
+                               -- the state is the holding's: shared, or the customer's own (0).
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
-                                   WHERE r.group_id = subscription_group_id AND r.billing_issue_since = expiration_date
-                                     AND r.grace_until > ?)))
+                                   WHERE r.group_id = subscription_group_id
+                                     AND r.shared_original_id = IIF(
+                                         original_id IN (SELECT original_transaction_id FROM family_shares),
+                                         original_id, 0)
+                                     AND r.billing_issue_since = expiration_date AND r.grace_until > ?)))
                         GROUP BY product_id)
                     ORDER BY product_id
                     """,

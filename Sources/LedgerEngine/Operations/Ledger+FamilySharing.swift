@@ -29,7 +29,8 @@ extension Ledger {
 
     /// A family member bought `payment`'s product and shares it: the customer's purchase of it,
     /// owned FAMILY_SHARED, made as a purchase outside the app (whatever the store's switches)
-    /// and notified as one. Returns the transaction.
+    /// and notified as one. A subscription starts on its own (`HeldSubscription`), beside the
+    /// customer's own subscription of the group if there is one. Returns the transaction.
     /// - Throws: `UnknownProductError`; `StoreControlError.notFamilyShareable` for a product
     ///   the catalog does not mark family-shareable (never a consumable); the purchase's errors.
     func shareFamilyPurchase(_ db: Database, _ payment: NewPayment) throws -> PaymentTransaction {
@@ -41,6 +42,7 @@ extension Ledger {
         }
         var payment = payment
         payment.isOutsideTheApp = true
+        payment.isSharedByFamily = true
         let created = try addPayment(db, payment, delivery: .notRecorded).transaction
         // Recorded before the charge, so that the purchase's notification says FAMILY_SHARED.
         try records(db).write(.familyShares, key: Int64(created.originalID)) {

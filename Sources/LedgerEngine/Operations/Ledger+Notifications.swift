@@ -30,15 +30,15 @@ extension Ledger {
         if let transaction {
             // Signed as the App Store Server API signs it (`signing`: with a token the server set).
             signedTransaction = try signing(db, [transaction], signer: signer).sign()[0].compactSerialization
-            if let group = transaction.subscriptionGroupID,
-                var state = try subscriptionStatus(db, group: group, at: now)
+            if let held = try heldSubscription(db, of: transaction),
+                var state = try subscriptionStatus(db, of: held, at: now)
             {
                 try vouchForSigning(db, state.transaction.id)
                 state.transaction = try withServerAccountTokens(db, [state.transaction])[0]
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(
                         state, settings: settings,
-                        recentStart: try recentSubscriptionStart(db, group: group),
+                        recentStart: try recentSubscriptionStart(db, of: held),
                         appTransactionID: signer.identity.appTransactionID)
                 ).compactSerialization
                 status = state.state
@@ -105,11 +105,11 @@ extension Ledger {
         guard now > since else { return [] }
         let passed = { (date: Int64?) in date.map { $0 > since && $0 <= now } ?? false }
         var changes: [PassingTimeChange] = []
-        for group in try String.fetchAll(db, sql: "SELECT group_id FROM subscription_renewal ORDER BY group_id") {
-            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+        for held in try heldSubscriptions(db) {
+            guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
                 let end = latest.expirationDate?.ledgerMilliseconds
             else { continue }
-            let state = try renewalState(db, group: group)
+            let state = try renewalState(db, of: held)
             if let issue = state.billingIssue, issue.concerns(periodEndingAt: end) {
                 if let grace = issue.graceUntil, passed(grace) {
                     changes.append(
@@ -123,7 +123,7 @@ extension Ledger {
                 }
             } else if passed(end) {
                 let refusedIncrease =
-                    try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil
+                    try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil
                 guard refusedIncrease || !state.autoRenew || end < state.resumedAt else { continue }
                 changes.append(
                     .init(

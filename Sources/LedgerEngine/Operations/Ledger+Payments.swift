@@ -18,6 +18,9 @@ package struct NewPayment: Sendable, Hashable {
     /// A purchase made outside the app (a test session's `buyProduct`): it succeeds whatever
     /// the store's switches, which concern the app's payments.
     package var isOutsideTheApp = false
+    /// A family member's purchase shared with the customer: never "already subscribed", since
+    /// the customer's own subscription of the group is not it.
+    package var isSharedByFamily = false
     /// A test purchase dated in the past; `nil`: dated when charged.
     package var backdating: BackdatedPurchase?
     /// The app's server's say on the introductory offer: a compact JWS
@@ -153,7 +156,8 @@ extension Ledger {
     /// outside the app succeeds; otherwise the store's switches decide (payments allowed, the
     /// payment's own simulated outcome, failing, interrupted, Ask to Buy: see
     /// `StoreSettings.plannedOutcome`); then a purchase of the subscription already active
-    /// fails as "already subscribed", unless it redeems a promotional offer for its next renewal.
+    /// fails as "already subscribed", unless it redeems a promotional offer for its next renewal
+    /// (or a family member shares it).
     private func decide(
         _ db: Database, _ payment: NewPayment, settings: StoreSettings, productType: ProductType,
         offer: TransactionOffer?, at now: Int64
@@ -161,7 +165,7 @@ extension Ledger {
         let outcome = payment.isOutsideTheApp ? .purchased : settings.plannedOutcome(payment.simulatedOutcome)
         switch outcome {
         case .purchased:
-            if productType == .autoRenewable, offer == nil,
+            if productType == .autoRenewable, offer == nil, !payment.isSharedByFamily,
                 let error = try alreadySubscribed(db, productID: payment.productID, at: now)
             {
                 return (outcome, .failed, error)

@@ -4,6 +4,8 @@ import GRDB
 
 /// Subscription price increases (migration 16): the App Store raises the price a subscriber
 /// renews at, with or without their consent, and the renewal charges it or does not happen.
+/// They concern the customer's own subscription of a group: one a family member shares renews
+/// at the price the family member agreed to, which is not the customer's to answer.
 extension Ledger {
     /// The price increase waiting for the next renewal of the group of `productID` (an
     /// auto-renewable subscription); `nil` when none waits.
@@ -20,7 +22,7 @@ extension Ledger {
             try String.fetchAll(
                 db, sql: "SELECT group_id FROM price_increases WHERE status = 'pending' ORDER BY group_id"
             ).compactMap { group in
-                guard let status = try subscriptionStatus(db, group: group), status.state == .subscribed,
+                guard let status = try subscriptionStatus(db, of: .own(group)), status.state == .subscribed,
                     let increase = status.priceIncrease, increase.status == .pending
                 else { return nil }
                 return (increase, status.transaction)
@@ -116,29 +118,32 @@ extension Ledger {
     /// instead of renewing it (`PriceIncrease.endsSubscription`): one of the product the group
     /// renews to, declined, or not answered with auto-renew on.
     func priceIncreaseEndingSubscription(
-        _ db: Database, group: String, renewal: RenewalState, latest: PaymentTransaction
+        _ db: Database, of held: HeldSubscription, renewal: RenewalState, latest: PaymentTransaction
     ) throws -> PriceIncrease? {
-        guard let increase = try priceIncrease(db, group: group),
+        guard !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
             increase.productID == (renewal.nextProductID ?? latest.productID),
             increase.endsSubscription(autoRenew: renewal.autoRenew)
         else { return nil }
         return increase
     }
 
-    /// Removes the group's price increase: a new period charged it, or made it moot.
-    func dropPriceIncrease(_ db: Database, group: String) throws {
-        try records(db).write(.priceIncreases, key: group) {
-            try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(arguments: [group])
+    /// Removes the group's price increase when a new period of the customer's own subscription
+    /// charged it, or made it moot.
+    func dropPriceIncrease(_ db: Database, of held: HeldSubscription) throws {
+        guard !held.isFamilyShared else { return }
+        try records(db).write(.priceIncreases, key: held.group) {
+            try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(
+                arguments: [held.group])
         }
     }
 
-    /// The group of `productID` and its status, when `productID` is the product of its latest
-    /// period or the one it renews to.
+    /// The group of `productID` and the status of the customer's own subscription of it, when
+    /// `productID` is the product of its latest period or the one it renews to.
     private func renewingSubscription(
         _ db: Database, productID: String
     ) throws -> (group: String, status: SubscriptionStatus) {
         let group = try subscriptionGroup(db, productID: productID)
-        guard let status = try subscriptionStatus(db, group: group),
+        guard let status = try subscriptionStatus(db, of: .own(group)),
             status.transaction.productID == productID || status.autoRenewProductID == productID
         else { throw StoreControlError.noSubscription(productID) }
         return (group, status)
@@ -147,10 +152,11 @@ extension Ledger {
     // MARK: - Charged prices
 
     /// The price a renewal of `chain`'s group into `productID` is charged when it is not the
-    /// catalog's: an agreed increase of that product, else the price the chain's latest period
-    /// was charged when it renews the same product.
+    /// catalog's: an agreed increase of that product (of the customer's own subscription), else
+    /// the price the chain's latest period was charged when it renews the same product.
     func renewalCharge(_ db: Database, chain: PaymentTransaction, productID: String) throws -> Decimal? {
-        if let group = chain.subscriptionGroupID, let increase = try priceIncrease(db, group: group),
+        if let held = try heldSubscription(db, of: chain), !held.isFamilyShared,
+            let increase = try priceIncrease(db, group: held.group),
             increase.productID == productID, increase.status == .agreed
         {
             return increase.price

@@ -48,7 +48,7 @@ extension Ledger {
             try checkSignature(
                 db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
         }
-        guard try hasBought(db, group: group, excluding: 0) else {
+        guard try hasBought(db, of: .own(group), excluding: 0) else {
             throw PromotionalOfferError.ineligible(productID: payment.productID)
         }
         // One offer at a time: a second one would have to wait behind the first.
@@ -197,7 +197,7 @@ extension Ledger {
         else { throw PromotionalOfferError.unknownCode(productID: payment.productID, referenceName: referenceName) }
         let customer: CodeOffer.Customer =
             try isSubscribed(db, group: group, at: now)
-            ? .existing : try hasBought(db, group: group, excluding: 0) ? .expired : .new
+            ? .existing : try hasBought(db, of: .own(group), excluding: 0) ? .expired : .new
         guard eligibility.contains(customer) else {
             throw PromotionalOfferError.codeIneligible(
                 productID: payment.productID, referenceName: referenceName, customer: customer)

@@ -29,9 +29,9 @@ extension Ledger {
     }
 
     /// Extends by `days` the renewal date of every active subscription of `productID` (in a
-    /// one-customer ledger: the group's, when it is active on that product and, with
-    /// `storefronts`, bought in one of them), records the outcome and notifies its summary, all
-    /// in one commit (Extend Subscription Renewal Dates for All Active Subscribers). The same
+    /// one-customer ledger: the customer's own subscription of the group, when it is active on
+    /// that product and, with `storefronts`, bought in one of them), records the outcome and
+    /// notifies its summary, all in one commit (Extend Subscription Renewal Dates for All Active Subscribers). The same
     /// `requestIdentifier` again returns the first outcome.
     /// - Throws: `RenewalExtensionError` for bad days, reason or identifier;
     ///   `UnknownProductError`; `StoreControlError.notAutoRenewable`.
@@ -44,7 +44,7 @@ extension Ledger {
             let now = try storeNow(db)
             let group = try subscriptionGroup(db, productID: productID)
             var (succeeded, failed) = (0, 0)
-            if let status = try subscriptionStatus(db, group: group, at: now),
+            if let status = try subscriptionStatus(db, of: .own(group), at: now),
                 status.transaction.productID == productID,
                 storefronts.isEmpty || storefronts.contains(status.transaction.storefront)
             {
@@ -111,9 +111,9 @@ extension Ledger {
         _ db: Database, originalID: UInt64, days: Int, reason: Int, request: String, at now: Int64
     ) throws -> RenewalExtension {
         guard let original = try PaymentTransaction.fetchOne(db, id: originalID), original.originalID == originalID,
-            original.productType == .autoRenewable, let group = original.subscriptionGroupID
+            original.productType == .autoRenewable, let held = try heldSubscription(db, of: original)
         else { throw RenewalExtensionError.unknownOriginalTransaction(originalID) }
-        guard let status = try subscriptionStatus(db, group: group, at: now), status.state == .subscribed,
+        guard let status = try subscriptionStatus(db, of: held, at: now), status.state == .subscribed,
             status.transaction.originalID == originalID, let end = status.transaction.expirationDate
         else { throw RenewalExtensionError.ineligible(originalID) }
         let recent = try Int.fetchOne(

@@ -180,15 +180,15 @@ extension Ledger {
                     sql: "DELETE FROM refund_portions WHERE transaction_id = ?", arguments: [Int64(reinstated.id)])
             }
         }
-        if transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID,
+        if transaction.productType == .autoRenewable, let held = try heldSubscription(db, of: transaction),
             let end = transaction.expirationDate?.ledgerMilliseconds, end <= writer.now,
-            let latest = try latestPeriod(db, group: group), [transaction.id, purchase].contains(latest.id)
+            let latest = try latestPeriod(db, of: held), [transaction.id, purchase].contains(latest.id)
         {
-            // The group's latest period ended while refunded: renewals restart from now on, not
-            // from it. (An older period's reversal leaves the group's renewals as they are.)
-            var state = try renewalState(db, group: group)
+            // The subscription's latest period ended while refunded: renewals restart from now
+            // on, not from it. (An older period's reversal leaves its renewals as they are.)
+            var state = try renewalState(db, of: held)
             state.resumedAt = max(state.resumedAt, writer.now)
-            try saveRenewalState(db, group: group, state)
+            try saveRenewalState(db, of: held, state)
         }
         let reinstated = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         try notify(db, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0], at: writer.now)

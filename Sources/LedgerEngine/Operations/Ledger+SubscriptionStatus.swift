@@ -3,11 +3,13 @@ public import LedgerModel
 import GRDB
 
 extension Ledger {
-    /// The status of the subscription group of `productID` (an auto-renewable subscription),
-    /// or `nil` when the group was never bought.
+    /// The status of the subscription of `productID`'s group (an auto-renewable subscription),
+    /// or `nil` when the group was never bought. Of a group the customer holds both ways, the
+    /// subscription to `productID` (the customer's own first), else the customer's own
+    /// (`subscriptionStatuses(forGroup:)` has both).
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
-        try read { db in try subscriptionStatus(db, group: try subscriptionGroup(db, productID: productID)) }
+        try read { db in try subscriptionStatus(db, of: try heldSubscription(db, productID: productID)) }
     }
 
     /// The status of the group `id` names: an auto-renewable subscription's product
@@ -22,24 +24,41 @@ extension Ledger {
         }
     }
 
-    /// The status of a subscription group by its identifier, or `nil` when it was never bought.
+    /// The status of a subscription group by its identifier, or `nil` when it was never bought:
+    /// of the customer's own subscription, else (a group held only through Family Sharing) of
+    /// the newest one a family member shares.
     /// - Throws: `StoreControlError.unknownSubscriptionGroup`.
     public func subscriptionStatus(forGroup groupID: String) throws -> SubscriptionStatus? {
         try read { db in
-            guard
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID])
-                    != nil
-            else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
-            return try subscriptionStatus(db, group: groupID)
+            try checkSubscriptionGroup(db, groupID)
+            return try subscriptionStatus(db, of: try principalSubscription(db, group: groupID))
         }
     }
 
-    /// The status of every subscription group bought at least once, by group identifier, read
-    /// in one snapshot (the App Store Server API's Get All Subscription Statuses).
+    /// The statuses of a subscription group by its identifier, one per subscription the customer
+    /// holds of it (StoreKit's `Product.SubscriptionInfo.status`): the customer's own first,
+    /// then those family members share, newest first; empty when it was never bought. Service is
+    /// the highest level among those subscribed.
+    /// - Throws: `StoreControlError.unknownSubscriptionGroup`.
+    public func subscriptionStatuses(forGroup groupID: String) throws -> [SubscriptionStatus] {
+        try read { db in
+            try checkSubscriptionGroup(db, groupID)
+            return try heldSubscriptions(db, group: groupID).compactMap { try subscriptionStatus(db, of: $0) }
+        }
+    }
+
+    private func checkSubscriptionGroup(_ db: Database, _ groupID: String) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID]) != nil
+        else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
+    }
+
+    /// The status of every subscription the customer holds, by group identifier (of a group
+    /// held both ways, the customer's own first), read in one snapshot (the App Store Server
+    /// API's Get All Subscription Statuses).
     public func subscriptionStatuses() throws -> [SubscriptionStatus] {
         try read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
-                try subscriptionStatus(db, group: group)
+            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").flatMap { group in
+                try heldSubscriptions(db, group: group).compactMap { try subscriptionStatus(db, of: $0) }
             }
         }
     }
@@ -53,32 +72,37 @@ extension Ledger {
             db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: renewal.pendingOffer)?.offer
     }
 
-    /// The statuses of the subscription groups in billing retry (grace period included), by
-    /// group identifier: only the groups with a billing issue recorded are read.
+    /// The statuses of the subscriptions in billing retry (grace period included), by group
+    /// identifier: only those with a billing issue recorded are read.
     public func subscriptionsInBillingRetry() throws -> [SubscriptionStatus] {
         try read { db in
-            try String.fetchAll(
-                db,
-                sql: "SELECT group_id FROM subscription_renewal WHERE billing_issue_since IS NOT NULL ORDER BY group_id"
-            ).compactMap { group in
-                try subscriptionStatus(db, group: group).flatMap { $0.isInBillingRetry ? $0 : nil }
+            try heldSubscriptions(db, where: "billing_issue_since IS NOT NULL").compactMap { held in
+                try subscriptionStatus(db, of: held).flatMap { $0.isInBillingRetry ? $0 : nil }
             }
         }
     }
 
-    /// The status of `group` at `now` (by default the store's time), inside a transaction.
-    func subscriptionStatus(_ db: Database, group: String, at now: Int64? = nil) throws -> SubscriptionStatus? {
+    /// The status of a subscription the customer holds at `now` (by default the store's time),
+    /// inside a transaction.
+    func subscriptionStatus(
+        _ db: Database, of held: HeldSubscription, at now: Int64? = nil
+    ) throws
+        -> SubscriptionStatus?
+    {
+        let group = held.group
         // The latest period (a pending downgrade's payment has none of its own: not it).
-        guard let latest = try latestPeriod(db, group: group) else { return nil }
+        guard let latest = try latestPeriod(db, of: held) else { return nil }
         let now = Date(ledgerMilliseconds: try now ?? storeNow(db))
-        let renewal = try renewalState(db, group: group)
+        let renewal = try renewalState(db, of: held)
         let expired = latest.expirationDate.map { $0 <= now } ?? true
         var state: SubscriptionStatus.RenewalState =
             latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
         var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
         let renewsTo = renewal.nextProductID ?? latest.productID
         // A price increase of the product it renews to; one the subscriber did not agree to ends it.
-        let increase = try priceIncrease(db, group: group).flatMap { $0.productID == renewsTo ? $0 : nil }
+        let increase =
+            held.isFamilyShared
+            ? nil : try priceIncrease(db, group: group).flatMap { $0.productID == renewsTo ? $0 : nil }
         if increase?.endsSubscription(autoRenew: renewal.autoRenew) == true { reason = .didNotConsentToPriceIncrease }
         // A renewal that failed on a billing issue: retried (with a grace period, when on) until
         // the retries are over, then expired for a billing error.
@@ -101,7 +125,8 @@ extension Ledger {
             try increase?.price ?? (latest.productID == renewsTo ? chargedPrice(db, of: latest) : nil)
             ?? Self.catalogPrice(db, of: renewsTo)
         return SubscriptionStatus(
-            groupID: group, state: state, transaction: latest, willAutoRenew: renews,
+            groupID: group, isFamilyShared: held.isFamilyShared, state: state, transaction: latest,
+            willAutoRenew: renews,
             autoRenewProductID: renewsTo,
             renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
             expirationReason: state == .expired ? reason : nil,
@@ -109,7 +134,7 @@ extension Ledger {
             gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil,
             priceIncrease: increase, renewalPrice: renewalPrice,
             renewalOffer: renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil,
-            eligibleWinBackOfferIDs: state == .expired || state == .revoked
+            eligibleWinBackOfferIDs: !held.isFamilyShared && (state == .expired || state == .revoked)
                 ? try subscriptionPlan(db, productID: latest.productID).map {
                     try eligibleWinBackOfferIDs(db, plan: $0, group: group, at: nowMS)
                 } ?? [] : [])
@@ -117,19 +142,20 @@ extension Ledger {
 }
 
 extension Ledger {
-    /// When the subscriber of `group` began the run of paid periods that reaches the latest one
-    /// with no gap of more than 60 days between them (Apple's `recentSubscriptionStartDate`);
-    /// `nil` when the group was never bought. Reads the periods newest first, and stops at the
-    /// first gap.
-    func recentSubscriptionStart(_ db: Database, group: String) throws -> Date? {
+    /// When the holder of a subscription began the run of paid periods that reaches the latest
+    /// one with no gap of more than 60 days between them (Apple's
+    /// `recentSubscriptionStartDate`); `nil` when it was never bought. Reads the periods newest
+    /// first, and stops at the first gap.
+    func recentSubscriptionStart(_ db: Database, of held: HeldSubscription) throws -> Date? {
         let gap: Int64 = 60 * 86_400_000
         let periods = try Row.fetchCursor(
             db,
             sql: """
                 SELECT purchase_date, expiration_date FROM transactions
-                WHERE subscription_group_id = ? AND state = 'purchased' AND expiration_date > purchase_date
+                WHERE subscription_group_id = :group AND state = 'purchased' AND expiration_date > purchase_date
+                  AND \(HeldSubscription.transactionsCondition)
                 ORDER BY purchase_date DESC, id DESC
-                """, arguments: [group])
+                """, arguments: ["group": held.group, "shared": held.sharedKey])
         var start: Int64?
         while let period = try periods.next() {
             let (purchased, expires): (Int64, Int64) = (period[0], period[1])
@@ -140,8 +166,9 @@ extension Ledger {
     }
 
     /// Whether the group's introductory offer is still open to the user: once per subscription
-    /// group, so only while no subscription of the group was ever bought.
+    /// group, so only while the customer never bought a subscription of the group (one a
+    /// family member shares spent the family member's offer, not the customer's).
     public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
-        try read { db in try !hasBought(db, group: groupID, excluding: 0) }
+        try read { db in try !hasBought(db, of: .own(groupID), excluding: 0) }
     }
 }

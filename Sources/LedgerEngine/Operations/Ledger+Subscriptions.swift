@@ -21,13 +21,13 @@ extension Ledger {
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     func forceRenewal(_ db: Database, productID: String) throws -> PaymentTransaction {
         let now = try storeNow(db)
-        let group = try subscriptionGroup(db, productID: productID)
-        let state = try renewalState(db, group: group)
-        guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+        let held = try heldSubscription(db, productID: productID)
+        let state = try renewalState(db, of: held)
+        guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
             latest.productID == productID || state.nextProductID == productID
         else { throw StoreControlError.noSubscription(productID) }
         // A renewal the subscriber did not agree to the price of cannot be forced.
-        if try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil {
+        if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil {
             throw StoreControlError.priceIncreaseNotAgreed(productID)
         }
         try endPeriod(writer(db, at: now), latest)
@@ -40,12 +40,12 @@ extension Ledger {
         let end = try periodsEnd(db, run, plan: plan, start: now)
         let charge = try renewalCharge(db, chain: latest, productID: productID)
         // Charged, the increase is over: the renewal's notification reports none waiting.
-        try dropPriceIncrease(db, group: group)
+        try dropPriceIncrease(db, of: held)
         let renewal = try insertRenewal(
             writer(db, at: now),
             RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer, charge: charge))
         try saveRenewalState(
-            db, group: group,
+            db, of: held,
             RenewalState(
                 autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
         return renewal
@@ -56,14 +56,14 @@ extension Ledger {
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     func expireSubscription(_ db: Database, productID: String) throws -> PaymentTransaction {
         let now = try storeNow(db)
-        let group = try subscriptionGroup(db, productID: productID)
-        let state = try renewalState(db, group: group)
-        guard let latest = try latestPeriod(db, group: group),
+        let held = try heldSubscription(db, productID: productID)
+        let state = try renewalState(db, of: held)
+        guard let latest = try latestPeriod(db, of: held),
             latest.productID == productID || state.nextProductID == productID
         else { throw StoreControlError.noSubscription(productID) }
         try endPeriod(writer(db, at: now), latest)
         try saveRenewalState(
-            db, group: group,
+            db, of: held,
             RenewalState(
                 autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
         let expired = try PaymentTransaction.fetchOne(db, id: latest.id)!
@@ -78,9 +78,9 @@ extension Ledger {
     ///   its retries are over), `.notAutoRenewable`; `UnknownProductError`.
     func resolveBillingIssue(_ db: Database, productID: String) throws -> PaymentTransaction {
         let now = try storeNow(db)
-        let group = try subscriptionGroup(db, productID: productID)
-        var state = try renewalState(db, group: group)
-        guard let latest = try latestPeriod(db, group: group),
+        let held = try heldSubscription(db, productID: productID)
+        var state = try renewalState(db, of: held)
+        guard let latest = try latestPeriod(db, of: held),
             let issue = try liveBillingIssue(state, latest: latest, at: now)
         else { throw StoreControlError.noBillingIssue(productID) }
         let renewTo = state.nextProductID ?? latest.productID
@@ -94,7 +94,7 @@ extension Ledger {
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
         let charge = try renewalCharge(db, chain: latest, productID: renewTo)
-        try dropPriceIncrease(db, group: group)  // charged now (see `forceRenewal`)
+        try dropPriceIncrease(db, of: held)  // charged now (see `forceRenewal`)
         let renewal = try insertRenewal(
             writer(db, at: now),
             RenewalStep(
@@ -104,7 +104,7 @@ extension Ledger {
         state.nextProductID = nil
         state.pendingOffer = nil
         state.periodAnchor = anchor
-        try saveRenewalState(db, group: group, state)
+        try saveRenewalState(db, of: held, state)
         return renewal
     }
 
@@ -115,9 +115,9 @@ extension Ledger {
     }
 
     func hasBillingIssue(_ db: Database, productID: String) throws -> Bool {
-        let group = try subscriptionGroup(db, productID: productID)
-        guard let latest = try latestPeriod(db, group: group) else { return false }
-        return try renewalState(db, group: group).billingIssue?.concerns(
+        let held = try heldSubscription(db, productID: productID)
+        guard let latest = try latestPeriod(db, of: held) else { return false }
+        return try renewalState(db, of: held).billingIssue?.concerns(
             periodEndingAt: latest.expirationDate?.ledgerMilliseconds)
             == true
     }
@@ -137,43 +137,44 @@ extension Ledger {
     /// expires at its expiration date. Turned on after that date, it stays expired.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     func setAutoRenew(_ db: Database, productID: String, enabled: Bool) throws {
-        let group = try subscriptionGroup(db, productID: productID)
-        var state = try renewalState(db, group: group)
+        let held = try heldSubscription(db, productID: productID)
+        var state = try renewalState(db, of: held)
         let now = try storeNow(db)
         if enabled, !state.autoRenew { state.resumedAt = now }
         let changed = state.autoRenew != enabled
         state.autoRenew = enabled
-        try saveRenewalState(db, group: group, state)
-        guard changed, let latest = try latestPeriod(db, group: group) else { return }
+        try saveRenewalState(db, of: held, state)
+        guard changed, let latest = try latestPeriod(db, of: held) else { return }
         try notify(db, enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest, at: now)
         // Subscribing again within the period, after declining a price increase, takes it.
         if enabled, latest.revocationDate == nil, (latest.expirationDate?.ledgerMilliseconds ?? 0) > now,
-            try priceIncrease(db, group: group)?.status == .declined
+            !held.isFamilyShared, try priceIncrease(db, group: held.group)?.status == .declined
         {
-            try settlePriceIncrease(db, group: group, from: .declined, to: .agreed, at: now)
+            try settlePriceIncrease(db, group: held.group, from: .declined, to: .agreed, at: now)
             try notify(db, .priceIncreaseAccepted, about: latest, at: now)
         }
     }
 
     /// Whether the subscription group of `productID` renews automatically.
     public func isAutoRenewEnabled(for productID: String) throws -> Bool {
-        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).autoRenew }
+        try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).autoRenew }
     }
 
     /// The product the group of `productID` switches to at its next renewal, if any.
     public func pendingProductChange(for productID: String) throws -> String? {
-        try read { db in try renewalState(db, group: try subscriptionGroup(db, productID: productID)).nextProductID }
+        try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).nextProductID }
     }
 
     // MARK: - Inside transactions
 
-    /// The offer the next renewal of `group` is charged at, while a subscription of the group
-    /// covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go offer.
+    /// The offer the next renewal of the customer's own subscription of `group` is charged at,
+    /// while it covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go
+    /// offer.
     func offerOfNextRenewal(_ db: Database, group: String, at now: Int64) throws -> TransactionOffer? {
-        guard let current = try coveringSubscription(db, group: group, at: now, excluding: 0),
-            let latest = try latestPeriod(db, group: group)
+        guard let current = try coveringSubscription(db, of: .own(group), at: now, excluding: 0),
+            let latest = try latestPeriod(db, of: .own(group))
         else { return nil }
-        let state = try renewalState(db, group: group)
+        let state = try renewalState(db, of: .own(group))
         let productID = state.nextProductID ?? current.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
         return try renewalOffer(
@@ -184,12 +185,13 @@ extension Ledger {
         "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
 
     /// Why a subscription purchase is refused when the payment is added: buying the
-    /// subscription that is active already (StoreKit: "already subscribed").
+    /// subscription that is active already (StoreKit: "already subscribed"). A subscription
+    /// a family member shares does not count: the customer may buy their own.
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
         let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
         lookup.bind(1, productID)
         guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
-            let covering = try coveringSubscription(db, group: group, at: now, excluding: 0),
+            let covering = try coveringSubscription(db, of: .own(group), at: now, excluding: 0),
             covering.productID == productID
         else { return nil }
         let until = covering.expirationDate.map { $0.formatted(.iso8601) } ?? "now"
@@ -206,6 +208,9 @@ extension Ledger {
     /// to the period it starts; when it starts none (the product subscribed to already, or a
     /// downgrade), the offer waits for the next renewal, as the App Store applies it.
     ///
+    /// A family member's purchase shared with the customer starts a subscription of its own
+    /// (`HeldSubscription`): the customer's subscription of the group, if any, is left as it is.
+    ///
     /// Returns how the payment started (what its notification reports); `nil` for a product the
     /// catalog no longer has as a subscription.
     @discardableResult
@@ -215,15 +220,15 @@ extension Ledger {
         -> SubscriptionStart?
     {
         let (db, now) = (writer.db, writer.now)
-        guard let group = transaction.subscriptionGroupID,
+        guard let held = try heldSubscription(db, of: transaction),
             let plan = try subscriptionPlan(db, productID: transaction.productID)
         else { return nil }
-        var state = try renewalState(db, group: group)
+        var state = try renewalState(db, of: held)
         var end: Int64
         var begins = now
         var start: SubscriptionStart
         var run = transaction.offer.flatMap { $0.type != .introductory ? plan.offerRun($0, pending: true) : nil }
-        if let current = try coveringSubscription(db, group: group, at: now, excluding: transaction.id),
+        if let current = try coveringSubscription(db, of: held, at: now, excluding: transaction.id),
             let currentPlan = try subscriptionPlan(db, productID: current.productID)
         {
             let immediate =
@@ -254,7 +259,7 @@ extension Ledger {
             // gets its introductory offer, once per group. A back-dated test purchase (always the
             // group's first: `checkBackdating`) starts then, renewing from then up to the store's
             // time unless it was to be cancelled at once.
-            start = try hasBought(db, group: group, excluding: transaction.id) ? .resubscribe : .firstTime
+            start = try hasBought(db, of: held, excluding: transaction.id) ? .resubscribe : .firstTime
             // The app's server may give or withhold the introductory offer, whatever the history.
             let terms = try paymentTerms(db, of: transaction.id)
             if run == nil, let intro = plan.introductoryOffer, terms?.introductoryOffer ?? (start == .firstTime) {
@@ -269,9 +274,9 @@ extension Ledger {
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
         try writer.startPeriod(of: transaction, startingAt: begins, endingAt: end, offer: run?.offer)
-        try saveRenewalState(db, group: group, state)
+        try saveRenewalState(db, of: held, state)
         // A price increase was for the renewal of the period this one replaces or precedes.
-        if start != .sameProduct { try dropPriceIncrease(db, group: group) }
+        if start != .sameProduct { try dropPriceIncrease(db, of: held) }
         return start
     }
 
@@ -302,12 +307,9 @@ extension Ledger {
         let settings = try StoreSettings(db)
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
-        let groups = try String.fetchAll(
-            try db.cachedStatement(
-                sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1 ORDER BY group_id"))
-        for group in groups where due <= limit {
-            var state = try renewalState(db, group: group)
-            guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+        for held in try heldSubscriptions(db, where: "auto_renew = 1") where due <= limit {
+            var state = try renewalState(db, of: held)
+            guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
                 var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
             else { continue }
             // A period that failed on a billing issue renews no more (until the issue is
@@ -318,14 +320,14 @@ extension Ledger {
                 throw StoreControlError.notAutoRenewable(productID)
             }
             // A subscriber who did not agree to a price increase does not renew (nor is charged).
-            if try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) != nil { continue }
+            if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil { continue }
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
                     let issue = BillingIssue(
                         failedRenewalAt: start, of: plan.period, rate: rate, gracePeriod: billingIssues.gracePeriod)
                     state.billingIssue = issue
-                    try saveRenewalState(db, group: group, state)
+                    try saveRenewalState(db, of: held, state)
                     try notify(
                         db, issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod, about: latest,
                         at: start, once: "renewalFailed:\(latest.id)")
@@ -343,7 +345,7 @@ extension Ledger {
                 if due > limit { break }
                 let end = Self.withinStoreTime(periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start))
                 // The first renewal charges the group's increase (see `forceRenewal`).
-                if made == 0, make != nil { try dropPriceIncrease(db, group: group) }
+                if made == 0, make != nil { try dropPriceIncrease(db, of: held) }
                 try make?(
                     RenewalStep(
                         chain: latest, productID: productID, start: start, end: end, offer: run?.offer, charge: charge))
@@ -353,7 +355,7 @@ extension Ledger {
             }
             if make != nil, made > 0 {
                 try saveRenewalState(
-                    db, group: group,
+                    db, of: held,
                     RenewalState(
                         autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: anchor
                     ))
@@ -367,14 +369,12 @@ extension Ledger {
     public func nextRenewalDate() throws -> Date? {
         try read { db in
             var next: Int64?
-            let groups = try String.fetchAll(
-                try db.cachedStatement(sql: "SELECT group_id FROM subscription_renewal WHERE auto_renew = 1"))
-            for group in groups {
-                let state = try renewalState(db, group: group)
-                guard let latest = try latestPeriod(db, group: group), latest.revocationDate == nil,
+            for held in try heldSubscriptions(db, where: "auto_renew = 1") {
+                let state = try renewalState(db, of: held)
+                guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
                     let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
                     state.billingIssue?.concerns(periodEndingAt: end) != true,
-                    try priceIncreaseEndingSubscription(db, group: group, renewal: state, latest: latest) == nil
+                    try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) == nil
                 else { continue }
                 next = min(next ?? end, end)
             }
@@ -418,16 +418,19 @@ extension Ledger {
         return periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
     }
 
-    /// Whether anything of the group was ever bought (besides transaction `id`): the
-    /// introductory offer is then spent.
-    func hasBought(_ db: Database, group: String, excluding id: UInt64) throws -> Bool {
+    /// Whether anything of the holding was ever bought (besides transaction `id`): the
+    /// introductory offer is then spent. A family member's purchase shared with the customer
+    /// does not spend the customer's.
+    func hasBought(_ db: Database, of held: HeldSubscription, excluding id: UInt64) throws -> Bool {
         try Bool.fetchOne(
             try db.cachedStatement(
                 sql: """
                     SELECT 1 FROM transactions
-                    WHERE subscription_group_id = ? AND state IN ('purchased', 'restored') AND id <> ? LIMIT 1
+                    WHERE subscription_group_id = :group AND state IN ('purchased', 'restored') AND id <> :id
+                      AND \(HeldSubscription.transactionsCondition)
+                    LIMIT 1
                     """),
-            arguments: [group, Int64(id)]) != nil
+            arguments: ["group": held.group, "id": Int64(id), "shared": held.sharedKey]) != nil
     }
 
     /// The offer the next renewal of `chain` into `productID` is charged at, if any: a
@@ -573,35 +576,37 @@ extension Ledger {
             winBackOffers: offers?.winBacks ?? [])
     }
 
-    /// Whether a subscription of the group covers `now`.
+    /// Whether the customer's own subscription of the group covers `now`.
     func isSubscribed(_ db: Database, group: String, at now: Int64) throws -> Bool {
-        try coveringSubscription(db, group: group, at: now, excluding: 0) != nil
+        try coveringSubscription(db, of: .own(group), at: now, excluding: 0) != nil
     }
 
-    /// The group's subscription whose period covers `now`.
+    /// The holding's period that covers `now`.
     private func coveringSubscription(
-        _ db: Database, group: String, at now: Int64, excluding id: UInt64
+        _ db: Database, of held: HeldSubscription, at now: Int64, excluding id: UInt64
     ) throws -> PaymentTransaction? {
         try PaymentTransaction.fetchAll(
             db,
             sql: """
-                WHERE subscription_group_id = ? AND state = 'purchased' AND revocation_date IS NULL AND is_upgraded = 0
-                  AND purchase_date <= ? AND expiration_date > ? AND id <> ?
+                WHERE subscription_group_id = :group AND state = 'purchased' AND revocation_date IS NULL
+                  AND is_upgraded = 0 AND purchase_date <= :now AND expiration_date > :now AND id <> :id
+                  AND \(HeldSubscription.transactionsCondition)
                 ORDER BY expiration_date DESC, id DESC LIMIT 1
                 """,
-            arguments: [group, now, now, Int64(id)]
+            arguments: ["group": held.group, "now": now, "id": Int64(id), "shared": held.sharedKey]
         ).first
     }
 
-    /// The group's latest period (refunded ones included: a refund ends the chain).
-    func latestPeriod(_ db: Database, group: String) throws -> PaymentTransaction? {
+    /// The holding's latest period (refunded ones included: a refund ends the chain).
+    func latestPeriod(_ db: Database, of held: HeldSubscription) throws -> PaymentTransaction? {
         try PaymentTransaction.fetchAll(
             db,
             sql: """
-                WHERE subscription_group_id = ? AND state = 'purchased' AND is_upgraded = 0 AND expiration_date > purchase_date
+                WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
+                  AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
                 ORDER BY expiration_date DESC, id DESC LIMIT 1
                 """,
-            arguments: [group]
+            arguments: ["group": held.group, "shared": held.sharedKey]
         ).first
     }
 
@@ -647,16 +652,16 @@ extension Ledger {
         }
     }
 
-    func renewalState(_ db: Database, group: String) throws -> RenewalState {
+    func renewalState(_ db: Database, of held: HeldSubscription) throws -> RenewalState {
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(
                     sql: """
                         SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
                             pending_offer_id, pending_offer_type
-                        FROM subscription_renewal WHERE group_id = ?
+                        FROM subscription_renewal WHERE group_id = ? AND shared_original_id = ?
                         """),
-                arguments: [group])
+                arguments: [held.group, held.sharedKey])
         else { return RenewalState() }
         let issue = (row["billing_issue_since"] as Int64?).flatMap { since in
             (row["retry_until"] as Int64?).map {
@@ -675,14 +680,14 @@ extension Ledger {
             })
     }
 
-    func saveRenewalState(_ db: Database, group: String, _ state: RenewalState) throws {
+    func saveRenewalState(_ db: Database, of held: HeldSubscription, _ state: RenewalState) throws {
         try db.run(
             sql: """
                 INSERT INTO subscription_renewal (
-                    group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until,
-                    retry_until, pending_offer_id, pending_offer_type)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (group_id) DO UPDATE SET
+                    group_id, shared_original_id, auto_renew, resumed_at, next_product_id, period_anchor,
+                    billing_issue_since, grace_until, retry_until, pending_offer_id, pending_offer_type)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (group_id, shared_original_id) DO UPDATE SET
                     auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
                     next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
                     billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
@@ -690,7 +695,7 @@ extension Ledger {
                     pending_offer_type = excluded.pending_offer_type
                 """,
             arguments: [
-                group, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
+                held.group, held.sharedKey, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
                 state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
                 state.pendingOffer?.id, state.pendingOffer?.type.rawValue,
             ])

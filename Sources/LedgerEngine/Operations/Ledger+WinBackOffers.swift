@@ -31,10 +31,10 @@ extension Ledger {
     public func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
         try read { db in
             try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
-                guard let latest = try latestPeriod(db, group: group),
+                guard let latest = try latestPeriod(db, of: .own(group)),
                     try subscriptionPlan(db, productID: latest.productID)?.winBackOffers.isEmpty == false
                 else { return nil }
-                return try subscriptionStatus(db, group: group).flatMap {
+                return try subscriptionStatus(db, of: .own(group)).flatMap {
                     $0.eligibleWinBackOfferIDs.isEmpty ? nil : $0
                 }
             }
@@ -79,14 +79,14 @@ private struct WinBackCustomer {
     private static let month = SubscriptionPeriod(value: 1, unit: .month)
 
     static func load(_ db: Database, ledger: Ledger, group: String, at now: Int64) throws -> WinBackCustomer {
-        let latest = try ledger.latestPeriod(db, group: group)
+        let latest = try ledger.latestPeriod(db, of: .own(group))
         let end = latest?.expirationDate ?? Date(ledgerMilliseconds: now)
         var notChurned: String?
         if latest == nil {
             notChurned = "the customer never subscribed to its subscription group"
         } else if try ledger.isSubscribed(db, group: group, at: now) {
             notChurned = "the customer is subscribed now; win-back offers are for churned subscribers"
-        } else if let issue = try ledger.renewalState(db, group: group).billingIssue,
+        } else if let issue = try ledger.renewalState(db, of: .own(group)).billingIssue,
             issue.concerns(periodEndingAt: end.ledgerMilliseconds), issue.isRetried(at: now)
         {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"

@@ -106,8 +106,9 @@ extension Ledger {
         }
     }
 
-    /// The renewal info of the subscription group of `productID` (an auto-renewable
-    /// subscription) as it stands now, signed as the App Store signs it (a JWS whose
+    /// The renewal info of the subscription of `productID`'s group (an auto-renewable
+    /// subscription; `subscriptionStatus(forProduct:)` says which, of a group held both ways) as
+    /// it stands now, signed as the App Store signs it (a JWS whose
     /// payload has the fields of `JWSRenewalInfoDecodedPayload`); `nil` when the group was never
     /// bought.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
@@ -123,7 +124,8 @@ extension Ledger {
         let recentStart = try read { db in
             try vouchForSigning(db, status.transaction.id)
             status.transaction = try withServerAccountTokens(db, [status.transaction])[0]
-            return try recentSubscriptionStart(db, group: status.groupID)
+            let held = try heldSubscription(db, of: status.transaction) ?? .own(status.groupID)
+            return try recentSubscriptionStart(db, of: held)
         }
         return try signer.sign(
             RenewalInfoPayload(

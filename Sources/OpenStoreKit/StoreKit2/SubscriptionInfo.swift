@@ -47,7 +47,9 @@ extension Product {
             return (try? context.ledger.isEligibleForIntroductoryOffer(group: groupID)) ?? false
         }
 
-        /// The group's status: one entry (the ledger has one account), none when never bought.
+        /// The group's statuses: one per subscription the customer holds of it (their own, then
+        /// those family members share), none when never bought. Give service for the highest
+        /// level among those subscribed, as Apple advises.
         public var status: [Status] {
             get async throws { try await Self.status(for: subscriptionGroupID) }
         }
@@ -56,13 +58,13 @@ extension Product {
         ///   an unknown group; the error a test simulates for `.subscriptionStatus`.
         public static func status(for groupID: String) async throws -> [Status] {
             try readStatus { context in
-                try context.ledger.subscriptionStatus(forGroup: groupID).map { [Status($0, origin: context.origin)] }
-                    ?? []
+                try context.ledger.subscriptionStatuses(forGroup: groupID).map { Status($0, origin: context.origin) }
             }
         }
 
-        /// The status of the subscription group of transaction `transactionID`; `nil` when
-        /// the store has no such transaction or it is not an auto-renewable subscription's.
+        /// The status of the subscription transaction `transactionID` belongs to (the customer's
+        /// own, or one a family member shares); `nil` when the store has no such transaction or
+        /// it is not an auto-renewable subscription's.
         /// - Throws: `StoreKitError.systemError` when the store's ledger cannot be read; the
         ///   error a test simulates for `.subscriptionStatus`.
         public static func status(transactionID: UInt64) async throws -> Status? {
@@ -70,7 +72,11 @@ extension Product {
                 guard let transaction = try context.ledger.transaction(transactionID),
                     transaction.productType == .autoRenewable, let group = transaction.subscriptionGroupID
                 else { return nil }
-                return try context.ledger.subscriptionStatus(forGroup: group).map { Status($0, origin: context.origin) }
+                // The customer's own subscription, or the share whose chain the transaction is in.
+                let sharedOriginal = try context.ledger.isFamilyShared(transaction) ? transaction.originalID : nil
+                return try context.ledger.subscriptionStatuses(forGroup: group).first {
+                    ($0.isFamilyShared ? $0.transaction.originalID : nil) == sharedOriginal
+                }.map { Status($0, origin: context.origin) }
             }
         }
 
@@ -143,8 +149,9 @@ extension Product {
             /// within a second.
             public static var updates: Statuses { Statuses() }
 
-            /// The status of every subscription group the user ever bought, one element per
-            /// group (in the order of their identifiers), then the sequence ends; it ends at
+            /// The statuses of every subscription group the user ever bought, one element per
+            /// group (in the order of their identifiers) with a status per subscription held,
+            /// then the sequence ends; it ends at
             /// once when the store's ledger cannot be read or a test simulates an error for
             /// `.subscriptionStatus`.
             public static var all: AsyncStream<(groupID: String, statuses: [Status])> {
@@ -152,7 +159,9 @@ extension Product {
                 if let context = try? StoreContext.current(), (try? context.failures.check(.subscriptionStatus)) != nil,
                     let rows = try? context.ledger.subscriptionStatuses()
                 {
-                    statuses = rows.map { ($0.groupID, [Status($0, origin: context.origin)]) }
+                    statuses = Dictionary(grouping: rows, by: \.groupID).sorted { $0.key < $1.key }.map { group in
+                        (group.key, group.value.map { Status($0, origin: context.origin) })
+                    }
                 } else {
                     statuses = []
                 }

@@ -19,8 +19,8 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
     static let longestWait = Duration.seconds(1)
 
     private struct State {
-        /// Each group's status when last read.
-        var seen: [String: Fingerprint] = [:]
+        /// Each held subscription's status when last read.
+        var seen: [Holding: Fingerprint] = [:]
         /// Whether the watch runs.
         var watching = false
         /// The launch ended: nothing is read or sent any more.
@@ -95,18 +95,34 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
     }
 
     /// Sends what changed between the statuses last read and `now`, which become the last read.
-    private func send(changesTo now: [String: SubscriptionStatus]) {
+    private func send(changesTo now: [Holding: SubscriptionStatus]) {
         let changed = state.withLock { state in
-            let changed = now.values.filter { state.seen[$0.groupID] != Fingerprint($0) }
+            let changed = now.filter { state.seen[$0.key] != Fingerprint($0.value) }
             state.seen = now.mapValues(Fingerprint.init)
-            return changed.sorted { $0.groupID < $1.groupID }
+            return changed.sorted { $0.key < $1.key }.map(\.value)
         }
         let origin = origin
         broadcast.send(changed.map { Product.SubscriptionInfo.Status($0, origin: origin) })
     }
 
-    private func statuses() throws -> [String: SubscriptionStatus] {
-        Dictionary(try ledger.subscriptionStatuses().map { ($0.groupID, $0) }) { first, _ in first }
+    /// A subscription the customer holds: its group, and the original transaction of the
+    /// family member's purchase when one is shared (`nil` for the customer's own).
+    struct Holding: Hashable, Comparable {
+        let groupID: String
+        let sharedOriginal: UInt64?
+
+        init(_ status: SubscriptionStatus) {
+            groupID = status.groupID
+            sharedOriginal = status.isFamilyShared ? status.transaction.originalID : nil
+        }
+
+        static func < (a: Holding, b: Holding) -> Bool {
+            (a.groupID, a.sharedOriginal ?? 0) < (b.groupID, b.sharedOriginal ?? 0)
+        }
+    }
+
+    private func statuses() throws -> [Holding: SubscriptionStatus] {
+        Dictionary(try ledger.subscriptionStatuses().map { (Holding($0), $0) }) { first, _ in first }
     }
 
     /// How long until time alone may change one of `statuses`: a current period or a grace

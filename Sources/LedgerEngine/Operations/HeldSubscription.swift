@@ -1,0 +1,96 @@
+import Foundation
+import LedgerModel
+import GRDB
+
+/// A subscription group as the customer holds it: their own subscription (everything the
+/// customer bought of the group, one period at a time, upgraded, downgraded and renewed), or a
+/// family member's purchase shared with them. A customer may hold one group both ways at once;
+/// each renews on its own (its row of `subscription_renewal`, migration 23), and the group's
+/// rules (upgrades, downgrades, price increases, offers) apply to the customer's own.
+struct HeldSubscription: Hashable, Sendable {
+    let group: String
+    /// The original transaction id of the family member's shared purchase; `nil` for the
+    /// customer's own subscription.
+    let sharedOriginal: UInt64?
+
+    static func own(_ group: String) -> HeldSubscription {
+        HeldSubscription(group: group, sharedOriginal: nil)
+    }
+
+    var isFamilyShared: Bool { sharedOriginal != nil }
+
+    /// Its key in `subscription_renewal.shared_original_id` (0 for the customer's own).
+    var sharedKey: Int64 { Int64(clamping: sharedOriginal ?? 0) }
+
+    /// The SQL condition that selects its transactions among the group's, with `sharedKey` bound
+    /// to `:shared`: a shared purchase's chain, or every chain no family member shared.
+    static let transactionsCondition = """
+        (original_id = :shared
+         OR (:shared = 0 AND original_id NOT IN (SELECT original_transaction_id FROM family_shares)))
+        """
+}
+
+extension Ledger {
+    /// How the customer holds the subscription `transaction` belongs to (`nil` for another kind
+    /// of product): shared, when its chain's purchase was shared by a family member.
+    func heldSubscription(_ db: Database, of transaction: PaymentTransaction) throws -> HeldSubscription? {
+        guard let group = transaction.subscriptionGroupID else { return nil }
+        let shared =
+            try Bool.fetchOne(
+                try db.cachedStatement(sql: "SELECT 1 FROM family_shares WHERE original_transaction_id = ?"),
+                arguments: [Int64(clamping: transaction.originalID)]) == true
+        return HeldSubscription(group: group, sharedOriginal: shared ? transaction.originalID : nil)
+    }
+
+    /// Every holding of the group with a renewal state: the customer's own first, then the
+    /// shared ones, newest share first.
+    func heldSubscriptions(_ db: Database, group: String) throws -> [HeldSubscription] {
+        let shared = try Int64.fetchAll(
+            try db.cachedStatement(
+                sql: """
+                    SELECT shared_original_id FROM subscription_renewal
+                    WHERE group_id = ? AND shared_original_id <> 0 ORDER BY shared_original_id DESC
+                    """),
+            arguments: [group])
+        return [.own(group)] + shared.map { HeldSubscription(group: group, sharedOriginal: UInt64($0)) }
+    }
+
+    /// Every holding with a renewal state, by group, the customer's own first.
+    func heldSubscriptions(_ db: Database, where condition: String = "1") throws -> [HeldSubscription] {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT group_id, shared_original_id FROM subscription_renewal
+                WHERE \(condition) ORDER BY group_id, shared_original_id = 0 DESC, shared_original_id DESC
+                """
+        ).map { row in
+            let shared: Int64 = row["shared_original_id"]
+            return HeldSubscription(group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared))
+        }
+    }
+
+    /// The holding of `productID`'s group a store control acts on: the one subscribed to
+    /// `productID` (its latest period's product, or the one it renews to), the customer's own
+    /// first; else the customer's own, unless the customer holds the group only through Family
+    /// Sharing (then the newest share).
+    /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
+    func heldSubscription(_ db: Database, productID: String) throws -> HeldSubscription {
+        let group = try subscriptionGroup(db, productID: productID)
+        let held = try heldSubscriptions(db, group: group)
+        for subscription in held {
+            guard let latest = try latestPeriod(db, of: subscription) else { continue }
+            let renewsTo = try renewalState(db, of: subscription).nextProductID
+            if latest.productID == productID || renewsTo == productID { return subscription }
+        }
+        if try latestPeriod(db, of: .own(group)) == nil, let shared = held.dropFirst().first { return shared }
+        return .own(group)
+    }
+
+    /// The holding a status of the group `group` reports when one is asked for: the customer's
+    /// own once bought, else the newest share.
+    func principalSubscription(_ db: Database, group: String) throws -> HeldSubscription {
+        let held = try heldSubscriptions(db, group: group)
+        if try latestPeriod(db, of: held[0]) != nil { return held[0] }
+        return held.dropFirst().first ?? held[0]
+    }
+}

@@ -43,3 +43,16 @@ FROM subscription_renewal r;
 
 DROP TABLE subscription_renewal;
 ALTER TABLE subscription_renewal_by_holder RENAME TO subscription_renewal;
+
+-- Before, a share of a group the customer subscribed to could be taken as the customer's own
+-- change of product at the next renewal: the shared payment got no period of its own, and the
+-- customer's subscription waited to renew into the family's product (and charge the customer
+-- for it). That change is dropped, since the customer never chose it. The shared payment keeps
+-- its history as it was, without a period: the family member shares it again to give it one.
+UPDATE subscription_renewal SET next_product_id = NULL
+WHERE shared_original_id = 0 AND next_product_id IS NOT NULL
+  AND (SELECT f.original_transaction_id FROM transactions t
+       LEFT JOIN family_shares f ON f.original_transaction_id = t.original_id
+       WHERE t.subscription_group_id = subscription_renewal.group_id AND t.state = 'purchased'
+         AND t.expiration_date = t.purchase_date AND t.product_id = subscription_renewal.next_product_id
+       ORDER BY t.id DESC LIMIT 1) IS NOT NULL;

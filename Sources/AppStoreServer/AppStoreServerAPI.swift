@@ -1,6 +1,6 @@
 public import Foundation
-public import StoreLedger
 import Logging
+public import StoreLedger
 import Synchronization
 
 /// One request to the App Store Server API, as the HTTP server hands it over.

@@ -4,8 +4,8 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 public import StoreLedger
+import Synchronization
 
 /// Sends a ledger's App Store Server Notifications V2 to the store's notification URL: each
 /// due notification is POSTed as `{"signedPayload": ...}`, then its attempt recorded (HTTP 200

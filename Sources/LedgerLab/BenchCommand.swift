@@ -41,7 +41,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Every argument is checked before any work, --quick or not.
-        let sizes = try parseSizes(), workloads = try parseWorkloads()
+        let sizes = try parseSizes()
+        let workloads = try parseWorkloads()
         guard cycles > 0, restorable > 0 else {
             throw InputError(
                 description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
@@ -245,14 +246,16 @@ struct Bench {
     // MARK: - Workloads
 
     mutating func purchaseCycles(_ durability: Durability) async throws -> BenchCommand.Result {
-        let ledgerPath = path("cycles"), basePath = path("cycles-base")
+        let ledgerPath = path("cycles")
+        let basePath = path("cycles-base")
         let queue = try await benchQueue(at: ledgerPath, durability: durability)
         guard let base = lbase_open(basePath, durability == .full ? 2 : 1) else {
             throw BenchError("cannot open the baseline")
         }
         defer { lbase_close(base) }
         let perRound = max(1, plan.cycles / plan.rounds)
-        var ledgerTime = 0.0, baseTime = 0.0
+        var ledgerTime = 0.0
+        var baseTime = 0.0
         for _ in 0..<plan.rounds {
             ledgerTime += try await time {
                 for _ in 0..<perRound {
@@ -299,15 +302,18 @@ struct Bench {
     /// Launch and `ledger list` on ledgers of every size: how their cost grows with history.
     mutating func launches() async throws -> [BenchCommand.Result] {
         var results: [BenchCommand.Result] = []
-        var launchTimes: [Int: Double] = [:], listTimes: [Int: Double] = [:]
+        var launchTimes: [Int: Double] = [:]
+        var listTimes: [Int: Double] = [:]
         let executable = try Self.ledgerExecutable()
         for size in plan.sizes {
-            let ledgerPath = path("launch-\(size)"), basePath = path("launch-\(size)-base")
+            let ledgerPath = path("launch-\(size)")
+            let basePath = path("launch-\(size)-base")
             try await fill(ledgerPath, finished: size, unfinished: 1_000)
             guard let filler = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
             _ = lbase_fill(filler, Int64(size), 1_000)
             lbase_close(filler)
-            var ledgerTime = Double.infinity, baseTime = Double.infinity
+            var ledgerTime = Double.infinity
+            var baseTime = Double.infinity
             for _ in 0..<3 {
                 ledgerTime = min(
                     ledgerTime,
@@ -367,7 +373,8 @@ struct Bench {
     /// JSON (13 times the bytes) should cost about what the text costs, not what an encoder does.
     func wholeList(_ ledgerPath: String, transactions: Int, executable: String) async throws -> BenchCommand.Result {
         let arguments = ["list", "--limit", "\(transactions)", "--database", ledgerPath]
-        var textTime = Double.infinity, jsonTime = Double.infinity
+        var textTime = Double.infinity
+        var jsonTime = Double.infinity
         for _ in 0..<5 {
             textTime = min(textTime, try await time { try runProcess(executable, arguments) })
             jsonTime = min(jsonTime, try await time { try runProcess(executable, arguments + ["--json"]) })
@@ -418,7 +425,8 @@ struct Bench {
     }
 
     mutating func restore() async throws -> BenchCommand.Result {
-        let ledgerPath = path("restore"), basePath = path("restore-base")
+        let ledgerPath = path("restore")
+        let basePath = path("restore-base")
         try await fill(ledgerPath, finished: plan.restorable, unfinished: 0, product: Self.restorableProduct)
         guard let base = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
         defer { lbase_close(base) }
@@ -450,14 +458,16 @@ struct Bench {
 
     mutating func listShowAndMemory() async throws -> [BenchCommand.Result] {
         guard let size = plan.sizes.last else { return [] }
-        let ledgerPath = path("big-\(size)"), basePath = path("big-\(size)-base")
+        let ledgerPath = path("big-\(size)")
+        let basePath = path("big-\(size)-base")
         let unfinished = try await fill(ledgerPath, finished: size, unfinished: 1_000)
         guard let filler = lbase_open(basePath, 2) else { throw BenchError("cannot open the baseline") }
         _ = lbase_fill(filler, Int64(size), 1_000)
         lbase_close(filler)
         let executable = try Self.ledgerExecutable()
         var results: [BenchCommand.Result] = []
-        var best = Double.infinity, baseBest = Double.infinity
+        var best = Double.infinity
+        var baseBest = Double.infinity
         for _ in 0..<5 {
             best = min(
                 best,
@@ -527,7 +537,8 @@ struct Bench {
             "products", "import", localized, "--database", path("catalog-localized-peak"),
         ])
         for file in rest { try runProcess(executable, ["products", "import", file, "--database", ledgerPath]) }
-        var listTime = Double.infinity, jsonTime = Double.infinity
+        var listTime = Double.infinity
+        var jsonTime = Double.infinity
         for _ in 0..<3 {
             listTime = min(
                 listTime, try await time { try runProcess(executable, ["products", "list", "--database", ledgerPath]) })
@@ -564,7 +575,8 @@ struct Bench {
     /// A StoreKit configuration file of `count` products: consumables, non-consumables, and
     /// monthly subscriptions in groups of ten, each with `localizations` localizations.
     static func catalogFile(prefix: String, count: Int, localizations: Int = 1) throws -> Data {
-        var products: [[String: Any]] = [], groups: [String: [[String: Any]]] = [:]
+        var products: [[String: Any]] = []
+        var groups: [String: [[String: Any]]] = [:]
         for index in 0..<count {
             let id = "\(prefix).\(index)"
             let localization = (0..<localizations).map {
@@ -578,8 +590,12 @@ struct Bench {
                 "internalID": "\(index)", "localizations": localization,
             ]
             switch index % 5 {
-            case 0, 1: product["type"] = "Consumable"; products.append(product)
-            case 2, 3: product["type"] = "NonConsumable"; products.append(product)
+            case 0, 1:
+                product["type"] = "Consumable"
+                products.append(product)
+            case 2, 3:
+                product["type"] = "NonConsumable"
+                products.append(product)
             default:
                 let group = "\(prefix).group.\(index / 50)"
                 product.merge([

@@ -79,7 +79,10 @@ struct CrashRunCommand: AsyncParsableCommand {
         commandName: "crash-run", abstract: "Replay one crash run of a campaign.")
 
     enum FaultName: String, ExpressibleByArgument, CaseIterable {
-        case power, io, ioPersistent = "io-persistent", diskFull = "disk-full", kill
+        case power, io
+        case ioPersistent = "io-persistent"
+        case diskFull = "disk-full"
+        case kill
     }
 
     @Option var fault: FaultName
@@ -151,7 +154,8 @@ enum CampaignRun {
     /// The workload in a child `ledger-lab torture` process, killed with SIGKILL after a delay.
     static func kill(seed: UInt64, operations: Int, afterMilliseconds delay: Int) async throws -> Result {
         try await withTemporaryDirectory { folder in
-            let database = folder + "/ledger.sqlite", ackLog = folder + "/acks.jsonl"
+            let database = folder + "/ledger.sqlite"
+            let ackLog = folder + "/acks.jsonl"
             let child = Process()
             child.executableURL = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))

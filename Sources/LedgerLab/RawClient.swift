@@ -63,7 +63,7 @@ public final class RawClient: @unchecked Sendable {
     /// What arrives within `limit`, up to `count` bytes (less when the connection closes first).
     /// It blocks the calling thread meanwhile.
     public func receive(upTo count: Int, within limit: Duration) -> String {
-        var received = [UInt8]()
+        var received: [UInt8] = []
         let end = ContinuousClock.now + limit
         while received.count < count, ContinuousClock.now < end, !isClosed {
             guard let chunk = read(upTo: count - received.count, waiting: end - ContinuousClock.now) else { break }

@@ -45,7 +45,9 @@ extension Bench {
         end
         """.write(toFile: script, atomically: true, encoding: .utf8)
         let seconds = plan.serverSeconds
-        var served: [WrkRun] = [], constant: [WrkRun] = [], signing: [WrkRun] = []
+        var served: [WrkRun] = []
+        var constant: [WrkRun] = []
+        var signing: [WrkRun] = []
         for _ in 0..<2 {
             say("wrk: ledger serve, \(seconds) s...")
             served.append(

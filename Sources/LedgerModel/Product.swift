@@ -234,7 +234,10 @@ package enum DecimalText {
     /// `Decimal(string:)`, which keeps no trailing zeros. `nil` for anything else, which the
     /// general path then decides.
     private static func parseShort(_ text: String) -> Decimal? {
-        var significand: UInt64 = 0, digits = 0, fractionDigits = 0, sawPoint = false
+        var significand: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var sawPoint = false
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):

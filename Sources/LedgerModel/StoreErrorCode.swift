@@ -1,4 +1,5 @@
 import Foundation
+
 /// Why a payment failed: StoreKit's `SKError.Code`, with the same raw values.
 public enum StoreErrorCode: Int, Sendable, Codable, NamedCode {
     /// An unknown or unexpected error.

@@ -5,7 +5,10 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     /// What a period counts; the raw value is its ISO 8601 letter.
     public enum Unit: String, Sendable, CaseIterable {
         /// Days (`D`), weeks (`W`), months (`M`) or years (`Y`), on the calendar.
-        case day = "D", week = "W", month = "M", year = "Y"
+        case day = "D"
+        case week = "W"
+        case month = "M"
+        case year = "Y"
     }
 
     /// How many units the period lasts: 3 in `P3D`.

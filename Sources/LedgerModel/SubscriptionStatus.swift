@@ -23,9 +23,9 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// Whether a family member holds it and shares it with the customer (its transactions are
     /// owned FAMILY_SHARED); `false` for the customer's own subscription.
     public var isFamilyShared: Bool
-    /// Where the group stands at the store's time now.
+    /// Where the subscription stands at the store's time now.
     public var state: RenewalState
-    /// The group's latest period: the transaction that gives (or gave) the entitlement.
+    /// The subscription's latest period: the transaction that gives (or gave) the entitlement.
     public var transaction: PaymentTransaction
     /// Whether the subscription renews at the end of its period: auto-renew is on and the
     /// period is current or in billing retry.

@@ -1,6 +1,6 @@
+package import Crypto
 public import Foundation
 public import LedgerModel
-package import Crypto
 import SwiftASN1
 import Synchronization
 package import X509

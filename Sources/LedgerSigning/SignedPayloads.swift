@@ -1,6 +1,6 @@
+import Crypto
 package import Foundation
 package import LedgerModel
-import Crypto
 
 /// A transaction as the App Store signs it: the fields and names of Apple's
 /// `JWSTransactionDecodedPayload`, dates in milliseconds since 1970, the price in milliunits.

@@ -1,6 +1,6 @@
+package import Crypto
 package import Foundation
 import LedgerModel
-package import Crypto
 import SwiftASN1
 import Synchronization
 import X509

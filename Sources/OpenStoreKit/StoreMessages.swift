@@ -49,7 +49,8 @@ final class StoreMessages: Sendable {
             Message.Subject.priceConsent(
                 productID: increase.productID, price: increase.price, requestedAt: increase.requestedAt)
         }
-        let issues = ((try? ledger.subscriptionsInBillingRetry()) ?? []).map { status in
+        // A billing problem is the payer's: a family member's subscription is not the customer's to fix.
+        let issues = ((try? ledger.subscriptionsInBillingRetry()) ?? []).filter { !$0.isFamilyShared }.map { status in
             Message.Subject.billingIssue(productID: status.transaction.productID, period: status.transaction.id)
         }
         let winBacks = ((try? ledger.subscriptionsWithWinBackOffersOpen()) ?? []).compactMap { status in

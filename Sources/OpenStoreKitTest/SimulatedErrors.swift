@@ -230,7 +230,10 @@ extension SKTestFailures.LoadProducts {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.AppStoreSync {
@@ -239,7 +242,10 @@ extension SKTestFailures.AppStoreSync {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.SubscriptionStatus {
@@ -248,7 +254,10 @@ extension SKTestFailures.SubscriptionStatus {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.ManageSubscriptions {
@@ -257,7 +266,10 @@ extension SKTestFailures.ManageSubscriptions {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.OfferCodeRedeem {
@@ -266,7 +278,10 @@ extension SKTestFailures.OfferCodeRedeem {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.RefundRequest {
@@ -294,7 +309,10 @@ extension SKTestFailures.AppTransaction {
         case .generic(let error): error
         }
     }
-    init?(error: any Error) { guard let error = error as? StoreKitError else { return nil }; self = .generic(error) }
+    init?(error: any Error) {
+        guard let error = error as? StoreKitError else { return nil }
+        self = .generic(error)
+    }
 }
 
 extension SKTestFailures.Verification {

@@ -86,7 +86,11 @@ if arguments.first == "launch" {
         var phases: [Duration] = [.zero, .zero, .zero, .zero]
         for _ in 0..<count {
             var start = clock.now
-            func lap(_ index: Int) { let now = clock.now; phases[index] += now - start; start = now }
+            func lap(_ index: Int) {
+                let now = clock.now
+                phases[index] += now - start
+                start = now
+            }
             let ledger = try Ledger.open(at: path, configuration: configuration(.full))
             lap(0)
             let queue = try PaymentQueue(ledger: ledger)

@@ -40,7 +40,10 @@ import Testing
         throw APIFailure(status: 0, path: "more than 200 pages")
     }
 
-    struct APIFailure: Error { let status: Int; let path: String }
+    struct APIFailure: Error {
+        let status: Int
+        let path: String
+    }
 
     /// A ledger with a seeded history: purchases of every product type, renewals, refunds and
     /// finished consumables.

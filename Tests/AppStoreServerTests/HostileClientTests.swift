@@ -1,12 +1,12 @@
 import Crypto
 import Foundation
+import LedgerLab
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
 import Testing
 
 @testable import AppStoreServer
-import LedgerLab
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,9 +1,10 @@
 import Foundation
-@testable import AppStoreServer
 import Hummingbird
 import Logging
 import NIOCore
 import Synchronization
+
+@testable import AppStoreServer
 
 /// A notification endpoint that misbehaves as outside testing found receivers do: it redirects
 /// the POST elsewhere, or answers at once and then trickles its body a byte at a time. It counts

@@ -1,7 +1,7 @@
+import AppStoreServer
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
-import AppStoreServer
 import StoreLedger
 import Testing
 

@@ -30,7 +30,8 @@ import Testing
     /// acknowledged update is lost, and no reader sees half a change (verify reads snapshots).
     @Test func readersAndLaunchesBesideAWritingAppSeeOnlyWholeChanges() async throws {
         try await withTemporaryDirectory { directory in
-            let database = directory + "/ledger.sqlite", ackLog = directory + "/acks.jsonl"
+            let database = directory + "/ledger.sqlite"
+            let ackLog = directory + "/acks.jsonl"
             try CrashWorkload.prepareLedger(at: database, configuration: LedgerConfiguration())
             let writer = LedgerProcess.start(
                 ["torture", "--seed", "42", "--operations", "100000", "--ack-log", ackLog, "--database", database],

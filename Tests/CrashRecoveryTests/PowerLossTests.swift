@@ -138,7 +138,11 @@ import Testing
                 FaultInjection.arm(.ioError, atSync: syncPoint)
                 let payment = Payment(productID: "workload.nonconsumable.a", idempotencyKey: "checkout-42")
                 var first: PaymentTransaction?
-                do { first = try await queue.add(payment) } catch { /* the outcome is unknown */  }
+                do {
+                    first = try await queue.add(payment)
+                } catch {
+                    // The outcome is unknown: the retry below tells.
+                }
                 let retried = try await queue.add(payment)
                 #expect(first == nil || first?.id == retried.id)
                 #expect(retried.state == .purchased)

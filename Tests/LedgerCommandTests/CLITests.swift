@@ -308,7 +308,6 @@ extension CLIWorkspace {
 }
 
 @Suite struct CLIDamagedLedgerTests {
-
     func expectRefusedUntouched(_ workspace: CLIWorkspace, message: String) throws {
         let before = fileBytes(workspace.database)
         for arguments in [

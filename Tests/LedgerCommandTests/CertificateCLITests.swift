@@ -78,8 +78,10 @@ import Testing
             return
         }
         try await CLIWorkspace.withCatalog { workspace in
-            let chain = workspace.directory + "/chain.pem", root = workspace.directory + "/root.der"
-            let otherRoot = workspace.directory + "/other.der", other = workspace.directory + "/other.sqlite"
+            let chain = workspace.directory + "/chain.pem"
+            let root = workspace.directory + "/root.der"
+            let otherRoot = workspace.directory + "/other.der"
+            let other = workspace.directory + "/other.sqlite"
             #expect(try workspace.ledger("certificate", "export", "--chain", "--output", chain).status == 0)
             #expect(try workspace.ledger("certificate", "export", "--format", "der", "--output", root).status == 0)
             #expect(try LedgerProcess.run(["init", "--database", other]).status == 0)

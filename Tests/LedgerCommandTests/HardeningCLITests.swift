@@ -367,7 +367,8 @@ import Testing
         exited.executableURL = URL(fileURLWithPath: "/bin/true")
         try exited.run()
         exited.waitUntilExit()
-        let dead = exited.processIdentifier, alive = ProcessInfo.processInfo.processIdentifier
+        let dead = exited.processIdentifier
+        let alive = ProcessInfo.processInfo.processIdentifier
         try await CLIWorkspace.withCatalog { workspace in
             let stale = [
                 ".ledger.sqlite.creating-\(dead)-1", ".ledger.sqlite.creating-\(dead)-1-wal",

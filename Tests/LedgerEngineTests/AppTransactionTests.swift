@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
-@testable import LedgerEngine
-@testable import LedgerSigning
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
+@testable import LedgerSigning
 
 /// The app transaction the ledger signs (StoreKit's `AppTransaction`).
 @Suite struct AppTransactionTests {

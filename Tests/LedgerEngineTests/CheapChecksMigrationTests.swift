@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// Migration 0008 rebuilds `transactions` and `transaction_events` so that their checks build no
 /// temporary b-tree per row: every row, the event counter, every index and trigger must survive.

@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// The hash chain's byte format (docs/HASH-CHAIN.md), when heads are signed, and the chain a
 /// migration gives an old history.

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// `LedgerError` keeps its cause: a code to match, SQLite's result code and statement, and the
 /// error it comes from.

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 @Suite struct PaymentRulesTests {
     @Test func aNewPaymentIsStoredAsPurchasingWithItsCreationEvent() async throws {

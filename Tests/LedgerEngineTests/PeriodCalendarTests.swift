@@ -9,7 +9,7 @@ import Testing
     static let day: Int64 = 86_400_000
 
     static func utc(_ text: String) -> Int64 {
-        (try! Date(text, strategy: .iso8601)).ledgerMilliseconds
+        ISO8601DateFormatter().date(from: text)!.ledgerMilliseconds
     }
 
     /// In real time, periods count from their anchor: from January 31, February ends on the

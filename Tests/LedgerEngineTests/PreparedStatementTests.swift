@@ -1,8 +1,9 @@
 import Foundation
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// The ledger's numbered statements (`LedgerSQL`) belong to the connection that prepared them
 /// and never keep it open: SQLite closes a connection only once all its statements are gone.
@@ -23,7 +24,8 @@ import Testing
 
     @Test func aLedgerClosedOrReleasedClosesItsConnection() async throws {
         try await withTemporaryDirectory { directory in
-            let closed = directory + "/closed.sqlite", released = directory + "/released.sqlite"
+            let closed = directory + "/closed.sqlite"
+            let released = directory + "/released.sqlite"
             let ledger = try open(closed)
             _ = try buyAndFinish(ledger, "consumable")
             #expect(FileManager.default.fileExists(atPath: closed + "-wal"))
@@ -42,8 +44,12 @@ import Testing
 
     @Test func twoLedgersOpenAtOnceKeepTheirOwnStatements() async throws {
         try await withTemporaryDirectory { directory in
-            let first = try open(directory + "/first.sqlite"), second = try open(directory + "/second.sqlite")
-            defer { try? first.close(); try? second.close() }
+            let first = try open(directory + "/first.sqlite")
+            let second = try open(directory + "/second.sqlite")
+            defer {
+                try? first.close()
+                try? second.close()
+            }
             var ids: ([UInt64], [UInt64]) = ([], [])
             for _ in 0..<3 {
                 ids.0.append(try buyAndFinish(first, "consumable"))

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import Testing
+
+@testable import LedgerEngine
 
 /// A restore makes its copies in one SQL statement when its ids follow each other and one at a
 /// time otherwise: both must make the same copies.

@@ -1,10 +1,11 @@
 import Crypto
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// The schema can be read without replaying the migrations (docs/schema.sql, what they make),
 /// and the shipped migrations never change (migrations/SHA256SUMS).

@@ -1,13 +1,14 @@
 import Crypto
 import Foundation
 import GRDB
-@testable import LedgerEngine
-@testable import LedgerSigning
 import LedgerTestSupport
 import LedgerTesting
 import SwiftASN1
 import Testing
 import X509
+
+@testable import LedgerEngine
+@testable import LedgerSigning
 
 /// Every ledger's signing identity: made with the ledger (or its migration to schema 9), kept.
 @Suite struct SigningIdentityTests {

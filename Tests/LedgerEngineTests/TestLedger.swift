@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
+
+@testable import LedgerEngine
 
 /// A fixed instant, so that dates in assertions are exact.
 let testEpoch = Date(timeIntervalSince1970: 1_800_000_000)

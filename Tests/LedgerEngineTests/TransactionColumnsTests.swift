@@ -1,6 +1,7 @@
 import GRDB
-@testable import LedgerEngine
 import Testing
+
+@testable import LedgerEngine
 
 /// `TransactionColumns` is the one list of the transaction row: what the decoder reads, the
 /// chain digests, an insert binds and a restored copy selects all come from it, so it must be

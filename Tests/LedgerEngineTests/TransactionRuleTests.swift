@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// The database's rules (migration 0007's tables and triggers) against Swift's
 /// `TransactionRules`: every initial insert, every state x state update, finishing and

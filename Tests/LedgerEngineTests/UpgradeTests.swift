@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
-@testable import LedgerEngine
 import LedgerModel
 import LedgerTestSupport
 import LedgerTesting
 import Testing
+
+@testable import LedgerEngine
 
 /// Upgrading a ledger written by an older release: a read never writes; an upgrade is one
 /// transaction, checked before it commits, and a failure says where in one line and changes
@@ -89,6 +90,44 @@ import Testing
             #expect(status.isFamilyShared && status.transaction.id == shared.id)
             #expect(!status.willAutoRenew)
             #expect(try upgraded.isAutoRenewEnabled(for: SampleCatalog.yearlySubscription) == false)
+            #expect(try upgraded.verify().isEmpty)
+            try upgraded.close()
+        }
+    }
+
+    /// A ledger where the previous release took a family member's share as the customer's own
+    /// change of product (a payment with no period, and the customer's subscription waiting to
+    /// renew into the family's product) is repaired: the customer renews their own product.
+    @Test func aShareTakenAsTheCustomersChangeOfProductIsUndoneByTheUpgrade() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
+            let path = ledger.path
+            _ = try await ledger.perform(.buyOutsideTheApp(NewPayment(productID: SampleCatalog.subscription)))
+            // What the previous release made of a share of pro.yearly: a crossgrade at the next
+            // renewal, its payment owned FAMILY_SHARED.
+            let share = try await ledger.perform(
+                .buyOutsideTheApp(NewPayment(productID: SampleCatalog.yearlySubscription))
+            ).transactions[0]
+            #expect(share.expirationDate == share.purchaseDate)
+            #expect(
+                try ledger.pendingProductChange(for: SampleCatalog.subscription) == SampleCatalog.yearlySubscription)
+            try ledger.write { db in
+                try ledger.records(db).write(.familyShares, key: Int64(share.originalID)) {
+                    try db.execute(
+                        sql: "INSERT INTO family_shares (original_transaction_id, shared_at) VALUES (?, ?)",
+                        arguments: [Int64(share.originalID), share.purchaseDate.ledgerMilliseconds])
+                }
+            }
+            try ledger.close()
+            let raw = try DatabaseQueue(path: path)
+            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+            try raw.close()
+            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+            let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+            #expect(try upgraded.pendingProductChange(for: SampleCatalog.subscription) == nil)
+            #expect(
+                try upgraded.subscriptionStatus(forProduct: SampleCatalog.subscription)?.autoRenewProductID
+                    == SampleCatalog.subscription)
             #expect(try upgraded.verify().isEmpty)
             try upgraded.close()
         }

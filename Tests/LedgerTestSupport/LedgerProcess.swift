@@ -53,7 +53,8 @@ public struct LedgerProcess {
         program: Program = .ledger
     ) throws -> Result {
         let process = start(arguments, environment: environment, currentDirectory: currentDirectory, program: program)
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()

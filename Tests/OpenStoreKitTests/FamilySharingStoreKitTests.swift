@@ -1,9 +1,10 @@
 import Foundation
-import enum LedgerModel.StoreControlError
 import LedgerTesting
 import OpenStoreKit
 import OpenStoreKitTest
 import Testing
+
+import enum LedgerModel.StoreControlError
 
 /// Family Sharing through StoreKit: a shared purchase arrives owned `.familyShared`, and the end
 /// of the sharing reaches StoreKit 1's revocation callback and StoreKit 2's updates.

@@ -2,6 +2,7 @@ import Foundation
 import OpenStoreKit
 import OpenStoreKitTest
 import Testing
+
 import enum LedgerModel.PromotionalOfferError
 
 /// Offer codes through StoreKit: the test session redeems a code as the redemption sheet does,

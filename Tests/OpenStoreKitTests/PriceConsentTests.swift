@@ -1,9 +1,10 @@
 import Foundation
-import enum LedgerModel.PaymentQueueError
-import enum LedgerModel.StoreControlError
 import OpenStoreKit
 import OpenStoreKitTest
 import Testing
+
+import enum LedgerModel.PaymentQueueError
+import enum LedgerModel.StoreControlError
 
 /// Price increases through StoreKit: the test session asks for consent, the app receives the
 /// App Store's message (StoreKit 2) or its queue delegate is asked (StoreKit 1), the renewal

@@ -70,5 +70,4 @@ enum SampleShop {
         let session = try SKTestSession(contentsOf: file, scope: .taskLocal)
         try await session.withTaskLocalStore { try await body(session) }
     }
-
 }

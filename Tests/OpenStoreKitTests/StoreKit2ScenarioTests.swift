@@ -1,10 +1,11 @@
 import Foundation
-import enum LedgerModel.StoreControlError
 import LedgerTestSupport
 import LedgerTesting
 import OpenStoreKit
 import OpenStoreKitTest
 import Testing
+
+import enum LedgerModel.StoreControlError
 
 /// StoreKit 2 client code (`Clients/Store.swift`, whose `Transaction.updates` listener is a
 /// detached task as in Apple's sample) driven by `SKTestSession` bound to the process.

@@ -1,10 +1,11 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
-@testable import OpenStoreKit
-@testable import OpenStoreKitTest
 import StoreLedger
 import Testing
+
+@testable import OpenStoreKit
+@testable import OpenStoreKitTest
 
 @Suite struct StoreLocationTests {
     @Test func theDefaultLedgerIsNamedByTheEnvironmentElseUnderTheDataHome() async throws {

@@ -1,8 +1,9 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
-@testable import StoreLedger
 import Testing
+
+@testable import StoreLedger
 
 @Suite struct StoreKitConfigurationTests {
     /// The format version and the number of products of each of the project's own StoreKit
@@ -309,7 +310,8 @@ import Testing
 
     @Test func aFileOfTheLimitIsReadAndOneMoreIsRefusedBeforeItsProductsAre() async throws {
         try await withTemporaryDirectory { directory in
-            let limit = directory + "/limit.storekit", over = directory + "/over.storekit"
+            let limit = directory + "/limit.storekit"
+            let over = directory + "/over.storekit"
             try write(Self.consumables(ProductCatalog.maximumImport, prefix: "a"), to: limit)
             #expect(try StoreKitConfiguration(contentsOf: limit).products.count == 10_000)
             // The 10,001st product is malformed: the count is refused before any product is read.
@@ -329,7 +331,8 @@ import Testing
     @Test func theLimitCountsEveryFileOfOneImportAndARefusedImportChangesNothing() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try Ledger.open(at: directory + "/l.sqlite", mode: .createIfMissing)
-            let first = directory + "/first.storekit", second = directory + "/second.storekit"
+            let first = directory + "/first.storekit"
+            let second = directory + "/second.storekit"
             try write(Self.consumables(6_000, prefix: "first"), to: first)
             // The second file's 4,001st product is malformed: the count is refused before it is read.
             try write(
@@ -372,7 +375,8 @@ import Testing
             objects.append(marker + (0..<width).flatMap { _ in [UInt8(next >> 8), UInt8(next & 0xFF)] })
         }
         objects.append([0x51, UInt8(ascii: "x")])
-        var file = Array("bplist00".utf8), offsets: [Int] = []
+        var file = Array("bplist00".utf8)
+        var offsets: [Int] = []
         for object in objects {
             offsets.append(file.count)
             file += object

@@ -1,8 +1,9 @@
 import Foundation
 import LedgerTestSupport
 import LedgerTesting
-@testable import StoreLedger
 import Testing
+
+@testable import StoreLedger
 
 /// The product files' JSON reader (`CatalogTree`): what it accepts agrees with Foundation's
 /// `JSONSerialization`, and what it refuses is refused with a message that says where.
@@ -129,7 +130,12 @@ import Testing
 
 /// Random JSON values, written out with random spacing and escapes, and read back.
 private enum RandomJSON: Equatable {
-    case null, boolean(Bool), number(Double), string(String), array([RandomJSON]), object([String: RandomJSON])
+    case null
+    case boolean(Bool)
+    case number(Double)
+    case string(String)
+    case array([RandomJSON])
+    case object([String: RandomJSON])
 
     /// Not U+FEFF: Foundation on Linux drops it inside a string (`aLeadingByteOrderMarkIsSkipped`
     /// checks that this reader keeps it).

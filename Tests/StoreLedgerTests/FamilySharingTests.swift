@@ -146,6 +146,42 @@ import Testing
             #expect(try !ledger.isEligibleForIntroductoryOffer(group: "pro"))
             #expect(try ledger.subscriptionStatus(forGroup: "pro")?.transaction.id == own.id)
             #expect(try ledger.subscriptionStatuses(forGroup: "pro").map(\.transaction.id) == [own.id, shared.id])
+            #expect(try ledger.currentEntitlements().map(\.id) == [shared.id, own.id], "an entitlement for each")
+        }
+    }
+
+    /// A store control by product acts on the subscription to that product that is current: a
+    /// share, when the customer's own subscription to the product lapsed long ago.
+    @Test func controlsActOnTheCurrentSubscriptionToTheProduct() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let yearly = SampleCatalog.yearlySubscription
+            let own = try await session.buyProduct(Payment(productID: yearly))
+            try await session.setAutoRenew(false, for: yearly)
+            _ = try await session.advanceClock(by: 400 * Self.day)
+            let shared = try await session.shareFamilyPurchase(Payment(productID: yearly))
+            #expect(try ledger.subscriptionStatus(forProduct: yearly)?.transaction.id == shared.id)
+            try await session.setAutoRenew(false, for: yearly)
+            let statuses = try ledger.subscriptionStatuses(forGroup: "pro")
+            #expect(statuses.map(\.transaction.id) == [own.id, shared.id])
+            #expect(statuses.map(\.state) == [.expired, .subscribed])
+            #expect(statuses.map(\.willAutoRenew) == [false, false])
+        }
+    }
+
+    /// The end of the sharing ends a share waiting in billing retry (its period over, nothing
+    /// left to revoke): its billing issue cannot be resolved into a renewal any more.
+    @Test func theEndOfTheSharingEndsAShareInBillingRetry() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let yearly = SampleCatalog.yearlySubscription
+            let shared = try await session.shareFamilyPurchase(Payment(productID: yearly))
+            try session.update { $0.billingRetryOnRenewal = true }
+            _ = try await session.advanceClock(by: 366 * Self.day)
+            #expect(try ledger.subscriptionStatus(forProduct: yearly)?.isInBillingRetry == true)
+            #expect(try await session.revokeFamilySharing(shared.id).isEmpty)
+            await #expect(throws: StoreControlError.noBillingIssue(yearly)) {
+                try await session.resolveBillingIssue(for: yearly)
+            }
+            #expect(try ledger.allTransactions().map(\.id) == [shared.id])
         }
     }
 

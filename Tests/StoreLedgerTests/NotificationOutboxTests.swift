@@ -268,7 +268,8 @@ import Testing
         try await Self.withNotifyingStore { ledger, session in
             for _ in 0..<2 { _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
             let (first, second) = try {
-                let all = try ledger.notifications(); return (all[0], all[1])
+                let all = try ledger.notifications()
+                return (all[0], all[1])
             }()
             #expect(try ledger.dueNotifications(limit: 10).map(\.sequence) == [first.sequence, second.sequence])
             #expect(

@@ -287,7 +287,8 @@ private final class RestoringAgainObserver: PaymentTransactionObserver, @uncheck
             // The finish runs in a task of its own: wait for its removal to be delivered (a loaded
             // machine may take long), then check it came last, with the row as finished.
             let isRemoval = { (callback: CollectingObserver.Callback) in
-                if case .removed = callback { return true } else { return false }
+                guard case .removed = callback else { return false }
+                return true
             }
             let deadline = Date().addingTimeInterval(120)
             while !observer.callbacks.contains(where: isRemoval), finisher.errors.withLock({ $0.isEmpty }),

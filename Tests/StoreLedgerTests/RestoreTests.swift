@@ -85,7 +85,8 @@ import Testing
 
     @Test func aRestoreCanBeScopedToOneAccount() async throws {
         try await StoreFixture.with { store in
-            let alice = UUID(), bob = UUID()
+            let alice = UUID()
+            let bob = UUID()
             try await store.buy(SampleCatalog.nonConsumable, account: alice)
             try await store.buy(SampleCatalog.nonConsumable2, account: bob)
             let result = await store.queue.restoreCompletedTransactions(applicationUsername: bob.uuidString)

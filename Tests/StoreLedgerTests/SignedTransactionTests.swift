@@ -301,7 +301,7 @@ import Testing
     }
 }
 
-private extension Date {
+extension Date {
     /// Milliseconds since 1970, as the payloads give dates.
-    var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    fileprivate var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -550,7 +550,9 @@ import Testing
         let grace = random.next() % 2 == 0
         try await StoreFixture.with { store in
             try store.session.update {
-                $0.timeRate = rate; $0.billingRetryOnRenewal = true; $0.billingGracePeriodEnabled = grace
+                $0.timeRate = rate
+                $0.billingRetryOnRenewal = true
+                $0.billingGracePeriodEnabled = grace
             }
             let bought = try await store.buy(SampleCatalog.subscription)
             let expiration = try #require(bought.expirationDate)

@@ -1,6 +1,6 @@
 import ArgumentParser
-import StoreLedger
 import Foundation
+import StoreLedger
 
 struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

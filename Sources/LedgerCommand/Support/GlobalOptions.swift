@@ -1,7 +1,7 @@
 public import ArgumentParser
 import Foundation
-import Synchronization
 package import StoreLedger
+import Synchronization
 
 extension Durability: ExpressibleByArgument {}
 extension ServerNotification.Status: ExpressibleByArgument {}
@@ -47,7 +47,8 @@ package struct GlobalOptions: ParsableArguments {
 
     /// The configuration every command opens ledgers with: the options', then `configure`.
     package func ledgerConfiguration() throws -> LedgerConfiguration {
-        let path = databasePath, wait = wait
+        let path = databasePath
+        let wait = wait
         let configuration = LedgerConfiguration(
             durability: durability, busyTimeout: wait,
             onLockWait: {

@@ -65,7 +65,8 @@ package enum InternetDate {
     static func append(_ date: Date, to out: inout [UInt8]) {
         // Past what 64 bits of milliseconds hold (a damaged row), Foundation's words.
         guard let milliseconds = Int64(exactly: (date.timeIntervalSince1970 * 1000).rounded()) else {
-            return out += date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)).utf8
+            out += date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)).utf8
+            return
         }
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, ms) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)

@@ -115,7 +115,9 @@ enum StoreTime {
         var milliseconds = Int64(daysSince1970(year: year, month: month, day: day)) * 86_400_000
         if let hourText = match.output.4 {
             guard let zone = match.output.8 else { throw invalid("a time needs a zone: Z or an offset such as +01:00") }
-            let hour = Int(hourText)!, minute = Int(match.output.5!)!, second = match.output.6.map { Int($0)! } ?? 0
+            let hour = Int(hourText)!
+            let minute = Int(match.output.5!)!
+            let second = match.output.6.map { Int($0)! } ?? 0
             guard hour <= 23 else { throw invalid("hour \(hour) is out of range (00 to 23)") }
             guard minute <= 59 else { throw invalid("minute \(minute) is out of range (00 to 59)") }
             guard second <= 59 else { throw invalid("second \(second) is out of range (00 to 59)") }
@@ -128,7 +130,8 @@ enum StoreTime {
             }
             var offset = 0
             if zone != "Z" {
-                let hours = Int(zone.dropFirst().prefix(2))!, minutes = Int(zone.suffix(2))!
+                let hours = Int(zone.dropFirst().prefix(2))!
+                let minutes = Int(zone.suffix(2))!
                 guard hours <= 18, minutes <= 59 else { throw invalid("zone offset \(zone) is out of range") }
                 offset = (hours * 60 + minutes) * (zone.first == "-" ? -1 : 1)
             }

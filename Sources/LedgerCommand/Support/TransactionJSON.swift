@@ -131,13 +131,19 @@ package enum TransactionJSON {
 
         mutating func number(_ name: Key, _ value: (some BinaryInteger)?) {
             key(name)
-            guard let value else { return out += "null".utf8 }
+            guard let value else {
+                out += "null".utf8
+                return
+            }
             if let small = Int64(exactly: value) { Digits.append(small, to: &out) } else { out += String(value).utf8 }
         }
 
         mutating func date(_ name: Key, _ value: Date?) {
             key(name)
-            guard let value else { return out += "null".utf8 }
+            guard let value else {
+                out += "null".utf8
+                return
+            }
             out.append(UInt8(ascii: "\""))
             InternetDate.append(value, to: &out)
             out.append(UInt8(ascii: "\""))

@@ -1,7 +1,7 @@
-import Foundation
-import LedgerModel
 import Dispatch
+import Foundation
 import GRDB
+import LedgerModel
 import Synchronization
 
 /// Group commit: write operations that arrive while a commit is in flight share the next

@@ -1,9 +1,9 @@
 import CLedgerSQLite
 import Foundation
-import LedgerModel
-import LedgerSigning
 import GRDB
 import GRDBSQLite
+import LedgerModel
+import LedgerSigning
 import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 import Synchronization
 
 /// How a connection waits for another process's lock: it retries for up to the configured

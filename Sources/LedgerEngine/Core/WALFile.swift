@@ -48,7 +48,8 @@ struct WALFile {
         var (s1, s2) = start
         var index = bytes.startIndex
         while index + 8 <= bytes.endIndex {
-            let x0 = word(bytes, index, bigEndian), x1 = word(bytes, index + 4, bigEndian)
+            let x0 = word(bytes, index, bigEndian)
+            let x1 = word(bytes, index + 4, bigEndian)
             s1 = s1 &+ x0 &+ s2
             s2 = s2 &+ x1 &+ s1
             index += 8

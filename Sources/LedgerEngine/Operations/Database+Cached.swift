@@ -1,5 +1,5 @@
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Database {
     /// Executes one statement from the connection's statement cache: the ledger runs the same

@@ -1,6 +1,6 @@
-import LedgerModel
 import GRDB
 import GRDBSQLite
+import LedgerModel
 
 /// One of the connection's cached statements, driven through SQLite's C API: parameters bound
 /// by type, columns read by position, nothing in between. GRDB's general path (an array of
@@ -53,7 +53,10 @@ struct FastStatement {
     }
 
     func bind(_ index: Int32, _ value: String?) {
-        guard let value else { sqlite3_bind_null(handle, index); return }
+        guard let value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
         _ = value.withCString { sqlite3_bind_text(handle, index, $0, -1, Self.transient) }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// A subscription group as the customer holds it: their own subscription (everything the
 /// customer bought of the group, one period at a time, upgraded, downgraded and renewed), or a
@@ -42,8 +42,8 @@ extension Ledger {
         return HeldSubscription(group: group, sharedOriginal: shared ? transaction.originalID : nil)
     }
 
-    /// Every holding of the group with a renewal state: the customer's own first, then the
-    /// shared ones, newest share first.
+    /// Every holding of the group: the customer's own (always, bought or not) first, then the
+    /// shares with a renewal state, newest first.
     func heldSubscriptions(_ db: Database, group: String) throws -> [HeldSubscription] {
         let shared = try Int64.fetchAll(
             try db.cachedStatement(
@@ -69,19 +69,28 @@ extension Ledger {
         }
     }
 
-    /// The holding of `productID`'s group a store control acts on: the one subscribed to
-    /// `productID` (its latest period's product, or the one it renews to), the customer's own
-    /// first; else the customer's own, unless the customer holds the group only through Family
-    /// Sharing (then the newest share).
+    /// The holding of `productID`'s group a store control acts on: one subscribed to
+    /// `productID` (its latest period's product, or the one it renews to), a current one first
+    /// (in its period, or in billing retry; not refunded), the customer's own first; else the
+    /// customer's own, unless the customer holds the group only through Family Sharing (then the
+    /// newest share).
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     func heldSubscription(_ db: Database, productID: String) throws -> HeldSubscription {
         let group = try subscriptionGroup(db, productID: productID)
         let held = try heldSubscriptions(db, group: group)
+        let now = try storeNow(db)
+        var lapsed: HeldSubscription?
         for subscription in held {
             guard let latest = try latestPeriod(db, of: subscription) else { continue }
-            let renewsTo = try renewalState(db, of: subscription).nextProductID
-            if latest.productID == productID || renewsTo == productID { return subscription }
+            let state = try renewalState(db, of: subscription)
+            guard latest.productID == productID || state.nextProductID == productID else { continue }
+            let inPeriod = (latest.expirationDate?.ledgerMilliseconds ?? 0) > now
+            if latest.revocationDate == nil, inPeriod || state.liveBillingIssue(of: latest, at: now) != nil {
+                return subscription
+            }
+            lapsed = lapsed ?? subscription
         }
+        if let lapsed { return lapsed }
         if try latestPeriod(db, of: .own(group)) == nil, let shared = held.dropFirst().first { return shared }
         return .own(group)
     }

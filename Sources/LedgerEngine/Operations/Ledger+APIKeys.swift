@@ -1,7 +1,7 @@
 public import Crypto
 public import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 import Synchronization
 
 /// A key of the App Store Server API, as App Store Connect issues them: the ledger keeps its

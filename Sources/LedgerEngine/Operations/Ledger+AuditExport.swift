@@ -1,8 +1,8 @@
 import Foundation
-import LedgerModel
-import LedgerSigning
 import GRDB
 import GRDBSQLite
+import LedgerModel
+import LedgerSigning
 
 /// What `Ledger.exportAudit(to:)` wrote.
 public struct AuditExport: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// Writes a consistent copy of the ledger to `destination`: its committed state, the part

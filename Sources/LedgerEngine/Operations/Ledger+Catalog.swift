@@ -1,15 +1,17 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 extension Ledger {
     /// Adds or replaces products (with their localizations and subscription groups), all in
     /// one commit: all or none.
     /// - Parameters:
+    ///   - products: the products, each replacing the stored one with its identifier.
     ///   - sources: the file each product came from, by product id, recorded with it.
     ///   - seedSettings: store settings stored only where the ledger has no value yet (a
     ///     catalog file seeds the store; it does not override what was set since).
     ///   - offersKey: the catalog's subscription offers key, which replaces the store's.
+    /// - Throws: the database's errors (nothing is saved then).
     package func saveProducts(
         _ products: [Product], sources: [String: String] = [:], seedSettings: [String: String] = [:],
         offersKey: SubscriptionOffersKey? = nil

@@ -1,7 +1,7 @@
 import Foundation
+import GRDB
 import LedgerModel
 import LedgerSigning
-import GRDB
 
 /// Where a ledger's hash chain stands (`Ledger.chainStatus()`), as stored: `verify()` checks it.
 public struct ChainStatus: Sendable, Hashable {

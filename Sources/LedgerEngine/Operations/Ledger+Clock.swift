@@ -1,6 +1,6 @@
 public import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// The store's time: the injected clock plus the offset `advanceClock` and `setClock` keep

@@ -1,12 +1,14 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 extension Ledger {
     /// StoreKit 2's current entitlements at the store's time: the latest transaction of each
     /// non-consumable owned, of each auto-renewable subscription whose period covers now (and
     /// was not upgraded away), and of each non-renewing subscription (even when finished).
     /// Never consumables, never revoked transactions. Purchased and restored transactions count.
+    /// A product the customer holds both ways (bought, and shared by a family member) has an
+    /// entitlement for each, as StoreKit's `currentEntitlements(for:)` may yield several.
     public func currentEntitlements() throws -> [PaymentTransaction] {
         try read { db in
             let now = try storeNow(db)
@@ -29,8 +31,9 @@ extension Ledger {
                                          original_id IN (SELECT original_transaction_id FROM family_shares),
                                          original_id, 0)
                                      AND r.billing_issue_since = expiration_date AND r.grace_until > ?)))
-                        GROUP BY product_id)
-                    ORDER BY product_id
+                        GROUP BY product_id,
+                            IIF(original_id IN (SELECT original_transaction_id FROM family_shares), original_id, 0))
+                    ORDER BY product_id, id
                     """,
                 arguments: [now, now, now])
         }

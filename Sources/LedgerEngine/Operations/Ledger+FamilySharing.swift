@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Family Sharing (migration 17): a family member's purchase of a family-shareable product,
 /// shared with the customer, and the end of that sharing.
@@ -85,7 +85,8 @@ extension Ledger {
         try sharingEnded(db, original: original) == false
     }
 
-    /// Records the end of the sharing of `original`'s purchase (a revocation or a refund).
+    /// Records the end of the sharing of `original`'s purchase (a revocation or a refund). A
+    /// shared subscription renews no more for the customer, nor waits in billing retry.
     func endSharing(_ db: Database, original: UInt64, at now: Int64) throws {
         try records(db).write(.familyShares, key: Int64(clamping: original)) {
             try db.execute(
@@ -94,5 +95,11 @@ extension Ledger {
                     WHERE original_transaction_id = ? AND revoked_at IS NULL
                     """, arguments: [now, Int64(clamping: original)])
         }
+        try db.execute(
+            sql: """
+                UPDATE subscription_renewal
+                SET auto_renew = 0, billing_issue_since = NULL, grace_until = NULL, retry_until = NULL
+                WHERE shared_original_id = ?
+                """, arguments: [Int64(clamping: original)])
     }
 }

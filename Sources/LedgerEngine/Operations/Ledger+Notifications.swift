@@ -1,7 +1,7 @@
 public import Foundation
+import GRDB
 public import LedgerModel
 import LedgerSigning
-import GRDB
 
 /// App Store Server Notifications V2, kept in a durable outbox (migration 13). While the store
 /// has a notification URL, every change the App Store notifies records its notification,
@@ -110,7 +110,7 @@ extension Ledger {
                 let end = latest.expirationDate?.ledgerMilliseconds
             else { continue }
             let state = try renewalState(db, of: held)
-            if let issue = state.billingIssue, issue.concerns(periodEndingAt: end) {
+            if let issue = state.billingIssue(of: latest) {
                 if let grace = issue.graceUntil, passed(grace) {
                     changes.append(
                         .init(event: .gracePeriodEnded, transaction: latest, date: grace, key: "grace:\(latest.id)"))

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// A payment's terms, kept from its commit to its charge (migration 15): a back-dated test
 /// purchase (StoreKitTest's `purchaseDate(_:renewalBehavior:)`), and the app's server's say on

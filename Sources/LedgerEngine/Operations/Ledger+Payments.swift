@@ -1,6 +1,6 @@
-public import LedgerModel
 package import Foundation
 import GRDB
+public import LedgerModel
 
 /// A payment to add to the ledger. The store decides its outcome and storefront in the write
 /// that records it.

@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Subscription price increases (migration 16): the App Store raises the price a subscriber
 /// renews at, with or without their consent, and the renewal charges it or does not happen.

@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 extension Ledger {
     /// The bundle identifier a store without a `bundleID` setting signs offers for.

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// Whether a promoted product shows in the App Store on this device.
 public enum PromotionVisibility: String, Sendable, Codable, CaseIterable {

@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Which transactions `Ledger.transactions(matching:)` returns: oldest first (ascending id),
 /// one page at a time.

@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Refund requests (migration 14): a customer asks, the App Store grants or declines.
 extension Ledger {

@@ -1,7 +1,7 @@
 import Foundation
+import GRDB
 public import LedgerModel
 import LedgerSigning
-import GRDB
 
 /// Renewal-date extensions, as the App Store's server makes them: the active period of a
 /// subscription ends later (its `expirationChanged` event says when), and its next renewal

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// Creates one new `restored` transaction for every purchase of a non-consumable or an
@@ -14,9 +14,12 @@ extension Ledger {
     /// time from pages of sources. With deliveries recorded, each copy's delivery to observers
     /// is recorded in the same commit (the caller then hands them out, `transactions(in:after:limit:)`).
     ///
-    /// - Parameter applicationUsername: when given, only that account's purchases are restored:
-    ///   those made with this `applicationUsername`, or, when it is a UUID, with this app
-    ///   account token. Any non-empty string of at most 1,024 bytes is an account.
+    /// - Parameters:
+    ///   - applicationUsername: when given, only that account's purchases are restored: those
+    ///     made with this `applicationUsername`, or, when it is a UUID, with this app account
+    ///     token. Any non-empty string of at most 1,024 bytes is an account.
+    ///   - includeNonRenewing: whether non-renewing subscriptions are restored too.
+    ///   - delivery: whether each copy's delivery to observers is recorded.
     /// - Returns: the ids of the restored transactions (in the order of the purchases they
     ///   copy; every transaction with an id in the range is one of them) and how many there are.
     /// - Throws: `PaymentQueueError.invalidApplicationUsername` for an empty or too long name.
@@ -84,7 +87,8 @@ extension Ledger {
         _ writer: TransactionWriter, sources: String, arguments: StatementArguments,
         ids: inout TransactionWriter.IDBlock
     ) throws -> ClosedRange<UInt64> {
-        var first: UInt64?, last: UInt64 = 0
+        var first: UInt64?
+        var last: UInt64 = 0
         var after: Int64 = 0
         while true {
             let page = try PaymentTransaction.fetchAll(

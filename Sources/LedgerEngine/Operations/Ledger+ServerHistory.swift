@@ -1,6 +1,6 @@
 public import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Which of a customer's transactions the App Store's server lists (the App Store Server API's
 /// history and refund history), one page at a time.

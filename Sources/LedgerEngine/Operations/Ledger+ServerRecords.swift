@@ -1,6 +1,6 @@
 public import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// What the team's server tells the App Store through the App Store Server API, kept beside
 /// the transactions (migration 13), never in their rows: order ids (derived, `OrderID`),

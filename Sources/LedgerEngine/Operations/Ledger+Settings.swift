@@ -1,5 +1,5 @@
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// Every stored setting of the simulated store.

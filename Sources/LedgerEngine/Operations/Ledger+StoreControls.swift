@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// The store's one door: commits `action` and, when `delivery` is `.recorded` (the app's

@@ -1,12 +1,13 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 extension Ledger {
     /// The status of the subscription of `productID`'s group (an auto-renewable subscription),
     /// or `nil` when the group was never bought. Of a group the customer holds both ways, the
-    /// subscription to `productID` (the customer's own first), else the customer's own
-    /// (`subscriptionStatuses(forGroup:)` has both).
+    /// subscription to `productID` (a current one first, the customer's own first), else the
+    /// customer's own, else (the group held only through Family Sharing) the newest share
+    /// (`subscriptionStatuses(forGroup:)` has them all).
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     public func subscriptionStatus(forProduct productID: String) throws -> SubscriptionStatus? {
         try read { db in try subscriptionStatus(db, of: try heldSubscription(db, productID: productID)) }
@@ -106,9 +107,7 @@ extension Ledger {
         if increase?.endsSubscription(autoRenew: renewal.autoRenew) == true { reason = .didNotConsentToPriceIncrease }
         // A renewal that failed on a billing issue: retried (with a grace period, when on) until
         // the retries are over, then expired for a billing error.
-        let issue = renewal.billingIssue.flatMap {
-            $0.concerns(periodEndingAt: latest.expirationDate?.ledgerMilliseconds) ? $0 : nil
-        }
+        let issue = renewal.billingIssue(of: latest)
         let nowMS = now.ledgerMilliseconds
         if state == .expired, let issue {
             if issue.isRetried(at: nowMS) {

@@ -1,6 +1,6 @@
 public import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
@@ -81,7 +81,7 @@ extension Ledger {
         let held = try heldSubscription(db, productID: productID)
         var state = try renewalState(db, of: held)
         guard let latest = try latestPeriod(db, of: held),
-            let issue = try liveBillingIssue(state, latest: latest, at: now)
+            let issue = state.liveBillingIssue(of: latest, at: now)
         else { throw StoreControlError.noBillingIssue(productID) }
         let renewTo = state.nextProductID ?? latest.productID
         guard let plan = try subscriptionPlan(db, productID: renewTo) else {
@@ -108,7 +108,8 @@ extension Ledger {
         return renewal
     }
 
-    /// Whether the latest period of `productID`'s group failed to renew on a billing issue (in
+    /// Whether the latest period of the subscription to `productID` (as the store's controls
+    /// choose it: `heldSubscription(_:productID:)`) failed to renew on a billing issue (in
     /// billing retry, or expired after it).
     public func hasBillingIssue(_ productID: String) throws -> Bool {
         try read { db in try hasBillingIssue(db, productID: productID) }
@@ -117,24 +118,25 @@ extension Ledger {
     func hasBillingIssue(_ db: Database, productID: String) throws -> Bool {
         let held = try heldSubscription(db, productID: productID)
         guard let latest = try latestPeriod(db, of: held) else { return false }
-        return try renewalState(db, of: held).billingIssue?.concerns(
-            periodEndingAt: latest.expirationDate?.ledgerMilliseconds)
-            == true
+        return try renewalState(db, of: held).billingIssue(of: latest) != nil
     }
 
-    /// The group's billing issue when it concerns its latest period (not refunded) and the
-    /// store still retries; `nil` otherwise (a stale issue of a deleted period, say).
-    private func liveBillingIssue(
-        _ state: RenewalState, latest: PaymentTransaction, at now: Int64
-    ) throws -> BillingIssue? {
-        guard let issue = state.billingIssue, latest.revocationDate == nil,
-            issue.concerns(periodEndingAt: latest.expirationDate?.ledgerMilliseconds), issue.isRetried(at: now)
-        else { return nil }
-        return issue
+    /// Whether the holding's latest period renews when it ends, by the store's rules: auto-renew
+    /// on (the caller reads only such holdings, or checks), not refunded, not lapsed before
+    /// auto-renew was last turned on, no billing issue of it (it waits in billing retry, or
+    /// expired after it), and no price increase the subscriber did not agree to.
+    private func renewsAtItsEnd(
+        _ db: Database, _ held: HeldSubscription, _ state: RenewalState, latest: PaymentTransaction
+    ) throws -> Bool {
+        guard state.autoRenew, latest.revocationDate == nil, let end = latest.expirationDate?.ledgerMilliseconds,
+            end >= state.resumedAt, state.billingIssue(of: latest) == nil
+        else { return false }
+        return try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) == nil
     }
 
-    /// Turns auto-renew of `productID`'s subscription group on or off. Off: the subscription
-    /// expires at its expiration date. Turned on after that date, it stays expired.
+    /// Turns auto-renew of the subscription to `productID` (of its group when none is) on or
+    /// off. Off: the subscription expires at its expiration date. Turned on after that date, it
+    /// stays expired.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     func setAutoRenew(_ db: Database, productID: String, enabled: Bool) throws {
         let held = try heldSubscription(db, productID: productID)
@@ -155,12 +157,12 @@ extension Ledger {
         }
     }
 
-    /// Whether the subscription group of `productID` renews automatically.
+    /// Whether the subscription to `productID` (of its group when none is) renews automatically.
     public func isAutoRenewEnabled(for productID: String) throws -> Bool {
         try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).autoRenew }
     }
 
-    /// The product the group of `productID` switches to at its next renewal, if any.
+    /// The product the subscription to `productID` switches to at its next renewal, if any.
     public func pendingProductChange(for productID: String) throws -> String? {
         try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).nextProductID }
     }
@@ -309,18 +311,13 @@ extension Ledger {
         let billingIssues = BillingSwitches(settings)
         for held in try heldSubscriptions(db, where: "auto_renew = 1") where due <= limit {
             var state = try renewalState(db, of: held)
-            guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
-                var start = latest.expirationDate?.ledgerMilliseconds, start >= state.resumedAt, start <= now
+            guard let latest = try latestPeriod(db, of: held), var start = latest.expirationDate?.ledgerMilliseconds,
+                start <= now, try renewsAtItsEnd(db, held, state, latest: latest)
             else { continue }
-            // A period that failed on a billing issue renews no more (until the issue is
-            // resolved; after the retries it has expired).
-            if state.billingIssue?.concerns(periodEndingAt: start) == true { continue }
             let productID = state.nextProductID ?? latest.productID
             guard let plan = try subscriptionPlan(db, productID: productID) else {
                 throw StoreControlError.notAutoRenewable(productID)
             }
-            // A subscriber who did not agree to a price increase does not renew (nor is charged).
-            if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil { continue }
             if billingIssues.retryOnRenewal {
                 // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
@@ -370,11 +367,8 @@ extension Ledger {
         try read { db in
             var next: Int64?
             for held in try heldSubscriptions(db, where: "auto_renew = 1") {
-                let state = try renewalState(db, of: held)
-                guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
-                    let end = latest.expirationDate?.ledgerMilliseconds, end >= state.resumedAt,
-                    state.billingIssue?.concerns(periodEndingAt: end) != true,
-                    try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) == nil
+                guard let latest = try latestPeriod(db, of: held), let end = latest.expirationDate?.ledgerMilliseconds,
+                    try renewsAtItsEnd(db, held, try renewalState(db, of: held), latest: latest)
                 else { continue }
                 next = min(next ?? end, end)
             }
@@ -623,6 +617,7 @@ extension Ledger {
         return group
     }
 
+    /// A subscription's renewal state (`subscription_renewal`, per holding).
     struct RenewalState {
         var autoRenew = true
         var resumedAt: Int64 = 0
@@ -732,5 +727,25 @@ struct BillingSwitches {
     init(_ settings: StoreSettings) {
         retryOnRenewal = settings.billingRetryOnRenewal
         gracePeriod = settings.billingGracePeriodEnabled
+    }
+}
+
+extension Ledger.RenewalState {
+    /// The billing issue of `latest` (its holding's latest period): the one recorded when its
+    /// renewal failed, in billing retry or expired after it; `nil` when none, or when the one
+    /// recorded is stale (of a period since deleted or replaced).
+    func billingIssue(of latest: PaymentTransaction) -> BillingIssue? {
+        guard let billingIssue, billingIssue.concerns(periodEndingAt: latest.expirationDate?.ledgerMilliseconds)
+        else { return nil }
+        return billingIssue
+    }
+
+    /// The billing issue of `latest` while the store still retries it (`now` within the
+    /// retries) and the period was not refunded; `nil` otherwise.
+    func liveBillingIssue(of latest: PaymentTransaction, at now: Int64) -> BillingIssue? {
+        guard latest.revocationDate == nil, let issue = billingIssue(of: latest), issue.isRetried(at: now) else {
+            return nil
+        }
+        return issue
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension Ledger {
     /// Appends synthetic purchases of `productID` with their histories (created, purchased,

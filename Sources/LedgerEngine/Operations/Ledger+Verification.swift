@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// One thing wrong in a ledger, found by `Ledger.verify()`.
 public struct LedgerProblem: Sendable, Hashable, CustomStringConvertible {
@@ -212,7 +212,9 @@ extension Ledger {
             return [LedgerProblem(transactionID: transaction.id, message: "history does not start with its creation")]
         }
         var state = first.toState
-        var finished = false, revoked = false, upgraded = false
+        var finished = false
+        var revoked = false
+        var upgraded = false
         var deliveries = 0
         for event in events.dropFirst() {
             if event.fromState != state {

@@ -1,6 +1,6 @@
 import Foundation
-public import LedgerModel
 import GRDB
+public import LedgerModel
 
 /// Win-back offers: which a churned customer may redeem, by the offers' App Store Connect
 /// rules (`WinBackOffer.Eligibility`), and the check of a payment that redeems one.
@@ -86,8 +86,7 @@ private struct WinBackCustomer {
             notChurned = "the customer never subscribed to its subscription group"
         } else if try ledger.isSubscribed(db, group: group, at: now) {
             notChurned = "the customer is subscribed now; win-back offers are for churned subscribers"
-        } else if let issue = try ledger.renewalState(db, of: .own(group)).billingIssue,
-            issue.concerns(periodEndingAt: end.ledgerMilliseconds), issue.isRetried(at: now)
+        } else if let latest, try ledger.renewalState(db, of: .own(group)).liveBillingIssue(of: latest, at: now) != nil
         {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"
         }
@@ -144,13 +143,14 @@ private struct WinBackCustomer {
             db,
             sql: """
                 SELECT 1 FROM transactions
-                WHERE subscription_group_id = ? AND purchase_date > ? AND offer_type = 'winBack'
-                  AND reason = 'purchase' AND state <> 'failed'
+                WHERE subscription_group_id = :group AND purchase_date > :date AND offer_type = 'winBack'
+                  AND reason = 'purchase' AND state <> 'failed' AND \(HeldSubscription.transactionsCondition)
                 LIMIT 1
-                """, arguments: [group, date.ledgerMilliseconds]) == true
+                """, arguments: ["group": group, "date": date.ledgerMilliseconds, "shared": 0]) == true
     }
 
-    /// The months of subscription the customer paid for in the group, counted newest first
+    /// The months of the customer's own subscription they paid for in the group (a family
+    /// member's shared one was not theirs to pay), counted newest first
     /// until `needed` (or all of them): every purchased period not refunded and not a free
     /// trial, at its product's nominal length. So a check reads at most the periods it needs.
     private mutating func paidMonths(_ db: Database, atLeast needed: Double) throws -> Double {
@@ -160,10 +160,10 @@ private struct WinBackCustomer {
             db,
             sql: """
                 SELECT p.subscription_period FROM transactions t JOIN products p ON p.id = t.product_id
-                WHERE t.subscription_group_id = ? AND t.state = 'purchased' AND t.revocation_date IS NULL
-                  AND t.offer_payment_mode IS NOT 'freeTrial'
+                WHERE t.subscription_group_id = :group AND t.state = 'purchased' AND t.revocation_date IS NULL
+                  AND t.offer_payment_mode IS NOT 'freeTrial' AND \(HeldSubscription.transactionsCondition)
                 ORDER BY t.purchase_date DESC, t.id DESC
-                """, arguments: [group])
+                """, arguments: ["group": group, "shared": 0])
         var exhausted = true
         while let text = try periods.next() {
             months += SubscriptionPeriod(iso8601: text)?.nominalMonths ?? 0

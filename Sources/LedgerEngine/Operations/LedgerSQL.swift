@@ -1,6 +1,6 @@
-import LedgerModel
 import GRDB
 import GRDBSQLite
+import LedgerModel
 import Synchronization
 
 /// A statement the ledger runs often, numbered once, so that a connection finds its prepared

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// A transaction about to be inserted: every way a transaction enters the ledger (a payment,
 /// a renewal, a restore, the replacement of an interrupted purchase) goes through

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 extension PaymentTransaction {
     static let selection = TransactionColumns.selection

@@ -1,6 +1,6 @@
 import Foundation
-import LedgerModel
 import GRDB
+import LedgerModel
 
 /// Whether the observers will receive what an operation writes: then each transaction it
 /// creates or moves is counted as delivered (count, date, `delivered` event) in the same
@@ -280,7 +280,7 @@ struct TransactionWriter {
                 rowDigest: digest)
         }
         try appender.finish(db)
-        if let delivered { try deliveries.forEach { try delivered($0.transaction) } }
+        if let delivered { for delivery in deliveries { try delivered(delivery.transaction) } }
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.

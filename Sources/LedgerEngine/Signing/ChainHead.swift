@@ -1,8 +1,8 @@
 import Crypto
 public import Foundation
+import GRDB
 import LedgerModel
 public import LedgerSigning
-import GRDB
 import SwiftASN1
 import Synchronization
 import X509

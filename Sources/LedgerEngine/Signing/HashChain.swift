@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
-import LedgerModel
-import LedgerSigning
 import GRDB
 import GRDBSQLite
+import LedgerModel
+import LedgerSigning
 
 /// The byte format the hash chain hashes and signs (docs/HASH-CHAIN.md): each value is a tag
 /// byte and its content, so that no two sequences of values encode alike.

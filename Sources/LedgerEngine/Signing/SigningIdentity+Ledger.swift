@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 import GRDB
 import LedgerModel
 public import LedgerSigning

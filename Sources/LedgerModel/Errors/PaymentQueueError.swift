@@ -1,4 +1,5 @@
 public import Foundation
+
 /// An operation the ledger refuses. Nothing was changed.
 public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     /// The payment names no product: its product identifier is empty.

@@ -1,4 +1,5 @@
 import Foundation
+
 /// Why the store refuses a payment's promotional offer, offer code or win-back offer. Nothing was recorded;
 /// `code` is the `SKError` code StoreKit fails such a payment with.
 public enum PromotionalOfferError: DescribedError, Sendable, Equatable {

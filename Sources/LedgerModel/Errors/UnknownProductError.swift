@@ -1,4 +1,5 @@
 import Foundation
+
 /// A product identifier the ledger's catalog does not have: a payment, a test control, a
 /// subscription or a promotion named it. Nothing was changed.
 public struct UnknownProductError: DescribedError, Sendable, Hashable {

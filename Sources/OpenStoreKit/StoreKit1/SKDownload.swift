@@ -16,6 +16,8 @@ public enum SKDownloadState: Int, Sendable {
     case cancelled = 5
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// StoreKit's own name: code written for StoreKit uses it as it is.
 /// `SKDownload.timeRemaining` when the time is not known.
 public let SKDownloadTimeRemainingUnknown: TimeInterval = -1
 

@@ -1,6 +1,8 @@
 public import Foundation
 package import StoreLedger
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// StoreKit's own name: code written for StoreKit uses it as it is.
 /// The domain of StoreKit 1's errors, as `NSError` reports it.
 public let SKErrorDomain = "SKErrorDomain"
 

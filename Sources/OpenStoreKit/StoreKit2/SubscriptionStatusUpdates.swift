@@ -116,8 +116,10 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
             sharedOriginal = status.isFamilyShared ? status.transaction.originalID : nil
         }
 
+        /// By group, the customer's own first, then the shares newest first, as the ledger lists them.
         static func < (a: Holding, b: Holding) -> Bool {
-            (a.groupID, a.sharedOriginal ?? 0) < (b.groupID, b.sharedOriginal ?? 0)
+            (a.groupID, a.sharedOriginal.map { UInt64.max - $0 } ?? 0)
+                < (b.groupID, b.sharedOriginal.map { UInt64.max - $0 } ?? 0)
         }
     }
 

@@ -151,12 +151,12 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         return await entitlements.next()
     }
 
-    /// The status of the subscription group this transaction belongs to; `nil` for other
-    /// products or when the ledger cannot be read.
+    /// The status of the subscription this transaction belongs to (the customer's own, or the
+    /// one a family member shares); `nil` for other products or when the ledger cannot be read.
     public var subscriptionStatus: Product.SubscriptionInfo.Status? {
         get async {
-            guard let groupID = subscriptionGroupID else { return nil }
-            return try? await Product.SubscriptionInfo.status(for: groupID).first
+            guard subscriptionGroupID != nil else { return nil }
+            return try? await Product.SubscriptionInfo.status(transactionID: id)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 /// Why a product file was refused. Every case names the file; value errors name the key path
 /// (`subscriptionGroups[0].subscriptions[1].recurringSubscriptionPeriod`) and what was expected.
 public enum CatalogError: DescribedError, Sendable, Equatable {

@@ -355,7 +355,8 @@ private struct JSONReader {
     private mutating func readString() throws {
         position += 1  // the opening quote
         let start = position
-        var escaped = false, ascii = true
+        var escaped = false
+        var ascii = true
         while true {
             guard let byte = peek() else { throw failure(expected: "the string's closing quote") }
             switch byte {
@@ -472,7 +473,8 @@ private struct JSONReader {
 
     /// Line and column (in bytes), from 1.
     private func location(_ offset: Int) -> String {
-        var line = 1, lineStart = 0
+        var line = 1
+        var lineStart = 0
         for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
             line += 1
             lineStart = index + 1

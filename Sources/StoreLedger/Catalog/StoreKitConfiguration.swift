@@ -378,10 +378,9 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
         billingGracePeriodEnabled = try value.optionalMember("_billingGracePeriodEnabled")?.bool()
         failTransactionsEnabled = try value.optionalMember("_failTransactionsEnabled")?.bool()
         storeKitError = try value.optionalMember("_storeKitError")?.int()
-        for entry in try value.optionalMember("_storeKitErrors")?.array() ?? [] {
-            if try entry.optionalMember("enabled")?.bool() == true {
-                enabledStoreKitErrors.append(try entry.member("name", expected: "the error's name").string())
-            }
+        for entry in try value.optionalMember("_storeKitErrors")?.array() ?? []
+        where try entry.optionalMember("enabled")?.bool() == true {
+            enabledStoreKitErrors.append(try entry.member("name", expected: "the error's name").string())
         }
     }
 }

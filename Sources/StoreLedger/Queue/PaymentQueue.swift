@@ -147,7 +147,8 @@ public actor PaymentQueue {
     @discardableResult
     private func deliverUnfinishedTransactions(to audience: Audience?) async throws -> Int {
         let last = try ledger.lastTransactionID()
-        var after: UInt64 = 0, count = 0
+        var after: UInt64 = 0
+        var count = 0
         while true {
             let batch = try await ledger.recordDeliveryOfUnfinishedTransactions(
                 after: after, through: last, limit: Self.deliveryBatchLimit)

@@ -1,3 +1,5 @@
+import Foundation
+
 // StoreKit 2 client code written the way Apple's StoreKit 2 documentation and sample write a
 // store (our own code). Only the import differs from the Apple-platform build.
 #if canImport(StoreKit)
@@ -5,7 +7,6 @@ import StoreKit
 #else
 import OpenStoreKit
 #endif
-import Foundation
 
 enum StoreError: Error {
     case failedVerification

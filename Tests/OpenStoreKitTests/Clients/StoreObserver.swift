@@ -1,3 +1,5 @@
+import Foundation
+
 // StoreKit 1 client code written the way Apple's documentation and its "Offering,
 // completing, and restoring in-app purchases" sample write it (our own code). It compiles
 // against StoreKit on Apple platforms and against OpenStoreKit elsewhere: only the import
@@ -7,7 +9,6 @@ import StoreKit
 #else
 import OpenStoreKit
 #endif
-import Foundation
 
 /// Fetches products (`SKProductsRequest`) and keeps what the store answered.
 final class ProductFetcher: NSObject, SKProductsRequestDelegate {

@@ -1,3 +1,5 @@
+import Foundation
+
 // A subscription settings screen's model, written the way apps use StoreKit 2's newer API
 // (our own code): it watches the subscription status, shows what the next renewal costs,
 // and opens the App Store's sheets. Only the import differs from the Apple-platform build.
@@ -6,7 +8,6 @@ import StoreKit
 #else
 import OpenStoreKit
 #endif
-import Foundation
 
 @MainActor
 final class SubscriptionScreen {

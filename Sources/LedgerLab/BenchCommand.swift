@@ -714,13 +714,16 @@ struct Bench {
 
     /// The shipped `ledger`, built beside this `ledger-lab`: the whole-process rows measure it,
     /// not the lab.
-    static func ledgerExecutable() throws -> String {
+    static func ledgerExecutable() throws -> String { try executableBesideTheLab("ledger") }
+
+    /// The executable `name` built beside this lab (`swift build -c release` builds them all).
+    static func executableBesideTheLab(_ name: String) throws -> String {
         let lab = try labExecutable()
-        let ledger = URL(fileURLWithPath: lab).deletingLastPathComponent().appendingPathComponent("ledger").path
-        guard FileManager.default.isExecutableFile(atPath: ledger) else {
-            throw BenchError("no `ledger` beside \(lab): build both products (swift build -c release)")
+        let path = URL(fileURLWithPath: lab).deletingLastPathComponent().appendingPathComponent(name).path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchError("no `\(name)` beside \(lab): build every product (swift build -c release)")
         }
-        return ledger
+        return path
     }
 
     func runProcess(_ executable: String, _ arguments: [String]) throws {
@@ -745,9 +748,11 @@ struct Bench {
         return peak
     }
 
-    /// The resident memory of a `ledger` process that opened the ledger and launched on it.
+    /// The resident memory of a process that opened the ledger and launched on it, linking what
+    /// an app links (`ledger-cycles resident`).
     func probeMemory(_ path: String) throws -> Double {
-        let output = try runLab(["memory-probe", "--database", path], reading: \.standardOutput)
+        let output = try run(
+            try Self.executableBesideTheLab("ledger-cycles"), ["resident", path], reading: \.standardOutput)
         guard let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw BenchError("the memory probe printed \(output)")
         }
@@ -758,8 +763,15 @@ struct Bench {
     /// other output is discarded).
     private func runLab(_ arguments: [String], reading stream: ReferenceWritableKeyPath<Process, Any?>) throws -> String
     {
+        try run(try Self.labExecutable(), arguments, reading: stream)
+    }
+
+    /// Runs `executable` with `arguments` to its end; returns what it wrote to `stream`.
+    private func run(
+        _ executable: String, _ arguments: [String], reading stream: ReferenceWritableKeyPath<Process, Any?>
+    ) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.labExecutable())
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -769,7 +781,9 @@ struct Bench {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw BenchError("ledger-lab \(arguments.joined(separator: " ")) failed: \(output.suffix(500))")
+            throw BenchError(
+                "\(URL(fileURLWithPath: executable).lastPathComponent) \(arguments.joined(separator: " ")) failed: "
+                    + "\(output.suffix(500))")
         }
         return output
     }

@@ -19,7 +19,7 @@ public struct LabRootCommand: AsyncParsableCommand {
         subcommands: [
             BenchCommand.self, CrashCampaignCommand.self, CrashRunCommand.self, TortureCommand.self,
             LedgerThroughLab.self,
-            QueueThreadsCommand.self, MemoryProbeCommand.self, PeakMemoryCommand.self, ConstantServerCommand.self,
+            QueueThreadsCommand.self, PeakMemoryCommand.self, ConstantServerCommand.self,
         ])
 
     public init() {}

@@ -1,27 +1,6 @@
 import ArgumentParser
 import Foundation
 import LedgerCommand
-import StoreLedger
-
-/// `ledger-lab memory-probe --database PATH`: opens a ledger, launches on it and prints the
-/// process's resident memory in MB, for `bench` (hidden from the help).
-struct MemoryProbeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "memory-probe", shouldDisplay: false)
-
-    @OptionGroup var options: GlobalOptions
-
-    func run() async throws {
-        let queue = try options.openQueue()
-        try await queue.add(DiscardingObserver())
-        _ = try queue.ledger.counts()
-        print(String(format: "%.1f", Memory.residentMB))
-    }
-}
-
-/// Receives the launch's deliveries, as an app's observer would, and keeps nothing.
-private final class DiscardingObserver: PaymentTransactionObserver {
-    func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {}
-}
 
 /// `ledger-lab peak-memory ARGUMENTS...`: the `ledger` command with those arguments, in this
 /// process, then the process's peak resident memory in MB as the last line of stderr, for

@@ -9,6 +9,12 @@
 //     ledger-cycles payers COUNT [PAYERS]       (COUNT cycles shared by PAYERS concurrent tasks)
 //     ledger-cycles jws COUNT [each|cached]     (one transaction signed and verified COUNT times, its
 //                                               chain checked each time or once, as OpenStoreKit does)
+//     ledger-cycles resident PATH               (opens the ledger at PATH, launches its queue with an
+//                                               observer and prints the resident memory in MB)
+//
+// `resident` is `ledger-lab bench`'s "memory of an open ledger": measured here, in a process that
+// links what an app links (StoreLedger), not the lab's whole tool and its HTTP stacks (7 MB more
+// at start-up, which the figure is not about).
 //
 // LEDGER_CYCLES_CHAIN=off runs the ledger without its hash chain, =unsigned with the chain but
 // no head signed until close, =every-commit with the head signed at every commit (default: as
@@ -20,6 +26,18 @@ import StoreLedger
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "resident", let path = arguments.dropFirst().first {
+    runAndWait {
+        let queue = try PaymentQueue(ledger: try Ledger.open(at: path))
+        try await queue.add(CountingObserver())
+        _ = try queue.ledger.counts()
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        print(String(format: "%.1f", (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024))
+        try queue.ledger.close()
+    }
+    exit(0)
+}
 guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers", "jws"].contains(arguments.first!),
     let count = Int(arguments.dropFirst().first!), count > 0
 else {

@@ -358,7 +358,7 @@ extension Ledger {
             throw PaymentQueueError.unknownTransaction(id)
         }
         guard transaction.state == .purchasing else { return transaction }
-        return try writer.changeState(transaction, to: planned.state, error: planned.error, ledger: self)
+        return try moveState(writer, transaction, to: planned.state, error: planned.error)
     }
 
     func moveDeferred(
@@ -368,7 +368,32 @@ extension Ledger {
         guard transaction.state == .deferred else {
             throw PaymentQueueError.notDeferred(id, state: transaction.state)
         }
-        return try writer.changeState(transaction, to: state, error: error, ledger: self)
+        return try moveState(writer, transaction, to: state, error: error)
+    }
+
+    /// Moves `transaction` to `state` by the store's rules, in the writer's commit: a purchase
+    /// charged starts its subscription period (`startSubscriptionPeriod`: upgrade, downgrade
+    /// and crossgrade rules) or is dated (an Ask to Buy when approved, as Apple's
+    /// `purchaseDate` is; a back-dated test purchase as the test asked), and its charge is
+    /// notified.
+    func moveState(
+        _ writer: TransactionWriter, _ transaction: PaymentTransaction, to state: TransactionState,
+        error: TransactionError?
+    ) throws -> PaymentTransaction {
+        var charged: NotifiedEvent? = state == .purchased ? .oneTimeCharge : nil
+        var dates: TransactionWriter.ChargeDates?
+        if state == .purchased, transaction.productType == .autoRenewable {
+            let begun = try startSubscriptionPeriod(writer, transaction)
+            charged = begun.map { .purchase($0.start, redeeming: transaction.offer?.type) }
+            dates = begun?.dates
+        } else if state == .purchased, let backdated = try paymentTerms(writer.db, of: transaction.id)?.backdating {
+            dates = .purchaseDate(backdated.date.ledgerMilliseconds)
+        } else if state == .purchased, transaction.state == .deferred {
+            dates = .purchaseDate(writer.now)
+        }
+        let updated = try writer.changeState(transaction, to: state, error: error, dates: dates)
+        if let charged { try notify(writer.db, charged, about: updated, at: writer.now) }
+        return updated
     }
 }
 

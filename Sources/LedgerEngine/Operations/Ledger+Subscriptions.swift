@@ -200,7 +200,7 @@ extension Ledger {
         return TransactionError(code: .unknown, message: "Already subscribed to \(productID) until \(until).")
     }
 
-    /// Sets the dates of a subscription being charged, by the group's rules: an upgrade (a
+    /// The dates of a subscription being charged, by the group's rules: an upgrade (a
     /// higher service level) or a crossgrade with the same period replaces the current
     /// subscription now and marks it `isUpgraded`; a downgrade, or a crossgrade with another
     /// period, takes effect at the next renewal: the payment completes with no period of its
@@ -213,14 +213,13 @@ extension Ledger {
     /// A family member's purchase shared with the customer starts a subscription of its own
     /// (`HeldSubscription`): the customer's subscription of the group, if any, is left as it is.
     ///
-    /// Returns how the payment started (what its notification reports); `nil` for a product the
-    /// catalog no longer has as a subscription.
-    @discardableResult
+    /// Returns how the payment started (what its notification reports) and the period the
+    /// writer gives it with its charge (`TransactionWriter.changeState`); `nil` for a product
+    /// the catalog no longer has as a subscription. What the start changes elsewhere (the
+    /// subscription it upgrades, the renewal state, a price increase) is written here.
     func startSubscriptionPeriod(
         _ writer: TransactionWriter, _ transaction: PaymentTransaction
-    ) throws
-        -> SubscriptionStart?
-    {
+    ) throws -> (start: SubscriptionStart, dates: TransactionWriter.ChargeDates)? {
         let (db, now) = (writer.db, writer.now)
         guard let held = try heldSubscription(db, of: transaction),
             let plan = try subscriptionPlan(db, productID: transaction.productID)
@@ -275,11 +274,10 @@ extension Ledger {
             state = RenewalState(
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
-        try writer.startPeriod(of: transaction, startingAt: begins, endingAt: end, offer: run?.offer)
         try saveRenewalState(db, of: held, state)
         // A price increase was for the renewal of the period this one replaces or precedes.
         if start != .sameProduct { try dropPriceIncrease(db, of: held) }
-        return start
+        return (start, .period(start: begins, end: end, offer: run?.offer))
     }
 
     /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain
@@ -591,14 +589,16 @@ extension Ledger {
         ).first
     }
 
-    /// The holding's latest period (refunded ones included: a refund ends the chain).
+    /// The holding's latest period: the one that began last (refunded ones included: a refund
+    /// ends the chain, until a purchase after it begins a period again; a period refunded
+    /// early keeps its later expiration, so the order is by start).
     func latestPeriod(_ db: Database, of held: HeldSubscription) throws -> PaymentTransaction? {
         try PaymentTransaction.fetchAll(
             db,
             sql: """
                 WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
                   AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
-                ORDER BY expiration_date DESC, id DESC LIMIT 1
+                ORDER BY purchase_date DESC, id DESC LIMIT 1
                 """,
             arguments: ["group": held.group, "shared": held.sharedKey]
         ).first

@@ -17,8 +17,7 @@ extension Ledger {
             var unfinishedIDs: [UInt64] = []
             for index in 0..<(finished + unfinished) {
                 let id = try writer.insert(template, id: try ids.next())
-                let purchased = try writer.changeState(
-                    template.transaction(id: id), to: .purchased, error: nil, ledger: self)
+                let purchased = try moveState(writer, template.transaction(id: id), to: .purchased, error: nil)
                 if index < finished { _ = try writer.finish(purchased) } else { unfinishedIDs.append(id) }
             }
             try ids.save(db)

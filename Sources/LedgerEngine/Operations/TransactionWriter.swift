@@ -150,30 +150,36 @@ struct TransactionWriter {
 
     // MARK: - Changes
 
-    /// The one place a transaction's state changes: row and event together (and its delivery,
-    /// when the operation records them). A subscription that becomes purchased starts its
-    /// period first (`Ledger.startSubscriptionPeriod`: upgrade, downgrade and crossgrade rules).
+    /// The dates a charge gives a transaction, as the store's rules computed them: they may be
+    /// set only until it is charged, so with its change of state.
+    enum ChargeDates {
+        /// A subscription's period: its start (the purchase date, and the chain's original
+        /// purchase date), its end, and the offer it is charged at.
+        case period(start: Int64, end: Int64, offer: TransactionOffer?)
+        /// The date a purchase is charged on, when it is not its creation's.
+        case purchaseDate(Int64)
+    }
+
+    /// The one place a transaction's state changes: row and event together, with the dates
+    /// the charge gives it (`dates`), and its delivery when the operation records them. What
+    /// the change means for the store (a subscription's period, a notification) is the caller's
+    /// (`Ledger.moveState`): the writer calls nothing above it.
     func changeState(
-        _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?, ledger: Ledger
+        _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?,
+        dates: ChargeDates? = nil
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
         try vouch(transaction.id)
-        var charged: NotifiedEvent? = state == .purchased ? .oneTimeCharge : nil
         var redated: Int64?
-        if state == .purchased, transaction.productType == .autoRenewable {
-            // Before the state changes: the period's dates may be set only until it is charged.
-            charged = try ledger.startSubscriptionPeriod(self, transaction).map {
-                .purchase($0, redeeming: transaction.offer?.type)
-            }
-        } else if state == .purchased, let backdated = try ledger.paymentTerms(db, of: transaction.id)?.backdating {
-            // A back-dated test purchase is dated as the test asked.
-            redated = backdated.date.ledgerMilliseconds
-        } else if state == .purchased, transaction.state == .deferred {
-            // A purchase is dated when the store charges it, as Apple's `purchaseDate` is: an
-            // Ask to Buy purchase when it is approved (a subscription's period starts then too).
-            redated = now
+        switch dates {
+        case .period(let start, let end, let offer):
+            try startPeriod(of: transaction, startingAt: start, endingAt: end, offer: offer)
+        case .purchaseDate(let date):
+            try datePurchase(transaction, date)
+            redated = date
+        case nil:
+            break
         }
-        if let redated { try datePurchase(transaction, redated) }
         let update = try FastStatement(db, Self.updateState)
         update.bind(1, state.rawValue)
         update.bind(2, (error?.code.rawValue).map(Int64.init))
@@ -194,7 +200,6 @@ struct TransactionWriter {
                 if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
             }
         }
-        if let charged { try ledger.notify(db, charged, about: updated, at: now) }
         if delivery == .recorded { try recordDelivery(of: &updated) }
         return updated
     }
@@ -311,10 +316,9 @@ struct TransactionWriter {
     /// back-dated test purchase's date) and ends at `end`,
     /// with the offer that applies to it. Only while it is still purchasing or deferred (the
     /// identity trigger refuses it after); the `stateChanged` event that follows records it.
-    func startPeriod(
+    private func startPeriod(
         of transaction: PaymentTransaction, startingAt start: Int64, endingAt end: Int64, offer: TransactionOffer?
     ) throws {
-        try vouch(transaction.id)
         try db.run(
             sql: """
                 UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,

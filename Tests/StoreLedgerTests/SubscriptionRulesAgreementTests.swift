@@ -1,0 +1,82 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// Seeded random histories of one subscription group (the customer's own purchases and a
+/// family member's shares, clock jumps, billing retry and its grace period turned on and off,
+/// auto-renew, refunds, resolved billing issues, sharing ended), checking after every step that
+/// the rules written in two places agree: what entitles (the entitlements' SQL) is what the
+/// statuses call subscribed or in a grace period (Swift), and a subscription is in billing
+/// retry exactly when its billing issue can be resolved.
+@Suite struct SubscriptionRulesAgreementTests {
+    static let day: TimeInterval = 86_400
+    static let products = [
+        SampleCatalog.subscription, SampleCatalog.yearlySubscription, SampleCatalog.basicSubscription,
+    ]
+
+    @Test(arguments: 0..<16)
+    func entitlementsAndStatusesAgreeThroughRandomHistories(seed: UInt64) async throws {
+        var random = SplitMix(seed: seed)
+        let configuration = LedgerConfiguration(clock: .fixed(Date(timeIntervalSince1970: 1_800_000_000)))
+        try await withTemporaryLedger(configuration: configuration) { ledger in
+            let session = StoreTestSession(ledger: ledger)
+            for step in 0..<60 {
+                switch random.next() % 9 {
+                case 0, 1: _ = try? await session.buyProduct(Payment(productID: random.pick(Self.products)))
+                case 2: _ = try? await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
+                case 3: _ = try await session.advanceClock(by: Double(1 + random.next() % 90) * Self.day)
+                case 4:
+                    let retry = random.next() % 2 == 0
+                    let grace = random.next() % 2 == 0
+                    try session.update {
+                        $0.billingRetryOnRenewal = retry
+                        $0.billingGracePeriodEnabled = grace
+                    }
+                case 5: try? await session.setAutoRenew(random.next() % 3 != 0, for: random.pick(Self.products))
+                case 6:
+                    if let status = try ledger.subscriptionStatuses(forGroup: "pro").randomElement(using: &random) {
+                        _ = try? await session.refundTransaction(status.transaction.id)
+                    }
+                case 7:
+                    let shared = try ledger.subscriptionStatuses(forGroup: "pro").filter(\.isFamilyShared)
+                    if let status = shared.randomElement(using: &random) {
+                        _ = try? await session.revokeFamilySharing(status.transaction.id)
+                    }
+                default: try await checkBillingRetryCanBeResolved(ledger, session, step: step)
+                }
+                try checkEntitlementsAgree(ledger, step: step, seed: seed)
+            }
+        }
+    }
+
+    /// Every subscribed or in-grace subscription of the group entitles, and nothing else of it.
+    private func checkEntitlementsAgree(_ ledger: Ledger, step: Int, seed: UInt64) throws {
+        let statuses = try ledger.subscriptionStatuses(forGroup: "pro")
+        let entitled = Set(statuses.filter { [.subscribed, .inGracePeriod].contains($0.state) }.map(\.transaction.id))
+        let entitlements = Set(try ledger.currentEntitlements().filter { $0.subscriptionGroupID == "pro" }.map(\.id))
+        #expect(
+            entitled == entitlements,
+            "seed \(seed), step \(step): statuses \(statuses.map { ($0.transaction.id, $0.state) })")
+    }
+
+    /// A subscription whose status says billing retry has its issue resolved (a renewal), and one
+    /// whose status does not is refused, `noBillingIssue`.
+    private func checkBillingRetryCanBeResolved(_ ledger: Ledger, _ session: StoreTestSession, step: Int) async throws {
+        guard let status = try ledger.subscriptionStatus(forGroup: "pro") else { return }
+        let productID = status.transaction.productID
+        // The store's controls by product act on this subscription (not on a share of its product).
+        guard try ledger.subscriptionStatus(forProduct: productID)?.transaction.id == status.transaction.id else {
+            return
+        }
+        if status.isInBillingRetry {
+            let renewal = try await session.resolveBillingIssue(for: productID)
+            #expect(renewal.originalID == status.transaction.originalID, "step \(step)")
+        } else {
+            await #expect(throws: StoreControlError.noBillingIssue(productID), "step \(step)") {
+                try await session.resolveBillingIssue(for: productID)
+            }
+        }
+    }
+}

@@ -366,16 +366,9 @@ public final class SKTestSession: @unchecked Sendable {
     public func buyProduct(
         identifier: String, options: Set<OpenStoreKit.Product.PurchaseOption> = []
     ) async throws -> OpenStoreKit.Transaction {
-        var payment = NewPayment(productID: identifier)
-        for option in options {
-            if let quantity = option.quantity { payment.quantity = quantity }
-            if let token = option.appAccountToken { payment.appAccountToken = token }
-            if let discount = option.discount { payment.discount = discount }
-            if let backdating = option.backdating { payment.backdating = backdating }
-            if let jws = option.introductoryOfferEligibility { payment.introductoryOfferEligibility = jws }
-            if let code = option.codeOffer { payment.codeOffer = code }
-        }
-        let bought = try buy(payment)
+        var payment = Payment(productID: identifier)
+        for option in options { option.apply(to: &payment) }
+        let bought = try buy(payment.newPayment)
         await waitUntilIdle()
         guard bought.state == .purchased else { throw SKTestSessionError.purchaseFailed(productIdentifier: identifier) }
         return context.origin.result(bought).unsafePayloadValue  // signed, as every transaction handed out

@@ -53,6 +53,22 @@ import Testing
         }
     }
 
+    /// A test session's purchase takes the same options as the app's: a win-back offer
+    /// (dropped on the way before) is redeemed by `buyProduct(identifier:options:)` too.
+    @MainActor @Test func aTestSessionsPurchaseRedeemsAWinBackOffer() async throws {
+        try await SampleShop.withSession { session in
+            let product = try #require(try await Product.products(for: [Self.basic]).first)
+            let offers = try #require(product.subscription?.winBackOffers)
+            let bought = try await session.buyProduct(identifier: Self.basic)
+            try session.disableAutoRenewForTransaction(identifier: UInt(bought.id))
+            try session.advanceTime(by: Self.month)
+            await session.waitUntilIdle()
+            let redeemed = try await session.buyProduct(identifier: Self.basic, options: [.winBackOffer(offers[0])])
+            #expect(redeemed.offer?.type == .winBack && redeemed.offer?.id == "COMEBACK_FREE")
+            #expect(redeemed.price == 0)
+        }
+    }
+
     /// A churned subscriber's launch makes one `.winBackOffer` message, for the app's first
     /// listener; showing it is counted while the offer is open.
     @MainActor @Test func theWinBackMessageWaitsForTheAppAndIsShownWhileTheOfferIsOpen() async throws {

@@ -30,18 +30,6 @@ extension Product {
 
         let kind: Kind
 
-        /// The quantity this option sets, if it is `.quantity`.
-        package var quantity: Int? {
-            if case .quantity(let quantity) = kind { return quantity }
-            return nil
-        }
-
-        /// The token this option sets, if it is `.appAccountToken`.
-        package var appAccountToken: UUID? {
-            if case .appAccountToken(let token) = kind { return token }
-            return nil
-        }
-
         /// Ties the purchase to one of the app's accounts.
         public static func appAccountToken(_ token: UUID) -> PurchaseOption { .init(kind: .appAccountToken(token)) }
         /// 1...10 units of a consumable.
@@ -86,11 +74,6 @@ extension Product {
             .init(kind: .introductoryOfferEligibility(compactJWS))
         }
 
-        /// The JWS this option carries, if it is `introductoryOfferEligibility(compactJWS:)`.
-        package var introductoryOfferEligibility: String? {
-            if case .introductoryOfferEligibility(let jws) = kind { return jws }
-            return nil
-        }
         /// StoreKitTest's unsigned promotional offer (`promotionalOffer(id:)` in OpenStoreKitTest).
         package static func unsignedPromotionalOffer(id: String) -> PurchaseOption {
             .init(kind: .promotionalOffer(PaymentDiscount(offerID: id, signature: nil)))
@@ -101,12 +84,6 @@ extension Product {
             .init(kind: .codeOffer(referenceName))
         }
 
-        /// The reference name of the offer code this option redeems, if it is one.
-        package var codeOffer: String? {
-            if case .codeOffer(let name) = kind { return name }
-            return nil
-        }
-
         /// A win-back offer of the product (one of `subscription.winBackOffers`): the store
         /// checks that the customer may redeem it now (`RenewalInfo.eligibleWinBackOfferIDs`)
         /// and refuses the purchase with `Product.PurchaseError.ineligibleForOffer` otherwise.
@@ -114,28 +91,11 @@ extension Product {
             .init(kind: .winBackOffer(offer.id ?? ""))
         }
 
-        /// The identifier of the win-back offer this option redeems, if it is one.
-        package var winBackOffer: String? {
-            if case .winBackOffer(let id) = kind { return id }
-            return nil
-        }
-
         /// StoreKitTest's `purchaseDate(_:renewalBehavior:)` (in OpenStoreKitTest).
         package static func backdated(_ purchase: BackdatedPurchase) -> PurchaseOption {
             .init(kind: .purchaseDate(purchase))
         }
 
-        /// The back-dating this option asks for, if it is `purchaseDate(_:renewalBehavior:)`.
-        package var backdating: BackdatedPurchase? {
-            if case .purchaseDate(let purchase) = kind { return purchase }
-            return nil
-        }
-
-        /// The promotional offer this option redeems, if it is one.
-        package var discount: PaymentDiscount? {
-            if case .promotionalOffer(let discount) = kind { return discount }
-            return nil
-        }
         /// A key and value for the App Store; kept out of the ledger, as the store ignores them here.
         public static func custom(key: String, value: String) -> PurchaseOption {
             .init(kind: .custom(key: key, value: value))
@@ -195,19 +155,7 @@ extension Product {
         // call returns from what happens later to the same transaction.
         let key = TransactionUpdates.purchaseKeyPrefix + UUID().uuidString
         var payment = Payment(productID: id, idempotencyKey: key)
-        for option in options {
-            switch option.kind {
-            case .appAccountToken(let token): payment.appAccountToken = token
-            case .quantity(let quantity): payment.quantity = quantity
-            case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
-            case .promotionalOffer(let discount): payment.discount = discount
-            case .purchaseDate(let purchase): payment.backdating = purchase
-            case .introductoryOfferEligibility(let jws): payment.introductoryOfferEligibility = jws
-            case .codeOffer(let name): payment.codeOffer = name
-            case .winBackOffer(let id): payment.winBackOffer = id
-            case .custom: break
-            }
-        }
+        for option in options { option.apply(to: &payment) }
         guard (1...10).contains(payment.quantity) else { throw PurchaseError.invalidQuantity }
         context.transactionUpdates.beginPurchase(key: key)
         let transaction: PaymentTransaction
@@ -308,5 +256,24 @@ extension Product.PurchaseError {
             case .invalidSignature: .invalidOfferSignature
             case .ineligible, .offerInProgress, .codeIneligible, .winBackIneligible: .ineligibleForOffer
             }
+    }
+}
+
+extension Product.PurchaseOption {
+    /// Sets what this option asks for on `payment`: the one place a purchase option becomes
+    /// part of the payment the store takes, whoever buys (`Product.purchase(options:)`, a test
+    /// session's `buyProduct(identifier:options:)`).
+    package func apply(to payment: inout Payment) {
+        switch kind {
+        case .appAccountToken(let token): payment.appAccountToken = token
+        case .quantity(let quantity): payment.quantity = quantity
+        case .simulatesAskToBuyInSandbox(let deferred): if deferred { payment.simulatedOutcome = .deferred }
+        case .promotionalOffer(let discount): payment.discount = discount
+        case .purchaseDate(let purchase): payment.backdating = purchase
+        case .introductoryOfferEligibility(let jws): payment.introductoryOfferEligibility = jws
+        case .codeOffer(let name): payment.codeOffer = name
+        case .winBackOffer(let id): payment.winBackOffer = id
+        case .custom: break
+        }
     }
 }

@@ -72,7 +72,7 @@ public struct Payment: Sendable, Hashable {
 
 extension Payment {
     /// The payment as the ledger takes it.
-    var newPayment: NewPayment {
+    package var newPayment: NewPayment {
         var payment = NewPayment(
             productID: productID, quantity: quantity, appAccountToken: appAccountToken,
             applicationUsername: applicationUsername, idempotencyKey: idempotencyKey,

@@ -1,24 +1,24 @@
-public import Foundation
+package import Foundation
 
 /// A subscription's renewal date extended by the App Store's server (Extend a Subscription
 /// Renewal Date, or a mass extension): the period extended and its new end.
-public struct RenewalExtension: Sendable, Hashable {
+package struct RenewalExtension: Sendable, Hashable {
     /// The request's identifier: the same request again extends nothing more.
-    public var requestIdentifier: String
+    package var requestIdentifier: String
     /// The subscription's original transaction.
-    public var originalTransactionID: UInt64
+    package var originalTransactionID: UInt64
     /// The period extended (its `webOrderLineItemId`).
-    public var periodID: UInt64
+    package var periodID: UInt64
     /// Days added, 1 to 90.
-    public var days: Int
+    package var days: Int
     /// Apple's `extendReasonCode`: 0 undeclared, 1 customer satisfaction, 2 other, 3 service
     /// issue or outage.
-    public var reason: Int
+    package var reason: Int
     /// The period's new expiration date.
-    public var effectiveDate: Date
+    package var effectiveDate: Date
 
     /// An extension with every field.
-    public init(
+    package init(
         requestIdentifier: String, originalTransactionID: UInt64, periodID: UInt64, days: Int, reason: Int,
         effectiveDate: Date
     ) {
@@ -31,43 +31,43 @@ public struct RenewalExtension: Sendable, Hashable {
     }
 
     /// The most days one extension adds.
-    public static let maximumDays = 90
+    package static let maximumDays = 90
     /// How many extensions a subscription gets in `window`.
-    public static let maximumPerWindow = 2
+    package static let maximumPerWindow = 2
     /// The window the maximum counts in: 365 days.
-    public static let window: TimeInterval = 365 * 86_400
+    package static let window: TimeInterval = 365 * 86_400
     /// The longest request identifier, in bytes.
-    public static let requestIdentifierLimit = 128
+    package static let requestIdentifierLimit = 128
 
     /// Whether `text` can identify an extension request: 1 to `requestIdentifierLimit` bytes,
     /// no NUL (`N\0one` and `N\0two` would collide).
-    public static func isValidRequestIdentifier(_ text: String) -> Bool {
+    package static func isValidRequestIdentifier(_ text: String) -> Bool {
         (1...requestIdentifierLimit).contains(text.utf8.count) && !text.holdsNUL
     }
 }
 
 /// A mass extension of renewal dates (Extend Subscription Renewal Dates for All Active
 /// Subscribers), done in the commit that records it.
-public struct MassRenewalExtension: Sendable, Hashable {
+package struct MassRenewalExtension: Sendable, Hashable {
     /// The request's identifier: the same request again is not made twice.
-    public var requestIdentifier: String
+    package var requestIdentifier: String
     /// The subscription product whose subscribers it extends.
-    public var productID: String
+    package var productID: String
     /// Days added, 1 to 90.
-    public var days: Int
+    package var days: Int
     /// Apple's `extendReasonCode`, 0 to 3.
-    public var reason: Int
+    package var reason: Int
     /// The storefronts it was limited to; empty: all.
-    public var storefronts: [String]
+    package var storefronts: [String]
     /// When it was done, by the store's clock.
-    public var date: Date
+    package var date: Date
     /// How many subscriptions it extended.
-    public var succeededCount: Int
+    package var succeededCount: Int
     /// How many active subscriptions it could not extend (extended twice this year already).
-    public var failedCount: Int
+    package var failedCount: Int
 
     /// A mass extension with every field.
-    public init(
+    package init(
         requestIdentifier: String, productID: String, days: Int, reason: Int, storefronts: [String], date: Date,
         succeededCount: Int, failedCount: Int
     ) {
@@ -83,7 +83,7 @@ public struct MassRenewalExtension: Sendable, Hashable {
 }
 
 /// An extension of renewal dates the ledger refuses. Nothing was changed.
-public enum RenewalExtensionError: DescribedError, Sendable, Equatable {
+package enum RenewalExtensionError: DescribedError, Sendable, Equatable {
     /// Days outside 1...90.
     case invalidDays(Int)
     /// A reason code outside 0...3.
@@ -97,7 +97,7 @@ public enum RenewalExtensionError: DescribedError, Sendable, Equatable {
     /// The subscription was extended twice in the last 365 days already.
     case maximumReached(UInt64)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidDays(let days): "\(days) days: an extension adds 1 to \(RenewalExtension.maximumDays) days"
         case .invalidReason(let reason): "reason \(reason): Apple's extend reason codes are 0 to 3"

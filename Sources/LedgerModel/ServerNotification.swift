@@ -1,9 +1,9 @@
-public import Foundation
+package import Foundation
 
 /// A change of the store that the App Store reports to the app's server with an App Store
 /// Server Notification V2. `notification` is the one table from a change to Apple's
 /// `notificationType` and `subtype` (docs/SERVER.md shows it).
-public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
+package enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     /// The first subscription of a group bought.
     case subscribedFirstTime
     /// A subscription of a group bought again after it lapsed.
@@ -71,7 +71,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case test
 
     /// Apple's `notificationType` and `subtype` for this change: the one table.
-    public var notification: (type: String, subtype: String?) {
+    package var notification: (type: String, subtype: String?) {
         switch self {
         case .subscribedFirstTime: ("SUBSCRIBED", "INITIAL_BUY")
         case .resubscribed: ("SUBSCRIBED", "RESUBSCRIBE")
@@ -110,7 +110,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     /// the offer it redeemed, if any (an introductory offer is not redeemed). A first purchase
     /// is `SUBSCRIBED`, unless it redeemed an offer code (promotional and win-back offers are
     /// only for a customer who subscribed before).
-    public static func purchase(
+    package static func purchase(
         _ start: SubscriptionStart, redeeming offer: TransactionOffer.OfferType?
     ) -> NotifiedEvent {
         let redeemingOffer = offer == .promotional || offer == .code || offer == .winBack
@@ -128,7 +128,7 @@ public enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
 }
 
 /// How a subscription payment started, by the group's rules.
-public enum SubscriptionStart: Sendable, Hashable {
+package enum SubscriptionStart: Sendable, Hashable {
     /// No subscription of the group was ever bought.
     case firstTime
     /// The group's subscription had lapsed.
@@ -143,7 +143,7 @@ public enum SubscriptionStart: Sendable, Hashable {
 }
 
 /// The outcome of one attempt to send a notification: Apple's `sendAttemptResult` values.
-public enum SendAttemptResult: String, Sendable, CaseIterable, Codable {
+package enum SendAttemptResult: String, Sendable, CaseIterable, Codable {
     /// The server answered 200 to 206.
     case success = "SUCCESS"
     /// No answer within the attempt's timeout.
@@ -169,9 +169,9 @@ public enum SendAttemptResult: String, Sendable, CaseIterable, Codable {
 }
 
 /// A notification in the ledger's outbox, with every attempt to send it.
-public struct ServerNotification: Sendable, Hashable {
+package struct ServerNotification: Sendable, Hashable {
     /// Where a notification stands.
-    public enum Status: String, Sendable, CaseIterable, Codable {
+    package enum Status: String, Sendable, CaseIterable, Codable {
         /// Not sent yet, or to be retried at `nextAttemptDate`.
         case pending
         /// The server answered an attempt with HTTP 200 to 206.
@@ -181,20 +181,20 @@ public struct ServerNotification: Sendable, Hashable {
     }
 
     /// One attempt to send it.
-    public struct Attempt: Sendable, Hashable {
+    package struct Attempt: Sendable, Hashable {
         /// When, by the store's clock.
-        public var date: Date
+        package var date: Date
         /// How it went, in Apple's terms.
-        public var result: SendAttemptResult
+        package var result: SendAttemptResult
         /// The server's HTTP status, when it answered.
-        public var httpStatus: Int?
+        package var httpStatus: Int?
         /// What happened, in words, when `result` does not say it all (a notification URL that
         /// cannot be used, a redirect not followed); at most `detailLimit` bytes.
-        public var detail: String?
+        package var detail: String?
 
         /// An attempt made at `date` that ended with `result` (and the server's `httpStatus`),
         /// with its `detail`.
-        public init(date: Date, result: SendAttemptResult, httpStatus: Int?, detail: String? = nil) {
+        package init(date: Date, result: SendAttemptResult, httpStatus: Int?, detail: String? = nil) {
             self.date = date
             self.result = result
             self.httpStatus = httpStatus
@@ -202,37 +202,37 @@ public struct ServerNotification: Sendable, Hashable {
         }
 
         /// The longest detail kept, in bytes.
-        public static let detailLimit = 512
+        package static let detailLimit = 512
     }
 
     /// Its position in the outbox: the commit order.
-    public var sequence: Int64
+    package var sequence: Int64
     /// Whether its record checks (`AuthenticatedRecords`): one changed outside the ledger is
     /// never sent (the sender records a failed attempt instead).
     package var isAuthentic = true
     /// The `notificationUUID`, the same in every attempt.
-    public var uuid: UUID
+    package var uuid: UUID
     /// Apple's `notificationType`.
-    public var type: String
+    package var type: String
     /// Apple's `subtype`, when it has one.
-    public var subtype: String?
+    package var subtype: String?
     /// The transaction it reports (absent for a test notification).
-    public var transactionID: UInt64?
+    package var transactionID: UInt64?
     /// The original transaction of `transactionID`: its notifications are sent in commit order.
-    public var originalTransactionID: UInt64?
+    package var originalTransactionID: UInt64?
     /// When the change was committed, by the store's clock (the payload's `signedDate`).
-    public var date: Date
+    package var date: Date
     /// The JWS POSTed as `{"signedPayload": ...}`.
-    public var signedPayload: String
+    package var signedPayload: String
     /// Where it stands.
-    public var status: Status
+    package var status: Status
     /// When the next attempt falls due by the store's clock, while pending.
-    public var nextAttemptDate: Date?
+    package var nextAttemptDate: Date?
     /// Every attempt to send it, oldest first.
-    public var attempts: [Attempt]
+    package var attempts: [Attempt]
 
     /// A notification with every field, as the outbox stores it.
-    public init(
+    package init(
         sequence: Int64, uuid: UUID, type: String, subtype: String?, transactionID: UInt64?,
         originalTransactionID: UInt64?, date: Date, signedPayload: String, status: Status, nextAttemptDate: Date?,
         attempts: [Attempt]
@@ -251,16 +251,16 @@ public struct ServerNotification: Sendable, Hashable {
     }
 
     /// How many attempts a notification gets: the first, then Apple's five retries.
-    public static let attemptLimit = 6
+    package static let attemptLimit = 6
 
     /// How long after the n-th failed attempt (1-based) the next is due: 1, 12, 24, 48 and 72
     /// hours (Apple's production schedule for version 2 notifications); `nil` after the sixth.
-    public static func retryDelay(afterAttempt number: Int) -> TimeInterval? {
+    package static func retryDelay(afterAttempt number: Int) -> TimeInterval? {
         let hours: [Double] = [1, 12, 24, 48, 72]
         guard (1...hours.count).contains(number) else { return nil }
         return hours[number - 1] * 3600
     }
 
     /// Whether an HTTP status counts as delivered (Apple: 200 to 206).
-    public static func isSuccess(httpStatus: Int) -> Bool { (200...206).contains(httpStatus) }
+    package static func isSuccess(httpStatus: Int) -> Bool { (200...206).contains(httpStatus) }
 }

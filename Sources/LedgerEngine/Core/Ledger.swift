@@ -251,7 +251,7 @@ public final class Ledger: Sendable {
     }
 
     /// The identifiers of the migrations applied to this ledger, in order.
-    public func appliedMigrations() throws -> [String] {
+    package func appliedMigrations() throws -> [String] {
         try read { db in
             let applied = try SchemaUpgrade.appliedIdentifiers(db)
             return Self.knownMigrations.filter(applied.contains)
@@ -259,7 +259,7 @@ public final class Ledger: Sendable {
     }
 
     /// The identifiers of every migration this build knows.
-    public static var knownMigrations: [String] { Migration.embedded.map(\.identifier) }
+    package static var knownMigrations: [String] { Migration.embedded.map(\.identifier) }
 
     // MARK: - Creation
 

@@ -74,13 +74,13 @@ extension Ledger {
     }
 
     /// The API key `keyID`, valid or revoked; `nil` when the ledger has none.
-    public func apiKey(_ keyID: String) throws -> APIKey? {
+    package func apiKey(_ keyID: String) throws -> APIKey? {
         try read { db in try storedAPIKey(db, keyID) }
     }
 
     /// The API key `keyID` names (`nil` when the ledger has none) and the store's settings,
     /// read in one snapshot: what checking a request's bearer token needs.
-    public func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
+    package func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
         try read { db in
             // An access decision: the keys' table is read whole (a few rows) and must check,
             // its seal included, so that no key edited, swapped or put back is accepted. Only

@@ -1,6 +1,6 @@
-public import Foundation
+package import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 import LedgerSigning
 
 /// App Store Server Notifications V2, kept in a durable outbox (migration 13). While the store
@@ -162,7 +162,7 @@ extension Ledger {
 
     /// Records a test notification (Request a Test Notification): it is sent as any other.
     /// - Throws: `NotificationError.noURL` when the store has no notification URL.
-    public func requestTestNotification() throws -> ServerNotification {
+    package func requestTestNotification() throws -> ServerNotification {
         try write { db in
             guard try StoreSettings(db).notificationURL != nil else { throw NotificationError.noURL }
             let now = try storeNow(db)
@@ -175,7 +175,7 @@ extension Ledger {
 
     /// The notifications of the outbox in commit order, with their attempts: those with
     /// `status` (all when `nil`), from `after` on (exclusive), at most `limit`.
-    public func notifications(
+    package func notifications(
         status: ServerNotification.Status? = nil, after sequence: Int64 = 0, limit: Int = 1000
     ) throws -> [ServerNotification] {
         try read { db in
@@ -187,7 +187,7 @@ extension Ledger {
 
     /// The notification with this `notificationUUID`, or `nil`.
     /// - Throws: `LedgerError` (`.corrupted`) when its record was changed outside the ledger.
-    public func notification(_ uuid: UUID) throws -> ServerNotification? {
+    package func notification(_ uuid: UUID) throws -> ServerNotification? {
         try read { db in
             try authenticated(
                 db, try Self.notifications(db, where: "uuid = ?", arguments: [uuid.uuidString.lowercased()])
@@ -206,7 +206,7 @@ extension Ledger {
     /// clock, in commit order, after `sequence`, at most `limit`; with `type`, `subtype`, or the
     /// original transaction of `transactionID`, only those (Get Notification History).
     /// - Throws: `LedgerError` (`.corrupted`) when a record was changed outside the ledger.
-    public func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
+    package func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
         try read { db in
             var original: Int64?
             if let id = query.transactionID {
@@ -407,26 +407,26 @@ package struct NotificationAttemptOutcome: Sendable {
 
 /// What Get Notification History asks for: a window of the store's time, filters, and where
 /// the previous page ended.
-public struct NotificationHistoryQuery: Sendable, Hashable {
+package struct NotificationHistoryQuery: Sendable, Hashable {
     /// The window's start (included), by the store's clock.
-    public var start: Date
+    package var start: Date
     /// The window's end (excluded).
-    public var end: Date
+    package var end: Date
     /// Only this `notificationType`.
-    public var type: String?
+    package var type: String?
     /// Only this `subtype`.
-    public var subtype: String?
+    package var subtype: String?
     /// Only the notifications of this transaction's original transaction.
-    public var transactionID: UInt64?
+    package var transactionID: UInt64?
     /// Only the notifications that did not reach the server (pending or failed).
-    public var onlyFailures = false
+    package var onlyFailures = false
     /// The last sequence of the previous page (0 for the first).
-    public var after: Int64 = 0
+    package var after: Int64 = 0
     /// The most notifications returned.
-    public var limit = 20
+    package var limit = 20
 
     /// Every notification dated from `start` to `end`, 20 at most.
-    public init(start: Date, end: Date) {
+    package init(start: Date, end: Date) {
         self.start = start
         self.end = end
     }

@@ -75,7 +75,7 @@ extension Ledger {
     public static let environment = "xcode"
 
     /// The error an interrupted purchase fails with.
-    public static let interruptionError = TransactionError(
+    package static let interruptionError = TransactionError(
         code: .unknown, message: "The purchase was interrupted: the user must resolve an issue outside the app.")
 
     /// Stores a new `purchasing` transaction, or returns the one its idempotency key already

@@ -17,7 +17,7 @@ extension Ledger {
     /// The price increases that wait for the subscriber's consent, of subscriptions still in
     /// their period (once it ended, it is too late to ask), with the group's latest period (what
     /// the App Store's consent message is about), by group identifier.
-    public func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
+    package func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
         try read { db in
             try String.fetchAll(
                 db, sql: "SELECT group_id FROM price_increases WHERE status = 'pending' ORDER BY group_id"

@@ -4,11 +4,11 @@ public import LedgerModel
 
 extension Ledger {
     /// The bundle identifier a store without a `bundleID` setting signs offers for.
-    public static let defaultBundleID = StoreSettings.defaultBundleID
+    package static let defaultBundleID = StoreSettings.defaultBundleID
 
     /// How far a promotional offer's signature timestamp may be from the store's clock: Apple
     /// keeps a signed offer valid for 24 hours.
-    public static let offerSignatureLifetime: Int64 = 24 * 3_600_000
+    package static let offerSignatureLifetime: Int64 = 24 * 3_600_000
 
     /// The store's subscription offers key, if it has one (imported from a StoreKit
     /// configuration file's `subscriptionOffersKeyPair`).

@@ -35,7 +35,7 @@ extension Ledger {
     }
 
     /// Whether an order was set (by `updatePromotionOrder(byIDs:)` or `updatePromotions(_:)`).
-    public func isPromotionOrderOverridden() throws -> Bool {
+    package func isPromotionOrderOverridden() throws -> Bool {
         try read { db in try Self.orderOverridden(db) }
     }
 

@@ -88,7 +88,7 @@ extension Ledger {
     /// at a time, all read in one snapshot, with how many more match after the filter's limit
     /// (0 for a filter without one); returns that number. Memory holds one page, whatever the
     /// limit (`ledger list`).
-    public func readTransactions(
+    package func readTransactions(
         matching filter: TransactionFilter, pageSize: Int = 1_000,
         _ page: (_ transactions: [PaymentTransaction], _ more: Int) throws -> Void
     ) throws -> Int {

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 import LedgerSigning
 
 /// Renewal-date extensions, as the App Store's server makes them: the active period of a
@@ -14,7 +14,7 @@ extension Ledger {
     /// - Throws: `RenewalExtensionError`: days outside 1...90, a reason outside 0...3, a bad
     ///   request identifier, an unknown subscription, one not active, one extended twice in the
     ///   last 365 days.
-    public func extendRenewalDate(
+    package func extendRenewalDate(
         originalTransactionID originalID: UInt64, days: Int, reason: Int, requestIdentifier: String
     ) throws -> RenewalExtension {
         try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
@@ -35,7 +35,7 @@ extension Ledger {
     /// `requestIdentifier` again returns the first outcome.
     /// - Throws: `RenewalExtensionError` for bad days, reason or identifier;
     ///   `UnknownProductError`; `StoreControlError.notAutoRenewable`.
-    public func extendRenewalDatesForActiveSubscribers(
+    package func extendRenewalDatesForActiveSubscribers(
         productID: String, days: Int, reason: Int, requestIdentifier: String, storefronts: [String] = []
     ) throws -> MassRenewalExtension {
         try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
@@ -81,12 +81,12 @@ extension Ledger {
     }
 
     /// The mass extension `requestIdentifier` names, if it was made.
-    public func massRenewalExtension(requestIdentifier: String) throws -> MassRenewalExtension? {
+    package func massRenewalExtension(requestIdentifier: String) throws -> MassRenewalExtension? {
         try read { db in try Self.massRenewalExtension(db, request: requestIdentifier) }
     }
 
     /// The extensions of the subscription of original transaction `originalID`, oldest first.
-    public func renewalExtensions(originalTransactionID originalID: UInt64) throws -> [RenewalExtension] {
+    package func renewalExtensions(originalTransactionID originalID: UInt64) throws -> [RenewalExtension] {
         try read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM renewal_extensions WHERE original_transaction_id = ? ORDER BY at",

@@ -1,6 +1,6 @@
-public import Foundation
+package import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 
 /// Which of a customer's transactions the App Store's server lists (the App Store Server API's
 /// history and refund history), one page at a time.
@@ -9,53 +9,53 @@ public import LedgerModel
 /// (purchases and renewals, refunded or not). A payment that failed, waits for Ask to Buy or is
 /// still purchasing never reached it, and a restored transaction is the device's copy of a
 /// purchase the list has already. Pages follow the purchase date, then the id.
-public struct ServerHistoryQuery: Sendable, Hashable {
+package struct ServerHistoryQuery: Sendable, Hashable {
     /// A place in the list: the last transaction of a page.
-    public struct Position: Sendable, Hashable {
+    package struct Position: Sendable, Hashable {
         /// The purchase date of that transaction, in milliseconds since 1970.
-        public var purchaseDate: Int64
+        package var purchaseDate: Int64
         /// Its id.
-        public var id: UInt64
+        package var id: UInt64
 
         /// The place of the transaction `id` bought at `purchaseDate` (milliseconds since 1970).
-        public init(purchaseDate: Int64, id: UInt64) {
+        package init(purchaseDate: Int64, id: UInt64) {
             self.purchaseDate = purchaseDate
             self.id = id
         }
     }
 
     /// Only the transactions after this place (before it, when `descending`).
-    public var after: Position?
+    package var after: Position?
     /// Newest first instead of oldest first.
-    public var descending = false
+    package var descending = false
     /// Only transactions bought at or after this date.
-    public var startDate: Date?
+    package var startDate: Date?
     /// Only transactions bought before this date.
-    public var endDate: Date?
+    package var endDate: Date?
     /// Only these products (any, when empty).
-    public var productIDs: [String] = []
+    package var productIDs: [String] = []
     /// Only these product types (any, when empty).
-    public var productTypes: [ProductType] = []
+    package var productTypes: [ProductType] = []
     /// Only these subscription groups (any, when empty).
-    public var subscriptionGroupIDs: [String] = []
+    package var subscriptionGroupIDs: [String] = []
     /// Only refunded transactions (`true`), or only the others (`false`); both when `nil`.
-    public var revoked: Bool?
+    package var revoked: Bool?
     /// Only the purchases a family member shared (`true`: `inAppOwnershipType` FAMILY_SHARED), or
     /// only the customer's own (`false`: PURCHASED); both when `nil`.
-    public var familyShared: Bool?
+    package var familyShared: Bool?
     /// Leave out consumables the app finished and that were not refunded (Get Transaction
     /// History's first version).
-    public var excludingFinishedConsumables = false
+    package var excludingFinishedConsumables = false
     /// At most this many (1 to 1,000).
-    public var limit = 20
+    package var limit = 20
 
     /// A query of every transaction the server records, oldest first, 20 at a time.
-    public init() {}
+    package init() {}
 }
 
 extension Ledger {
     /// The transactions `query` selects, in its order: at most `query.limit` of them.
-    public func serverHistory(_ query: ServerHistoryQuery) throws -> [PaymentTransaction] {
+    package func serverHistory(_ query: ServerHistoryQuery) throws -> [PaymentTransaction] {
         var conditions = ["state = 'purchased'"]
         var arguments: [(any DatabaseValueConvertible)?] = []
         if let after = query.after {

@@ -1,6 +1,6 @@
-public import Foundation
+package import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 
 /// What the team's server tells the App Store through the App Store Server API, kept beside
 /// the transactions (migration 13), never in their rows: order ids (derived, `OrderID`),
@@ -10,7 +10,7 @@ extension Ledger {
 
     /// The charged transaction (a purchase or a renewal) whose order id is `orderID`; `nil` for
     /// an order id the store never gave.
-    public func transaction(forOrder orderID: String) throws -> PaymentTransaction? {
+    package func transaction(forOrder orderID: String) throws -> PaymentTransaction? {
         guard let id = OrderID.transactionID(of: orderID), let transaction = try transaction(id),
             transaction.state == .purchased
         else { return nil }
@@ -20,22 +20,22 @@ extension Ledger {
     // MARK: - Consumption information
 
     /// What Send Consumption Information last sent for a transaction.
-    public struct ConsumptionInformation: Sendable, Hashable {
+    package struct ConsumptionInformation: Sendable, Hashable {
         /// The endpoint's version: 1 (`ConsumptionRequestV1`) or 2 (`ConsumptionRequest`).
-        public var version: Int
+        package var version: Int
         /// The request's body, as JSON.
-        public var json: String
+        package var json: String
         /// When it was received, by the store's clock.
-        public var date: Date
+        package var date: Date
     }
 
     /// The longest consumption body kept, in bytes.
-    public static let consumptionBodyLimit = 65_536
+    package static let consumptionBodyLimit = 65_536
 
     /// Keeps `json` (a body of Send Consumption Information, checked by the caller) as what the
     /// server last sent for transaction `id`.
     /// - Throws: `PaymentQueueError.unknownTransaction`.
-    public func recordConsumption(_ json: String, version: Int, for id: UInt64) throws {
+    package func recordConsumption(_ json: String, version: Int, for id: UInt64) throws {
         precondition((version == 1 || version == 2) && json.utf8.count <= Self.consumptionBodyLimit)
         try write { db in
             guard try PaymentTransaction.fetchOne(db, id: id) != nil else {
@@ -51,7 +51,7 @@ extension Ledger {
     }
 
     /// What Send Consumption Information last sent for transaction `id`, if anything.
-    public func consumptionInformation(for id: UInt64) throws -> ConsumptionInformation? {
+    package func consumptionInformation(for id: UInt64) throws -> ConsumptionInformation? {
         try read { db in
             try Row.fetchOne(
                 db, sql: "SELECT version, body, received_at FROM consumption_information WHERE transaction_id = ?",
@@ -69,7 +69,7 @@ extension Ledger {
     /// `nil` clears it. The transactions' rows keep what the app sent.
     /// - Throws: `PaymentQueueError.unknownTransaction`; `ServerRecordError.notOriginal` for a
     ///   transaction that is not its chain's original.
-    public func setAppAccountToken(_ token: UUID?, originalTransactionID originalID: UInt64) throws {
+    package func setAppAccountToken(_ token: UUID?, originalTransactionID originalID: UInt64) throws {
         try write { db in
             guard let transaction = try PaymentTransaction.fetchOne(db, id: originalID) else {
                 throw PaymentQueueError.unknownTransaction(originalID)
@@ -87,7 +87,7 @@ extension Ledger {
 
     /// The app account token the server set on the chain of original transaction `originalID`:
     /// `nil` when it set none, `.some(nil)` when it cleared it.
-    public func serverAppAccountToken(originalTransactionID originalID: UInt64) throws -> UUID?? {
+    package func serverAppAccountToken(originalTransactionID originalID: UInt64) throws -> UUID?? {
         try read { db in try serverAppAccountTokens(db, originals: [originalID])[originalID] }
     }
 

@@ -75,7 +75,7 @@ extension Ledger {
 
     /// The statuses of the subscriptions in billing retry (grace period included), by group
     /// identifier: only those with a billing issue recorded are read.
-    public func subscriptionsInBillingRetry() throws -> [SubscriptionStatus] {
+    package func subscriptionsInBillingRetry() throws -> [SubscriptionStatus] {
         try read { db in
             try heldSubscriptions(db, where: "billing_issue_since IS NOT NULL").compactMap { held in
                 try subscriptionStatus(db, of: held).flatMap { $0.isInBillingRetry ? $0 : nil }

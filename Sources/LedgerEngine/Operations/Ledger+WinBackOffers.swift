@@ -28,7 +28,7 @@ extension Ledger {
     /// The statuses of the subscription groups whose churned subscriber may redeem a win-back
     /// offer now, by group identifier (the App Store's win-back messages). A group is read whole
     /// only when its latest period's product has win-back offers.
-    public func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
+    package func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
         try read { db in
             try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
                 guard let latest = try latestPeriod(db, of: .own(group)),

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An App Store Server API key the ledger refuses to add, revoke or read. Nothing was changed.
-public enum APIKeyError: DescribedError, Sendable, Equatable {
+package enum APIKeyError: DescribedError, Sendable, Equatable {
     /// The key or issuer identifier is empty, longer than 64 bytes, or holds characters other
     /// than printable ASCII (App Store Connect's are letters, digits and dashes).
     case invalidIdentifier(String)
@@ -15,7 +15,7 @@ public enum APIKeyError: DescribedError, Sendable, Equatable {
     /// The key was revoked already.
     case alreadyRevoked(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidIdentifier(let id):
             "\"\(id.prefix(80))\" is not an API key or issuer identifier: 1 to 64 printable ASCII characters"

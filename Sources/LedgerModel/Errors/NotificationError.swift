@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Server Notifications V2 request the ledger refuses. Nothing was changed.
-public enum NotificationError: DescribedError, Sendable, Equatable {
+package enum NotificationError: DescribedError, Sendable, Equatable {
     /// The store has no notification URL (`ledger store set notificationURL URL`): the App
     /// Store sends nothing then.
     case noURL
@@ -10,7 +10,7 @@ public enum NotificationError: DescribedError, Sendable, Equatable {
     /// The outbox has no notification at this position.
     case unknownSequence(Int64)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .noURL:
             "the store has no notification URL: set one with `ledger store set notificationURL URL`"

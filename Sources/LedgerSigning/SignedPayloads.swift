@@ -18,25 +18,25 @@ package struct TransactionPayload: Encodable {
     var quantity: Int
     var type: String
     var appAccountToken: String?
-    var inAppOwnershipType = "PURCHASED"
+    package private(set) var inAppOwnershipType = "PURCHASED"
     var signedDate: Int64
     var revocationReason: Int?
     var revocationDate: Int64?
     var revocationType: String?
     var revocationPercentage: Int?
     var isUpgraded: Bool?
-    var webOrderLineItemId: String?
-    var appTransactionId: String?
+    package private(set) var webOrderLineItemId: String?
+    package private(set) var appTransactionId: String?
     var offerType: Int?
     var offerIdentifier: String?
     var offerDiscountType: String?
     var offerPeriod: String?
-    var environment: String
+    package private(set) var environment: String
     var storefront: String
     var storefrontId: String?
     var transactionReason: String
-    var currency: String?
-    var price: Int64?
+    package private(set) var currency: String?
+    package private(set) var price: Int64?
 
     /// `transaction` as the store signs it now, with `settings`' bundle identifier and
     /// environment, and its price: its offer's, else `charged` (a price agreed to in a price
@@ -110,18 +110,18 @@ package struct RenewalInfoPayload: Encodable {
     var gracePeriodExpiresDate: Int64?
     var expirationIntent: Int?
     var signedDate: Int64
-    var environment: String
+    package private(set) var environment: String
     var renewalDate: Int64?
     var appAccountToken: String?
-    var currency: String?
-    var renewalPrice: Int64?
-    var priceIncreaseStatus: Int?
+    package private(set) var currency: String?
+    package private(set) var renewalPrice: Int64?
+    package private(set) var priceIncreaseStatus: Int?
     var offerType: Int?
     var offerIdentifier: String?
     var offerDiscountType: String?
     var offerPeriod: String?
-    var recentSubscriptionStartDate: Int64?
-    var appTransactionId: String?
+    package private(set) var recentSubscriptionStartDate: Int64?
+    package private(set) var appTransactionId: String?
     var eligibleWinBackOfferIds: [String]?
 
     /// `status` as the store signs it; the renewal price is `status.renewalPrice` (an

@@ -21,10 +21,18 @@ extension Ledger {
     /// - Throws: `StoreControlError.notSigned` when one is purchasing, deferred or failed;
     ///   `LedgerError` (`.corrupted`) when a stored row differs from what its history recorded.
     public func signedTransactions(_ transactions: [PaymentTransaction]) throws -> [JWS] {
+        try signedTransactionsWithPayloads(transactions).map(\.jws)
+    }
+
+    /// `signedTransactions(_:)` with the payload each was signed from (OpenStoreKit builds its
+    /// `Transaction` from these values, not from the JSON it signed).
+    package func signedTransactionsWithPayloads(
+        _ transactions: [PaymentTransaction]
+    ) throws -> [(jws: JWS, payload: TransactionPayload)] {
         for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
             throw StoreControlError.notSigned(transaction.id, state: transaction.state)
         }
-        return try read { db in try signing(db, transactions) }.sign()
+        return try read { db in try signing(db, transactions) }.signWithPayloads()
     }
 
     /// Transaction `id` and its signed form, read in one snapshot (what the App Store
@@ -94,14 +102,18 @@ extension Ledger {
         /// The parts of prorated refunds, in milliunits of a percent, by transaction id.
         let refundedPortions: [UInt64: Int]
 
-        func sign() throws -> [JWS] {
+        func sign() throws -> [JWS] { try signWithPayloads().map(\.jws) }
+
+        /// Each transaction signed, with the payload it was signed from: what a caller needs of
+        /// it is read from the value, never parsed back from the JSON just signed.
+        func signWithPayloads() throws -> [(jws: JWS, payload: TransactionPayload)] {
             try transactions.map { transaction in
-                try signer.sign(
-                    TransactionPayload(
-                        transaction, product: products[transaction.productID], settings: signer.settings,
-                        appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
-                        familyShared: familySharedOriginals.contains(transaction.originalID),
-                        refundedPortion: refundedPortions[transaction.id]))
+                let payload = TransactionPayload(
+                    transaction, product: products[transaction.productID], settings: signer.settings,
+                    appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
+                    familyShared: familySharedOriginals.contains(transaction.originalID),
+                    refundedPortion: refundedPortions[transaction.id])
+                return (try signer.sign(payload), payload)
             }
         }
     }
@@ -119,6 +131,13 @@ extension Ledger {
 
     /// `status` signed as its group's renewal info.
     public func signedRenewalInfo(_ status: SubscriptionStatus) throws -> JWS {
+        try signedRenewalInfoWithPayload(status).jws
+    }
+
+    /// `signedRenewalInfo(_:)` with the payload it was signed from.
+    package func signedRenewalInfoWithPayload(
+        _ status: SubscriptionStatus
+    ) throws -> (jws: JWS, payload: RenewalInfoPayload) {
         let signer = try signer()
         var status = status
         let recentStart = try read { db in
@@ -127,10 +146,10 @@ extension Ledger {
             let held = try heldSubscription(db, of: status.transaction) ?? .own(status.groupID)
             return try recentSubscriptionStart(db, of: held)
         }
-        return try signer.sign(
-            RenewalInfoPayload(
-                status, settings: signer.settings, recentStart: recentStart,
-                appTransactionID: signer.identity.appTransactionID))
+        let payload = RenewalInfoPayload(
+            status, settings: signer.settings, recentStart: recentStart,
+            appTransactionID: signer.identity.appTransactionID)
+        return (try signer.sign(payload), payload)
     }
 
     /// The app's purchase (StoreKit's `AppTransaction`) as the App Store signs it now: a JWS

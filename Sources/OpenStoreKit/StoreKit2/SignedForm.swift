@@ -24,13 +24,10 @@ struct SignedForm: Hashable, Sendable {
         jws.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] } ?? [:]
     }
 
-    /// The environment the payload `fields` name (`.xcode` when they name none).
-    static func environment(_ fields: [String: Any]) -> AppStore.Environment {
-        (fields["environment"] as? String).map(AppStore.Environment.init(rawValue:)) ?? .xcode
+    /// The environment a payload names (`.xcode` when it names none).
+    static func environment(_ name: String?) -> AppStore.Environment {
+        name.map(AppStore.Environment.init(rawValue:)) ?? .xcode
     }
-
-    /// The environment the payload names (`.xcode` when it names none).
-    var environment: AppStore.Environment { Self.environment(fields) }
 }
 
 /// Signs what a store hands out and checks it as StoreKit does, against the ledger's own root.
@@ -56,16 +53,17 @@ package final class StoreSigner: Sendable {
     package var signatureCount: Int { signatures.load(ordering: .relaxed) }
     private let signatures = Atomic(0)
 
-    /// `row` signed, or `nil` when it cannot be (the ledger failed to read).
-    func sign(_ row: PaymentTransaction) -> JWS? {
+    /// `row` signed, with the payload it was signed from, or `nil` when it cannot be (the
+    /// ledger failed to read).
+    func sign(_ row: PaymentTransaction) -> (jws: JWS, payload: TransactionPayload)? {
         signatures.add(1, ordering: .relaxed)
-        return try? ledger?.signedTransactions([row]).first
+        return try? ledger?.signedTransactionsWithPayloads([row]).first
     }
 
-    /// `status`'s renewal info signed, or `nil` when it cannot be.
-    func sign(_ status: SubscriptionStatus) -> JWS? {
+    /// `status`'s renewal info signed, with its payload, or `nil` when it cannot be.
+    func sign(_ status: SubscriptionStatus) -> (jws: JWS, payload: RenewalInfoPayload)? {
         signatures.add(1, ordering: .relaxed)
-        return try? ledger?.signedRenewalInfo(status)
+        return try? ledger?.signedRenewalInfoWithPayload(status)
     }
 
     /// `value` with StoreKit's verdict on `jws`: verified when its signature and chain check

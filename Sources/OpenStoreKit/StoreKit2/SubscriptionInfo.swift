@@ -261,8 +261,10 @@ extension Product {
             /// `JWSRenewalInfoDecodedPayload`); empty when the store could not sign it.
             public var jsonRepresentation: Data { signed.payload }
 
-            init(_ status: SubscriptionStatus, signed: JWS?) {
-                self.signed = SignedForm(jws: signed)
+            /// `status` signed as `signed` (`nil` when the store could not sign); what the
+            /// signature adds is read from the payload value, not parsed back from its JSON.
+            init(_ status: SubscriptionStatus, signed: (jws: JWS, payload: RenewalInfoPayload)?) {
+                self.signed = SignedForm(jws: signed?.jws)
                 originalTransactionID = status.transaction.originalID
                 currentProductID = status.transaction.productID
                 willAutoRenew = status.willAutoRenew
@@ -279,24 +281,24 @@ extension Product {
                 isInBillingRetry = status.isInBillingRetry
                 gracePeriodExpirationDate = status.gracePeriodExpirationDate
                 renewalDate = status.renewalDate
-                let fields = self.signed.fields
-                environment = SignedForm.environment(fields)
+                let payload = signed?.payload
+                environment = SignedForm.environment(payload?.environment)
                 signedDate = status.transaction.updatedAt
                 priceIncreaseStatus =
-                    switch (fields["priceIncreaseStatus"] as? NSNumber)?.intValue {
+                    switch payload?.priceIncreaseStatus {
                     case 0?: .pending
                     case 1?: .agreed
                     default: .noIncreasePending
                     }
                 offer = status.renewalOffer.map(Transaction.Offer.init)
-                renewalPrice = (fields["renewalPrice"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
-                currency = (fields["currency"] as? String).map { Locale.Currency($0) }
+                renewalPrice = payload?.renewalPrice.map { Decimal($0) / 1000 }
+                currency = payload?.currency.map { Locale.Currency($0) }
                 appAccountToken = status.transaction.appAccountToken
                 recentSubscriptionStartDate =
-                    (fields["recentSubscriptionStartDate"] as? NSNumber).map { Date(ledgerMilliseconds: $0.int64Value) }
+                    payload?.recentSubscriptionStartDate.map(Date.init(ledgerMilliseconds:))
                     ?? status.transaction.originalPurchaseDate
                 eligibleWinBackOfferIDs = status.eligibleWinBackOfferIDs
-                appTransactionID = fields["appTransactionId"] as? String ?? ""
+                appTransactionID = payload?.appTransactionId ?? ""
             }
 
             /// Whether the user agreed to a price increase (`RenewalInfo.PriceIncreaseStatus`).

@@ -78,9 +78,12 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     /// introductory offer or none.
     public var offerID: String? { offer?.id }
 
-    package init(_ row: PaymentTransaction, origin: Origin, signed: JWS?) {
+    /// `row` as a store hands it out, signed as `signed` (`nil` when the store could not sign):
+    /// what the signature adds (price, currency, ownership, ...) is read from the payload value
+    /// it was signed from, never parsed back from its JSON.
+    package init(_ row: PaymentTransaction, origin: Origin, signed: (jws: JWS, payload: TransactionPayload)?) {
         self.origin = origin
-        self.signed = SignedForm(jws: signed)
+        self.signed = SignedForm(jws: signed?.jws)
         id = row.id
         originalID = row.originalID
         productID = row.productID
@@ -96,14 +99,13 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         revocationDate = row.revocationDate
         revocationReason = row.revocationReason.map(RevocationReason.init(rawValue:))
         appAccountToken = row.appAccountToken
-        // What the payload says, read once.
-        let fields = self.signed.fields
-        environment = SignedForm.environment(fields)
-        price = (fields["price"] as? NSNumber).map { Decimal($0.int64Value) / 1000 }
-        currency = (fields["currency"] as? String).map { Locale.Currency($0) }
-        appTransactionID = fields["appTransactionId"] as? String ?? ""
-        webOrderLineItemID = fields["webOrderLineItemId"] as? String
-        ownershipType = (fields["inAppOwnershipType"] as? String).map(OwnershipType.init(rawValue:)) ?? .purchased
+        let payload = signed?.payload
+        environment = SignedForm.environment(payload?.environment)
+        price = payload?.price.map { Decimal($0) / 1000 }
+        currency = payload?.currency.map { Locale.Currency($0) }
+        appTransactionID = payload?.appTransactionId ?? ""
+        webOrderLineItemID = payload?.webOrderLineItemId
+        ownershipType = payload.map { OwnershipType(rawValue: $0.inAppOwnershipType) } ?? .purchased
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
         offer = row.offer.map(Offer.init)
@@ -404,16 +406,18 @@ extension Transaction {
         /// verifies it (a simulated verification error wins).
         package func result(_ row: PaymentTransaction) -> VerificationResult<Transaction> {
             let signer = signer
-            let jws = signer.sign(row)
-            return failures.verify(Transaction(row, origin: self, signed: jws)) { signer.verify($0, signedAs: jws) }
+            let signed = signer.sign(row)
+            return failures.verify(Transaction(row, origin: self, signed: signed)) {
+                signer.verify($0, signedAs: signed?.jws)
+            }
         }
 
         /// `status`'s renewal info as this store hands it out, signed and verified.
         func result(_ status: SubscriptionStatus) -> VerificationResult<Product.SubscriptionInfo.RenewalInfo> {
             let signer = signer
-            let jws = signer.sign(status)
-            return failures.verify(Product.SubscriptionInfo.RenewalInfo(status, signed: jws)) {
-                signer.verify($0, signedAs: jws)
+            let signed = signer.sign(status)
+            return failures.verify(Product.SubscriptionInfo.RenewalInfo(status, signed: signed)) {
+                signer.verify($0, signedAs: signed?.jws)
             }
         }
 

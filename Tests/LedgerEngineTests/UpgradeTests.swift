@@ -29,6 +29,18 @@ import Testing
         try raw.close()
     }
 
+    /// `ledger`, closed, taken back to the previous schema (as the previous release would have
+    /// left what it holds), upgraded (the last migration applied, nothing else) and opened again.
+    static func takenBackAndUpgraded(_ ledger: Ledger) throws -> Ledger {
+        let path = ledger.path
+        try ledger.close()
+        let raw = try DatabaseQueue(path: path)
+        try raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+        try raw.close()
+        #expect(try Ledger.upgrade(at: path, configuration: configuration) == [PreviousSchema.lastMigration])
+        return try Ledger.open(at: path, configuration: configuration)
+    }
+
     /// A schema-7 history upgraded to schema 10, as the release of schema 10 left it: chained,
     /// its head signed, its events without MACs.
     static func schema10Ledger(at path: String) throws -> DatabaseQueue {
@@ -75,17 +87,11 @@ import Testing
     @Test func aSharedSubscriptionKeepsItsRenewalStateAcrossTheUpgrade() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
-            let path = ledger.path
             let shared = try await ledger.perform(
                 .shareFamilyPurchase(NewPayment(productID: SampleCatalog.yearlySubscription))
             ).transactions[0]
             _ = try await ledger.perform(.setAutoRenew(productID: SampleCatalog.yearlySubscription, enabled: false))
-            try ledger.close()
-            let raw = try DatabaseQueue(path: path)
-            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
-            try raw.close()
-            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
-            let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+            let upgraded = try Self.takenBackAndUpgraded(ledger)
             let status = try #require(try upgraded.subscriptionStatus(forProduct: SampleCatalog.yearlySubscription))
             #expect(status.isFamilyShared && status.transaction.id == shared.id)
             #expect(!status.willAutoRenew)
@@ -101,7 +107,6 @@ import Testing
     @Test func aShareTakenAsTheCustomersChangeOfProductIsUndoneByTheUpgrade() async throws {
         try await withTemporaryDirectory { directory in
             let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
-            let path = ledger.path
             _ = try await ledger.perform(.buyOutsideTheApp(NewPayment(productID: SampleCatalog.subscription)))
             // What the previous release made of a share of pro.yearly: a crossgrade at the next
             // renewal, its payment owned FAMILY_SHARED.
@@ -118,12 +123,7 @@ import Testing
                         arguments: [Int64(share.originalID), share.purchaseDate.ledgerMilliseconds])
                 }
             }
-            try ledger.close()
-            let raw = try DatabaseQueue(path: path)
-            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
-            try raw.close()
-            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
-            let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+            let upgraded = try Self.takenBackAndUpgraded(ledger)
             #expect(try upgraded.pendingProductChange(for: SampleCatalog.subscription) == nil)
             #expect(
                 try upgraded.subscriptionStatus(forProduct: SampleCatalog.subscription)?.autoRenewProductID

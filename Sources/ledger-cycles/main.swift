@@ -33,7 +33,10 @@ if arguments.first == "resident", let path = arguments.dropFirst().first {
         _ = try queue.ledger.counts()
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        print(String(format: "%.1f", (Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1024))
+        guard let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else {
+            fatalError("no VmRSS in /proc/self/status")
+        }
+        print(String(format: "%.1f", kilobytes / 1024))
         try queue.ledger.close()
     }
     exit(0)
@@ -42,7 +45,9 @@ guard arguments.count >= 2, ["ledger", "baseline", "launch", "payers", "jws"].co
     let count = Int(arguments.dropFirst().first!), count > 0
 else {
     FileHandle.standardError.write(
-        Data("usage: ledger-cycles ledger|baseline COUNT [full|normal], or launch|payers COUNT [N]\n".utf8))
+        Data(
+            "usage: ledger-cycles ledger|baseline COUNT [full|normal], launch|payers COUNT [N], jws COUNT [each|cached], or resident PATH\n"
+                .utf8))
     exit(64)
 }
 let third = arguments.dropFirst(2).first

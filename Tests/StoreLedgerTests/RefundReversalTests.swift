@@ -122,6 +122,24 @@ import Testing
         }
     }
 
+    /// A yearly period refunded, a monthly one bought, then the yearly refund reversed: both
+    /// cover now, and the subscription is the one that began last, for every rule alike (its
+    /// status, its renewals, and "already subscribed" when the monthly one is bought again).
+    @Test func aReversedOlderPeriodBesideANewerOneLeavesTheNewerOneCurrent() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let yearly = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
+            try await session.refundTransaction(yearly.id)
+            let monthly = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.reverseRefund(of: yearly.id)
+            #expect(try ledger.subscriptionStatus(forGroup: "pro")?.transaction.id == monthly.id)
+            let again = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            #expect(again.state == .failed && again.error?.message.hasPrefix("Already subscribed") == true)
+            let renewed = try await session.advanceClock(by: 32 * Self.day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.subscription])
+            #expect(renewed.first?.originalID == monthly.originalID)
+        }
+    }
+
     /// The queue's observers hear `reinstatedTransactions`, after the commit, with the rows as
     /// stored (finished ones included).
     @Test func observersHearTheReinstatedTransactions() async throws {

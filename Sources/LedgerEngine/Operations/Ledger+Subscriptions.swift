@@ -573,7 +573,8 @@ extension Ledger {
         try coveringSubscription(db, of: .own(group), at: now, excluding: 0) != nil
     }
 
-    /// The holding's period that covers `now`.
+    /// The holding's period that covers `now`: of two (a refund of an older period reversed
+    /// after a newer one was bought), the one that began last, as `latestPeriod` picks.
     private func coveringSubscription(
         _ db: Database, of held: HeldSubscription, at now: Int64, excluding id: UInt64
     ) throws -> PaymentTransaction? {
@@ -583,7 +584,7 @@ extension Ledger {
                 WHERE subscription_group_id = :group AND state = 'purchased' AND revocation_date IS NULL
                   AND is_upgraded = 0 AND purchase_date <= :now AND expiration_date > :now AND id <> :id
                   AND \(HeldSubscription.transactionsCondition)
-                ORDER BY expiration_date DESC, id DESC LIMIT 1
+                ORDER BY purchase_date DESC, id DESC LIMIT 1
                 """,
             arguments: ["group": held.group, "now": now, "id": Int64(id), "shared": held.sharedKey]
         ).first

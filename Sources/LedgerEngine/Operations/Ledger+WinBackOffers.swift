@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 
 /// Win-back offers: which a churned customer may redeem, by the offers' App Store Connect
 /// rules (`WinBackOffer.Eligibility`), and the check of a payment that redeems one.

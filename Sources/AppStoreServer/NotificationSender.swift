@@ -33,14 +33,18 @@ public final class NotificationSender: Sendable {
 
     /// What one round sent.
     public struct Round: Sendable, Hashable {
-        /// The notifications attempted, as each stands after its attempt.
-        public var attempted: [ServerNotification] = []
+        /// The notifications attempted, as each stands after its attempt (`ledger notifications
+        /// show` shows one).
+        package var attempted: [ServerNotification] = []
+
+        /// How many were attempted.
+        public var attemptedCount: Int { attempted.count }
 
         /// How many were delivered.
         public var deliveredCount: Int { attempted.filter { $0.status == .delivered }.count }
 
         /// A round that attempted `attempted` (nothing by default).
-        public init(attempted: [ServerNotification] = []) {
+        package init(attempted: [ServerNotification] = []) {
             self.attempted = attempted
         }
     }

@@ -4,10 +4,13 @@ public import Foundation
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     /// What a period counts; the raw value is its ISO 8601 letter.
     public enum Unit: String, Sendable, CaseIterable {
-        /// Days (`D`), weeks (`W`), months (`M`) or years (`Y`), on the calendar.
+        /// Days (`D`), on the calendar.
         case day = "D"
+        /// Weeks (`W`), of seven calendar days.
         case week = "W"
+        /// Months (`M`), on the calendar: from the 31st, the last day of a shorter month.
         case month = "M"
+        /// Years (`Y`), on the calendar.
         case year = "Y"
     }
 

@@ -59,6 +59,24 @@ import Testing
         }
     }
 
+    /// A refunded subscription period whose subscription was bought again since: the reversal
+    /// exits 1 with the reason and the file is left byte for byte.
+    @Test func aRefundBesideALaterPeriodIsNotReversed() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", SampleCatalog.yearlySubscription).status == 0)
+            #expect(try workspace.ledger("refund", "1").status == 0)
+            #expect(try workspace.ledger("purchase", SampleCatalog.subscription).status == 0)
+            let before = fileBytes(workspace.database)
+            let refused = try workspace.ledger("reverse-refund", "1")
+            #expect(
+                refused.status == 1
+                    && refused.stderr.contains(
+                        "transaction 1's period would run beside transaction 2, bought since its refund"),
+                "\(refused.stderr)")
+            #expect(fileBytes(workspace.database) == before)
+        }
+    }
+
     @Test func whatTheStoreRefusesExitsWithItsReason() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", SampleCatalog.nonConsumable).status == 0)

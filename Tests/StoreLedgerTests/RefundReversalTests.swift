@@ -122,15 +122,19 @@ import Testing
         }
     }
 
-    /// A yearly period refunded, a monthly one bought, then the yearly refund reversed: both
-    /// cover now, and the subscription is the one that began last, for every rule alike (its
-    /// status, its renewals, and "already subscribed" when the monthly one is bought again).
-    @Test func aReversedOlderPeriodBesideANewerOneLeavesTheNewerOneCurrent() async throws {
+    /// A yearly period refunded, then a monthly one bought: reversing the yearly refund would
+    /// make two periods of one subscription run side by side, so it is refused, nothing changes,
+    /// and the monthly subscription stays the one (its status, "already subscribed", renewals).
+    @Test func aRefundIsNotReversedBesideALaterPeriodOfItsSubscription() async throws {
         try await NotificationOutboxTests.withNotifyingStore { ledger, session in
             let yearly = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
             try await session.refundTransaction(yearly.id)
             let monthly = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
-            try await session.reverseRefund(of: yearly.id)
+            let before = try ledger.allTransactions()
+            await #expect(throws: StoreControlError.supersededSinceRefund(yearly.id, by: monthly.id)) {
+                try await session.reverseRefund(of: yearly.id)
+            }
+            #expect(try ledger.allTransactions() == before, "nothing changed")
             #expect(try ledger.subscriptionStatus(forGroup: "pro")?.transaction.id == monthly.id)
             let again = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
             #expect(again.state == .failed && again.error?.message.hasPrefix("Already subscribed") == true)

@@ -16,14 +16,14 @@ import Testing
         SampleCatalog.subscription, SampleCatalog.yearlySubscription, SampleCatalog.basicSubscription,
     ]
 
-    @Test(arguments: 0..<16)
+    @Test(arguments: 0..<32)
     func entitlementsAndStatusesAgreeThroughRandomHistories(seed: UInt64) async throws {
         var random = SplitMix(seed: seed)
         let configuration = LedgerConfiguration(clock: .fixed(Date(timeIntervalSince1970: 1_800_000_000)))
         try await withTemporaryLedger(configuration: configuration) { ledger in
             let session = StoreTestSession(ledger: ledger)
-            for step in 0..<60 {
-                switch random.next() % 9 {
+            for step in 0..<80 {
+                switch random.next() % 12 {
                 case 0, 1: _ = try? await session.buyProduct(Payment(productID: random.pick(Self.products)))
                 case 2: _ = try? await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
                 case 3: _ = try await session.advanceClock(by: Double(1 + random.next() % 90) * Self.day)
@@ -43,6 +43,23 @@ import Testing
                     let shared = try ledger.subscriptionStatuses(forGroup: "pro").filter(\.isFamilyShared)
                     if let status = shared.randomElement(using: &random) {
                         _ = try? await session.revokeFamilySharing(status.transaction.id)
+                    }
+                case 8:
+                    let refunded = try ledger.allTransactions().filter { $0.revocationDate != nil }
+                    if let transaction = refunded.randomElement(using: &random) {
+                        _ = try? await session.reverseRefund(of: transaction.id)
+                    }
+                case 9:
+                    let product = random.pick(Self.products)
+                    _ =
+                        try? await
+                        (random.next() % 2 == 0
+                        ? session.forceRenewalOfSubscription(product) : session.expireSubscription(product))
+                case 10:
+                    if let status = try ledger.subscriptionStatus(forGroup: "pro") {
+                        _ = try? ledger.extendRenewalDate(
+                            originalTransactionID: status.transaction.originalID, days: Int(1 + random.next() % 90),
+                            reason: 0, requestIdentifier: "extend-\(seed)-\(step)")
                     }
                 default: try await checkBillingRetryCanBeResolved(ledger, session, step: step)
                 }

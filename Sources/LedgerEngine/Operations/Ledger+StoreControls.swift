@@ -163,12 +163,16 @@ extension Ledger {
     /// granted stays granted: it is history.
     /// - Returns: the transaction asked for first, then the others it reinstated.
     /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notRefunded`,
-    ///   `.revokedByFamilySharing` (Family Sharing's end is not a refund).
+    ///   `.revokedByFamilySharing` (Family Sharing's end is not a refund),
+    ///   `.supersededSinceRefund` (a period still running beside a later one of its subscription).
     func reverseRefund(_ db: Database, _ id: UInt64) throws -> [PaymentTransaction] {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.revocationDate != nil else { throw StoreControlError.notRefunded(id) }
         if try !familySharedOriginals(db, of: [transaction]).isEmpty {
             throw StoreControlError.revokedByFamilySharing(id)
+        }
+        if let later = try periodBegunDuring(db, try existingTransaction(db, id: transaction.restoredFromID ?? id)) {
+            throw StoreControlError.supersededSinceRefund(id, by: later)
         }
         let writer = try writer(db)
         let purchase = transaction.restoredFromID ?? transaction.id
@@ -193,6 +197,27 @@ extension Ledger {
         let reinstated = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
         try notify(db, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0], at: writer.now)
         return reinstated
+    }
+
+    /// A later period of `period`'s subscription that began while `period` would run (from its
+    /// start, before its end): bought after `period` was refunded, it would run beside it.
+    private func periodBegunDuring(_ db: Database, _ period: PaymentTransaction) throws -> UInt64? {
+        guard let held = try heldSubscription(db, of: period), let end = period.expirationDate?.ledgerMilliseconds
+        else { return nil }
+        return try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT id FROM transactions
+                WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
+                  AND expiration_date > purchase_date AND purchase_date >= :start AND purchase_date < :end
+                  AND id > :id AND \(HeldSubscription.transactionsCondition)
+                ORDER BY purchase_date, id LIMIT 1
+                """,
+            arguments: [
+                "group": held.group, "start": period.purchaseDate.ledgerMilliseconds, "end": end,
+                "id": Int64(period.id), "shared": held.sharedKey,
+            ]
+        ).map { UInt64($0) }
     }
 
     /// The other transactions of `transaction`'s purchase (the purchase itself and its restored

@@ -56,6 +56,10 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     /// ended, or the family member was refunded): there is no refund of the customer's to
     /// reverse.
     case revokedByFamilySharing(UInt64)
+    /// The refunded subscription period would run beside a later period of the same
+    /// subscription, bought after the refund (`by`): a customer has one subscription of a group
+    /// at a time, so the refund stays.
+    case supersededSinceRefund(UInt64, by: UInt64)
 
     public var description: String {
         switch self {
@@ -105,6 +109,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "transaction \(id) is not refunded: there is no refund to reverse"
         case .revokedByFamilySharing(let id):
             "transaction \(id) was revoked from the customer as a Family Sharing purchase (FAMILY_REVOKE), not refunded: there is no refund to reverse"
+        case .supersededSinceRefund(let id, let later):
+            "transaction \(id)'s period would run beside transaction \(later), bought since its refund: a customer has one subscription of a group at a time, so the refund stays"
         case .invalidPrice(let price):
             "\(DecimalText.format(price)) is not a price: a non-negative decimal such as \"0.99\", of at most 18 digits, 15 before the point"
         }

@@ -23,6 +23,9 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     /// Whether a family member holds it and shares it with the customer (its transactions are
     /// owned FAMILY_SHARED); `false` for the customer's own subscription.
     public var isFamilyShared: Bool
+    /// Which subscription of the group it is: the original transaction of the family member's
+    /// shared purchase, `nil` for the customer's own.
+    package var sharedOriginalID: UInt64? { isFamilyShared ? transaction.originalID : nil }
     /// Where the subscription stands at the store's time now.
     public var state: RenewalState
     /// The subscription's latest period: the transaction that gives (or gave) the entitlement.

@@ -22,6 +22,11 @@ struct HeldSubscription: Hashable, Sendable {
     /// Its key in `subscription_renewal.shared_original_id` (0 for the customer's own).
     var sharedKey: Int64 { Int64(clamping: sharedOriginal ?? 0) }
 
+    /// The SQL expression of a transaction row's `sharedKey`: its original id when a family
+    /// member shared its chain's purchase, else 0 (the customer's own).
+    static let sharedKeyOfRow =
+        "IIF(original_id IN (SELECT original_transaction_id FROM family_shares), original_id, 0)"
+
     /// The SQL condition that selects its transactions among the group's, with `sharedKey` bound
     /// to `:shared`: a shared purchase's chain, or every chain no family member shared.
     static let transactionsCondition = """
@@ -45,24 +50,21 @@ extension Ledger {
     /// Every holding of the group: the customer's own (always, bought or not) first, then the
     /// shares with a renewal state, newest first.
     func heldSubscriptions(_ db: Database, group: String) throws -> [HeldSubscription] {
-        let shared = try Int64.fetchAll(
-            try db.cachedStatement(
-                sql: """
-                    SELECT shared_original_id FROM subscription_renewal
-                    WHERE group_id = ? AND shared_original_id <> 0 ORDER BY shared_original_id DESC
-                    """),
-            arguments: [group])
-        return [.own(group)] + shared.map { HeldSubscription(group: group, sharedOriginal: UInt64($0)) }
+        [.own(group)] + (try heldSubscriptions(db, where: "group_id = ? AND shared_original_id <> 0", [group]))
     }
 
-    /// Every holding with a renewal state, by group, the customer's own first.
-    func heldSubscriptions(_ db: Database, where condition: String = "1") throws -> [HeldSubscription] {
+    /// Every holding with a renewal state that `condition` selects, by group, the customer's own
+    /// first, then the shares newest first.
+    func heldSubscriptions(
+        _ db: Database, where condition: String = "1", _ arguments: StatementArguments = []
+    ) throws -> [HeldSubscription] {
+        // Cached: the conditions are a few constants, and the renewal walk runs at every launch.
         try Row.fetchAll(
-            db,
-            sql: """
-                SELECT group_id, shared_original_id FROM subscription_renewal
-                WHERE \(condition) ORDER BY group_id, shared_original_id = 0 DESC, shared_original_id DESC
-                """
+            try db.cachedStatement(
+                sql: """
+                    SELECT group_id, shared_original_id FROM subscription_renewal
+                    WHERE \(condition) ORDER BY group_id, shared_original_id = 0 DESC, shared_original_id DESC
+                    """), arguments: arguments
         ).map { row in
             let shared: Int64 = row["shared_original_id"]
             return HeldSubscription(group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared))

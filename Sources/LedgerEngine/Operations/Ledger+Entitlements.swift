@@ -27,12 +27,9 @@ extension Ledger {
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
                                    WHERE r.group_id = subscription_group_id
-                                     AND r.shared_original_id = IIF(
-                                         original_id IN (SELECT original_transaction_id FROM family_shares),
-                                         original_id, 0)
+                                     AND r.shared_original_id = \(HeldSubscription.sharedKeyOfRow)
                                      AND r.billing_issue_since = expiration_date AND r.grace_until > ?)))
-                        GROUP BY product_id,
-                            IIF(original_id IN (SELECT original_transaction_id FROM family_shares), original_id, 0))
+                        GROUP BY product_id, \(HeldSubscription.sharedKeyOfRow))
                     ORDER BY product_id, id
                     """,
                 arguments: [now, now, now])

@@ -151,12 +151,14 @@ extension Ledger {
 
     // MARK: - Charged prices
 
-    /// The price a renewal of `chain`'s group into `productID` is charged when it is not the
-    /// catalog's: an agreed increase of that product (of the customer's own subscription), else
-    /// the price the chain's latest period was charged when it renews the same product.
-    func renewalCharge(_ db: Database, chain: PaymentTransaction, productID: String) throws -> Decimal? {
-        if let held = try heldSubscription(db, of: chain), !held.isFamilyShared,
-            let increase = try priceIncrease(db, group: held.group),
+    /// The price a renewal of `chain` (the latest period of `held`) into `productID` is charged
+    /// when it is not the catalog's: an agreed increase of that product (of the customer's own
+    /// subscription), else the price the chain's latest period was charged when it renews the
+    /// same product.
+    func renewalCharge(
+        _ db: Database, of held: HeldSubscription, chain: PaymentTransaction, productID: String
+    ) throws -> Decimal? {
+        if !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
             increase.productID == productID, increase.status == .agreed
         {
             return increase.price

@@ -38,7 +38,7 @@ extension Ledger {
         let run = try renewalOffer(
             db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
         let end = try periodsEnd(db, run, plan: plan, start: now)
-        let charge = try renewalCharge(db, chain: latest, productID: productID)
+        let charge = try renewalCharge(db, of: held, chain: latest, productID: productID)
         // Charged, the increase is over: the renewal's notification reports none waiting.
         try dropPriceIncrease(db, of: held)
         let renewal = try insertRenewal(
@@ -93,7 +93,7 @@ extension Ledger {
             db, chain: latest, renewingTo: renewTo, plan: plan, pendingOffer: state.pendingOffer)
         var anchor = renewTo == latest.productID ? state.periodAnchor ?? start : start
         let end = periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
-        let charge = try renewalCharge(db, chain: latest, productID: renewTo)
+        let charge = try renewalCharge(db, of: held, chain: latest, productID: renewTo)
         try dropPriceIncrease(db, of: held)  // charged now (see `forceRenewal`)
         let renewal = try insertRenewal(
             writer(db, at: now),
@@ -332,7 +332,7 @@ extension Ledger {
             var anchor = productID != latest.productID ? start : state.periodAnchor ?? start
             var run = try renewalOffer(
                 db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
-            let charge = make == nil ? nil : try renewalCharge(db, chain: latest, productID: productID)
+            let charge = make == nil ? nil : try renewalCharge(db, of: held, chain: latest, productID: productID)
             var made = 0
             // No period starts at the store's last millisecond: the one before ended there.
             while start <= now, start < Self.latestStoreMilliseconds {

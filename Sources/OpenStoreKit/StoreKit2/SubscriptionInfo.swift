@@ -75,7 +75,7 @@ extension Product {
                 // The customer's own subscription, or the share whose chain the transaction is in.
                 let sharedOriginal = try context.ledger.isFamilyShared(transaction) ? transaction.originalID : nil
                 return try context.ledger.subscriptionStatuses(forGroup: group).first {
-                    ($0.isFamilyShared ? $0.transaction.originalID : nil) == sharedOriginal
+                    $0.sharedOriginalID == sharedOriginal
                 }.map { Status($0, origin: context.origin) }
             }
         }

@@ -113,7 +113,7 @@ final class SubscriptionStatusUpdates: PaymentTransactionObserver, Sendable {
 
         init(_ status: SubscriptionStatus) {
             groupID = status.groupID
-            sharedOriginal = status.isFamilyShared ? status.transaction.originalID : nil
+            sharedOriginal = status.sharedOriginalID
         }
 
         /// By group, the customer's own first, then the shares newest first, as the ledger lists them.

@@ -86,24 +86,41 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     /// stays for the app's observer to finish, as StoreKit 1 requires. One the launch did not
     /// hear of (declined by another process, or while the app did not run, or not finished
     /// for the ledger was busy) is finished at the next launch (`finishAbandonedFailures(in:)`).
-    private func finishAbandonedFailures(_ transactions: [PaymentTransaction], in queue: PaymentQueue) async {
+    /// Whether nothing was left to finish (the finish failed: the ledger busy or unwritable).
+    @discardableResult
+    private func finishAbandonedFailures(_ transactions: [PaymentTransaction], in queue: PaymentQueue) async -> Bool {
         let inProgress = state.withLock { $0.purchasesInProgress }
         let abandoned = transactions.filter { row in
             guard row.state == .failed, !row.isFinished, let key = row.idempotencyKey else { return false }
             return key.hasPrefix(Self.purchaseKeyPrefix) && !inProgress.contains(key)
         }
-        guard !abandoned.isEmpty else { return }
-        _ = try? await queue.finishTransactions(abandoned.map(\.id))
+        guard !abandoned.isEmpty else { return true }
+        return (try? await queue.finishTransactions(abandoned.map(\.id))) != nil
     }
 
     /// At launch: finishes the StoreKit 2 failures left unfinished among the oldest 1,000
     /// unfinished failed transactions (a launch's work stays bounded; a later launch, once
-    /// StoreKit 1 observers finished theirs, takes the next ones).
+    /// StoreKit 1 observers finished theirs, takes the next ones). A read or finish that fails
+    /// (another process held the ledger longer than its busy timeout) is tried again, at most
+    /// `launchAttempts` times in all, 0.1 s after the first failure, twice as long after each
+    /// next one; past that the next launch tries.
     func finishAbandonedFailures(in queue: PaymentQueue) async {
-        let failed = try? ledger.transactions(
-            matching: TransactionFilter(state: .failed, unfinishedOnly: true, limit: 1_000))
-        await finishAbandonedFailures(failed ?? [], in: queue)
+        var wait = Duration.milliseconds(100)
+        for attempt in 1...Self.launchAttempts {
+            if let failed = try? ledger.transactions(
+                matching: TransactionFilter(state: .failed, unfinishedOnly: true, limit: 1_000)),
+                await finishAbandonedFailures(failed, in: queue)
+            {
+                return
+            }
+            guard attempt < Self.launchAttempts else { return }
+            try? await Task.sleep(for: wait)
+            wait *= 2
+        }
     }
+
+    /// How many times a launch tries to finish the StoreKit 2 failures it finds.
+    static let launchAttempts = 5
 
     func paymentQueue(_ queue: PaymentQueue, revokedTransactions transactions: [PaymentTransaction]) async {
         broadcast.send(transactions.map(origin.result))

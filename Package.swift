@@ -62,6 +62,9 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // The storage engine any ledger needs: the file, the schema and its migrations, the
+        // connections, the commit group, the writer, the rows and their queries, the hash chain
+        // and the signing of its heads. It knows no rule of the App Store.
         .target(
             name: "LedgerEngine",
             dependencies: [
@@ -78,7 +81,17 @@ let package = Package(
         ),
         // The SQLite calls Swift cannot make (variadic ones).
         .target(name: "CLedgerSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .target(name: "StoreLedger", dependencies: ["LedgerEngine"]),
+        // The simulated App Store's rules on a ledger, a folder per feature: payments and
+        // restores, the catalog, subscriptions, offers, refunds, Family Sharing, the server's
+        // records and notifications, the store's controls, signed transactions.
+        .target(
+            name: "SimulatedStore",
+            dependencies: [
+                "LedgerEngine", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(name: "StoreLedger", dependencies: ["SimulatedStore"]),
         // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs
         // with only its import changed.
         .target(name: "OpenStoreKit", dependencies: ["StoreLedger"]),
@@ -88,7 +101,7 @@ let package = Package(
         .target(
             name: "AppStoreServer",
             dependencies: [
-                "StoreLedger", .product(name: "Hummingbird", package: "hummingbird"),
+                "SimulatedStore", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -130,11 +143,12 @@ let package = Package(
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(
-            name: "LedgerTestSupport", dependencies: ["StoreLedger", "LedgerTesting"], path: "Tests/LedgerTestSupport"),
+            name: "LedgerTestSupport", dependencies: ["StoreLedger", "SimulatedStore", "LedgerTesting"],
+            path: "Tests/LedgerTestSupport"),
         .testTarget(
             name: "LedgerEngineTests",
             dependencies: [
-                "LedgerEngine", "LedgerSigning", "LedgerTestSupport", "LedgerTesting",
+                "LedgerEngine", "SimulatedStore", "LedgerSigning", "LedgerTestSupport", "LedgerTesting",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
@@ -151,7 +165,14 @@ let package = Package(
             ]),
         .testTarget(
             name: "StoreLedgerTests",
-            dependencies: ["StoreLedger", "LedgerTestSupport", "LedgerTesting"]),
+            dependencies: ["StoreLedger", "SimulatedStore", "LedgerTestSupport", "LedgerTesting"]),
+        // The store's rules, a folder per feature as in Sources/SimulatedStore.
+        .testTarget(
+            name: "SimulatedStoreTests",
+            dependencies: [
+                "StoreLedger", "SimulatedStore", "LedgerEngine", "LedgerTestSupport", "LedgerTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(
             name: "LedgerCommandTests",
             dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],

@@ -4,7 +4,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
-public import StoreLedger
+public import SimulatedStore
 
 /// The App Store Server API (`AppStoreServerAPI`) on a real port, over HTTP/1.1 with
 /// keep-alive (Hummingbird). `ledger serve` runs one; a Swift server's tests can run one

@@ -1,6 +1,6 @@
 public import Foundation
 import Logging
-public import StoreLedger
+public import SimulatedStore
 import Synchronization
 
 /// One request to the App Store Server API, as the HTTP server hands it over.

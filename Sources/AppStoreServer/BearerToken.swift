@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// The bearer token of an App Store Server API request, checked as the App Store checks one:
 /// a JWT signed with ES256 by an API key the ledger holds (header `kid`), issued by that key's

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// Extend a Subscription Renewal Date, Extend Subscription Renewal Dates for All Active
 /// Subscribers and Get Status of Subscription Renewal Date Extensions

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// Get Transaction History (v1 and v2) and Get Refund History (v2): a customer's transactions
 /// as the App Store's server lists them (`ServerHistoryQuery`), at most 20 a page, each page

@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// Request a Test Notification, Get Test Notification Status and Get Notification History: the
 /// ledger's outbox of Server Notifications V2 (`Ledger.notifications`), as the App Store's

@@ -4,7 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-public import StoreLedger
+public import SimulatedStore
 import Synchronization
 
 /// Sends a ledger's App Store Server Notifications V2 to the store's notification URL: each

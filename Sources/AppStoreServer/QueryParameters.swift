@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// A request's query string, read as Apple's clients write it: `name=value` pairs joined by
 /// `&`, percent-encoded (`+` for a space), a name repeated for each value of a list

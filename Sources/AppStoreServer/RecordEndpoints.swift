@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// Look Up Order ID, Send Consumption Information (versions 1 and 2) and Set App Account
 /// Token: what the team's server reads by order, and tells the App Store about a transaction.

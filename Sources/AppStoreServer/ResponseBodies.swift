@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// The JSON bodies of the App Store Server API's answers, with Apple's field names. Encoded by
 /// `JSONEncoder`, sorted, slashes unescaped: Foundation's `JSONSerialization` spent most of an

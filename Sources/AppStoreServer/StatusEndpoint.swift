@@ -1,5 +1,5 @@
 import Foundation
-import StoreLedger
+import SimulatedStore
 
 /// Get All Subscription Statuses: each subscription group the customer bought, with its latest
 /// transaction and renewal info, signed, and Apple's status code.

@@ -207,8 +207,18 @@ func readmeExample15(line: String, subject: some CrashTestSubject) async throws 
     print(outcome.violations)
 }
 
-// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
+// Sources/SimulatedStore/SimulatedStore.docc/SimulatedStore.md
 func readmeExample16() async throws {
+
+    let ledger = try Ledger.open(at: "purchases.sqlite")
+    for status in try ledger.subscriptionStatuses() {
+        print(status.transaction.productID, status.state)
+    }
+    try ledger.close()
+}
+
+// Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
+func readmeExample17() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -233,7 +243,7 @@ func readmeExample16() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample17(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample18(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)

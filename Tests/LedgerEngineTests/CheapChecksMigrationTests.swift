@@ -5,6 +5,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// Migration 0008 rebuilds `transactions` and `transaction_events` so that their checks build no
 /// temporary b-tree per row: every row, the event counter, every index and trigger must survive.

@@ -6,6 +6,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// The hash chain's byte format (docs/HASH-CHAIN.md), when heads are signed, and the chain a
 /// migration gives an old history.

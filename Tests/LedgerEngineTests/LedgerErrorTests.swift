@@ -5,6 +5,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// `LedgerError` keeps its cause: a code to match, SQLite's result code and statement, and the
 /// error it comes from.

@@ -5,6 +5,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 @Suite struct OpeningTests {
     @Test func embeddedMigrationsMatchTheMigrationsFolder() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerEngine
+import LedgerTestSupport
 import LedgerTesting
 import Testing
 

@@ -4,6 +4,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// The ledger's numbered statements (`LedgerSQL`) belong to the connection that prepared them
 /// and never keep it open: SQLite closes a connection only once all its statements are gone.

@@ -6,6 +6,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// The schema can be read without replaying the migrations (docs/schema.sql, what they make),
 /// and the shipped migrations never change (migrations/SHA256SUMS).

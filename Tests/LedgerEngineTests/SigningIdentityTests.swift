@@ -9,6 +9,7 @@ import X509
 
 @testable import LedgerEngine
 @testable import LedgerSigning
+@testable import SimulatedStore
 
 /// Every ledger's signing identity: made with the ledger (or its migration to schema 9), kept.
 @Suite struct SigningIdentityTests {

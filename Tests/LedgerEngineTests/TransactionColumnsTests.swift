@@ -1,7 +1,9 @@
 import GRDB
+import LedgerTestSupport
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// `TransactionColumns` is the one list of the transaction row: what the decoder reads, the
 /// chain digests, an insert binds and a restored copy selects all come from it, so it must be

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerModel
 import LedgerSigning
+import LedgerTestSupport
 import LedgerTesting
 import Testing
 

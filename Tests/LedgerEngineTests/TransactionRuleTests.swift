@@ -5,6 +5,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// The database's rules (migration 0007's tables and triggers) against Swift's
 /// `TransactionRules`: every initial insert, every state x state update, finishing and

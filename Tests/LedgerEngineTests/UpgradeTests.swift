@@ -6,6 +6,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// Upgrading a ledger written by an older release: a read never writes; an upgrade is one
 /// transaction, checked before it commits, and a failure says where in one line and changes

@@ -420,7 +420,9 @@ import enum LedgerModel.StoreControlError
             let deadline = Date().addingTimeInterval(60)
             while session.allTransactions().first?.isFinished != true {
                 guard Date() < deadline else {
-                    let rows = session.allTransactions().map { "\($0.identifier) \($0.state) finished: \($0.isFinished)" }
+                    let rows = session.allTransactions().map {
+                        "\($0.identifier) \($0.state) finished: \($0.isFinished)"
+                    }
                     Issue.record("the next launch did not finish the declined purchase: \(rows)")
                     return
                 }

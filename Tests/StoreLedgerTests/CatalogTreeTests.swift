@@ -3,6 +3,7 @@ import LedgerTestSupport
 import LedgerTesting
 import Testing
 
+@testable import SimulatedStore
 @testable import StoreLedger
 
 /// The product files' JSON reader (`CatalogTree`): what it accepts agrees with Foundation's

@@ -1,10 +1,10 @@
 import CLedgerSQLite
 import Foundation
-import GRDB
+package import GRDB
 import GRDBSQLite
 import LedgerModel
 import LedgerSigning
-import Synchronization
+package import Synchronization
 
 /// A ledger file: the durable record of products, transactions and the store's settings.
 ///
@@ -36,25 +36,25 @@ public final class Ledger: Sendable {
     /// The configuration the ledger was opened with.
     public let configuration: LedgerConfiguration
     /// The ledger's one connection: it writes too, unless the ledger was opened read-only.
-    let reader: DatabaseQueue
+    package let reader: DatabaseQueue
     /// The connection that writes; `nil` when opened read-only. One connection, with no journal
     /// set-up of GRDB's (the file is in WAL mode from its creation): GRDB's `DatabasePool`
     /// commits a throw-away table at every open, which rewrote the file's header even for a
     /// command that was then refused.
-    let writer: DatabaseQueue?
+    package let writer: DatabaseQueue?
     /// Batches the writes of concurrent callers into shared commits (`grouped`).
     let commitGroup: CommitGroup?
     /// The writing connection's numbered statements (`LedgerSQL`).
     private let statements = PreparedStatements()
     /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
     /// does not chain, for `ledger-lab bench`).
-    let headSigner: HeadSigner?
+    package let headSigner: HeadSigner?
     /// The signing identity, read once.
-    let identities = IdentityCache()
+    package let identities = IdentityCache()
     /// The `PRAGMA data_version` at which this connection last found the API keys' table whole
     /// (`AuthenticatedRecords.checkWhole`): until another connection commits, it need not look
     /// again (the server asks for every request).
-    let apiKeysCheckedAt = Mutex<Int64?>(nil)
+    package let apiKeysCheckedAt = Mutex<Int64?>(nil)
     /// Set by `close()`, so that closing again does not sign again. Every use after it is
     /// refused on the connection's own queue (`Database.ensureConnected`), where the connection
     /// closes, so a call racing `close()` is refused too.
@@ -245,7 +245,7 @@ public final class Ledger: Sendable {
 
     /// Finalizes the numbered statements, then closes the connection (SQLite refuses to close
     /// one with statements left). Again after it, nothing happens.
-    func closeConnection() throws {
+    package func closeConnection() throws {
         writer?.writeWithoutTransaction { _ in statements.detach() }
         try reader.close()
     }
@@ -314,7 +314,7 @@ public final class Ledger: Sendable {
         return (temporary, directory)
     }
 
-    static func removeDatabaseFiles(_ path: String) {
+    package static func removeDatabaseFiles(_ path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
     }
 
@@ -345,7 +345,7 @@ public final class Ledger: Sendable {
     // MARK: - Access
 
     /// Runs `body` in one IMMEDIATE write transaction; commits when it returns.
-    func write<T>(_ body: (Database) throws -> T) throws -> T {
+    package func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         do {
             return try writer.writeWithoutTransaction { db in
@@ -360,7 +360,7 @@ public final class Ledger: Sendable {
     /// for what a power loss may take back at no harm, such as the record of a notification's
     /// attempt (the notification is then sent again, with the same UUID). A killed process
     /// still loses nothing it committed, and the next synced commit syncs this one too.
-    func writeUnsynced<T>(_ body: (Database) throws -> T) throws -> T {
+    package func writeUnsynced<T>(_ body: (Database) throws -> T) throws -> T {
         guard configuration.durability == .full, let writer else { return try write(body) }
         do {
             return try writer.writeWithoutTransaction { db in
@@ -376,7 +376,7 @@ public final class Ledger: Sendable {
     }
 
     /// Runs `body` in the next group commit (see `CommitGroup`), in its own savepoint.
-    func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    package func grouped<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         guard let commitGroup else { throw LedgerError.unusable(path: path, reason: "it was opened read-only") }
         return try await commitGroup.perform(body)
     }
@@ -384,7 +384,7 @@ public final class Ledger: Sendable {
     /// Runs `body` on a consistent snapshot of committed data: a read-only transaction, as
     /// GRDB's `read` makes, which would touch a connection closed by a racing `close()` before
     /// anything could check it.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
+    package func read<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try reader.unsafeRead { db in
                 try db.ensureConnected()
@@ -397,7 +397,7 @@ public final class Ledger: Sendable {
         }
     }
 
-    static func mapError(_ error: any Error, path: String) -> any Error {
+    package static func mapError(_ error: any Error, path: String) -> any Error {
         if error is LedgerClosed { return LedgerError.unusable(path: path, reason: "it was closed") }
         if let mismatch = error as? ConnectionSettings.Mismatch {
             return LedgerError.unusable(path: path, reason: mismatch.description)

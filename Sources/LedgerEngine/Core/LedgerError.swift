@@ -202,7 +202,7 @@ extension LedgerError {
     public static let upgradeFailed = Code.upgradeFailed
 
     /// An `.olderSchema` error: `path` is at schema `applied` of `current` (`reason` says which).
-    static func olderSchema(path: String, applied: [String]) -> LedgerError {
+    package static func olderSchema(path: String, applied: [String]) -> LedgerError {
         LedgerError(
             .olderSchema, path: path,
             reason: "schema \(applied.count) (\(applied.last ?? "none")) of this version's "
@@ -210,7 +210,9 @@ extension LedgerError {
     }
 
     /// An `.upgradeFailed` error: upgrading `path` failed, for `reason`.
-    static func upgradeFailed(path: String, reason: String, unvouchedEvents: ClosedRange<Int64>? = nil) -> LedgerError {
+    package static func upgradeFailed(
+        path: String, reason: String, unvouchedEvents: ClosedRange<Int64>? = nil
+    ) -> LedgerError {
         var error = LedgerError(.upgradeFailed, path: path, reason: reason)
         error.unvouchedEvents = unvouchedEvents
         return error
@@ -235,13 +237,13 @@ extension LedgerError {
 
     /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.
     /// A backup's or an export's `destination` cannot be written, for the system's `code`.
-    static func cannotWrite(_ code: Int32, destination: String) -> LedgerError {
+    package static func cannotWrite(_ code: Int32, destination: String) -> LedgerError {
         LedgerError(
             .cannotWrite, path: destination, reason: String(cString: strerror(code)),
             underlyingError: POSIXErrorCode(rawValue: code).map { POSIXError($0) })
     }
 
-    static func system(_ code: Int32, path: String, doing action: String? = nil) -> LedgerError {
+    package static func system(_ code: Int32, path: String, doing action: String? = nil) -> LedgerError {
         let words = String(cString: strerror(code))
         return unusable(
             path: path, reason: action.map { "\($0): \(words)" } ?? words,

@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 public import LedgerModel
 
 /// The settings a ledger stores.
@@ -10,7 +10,7 @@ extension StoreSettings {
     }
 
     /// The settings as a write transaction sees them.
-    init(_ db: Database) throws {
+    package init(_ db: Database) throws {
         self.init(stored: try Ledger.storedSettings(db))
     }
 }

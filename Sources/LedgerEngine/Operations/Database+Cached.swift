@@ -1,10 +1,10 @@
-import GRDB
+package import GRDB
 import LedgerModel
 
 extension Database {
     /// Executes one statement from the connection's statement cache: the ledger runs the same
     /// few statements over and over, and preparing them again each time is most of their cost.
-    func run(sql: String, arguments: StatementArguments = []) throws {
+    package func run(sql: String, arguments: StatementArguments = []) throws {
         try cachedStatement(sql: sql).execute(arguments: arguments)
     }
 
@@ -19,12 +19,12 @@ extension Database {
 }
 
 private enum TransactionSQL {
-    static let begin = LedgerSQL("BEGIN IMMEDIATE TRANSACTION")
-    static let beginReading = LedgerSQL("BEGIN DEFERRED TRANSACTION")
-    static let commit = LedgerSQL("COMMIT TRANSACTION")
-    static let savepoint = LedgerSQL("SAVEPOINT change")
-    static let release = LedgerSQL("RELEASE SAVEPOINT change")
-    static let rollbackToSavepoint = LedgerSQL("ROLLBACK TO SAVEPOINT change")
+    package static let begin = LedgerSQL("BEGIN IMMEDIATE TRANSACTION")
+    package static let beginReading = LedgerSQL("BEGIN DEFERRED TRANSACTION")
+    package static let commit = LedgerSQL("COMMIT TRANSACTION")
+    package static let savepoint = LedgerSQL("SAVEPOINT change")
+    package static let release = LedgerSQL("RELEASE SAVEPOINT change")
+    package static let rollbackToSavepoint = LedgerSQL("ROLLBACK TO SAVEPOINT change")
 }
 
 extension Database {
@@ -34,7 +34,7 @@ extension Database {
     ///
     /// With a `signer`, the hash chain's head is signed after `body`, in the same commit, when
     /// it is due (`HeadSigner.signIfDue`).
-    func immediateTransaction<T>(signing signer: HeadSigner? = nil, _ body: () throws -> T) throws -> T {
+    package func immediateTransaction<T>(signing signer: HeadSigner? = nil, _ body: () throws -> T) throws -> T {
         try ensureConnected()
         return try transaction(beginning: TransactionSQL.begin, signing: signer, body)
     }
@@ -43,7 +43,7 @@ extension Database {
     /// whether it returns or throws. Its statements are prepared once too: GRDB's
     /// `inTransaction` prepared BEGIN and COMMIT again at every read, most of the cost of the
     /// App Store server's small reads (SQLite's authorizer runs at each preparation).
-    func deferredTransaction<T>(_ body: () throws -> T) throws -> T {
+    package func deferredTransaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(beginning: TransactionSQL.beginReading, signing: nil, body)
     }
 
@@ -72,13 +72,13 @@ extension Database {
     /// use of a closed connection as a programming error (the process crashes); checked on the
     /// connection's own queue, where the connection is closed, so a call racing `close()` gets
     /// the error too.
-    func ensureConnected() throws {
+    package func ensureConnected() throws {
         if sqliteConnection == nil { throw LedgerClosed() }
     }
 }
 
 /// The ledger was closed (`Ledger.mapError` makes it `LedgerError.unusable`).
-struct LedgerClosed: Error {}
+package struct LedgerClosed: Error {}
 
 extension Database {
     /// Runs `body` in a savepoint of the current transaction: released when it returns, rolled
@@ -86,7 +86,7 @@ extension Database {
     /// call; a group commit makes one savepoint per change it holds.
     /// - Throws: `body`'s error; `SavepointRollbackFailed` when its changes could not be undone
     ///   (the whole transaction must then be rolled back).
-    func inCachedSavepoint<T>(_ body: () throws -> T) throws -> T {
+    package func inCachedSavepoint<T>(_ body: () throws -> T) throws -> T {
         try run(TransactionSQL.savepoint)
         do {
             let value = try body()
@@ -108,6 +108,6 @@ extension Database {
 
 /// A savepoint whose changes could not be rolled back: the transaction holding it cannot be
 /// committed. `error` is what made the savepoint fail in the first place.
-struct SavepointRollbackFailed: Error {
-    let error: any Error
+package struct SavepointRollbackFailed: Error {
+    package let error: any Error
 }

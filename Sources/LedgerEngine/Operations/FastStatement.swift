@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 import GRDBSQLite
 import LedgerModel
 
@@ -11,18 +11,18 @@ import LedgerModel
 /// Used only on a connection GRDB serializes (inside its `read` or `write`), for the ledger's
 /// own transactions too (`Database.immediateTransaction`: GRDB asks SQLite whether one is
 /// open), and reset after every use, error or not.
-struct FastStatement {
+package struct FastStatement {
     private let statement: Statement
     private let handle: SQLiteStatement
     private let connection: SQLiteConnection?
 
     /// A statement whose SQL is built at run time, from GRDB's statement cache.
-    init(_ db: Database, _ sql: String) throws {
+    package init(_ db: Database, _ sql: String) throws {
         self.init(db, statement: try db.cachedStatement(sql: sql))
     }
 
     /// One of the ledger's numbered statements (see `LedgerSQL`).
-    init(_ db: Database, _ sql: LedgerSQL) throws {
+    package init(_ db: Database, _ sql: LedgerSQL) throws {
         self.init(db, statement: try PreparedStatements.statement(sql, in: db))
     }
 
@@ -36,23 +36,23 @@ struct FastStatement {
 
     // MARK: - Parameters (1-based, as SQLite counts them)
 
-    func bind(_ index: Int32, _ value: Int64) {
+    package func bind(_ index: Int32, _ value: Int64) {
         sqlite3_bind_int64(handle, index, value)
     }
 
-    func bind(_ index: Int32, _ value: Int64?) {
+    package func bind(_ index: Int32, _ value: Int64?) {
         if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
     }
 
-    func bind(_ index: Int32, _ value: Int) {
+    package func bind(_ index: Int32, _ value: Int) {
         sqlite3_bind_int64(handle, index, Int64(value))
     }
 
-    func bind(_ index: Int32, _ value: Bool) {
+    package func bind(_ index: Int32, _ value: Bool) {
         sqlite3_bind_int64(handle, index, value ? 1 : 0)
     }
 
-    func bind(_ index: Int32, _ value: String?) {
+    package func bind(_ index: Int32, _ value: String?) {
         guard let value else {
             sqlite3_bind_null(handle, index)
             return
@@ -60,12 +60,12 @@ struct FastStatement {
         _ = value.withCString { sqlite3_bind_text(handle, index, $0, -1, Self.transient) }
     }
 
-    func bind(_ index: Int32, _ value: [UInt8]) {
+    package func bind(_ index: Int32, _ value: [UInt8]) {
         _ = value.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
     /// GRDB's `StatementArguments`, for the statements whose parameters are built at run time.
-    func bind(_ arguments: StatementArguments) throws {
+    package func bind(_ arguments: StatementArguments) throws {
         try statement.setArguments(arguments)
     }
 
@@ -75,14 +75,14 @@ struct FastStatement {
     // MARK: - Running
 
     /// Runs a statement that returns no rows.
-    func execute() throws {
+    package func execute() throws {
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE || code == SQLITE_ROW else { throw failure(code) }
     }
 
     /// Calls `body` with each row, in order.
-    func forEachRow(_ body: (Columns) throws -> Void) throws {
+    package func forEachRow(_ body: (Columns) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         while true {
             let code = sqlite3_step(handle)
@@ -93,7 +93,7 @@ struct FastStatement {
     }
 
     /// The first row, decoded; `nil` when there is none.
-    func first<T>(_ decode: (Columns) throws -> T) throws -> T? {
+    package func first<T>(_ decode: (Columns) throws -> T) throws -> T? {
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         if code == SQLITE_DONE { return nil }
@@ -102,7 +102,7 @@ struct FastStatement {
     }
 
     /// Every row, decoded.
-    func all<T>(_ decode: (Columns) throws -> T) throws -> [T] {
+    package func all<T>(_ decode: (Columns) throws -> T) throws -> [T] {
         var values: [T] = []
         try forEachRow { values.append(try decode($0)) }
         return values
@@ -115,44 +115,44 @@ struct FastStatement {
     }
 
     /// The columns of the current row, by position (0-based, as SQLite counts them).
-    struct Columns {
-        let handle: SQLiteStatement
+    package struct Columns {
+        package let handle: SQLiteStatement
 
-        func isNull(_ index: Int32) -> Bool {
+        package func isNull(_ index: Int32) -> Bool {
             sqlite3_column_type(handle, index) == SQLITE_NULL
         }
 
-        func int64(_ index: Int32) -> Int64 {
+        package func int64(_ index: Int32) -> Int64 {
             sqlite3_column_int64(handle, index)
         }
 
-        func optionalInt64(_ index: Int32) -> Int64? {
+        package func optionalInt64(_ index: Int32) -> Int64? {
             isNull(index) ? nil : sqlite3_column_int64(handle, index)
         }
 
-        func int(_ index: Int32) -> Int {
+        package func int(_ index: Int32) -> Int {
             Int(sqlite3_column_int64(handle, index))
         }
 
-        func optionalInt(_ index: Int32) -> Int? {
+        package func optionalInt(_ index: Int32) -> Int? {
             isNull(index) ? nil : Int(sqlite3_column_int64(handle, index))
         }
 
-        func bool(_ index: Int32) -> Bool {
+        package func bool(_ index: Int32) -> Bool {
             sqlite3_column_int64(handle, index) != 0
         }
 
-        func string(_ index: Int32) -> String {
+        package func string(_ index: Int32) -> String {
             guard let text = sqlite3_column_text(handle, index) else { return "" }
             let count = Int(sqlite3_column_bytes(handle, index))
             return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
         }
 
-        func optionalString(_ index: Int32) -> String? {
+        package func optionalString(_ index: Int32) -> String? {
             isNull(index) ? nil : string(index)
         }
 
-        func blob(_ index: Int32) -> [UInt8] {
+        package func blob(_ index: Int32) -> [UInt8] {
             let count = Int(sqlite3_column_bytes(handle, index))
             guard let bytes = sqlite3_column_blob(handle, index), count > 0 else { return [] }
             return [UInt8](UnsafeRawBufferPointer(start: bytes, count: count))

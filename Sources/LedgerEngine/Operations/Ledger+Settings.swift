@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 import LedgerModel
 
 extension Ledger {
@@ -7,22 +7,15 @@ extension Ledger {
         try read { db in try Self.storedSettings(db) }
     }
 
-    static func storedSettings(_ db: Database) throws -> [String: String] {
+    package static func storedSettings(_ db: Database) throws -> [String: String] {
         Dictionary(uniqueKeysWithValues: try FastStatement(db, allSettings).all { ($0.string(0), $0.string(1)) })
     }
 
     private static let allSettings = LedgerSQL("SELECT key, value FROM store_settings")
 
-    /// Sets several settings at once, all or none.
-    package func setStoreSettings(_ settings: [String: String]) throws {
-        try write { db in
-            try Self.saveSettings(db, settings)
-            // A new notification URL hears of the changes made from now on, not of the past.
-            if settings[StoreSettingKey.notificationURL] != nil { try reportPassingTime(db, from: try storeNow(db)) }
-        }
-    }
-
-    static func saveSettings(_ db: Database, _ settings: [String: String]) throws {
+    /// Saves settings inside a transaction, nothing else (the store's rules on what a setting
+    /// changes are their callers').
+    package static func saveSettings(_ db: Database, _ settings: [String: String]) throws {
         for (key, value) in settings.sorted(by: { $0.key < $1.key }) {
             try db.run(
                 sql:

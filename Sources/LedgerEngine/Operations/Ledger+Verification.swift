@@ -66,7 +66,9 @@ extension Ledger {
             problems += Self.chainRowProblems(
                 id: transaction.id, rowDigest: HashChain.rowDigest(of: columns), history: own)
             problems += Self.historyProblems(transaction, own?.events ?? [])
-            problems += periods.problems(transaction, own?.events ?? [])
+            problems += periods.problems(transaction, own?.events ?? []).map {
+                LedgerProblem(transactionID: transaction.id, message: $0)
+            }
         }
         while let history = try histories.next(upTo: .max) { noRow(history) }
         for row in try Row.fetchAll(
@@ -178,7 +180,7 @@ extension Ledger {
     private static func offerPeriodCounts(_ db: Database) throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT id, offers FROM products WHERE offers IS NOT NULL") {
-            let stored = offers(inOffersColumn: row["offers"])
+            let stored = ProductOffersColumn(json: row["offers"])
             let offers =
                 (stored?.promotional ?? []).map { (TransactionOffer.OfferType.promotional, $0) }
                 + (stored?.codes ?? []).map { (TransactionOffer.OfferType.code, $0.offer) }
@@ -301,71 +303,6 @@ extension Ledger {
             problems.append("finished while \(transaction.state.rawValue), which cannot be finished")
         }
         return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
-    }
-}
-
-/// The subscription rules `verify` checks, transaction by transaction in id order: every
-/// expiration follows its purchase date; every renewal starts where the previous period of
-/// its chain ended (never inside it) and lasts one whole period of its product, by the
-/// calendar or at one of the store's time rates (or of its offer: one period, or all of a free
-/// or pay-up-front promotional offer's periods).
-struct SubscriptionPeriodCheck {
-    let periods: [String: SubscriptionPeriod]
-    /// The periods of a free or pay-up-front promotional offer or offer code, by `offerKey`.
-    let offerPeriodCounts: [String: Int]
-    /// The latest expiration of each chain (by original id) seen so far.
-    private var chainEnds: [UInt64: Date] = [:]
-
-    init(periods: [String: SubscriptionPeriod], offerPeriodCounts: [String: Int] = [:]) {
-        self.periods = periods
-        self.offerPeriodCounts = offerPeriodCounts
-    }
-
-    static func offerKey(_ productID: String, _ type: TransactionOffer.OfferType, _ offerID: String) -> String {
-        "\(productID)\u{0}\(type.rawValue)\u{0}\(offerID)"
-    }
-
-    mutating func problems(_ transaction: PaymentTransaction, _ history: [TransactionEvent]) -> [LedgerProblem] {
-        // A restored copy keeps its purchase's expiration but is dated by the restore.
-        guard let expiration = transaction.expirationDate, transaction.state == .purchased else { return [] }
-        var problems: [String] = []
-        let start = transaction.purchaseDate
-        if expiration < start {
-            problems.append("expires at \(Self.format(expiration)), before its purchase date \(Self.format(start))")
-        }
-        let moved = history.contains { $0.kind == .expirationChanged }
-        if transaction.reason == .renewal {
-            // A gap is allowed (`store delete` removes a period); an overlap never is.
-            if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
-                problems.append(
-                    "renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))"
-                )
-            }
-            // A renewal at an offer lasts its offer's period (a free or pay-up-front
-            // promotional offer: all of its periods).
-            let offerPeriods = transaction.offer.flatMap { offer in
-                offer.id.flatMap { offerPeriodCounts[Self.offerKey(transaction.productID, offer.type, $0)] }
-            }
-            if !moved, let period = transaction.offer?.period ?? periods[transaction.productID],
-                !PeriodCalendar.isEnd(of: period, from: start.ledgerMilliseconds, at: expiration.ledgerMilliseconds),
-                !(offerPeriods.map {
-                    PeriodCalendar.isEnd(
-                        of: period, count: $0, from: start.ledgerMilliseconds, at: expiration.ledgerMilliseconds)
-                } ?? false)
-            {
-                problems.append(
-                    "renewal period \(Self.format(start)) to \(Self.format(expiration)) is not one \(period) period of its \(transaction.offer == nil ? "product" : "offer")"
-                )
-            }
-        }
-        if expiration > start {
-            chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration)
-        }
-        return problems.map { LedgerProblem(transactionID: transaction.id, message: $0) }
-    }
-
-    private static func format(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }
 

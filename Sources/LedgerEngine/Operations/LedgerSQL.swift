@@ -1,4 +1,4 @@
-import GRDB
+package import GRDB
 import GRDBSQLite
 import LedgerModel
 import Synchronization
@@ -7,11 +7,11 @@ import Synchronization
 /// copy by that number. GRDB's statement cache finds a statement by its SQL, which hashes the
 /// whole text at every lookup: about 8 % of a purchase cycle's instructions went there
 /// (docs/PERFORMANCE.md). Declare each one as a `static let`: every value made takes a new number.
-struct LedgerSQL: Sendable {
-    let text: String
+package struct LedgerSQL: Sendable {
+    package let text: String
     fileprivate let number: Int
 
-    init(_ text: String) {
+    package init(_ text: String) {
         self.text = text
         number = Self.numbers.add(1, ordering: .relaxed).oldValue
     }
@@ -30,7 +30,7 @@ struct LedgerSQL: Sendable {
 /// Sendable by hand: its statements are used only on the connection's queue, which GRDB serializes
 /// (or by `deinit`, when nothing else can use the connection), and its table of connections is
 /// behind a `Mutex`.
-final class PreparedStatements: @unchecked Sendable {
+package final class PreparedStatements: @unchecked Sendable {
     // Used only on the connection's own queue, which GRDB serializes, or by the ledger's deinit
     // when nothing else can use the connection; the lock guards the table of connections.
     // Never accessed twice at once, so Swift's run-time exclusivity check (two of them per
@@ -43,7 +43,7 @@ final class PreparedStatements: @unchecked Sendable {
     private static let attached = Mutex<[(connection: UInt, owner: PreparedStatements)]>([])
 
     /// Makes `db`'s connection keep its numbered statements here.
-    func attach(to db: Database) {
+    package func attach(to db: Database) {
         guard let sqliteConnection = db.sqliteConnection else { return }
         let key = UInt(bitPattern: sqliteConnection)
         connection = key
@@ -51,7 +51,7 @@ final class PreparedStatements: @unchecked Sendable {
     }
 
     /// Finalizes the statements and detaches them from their connection.
-    func detach() {
+    package func detach() {
         statements = []
         guard let connection else { return }
         self.connection = nil
@@ -59,7 +59,7 @@ final class PreparedStatements: @unchecked Sendable {
     }
 
     /// `sql`'s statement on `db`'s connection, prepared on first use.
-    static func statement(_ sql: LedgerSQL, in db: Database) throws -> Statement {
+    package static func statement(_ sql: LedgerSQL, in db: Database) throws -> Statement {
         guard let connection = db.sqliteConnection.map({ UInt(bitPattern: $0) }),
             let owner = attached.withLock({ $0.first { $0.connection == connection }?.owner })
         else { return try db.cachedStatement(sql: sql.text) }

@@ -1,36 +1,36 @@
-import Foundation
-import GRDB
+package import Foundation
+package import GRDB
 import LedgerModel
 
 /// A transaction about to be inserted: every way a transaction enters the ledger (a payment,
 /// a renewal, a restore, the replacement of an interrupted purchase) goes through
 /// `TransactionWriter.insert`.
-struct NewTransactionRow {
-    var productID: String
-    var productType: ProductType
-    var subscriptionGroupID: String?
-    var state: TransactionState
-    var quantity = 1
-    var purchaseDate: Int64
+package struct NewTransactionRow {
+    package var productID: String
+    package var productType: ProductType
+    package var subscriptionGroupID: String?
+    package var state: TransactionState
+    package var quantity = 1
+    package var purchaseDate: Int64
     /// `nil`: the new transaction starts its own chain (originalID = id, same date).
-    var original: (id: UInt64, purchaseDate: Int64)?
-    var expirationDate: Int64?
-    var appAccountToken: UUID?
-    var applicationUsername: String?
-    var idempotencyKey: String?
-    var reason: PaymentTransaction.Reason = .purchase
-    var storefront = "USA"
-    var planned: (state: TransactionState, error: TransactionError?)?
-    var restoredFrom: UInt64?
-    var offer: TransactionOffer?
+    package var original: (id: UInt64, purchaseDate: Int64)?
+    package var expirationDate: Int64?
+    package var appAccountToken: UUID?
+    package var applicationUsername: String?
+    package var idempotencyKey: String?
+    package var reason: PaymentTransaction.Reason = .purchase
+    package var storefront = "USA"
+    package var planned: (state: TransactionState, error: TransactionError?)?
+    package var restoredFrom: UInt64?
+    package var offer: TransactionOffer?
     /// The nonce of the promotional offer's signature the payment redeemed (used once).
-    var offerNonce: UUID?
-    var isUpgraded = false
-    var createdAt: Int64
+    package var offerNonce: UUID?
+    package var isUpgraded = false
+    package var createdAt: Int64
 
     /// A row for `productID` as the catalog defines it.
     /// - Throws: `UnknownProductError` when the catalog does not have it.
-    init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
+    package init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
         let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
         guard
@@ -48,7 +48,7 @@ struct NewTransactionRow {
     private static let productLookup = LedgerSQL("SELECT type, subscription_group_id FROM products WHERE id = ?")
 
     /// A row that copies `source`'s product, quantity, account and storefront.
-    init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
+    package init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
         productID = source.productID
         productType = source.productType
         subscriptionGroupID = source.subscriptionGroupID
@@ -65,7 +65,7 @@ struct NewTransactionRow {
 
 extension NewTransactionRow {
     /// The transaction as `insert` stores it, without reading it back.
-    func transaction(id: UInt64) -> PaymentTransaction {
+    package func transaction(id: UInt64) -> PaymentTransaction {
         let original = self.original ?? (id, purchaseDate)
         return PaymentTransaction(
             id: id, originalID: original.id, productID: productID, productType: productType, state: state,
@@ -82,4 +82,9 @@ extension NewTransactionRow {
             createdAt: Date(ledgerMilliseconds: createdAt),
             updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
     }
+}
+
+extension Ledger {
+    /// The environment recorded on every transaction: StoreKit's name for local testing.
+    public static let environment = "xcode"
 }

@@ -1,13 +1,13 @@
 import Foundation
-import GRDB
+package import GRDB
 import LedgerModel
 
 extension PaymentTransaction {
-    static let selection = TransactionColumns.selection
+    package static let selection = TransactionColumns.selection
 
     /// Decodes a row of `selection`, by column position: the ledger reads many rows (a launch,
     /// a restore's pages), and looking columns up by name is most of that cost.
-    init(_ row: FastStatement.Columns) throws {
+    package init(_ row: FastStatement.Columns) throws {
         let c = TransactionColumns.positions
         func date(_ index: Int32) -> Date? {
             row.optionalInt64(index).map(Date.init(ledgerMilliseconds:))
@@ -70,7 +70,7 @@ extension PaymentTransaction {
 
     /// A transaction with the outcome the store planned for it when it was added (for one still
     /// purchasing; `.failed` when none is stored), in one read.
-    static func fetchWithPlan(
+    package static func fetchWithPlan(
         _ db: Database, id: UInt64
     ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
         guard id <= UInt64(Int64.max) else { return nil }
@@ -88,7 +88,7 @@ extension PaymentTransaction {
         }
     }
 
-    static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
+    package static func fetchOne(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
         guard id <= UInt64(Int64.max) else { return nil }
         let statement = try FastStatement(db, byID)
         statement.bind(1, Int64(id))
@@ -97,7 +97,7 @@ extension PaymentTransaction {
 
     /// Calls `body` with each transaction `selection` + `suffix` reads, one at a time (memory
     /// does not grow with the number of rows).
-    static func forEach(
+    package static func forEach(
         _ db: Database, sql suffix: String, arguments: StatementArguments = [],
         _ body: (PaymentTransaction) throws -> Void
     ) throws {
@@ -106,7 +106,7 @@ extension PaymentTransaction {
         try statement.forEachRow { try body(try PaymentTransaction($0)) }
     }
 
-    static func fetchAll(
+    package static func fetchAll(
         _ db: Database, sql suffix: String, arguments: StatementArguments = []
     ) throws -> [PaymentTransaction] {
         let statement = try FastStatement(db, selection + " " + suffix)
@@ -116,7 +116,7 @@ extension PaymentTransaction {
 }
 
 extension TransactionEvent {
-    init(row: Row) throws {
+    package init(row: Row) throws {
         let kind: String = row["kind"]
         let to: String = row["to_state"]
         guard let kindValue = Kind(rawValue: kind), let toState = TransactionState(rawValue: to) else {
@@ -136,6 +136,6 @@ extension TransactionEvent {
 /// A stored row the ledger cannot read back (edited behind its back). Thrown where the row is
 /// decoded, which does not know the file; `Ledger.mapError` makes it a
 /// `LedgerError.corrupted` that names the ledger.
-struct DamagedRow: Error {
-    let reason: String
+package struct DamagedRow: Error {
+    package let reason: String
 }

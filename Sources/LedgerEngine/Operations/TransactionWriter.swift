@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+package import GRDB
 import LedgerModel
 
 /// Whether the observers will receive what an operation writes: then each transaction it
@@ -15,36 +15,36 @@ package enum DeliveryRecording: Sendable {
 /// appends the event each of these makes. Every path goes through it (payments, renewals,
 /// restores, store controls, synthetic histories for benchmarks), inside its caller's write
 /// transaction, with that transaction's store time and the operation's delivery policy.
-struct TransactionWriter {
-    let db: Database
+package struct TransactionWriter {
+    package let db: Database
     /// The store's time of the write, in milliseconds.
-    let now: Int64
-    let delivery: DeliveryRecording
-    let idGenerator: TransactionIDGenerator
+    package let now: Int64
+    package let delivery: DeliveryRecording
+    package let idGenerator: TransactionIDGenerator
     /// Whether events are chained (always, but in `ledger-lab bench`'s comparison).
-    var chained = true
+    package var chained = true
     /// The ledger's identity, whose key authenticates the events.
-    let identities: IdentityCache
+    package let identities: IdentityCache
 
     // MARK: - Ids
 
     /// The ledger's id counter, for the paths that take many ids at once (see `IDBlock`).
-    func ids() throws -> IDBlock {
+    package func ids() throws -> IDBlock {
         try IDBlock(db, generator: idGenerator)
     }
 
     /// The one place transaction ids are allocated: each id is after the last one issued
     /// (refused otherwise), the counter is read once and saved once per block.
-    struct IDBlock {
+    package struct IDBlock {
         private var last: UInt64
         private let generator: TransactionIDGenerator
 
-        init(_ db: Database, generator: TransactionIDGenerator) throws {
+        package init(_ db: Database, generator: TransactionIDGenerator) throws {
             last = UInt64(try FastStatement(db, Self.read).first { $0.int64(0) } ?? 0)
             self.generator = generator
         }
 
-        mutating func next() throws -> UInt64 {
+        package mutating func next() throws -> UInt64 {
             let next = generator.next(after: last)
             guard next > last, next <= UInt64(Int64.max) else {
                 throw PaymentQueueError.idGeneratorWentBackwards(lastIssued: last, proposed: next)
@@ -57,7 +57,7 @@ struct TransactionWriter {
         /// sequential one does), for copies made in one statement: returns the first. `nil`, and
         /// nothing taken, when they would not follow each other or would pass `Int64.max`
         /// (`next()` then takes them one at a time, refusing as it does).
-        mutating func contiguousRun(of count: Int) -> UInt64? {
+        package mutating func contiguousRun(of count: Int) -> UInt64? {
             var probe = last
             for _ in 0..<count {
                 let next = generator.next(after: probe)
@@ -68,7 +68,7 @@ struct TransactionWriter {
             return last + 1
         }
 
-        func save(_ db: Database) throws {
+        package func save(_ db: Database) throws {
             let save = try FastStatement(db, Self.save)
             save.bind(1, Int64(last))
             try save.execute()
@@ -82,7 +82,7 @@ struct TransactionWriter {
 
     /// Inserts a new transaction with a fresh id and its `created` event (and its delivery,
     /// when the operation records them). Returns it as stored.
-    func insert(_ row: NewTransactionRow) throws -> PaymentTransaction {
+    package func insert(_ row: NewTransactionRow) throws -> PaymentTransaction {
         var ids = try ids()
         let id = try ids.next()
         try ids.save(db)
@@ -93,7 +93,7 @@ struct TransactionWriter {
 
     /// Inserts a new transaction with an id the caller took from an `IDBlock`, and its
     /// `created` event; records no delivery (the bulk paths record theirs in set form).
-    func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
+    package func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
         let insert = try FastStatement(db, Self.insertTransaction)
         let slot = TransactionColumns.slots
@@ -133,7 +133,9 @@ struct TransactionWriter {
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
     /// The caller vouched for the sources (`vouch(where:arguments:)`).
-    func insertRestoredCopies(sources: String, arguments: StatementArguments, firstID: UInt64, count: Int) throws {
+    package func insertRestoredCopies(
+        sources: String, arguments: StatementArguments, firstID: UInt64, count: Int
+    ) throws {
         var values: [DatabaseValue] = []
         let selected = TransactionColumns.inserted.map { name in
             guard let own = TransactionColumns.restoredCopy(name, now: now, firstID: firstID) else { return name }
@@ -152,7 +154,7 @@ struct TransactionWriter {
 
     /// The dates a charge gives a transaction, as the store's rules computed them: they may be
     /// set only until it is charged, so with its change of state.
-    enum ChargeDates {
+    package enum ChargeDates {
         /// A subscription's period: its start (the purchase date, and the chain's original
         /// purchase date), its end, and the offer it is charged at.
         case period(start: Int64, end: Int64, offer: TransactionOffer?)
@@ -164,7 +166,7 @@ struct TransactionWriter {
     /// the charge gives it (`dates`), and its delivery when the operation records them. What
     /// the change means for the store (a subscription's period, a notification) is the caller's
     /// (`Ledger.moveState`): the writer calls nothing above it.
-    func changeState(
+    package func changeState(
         _ transaction: PaymentTransaction, to state: TransactionState, error: TransactionError?,
         dates: ChargeDates? = nil
     ) throws -> PaymentTransaction {
@@ -214,7 +216,7 @@ struct TransactionWriter {
     }
 
     /// Marks a transaction finished (row and event); the caller checked that its state allows it.
-    func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
+    package func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
         try vouch(transaction.id)
         let update = try FastStatement(db, Self.updateFinished)
         update.bind(1, now)
@@ -230,7 +232,7 @@ struct TransactionWriter {
     }
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
-    func recordDelivery(of transaction: inout PaymentTransaction) throws {
+    package func recordDelivery(of transaction: inout PaymentTransaction) throws {
         try vouch(transaction.id)
         let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
@@ -243,7 +245,7 @@ struct TransactionWriter {
 
     /// Records one delivery of each unfinished transaction of `transactions`, in order (what
     /// observers are handed after a change: StoreKit 1 never hands back a finished one).
-    func recordDelivery(ofUnfinished transactions: inout [PaymentTransaction]) throws {
+    package func recordDelivery(ofUnfinished transactions: inout [PaymentTransaction]) throws {
         for index in transactions.indices where !transactions[index].isFinished {
             try recordDelivery(of: &transactions[index])
         }
@@ -254,7 +256,7 @@ struct TransactionWriter {
     /// `condition` must select the same rows after the update (it must not test the delivery).
     /// `delivered`, when given, receives each row as the update left it, in id order, from the
     /// same read that digests it for its event.
-    func recordDelivery(
+    package func recordDelivery(
         where condition: String, arguments: StatementArguments = [],
         delivered: ((PaymentTransaction) throws -> Void)? = nil
     ) throws {
@@ -289,7 +291,7 @@ struct TransactionWriter {
     }
 
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
-    func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
+    package func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
         try vouch(transaction.id)
         try db.run(
             sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
@@ -301,7 +303,7 @@ struct TransactionWriter {
 
     /// Clears a refund's revocation (a reversed refund), with its `reinstated` event, whose
     /// detail is the date of the refund it reverses.
-    func reinstate(_ transaction: PaymentTransaction) throws {
+    package func reinstate(_ transaction: PaymentTransaction) throws {
         try vouch(transaction.id)
         try db.run(
             sql:
@@ -332,7 +334,7 @@ struct TransactionWriter {
 
     /// Moves a subscription period's expiration to `date` (an expiry now, a renewal date
     /// extended), with its `expirationChanged` event.
-    func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
+    package func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
         let date = Ledger.withinStoreTime(date)
         try vouch(period.id)
         try db.run(
@@ -344,7 +346,7 @@ struct TransactionWriter {
     }
 
     /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
-    func markUpgraded(_ period: PaymentTransaction) throws {
+    package func markUpgraded(_ period: PaymentTransaction) throws {
         try vouch(period.id)
         try db.run(
             sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?",
@@ -355,7 +357,7 @@ struct TransactionWriter {
     /// Deletes transactions (the store's "clear" and "delete" controls), with their
     /// interrupted purchases. Their history stays, closed by a `deleted` event each: the hash
     /// chain has no holes.
-    func delete(where condition: String, arguments: StatementArguments = []) throws {
+    package func delete(where condition: String, arguments: StatementArguments = []) throws {
         try vouch(where: condition, arguments: arguments)  // a deleted row's edit would vanish with it
         let selected = try FastStatement(db, "SELECT id, state FROM transactions WHERE \(condition) ORDER BY id")
         try selected.bind(arguments)
@@ -429,14 +431,14 @@ struct TransactionWriter {
     }
 
     /// `vouch(_:)` for every row `condition` selects.
-    func vouch(where condition: String, arguments: StatementArguments) throws {
+    package func vouch(where condition: String, arguments: StatementArguments) throws {
         if chained { try HashChain.vouch(db, where: condition, arguments: arguments) }
     }
 
     /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
     /// is now, after the change the event records (every change of a row is followed by its
     /// event, so a row always matches its last event's digest).
-    func appendEvent(
+    package func appendEvent(
         id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64,
         detail: String? = nil
     ) throws {
@@ -468,12 +470,13 @@ struct TransactionWriter {
 
 extension Ledger {
     /// A writer for the current write transaction, at the store's time.
-    func writer(_ db: Database, delivery: DeliveryRecording = .notRecorded) throws -> TransactionWriter {
+    package func writer(_ db: Database, delivery: DeliveryRecording = .notRecorded) throws -> TransactionWriter {
         writer(db, at: try storeNow(db), delivery: delivery)
     }
 
     /// A writer for the current write transaction, at a time the caller already read.
-    func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter {
+    package func writer(_ db: Database, at now: Int64, delivery: DeliveryRecording = .notRecorded) -> TransactionWriter
+    {
         TransactionWriter(
             db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator,
             chained: configuration.keepsHashChain,

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GRDB
+package import GRDB
 import LedgerModel
 
 /// The facts kept beside the hash chain that reach a signature or an access decision, each row
@@ -14,38 +14,38 @@ import LedgerModel
 /// table every time). Every write of these tables goes through `write`, which checks the row
 /// it replaces before it stamps the new one: a forged row is never authenticated by a later
 /// write over it.
-struct AuthenticatedRecords {
+package struct AuthenticatedRecords {
     /// One authenticated table: its name, its key column, and the columns its MAC covers (in
     /// this order; a notification's delivery status is not a fact it vouches for).
-    struct Table: Sendable, Hashable {
-        let name: String
-        let key: String
-        let columns: [String]
+    package struct Table: Sendable, Hashable {
+        package let name: String
+        package let key: String
+        package let columns: [String]
         /// The row of one key, its columns by name then its MAC: built once, as signers ask for
         /// every transaction they sign.
-        let selectByKey: String
+        package let selectByKey: String
 
-        init(name: String, key: String, columns: [String]) {
+        package init(name: String, key: String, columns: [String]) {
             (self.name, self.key, self.columns) = (name, key, columns)
             selectByKey = "SELECT \(columns.joined(separator: ", ")), mac FROM \(name) WHERE \(key) = ?"
         }
 
-        static let apiKeys = Table(
+        package static let apiKeys = Table(
             name: "api_keys", key: "key_id", columns: ["key_id", "issuer_id", "public_key", "created_at", "revoked_at"])
-        static let familyShares = Table(
+        package static let familyShares = Table(
             name: "family_shares", key: "original_transaction_id",
             columns: ["original_transaction_id", "shared_at", "revoked_at"])
-        static let appAccountTokens = Table(
+        package static let appAccountTokens = Table(
             name: "app_account_tokens", key: "original_transaction_id",
             columns: ["original_transaction_id", "token", "set_at"])
-        static let refundPortions = Table(
+        package static let refundPortions = Table(
             name: "refund_portions", key: "transaction_id", columns: ["transaction_id", "percentage"])
-        static let priceIncreases = Table(
+        package static let priceIncreases = Table(
             name: "price_increases", key: "group_id",
             columns: ["group_id", "product_id", "price", "needs_consent", "status", "requested_at", "answered_at"])
-        static let chargedPrices = Table(
+        package static let chargedPrices = Table(
             name: "charged_prices", key: "transaction_id", columns: ["transaction_id", "price"])
-        static let notifications = Table(
+        package static let notifications = Table(
             name: "notifications", key: "seq",
             columns: [
                 "seq", "uuid", "type", "subtype", "transaction_id", "original_transaction_id", "event_key",
@@ -53,26 +53,26 @@ struct AuthenticatedRecords {
                 "signed_payload",
             ])
 
-        static let all: [Table] = [
+        package static let all: [Table] = [
             apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreases, chargedPrices, notifications,
         ]
 
         /// What describes a row in a message: `table key`.
-        func describe(_ key: some DatabaseValueConvertible) -> String {
+        package func describe(_ key: some DatabaseValueConvertible) -> String {
             "\(name) row \(key.databaseValue)"
         }
     }
 
-    let db: Database
+    package let db: Database
     /// The event key (`SigningIdentity.eventKey`); `nil` on an unchained ledger (the bench's
     /// comparison), where nothing is stamped or checked.
-    let key: [UInt8]?
+    package let key: [UInt8]?
 
     // MARK: - MACs
 
     /// A row's MAC: SHA-256 of the event key and of the row's encoding (a fixed 64-byte input,
     /// as an event's MAC).
-    static func mac(_ table: Table, _ values: [DatabaseValue], key: [UInt8]) -> [UInt8] {
+    package static func mac(_ table: Table, _ values: [DatabaseValue], key: [UInt8]) -> [UInt8] {
         var encoding = ChainEncoding()
         encoding.text("StoreLedger record 1")
         encoding.text(table.name)
@@ -81,7 +81,7 @@ struct AuthenticatedRecords {
     }
 
     /// A seal's MAC, over its table, count and digest.
-    static func sealMAC(_ table: Table, count: Int64, digest: [UInt8], key: [UInt8]) -> [UInt8] {
+    package static func sealMAC(_ table: Table, count: Int64, digest: [UInt8], key: [UInt8]) -> [UInt8] {
         var encoding = ChainEncoding()
         encoding.text("StoreLedger seal 1")
         encoding.text(table.name)
@@ -96,7 +96,7 @@ struct AuthenticatedRecords {
     /// delete), and authenticates what it leaves: the row's MAC (or its absence) and the
     /// table's seal. The row it replaces must check first.
     /// - Throws: `DamagedRow` for a row there before that does not check; nothing is written.
-    func write(_ table: Table, key rowKey: some DatabaseValueConvertible, _ change: () throws -> Void) throws {
+    package func write(_ table: Table, key rowKey: some DatabaseValueConvertible, _ change: () throws -> Void) throws {
         guard let key else { return try change() }
         let before = try stored(table, rowKey)
         if let before { try check(table, rowKey, before, key: key) }
@@ -119,7 +119,7 @@ struct AuthenticatedRecords {
 
     /// Authenticates a row just inserted whose key the insert chose (a notification's
     /// sequence): there was none before it.
-    func inserted(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
+    package func inserted(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
         guard let key, let after = try stored(table, rowKey) else { return }
         let mac = Self.mac(table, after.values, key: key)
         try db.execute(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), rowKey])
@@ -130,7 +130,7 @@ struct AuthenticatedRecords {
     }
 
     /// Whether `table`'s row `key` carries its MAC (no row: true).
-    func isAuthentic(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Bool {
+    package func isAuthentic(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Bool {
         guard let key, let row = try stored(table, rowKey) else { return true }
         return row.mac == Self.mac(table, row.values, key: key)
     }
@@ -138,14 +138,14 @@ struct AuthenticatedRecords {
     // MARK: - Checks where a fact is used
 
     /// Throws `DamagedRow` unless `table`'s row `key`, when there is one, carries its MAC.
-    func check(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
+    package func check(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
         _ = try row(table, key: rowKey)
     }
 
     /// `table`'s row `key` (its columns by name), once it is shown to carry its MAC: what a fact
     /// is read from where it is used, in the same read as its check. `nil` when there is none.
     /// - Throws: `DamagedRow` for a row that does not check.
-    func row(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Row? {
+    package func row(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Row? {
         guard let row = try fetch(table, rowKey) else { return nil }
         if let key { try check(table, rowKey, Self.stored(table, row), key: key) }
         return row
@@ -153,7 +153,7 @@ struct AuthenticatedRecords {
 
     /// Throws `DamagedRow` unless `table`'s seal checks against its rows, every one of which
     /// carries its MAC: for a small table read whole where it decides (the API keys).
-    func checkWhole(_ table: Table) throws {
+    package func checkWhole(_ table: Table) throws {
         guard key != nil else { return }
         if let problem = try problems(table).first { throw DamagedRow(reason: problem.message) }
     }
@@ -171,7 +171,7 @@ struct AuthenticatedRecords {
 
     /// What is wrong with every authenticated table: rows whose MAC does not check, and seals
     /// that do not match their rows (a row deleted, added or put back).
-    func problems() throws -> [LedgerProblem] {
+    package func problems() throws -> [LedgerProblem] {
         guard key != nil else { return [] }
         return try Table.all.flatMap { try problems($0) }
     }
@@ -219,7 +219,7 @@ struct AuthenticatedRecords {
     // MARK: - Migration 22
 
     /// Authenticates every row already there and seals each table (migration 22).
-    func adopt() throws {
+    package func adopt() throws {
         guard let key else { return }
         for table in Table.all {
             var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
@@ -253,8 +253,8 @@ struct AuthenticatedRecords {
     // MARK: - Rows and seals
 
     private struct Stored {
-        let values: [DatabaseValue]
-        let mac: [UInt8]?
+        package let values: [DatabaseValue]
+        package let mac: [UInt8]?
     }
 
     private func stored(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Stored? {
@@ -270,9 +270,9 @@ struct AuthenticatedRecords {
     }
 
     private struct Seal {
-        var count: Int64
-        var digest: [UInt8]
-        var mac: [UInt8]
+        package var count: Int64
+        package var digest: [UInt8]
+        package var mac: [UInt8]
     }
 
     /// `table`'s seal; checked unless `checking` is false (verify reports a bad one itself).
@@ -329,7 +329,7 @@ struct AuthenticatedRecords {
 
 extension ChainEncoding {
     /// A stored value, by its type.
-    mutating func value(_ value: DatabaseValue) {
+    package mutating func value(_ value: DatabaseValue) {
         switch value.storage {
         case .null: null()
         case .int64(let number): integer(number)
@@ -342,7 +342,7 @@ extension ChainEncoding {
 
 extension Ledger {
     /// The authenticated records of `db`'s ledger (unchained: nothing stamped or checked).
-    func records(_ db: Database) throws -> AuthenticatedRecords {
+    package func records(_ db: Database) throws -> AuthenticatedRecords {
         AuthenticatedRecords(db: db, key: configuration.keepsHashChain ? try identities.eventKey(db) : nil)
     }
 }

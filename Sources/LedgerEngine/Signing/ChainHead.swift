@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-import GRDB
+package import GRDB
 import LedgerModel
 public import LedgerSigning
 import SwiftASN1
@@ -52,7 +52,7 @@ public struct ChainHead: Sendable, Hashable {
     }
 
     /// The stored head; `nil` when none was signed (an empty history).
-    static func load(_ db: Database) throws -> ChainHead? {
+    package static func load(_ db: Database) throws -> ChainHead? {
         guard let row = try Row.fetchOne(db, sql: "SELECT seq, hash, signature, signed_at FROM chain_head WHERE id = 1")
         else { return nil }
         guard case .int64(let seq) = (row[0] as DatabaseValue).storage,
@@ -65,7 +65,7 @@ public struct ChainHead: Sendable, Hashable {
             signedAt: Date(ledgerMilliseconds: signedAt))
     }
 
-    func save(_ db: Database) throws {
+    package func save(_ db: Database) throws {
         try db.run(
             sql: "INSERT OR REPLACE INTO chain_head (id, seq, hash, signature, signed_at) VALUES (1, ?, ?, ?, ?)",
             arguments: [sequence, Data(hash), Data(signature), signedAt.ledgerMilliseconds])
@@ -77,27 +77,27 @@ public struct ChainHead: Sendable, Hashable {
 /// instructions (docs/PERFORMANCE.md), and a cycle commits three times, so a commit signs only when
 /// `interval` has passed since this ledger value last signed (the first commit always does),
 /// and `close()` signs what is left: the events between are chained, not yet signed.
-final class HeadSigner: Sendable {
-    let interval: Duration
+package final class HeadSigner: Sendable {
+    package let interval: Duration
     /// The heads are dated by the store's time at this clock (`Ledger.storeNow`).
     private let clock: LedgerClock
     private let identities: IdentityCache
     private let state = Mutex<State>(State())
 
     private struct State {
-        var lastSigned: ContinuousClock.Instant?
+        package var lastSigned: ContinuousClock.Instant?
         /// Whether a commit went without signing since the last signature: `close()` signs then.
-        var mayHaveUnsigned = false
+        package var mayHaveUnsigned = false
     }
 
-    init(interval: Duration, clock: LedgerClock, identities: IdentityCache) {
+    package init(interval: Duration, clock: LedgerClock, identities: IdentityCache) {
         self.interval = interval
         self.clock = clock
         self.identities = identities
     }
 
     /// Signs the head when the interval has passed; cheap otherwise (a clock read).
-    func signIfDue(_ db: Database) throws {
+    package func signIfDue(_ db: Database) throws {
         let now = ContinuousClock.now
         let due = state.withLock { state in
             let due = state.lastSigned.map { now - $0 >= interval } ?? true
@@ -108,10 +108,10 @@ final class HeadSigner: Sendable {
     }
 
     /// Whether commits went without signing since the last signature (`close()` signs then).
-    var mayHaveUnsignedEvents: Bool { state.withLock { $0.mayHaveUnsigned } }
+    package var mayHaveUnsignedEvents: Bool { state.withLock { $0.mayHaveUnsigned } }
 
     /// Forgets the last signature, made in a transaction that was then rolled back.
-    func rolledBack() {
+    package func rolledBack() {
         state.withLock { $0.lastSigned = nil }
     }
 
@@ -120,7 +120,7 @@ final class HeadSigner: Sendable {
     /// without the key is never signed over. `checkingTail` false: migrations, which sign the
     /// history they find (events before schema 11 carry no MAC).
     /// - Throws: `DamagedRow` for an event after the head that is not authenticated.
-    func sign(_ db: Database, at now: ContinuousClock.Instant = .now, checkingTail: Bool = true) throws {
+    package func sign(_ db: Database, at now: ContinuousClock.Instant = .now, checkingTail: Bool = true) throws {
         // Dated by the store's clock, as everything the ledger records.
         let end = try HashChain.end(db)
         let signed = try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM chain_head WHERE id = 1"))

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import GRDB
+package import GRDB
 import GRDBSQLite
 import LedgerModel
 import LedgerSigning
@@ -15,37 +15,37 @@ import LedgerSigning
 /// | text | `02`, then the UTF-8 length in 4 bytes big-endian, then the UTF-8 bytes |
 /// | blob | `03`, then the length in 4 bytes big-endian, then the bytes |
 /// | real | `04`, then the IEEE 754 double in 8 bytes big-endian (the ledger stores none) |
-struct ChainEncoding {
+package struct ChainEncoding {
     private(set) var bytes: [UInt8] = []
 
-    init() { bytes.reserveCapacity(512) }
+    package init() { bytes.reserveCapacity(512) }
 
-    mutating func null() { bytes.append(0) }
+    package mutating func null() { bytes.append(0) }
 
     /// Bytes as they are, without a tag: only for the previous link, which is always 32 bytes.
-    mutating func append(raw: [UInt8]) { bytes += raw }
+    package mutating func append(raw: [UInt8]) { bytes += raw }
 
-    mutating func integer(_ value: Int64) {
+    package mutating func integer(_ value: Int64) {
         bytes.append(1)
         appendBigEndian(UInt64(bitPattern: value))
     }
 
-    mutating func integer(_ value: Int64?) {
+    package mutating func integer(_ value: Int64?) {
         if let value { integer(value) } else { null() }
     }
 
-    mutating func text(_ value: String?) {
+    package mutating func text(_ value: String?) {
         guard var value else { return null() }
         value.withUTF8 { appendCounted(tag: 2, UnsafeRawBufferPointer($0)) }
     }
 
-    mutating func blob(_ value: [UInt8]) {
+    package mutating func blob(_ value: [UInt8]) {
         value.withUnsafeBytes { appendCounted(tag: 3, $0) }
     }
 
     /// Column `index` of the current row, by the storage class SQLite holds it in: a value
     /// edited into another type encodes differently, so its hash changes too.
-    mutating func column(_ columns: FastStatement.Columns, _ index: Int32) {
+    package mutating func column(_ columns: FastStatement.Columns, _ index: Int32) {
         let handle = columns.handle
         switch sqlite3_column_type(handle, index) {
         case SQLITE_INTEGER:
@@ -79,7 +79,7 @@ struct ChainEncoding {
         bytes.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
     }
 
-    var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }
+    package var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }
 }
 
 /// The ledger's history as a hash chain (docs/HASH-CHAIN.md). Each event row stores the digest
@@ -89,17 +89,17 @@ struct ChainEncoding {
 /// an event, or changes a transaction row without an event, breaks a link `Ledger.verify`
 /// recomputes; the signed head (`ChainHead`) makes a rewrite of the links themselves, or a
 /// truncation, show too, unless it is signed again with the ledger's key.
-enum HashChain {
+package enum HashChain {
     /// The columns of `transactions` a row digest covers, in order: all of them, as the table
     /// declares them (`TransactionColumns`; the chain's reads select them in this order).
-    static let rowColumns = TransactionColumns.names
+    package static let rowColumns = TransactionColumns.names
 
     /// The row digest of a `deleted` event, whose transaction has no row any more.
-    static let noRow = [UInt8](repeating: 0, count: 32)
+    package static let noRow = [UInt8](repeating: 0, count: 32)
 
     /// What the first event's link follows: SHA-256 of the text `StoreLedger hash chain 1` and
     /// the root certificate (DER), encoded. A chain copied under another identity breaks at once.
-    static func genesis(root: [UInt8]) -> [UInt8] {
+    package static func genesis(root: [UInt8]) -> [UInt8] {
         var encoding = ChainEncoding()
         encoding.text("StoreLedger hash chain 1")
         encoding.blob(root)
@@ -108,7 +108,7 @@ enum HashChain {
 
     /// An event's link: SHA-256 of the previous link (32 bytes, as they are) followed by the
     /// encoding of the event's number, transaction id, kind, states, date, detail and row digest.
-    static func link(previous: [UInt8], _ event: ChainedEvent) -> [UInt8] {
+    package static func link(previous: [UInt8], _ event: ChainedEvent) -> [UInt8] {
         var encoding = ChainEncoding()
         encoding.append(raw: previous)
         event.encode(into: &encoding)
@@ -117,7 +117,7 @@ enum HashChain {
 
     /// The SHA-256 of the encoding of transaction `id`'s row, column by column (`rowColumns`);
     /// `nil` when there is no such row.
-    static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
+    package static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
         let select = try FastStatement(db, selectRow)
         select.bind(1, Int64(id))
         return try select.first(rowDigest(of:))
@@ -125,7 +125,7 @@ enum HashChain {
 
     /// The row digest of the current row of a statement that selects `rowColumns`, in order
     /// (`selectRows`).
-    static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
+    package static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
         var encoding = ChainEncoding()
         for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
         return encoding.sha256
@@ -134,7 +134,7 @@ enum HashChain {
     /// The row digest the current row will have once one more delivery at `date` is recorded
     /// (`delivery_count` one more, `last_delivered_at` the date; nothing else changes): a
     /// launch digests its deliveries in the scan that vouches for the rows before the update.
-    static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
+    package static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
         var encoding = ChainEncoding()
         for index in 0..<Int32(rowColumns.count) {
             switch index {
@@ -152,7 +152,7 @@ enum HashChain {
     /// Throws `DamagedRow` unless each row `condition` selects is what its last event
     /// recorded: a row edited outside the ledger (its digest differs) is never signed, nor
     /// changed by a writer, whose new event would record the edit as if the ledger had made it.
-    static func vouch(_ db: Database, where condition: String, arguments: StatementArguments) throws {
+    package static func vouch(_ db: Database, where condition: String, arguments: StatementArguments) throws {
         let rows = try FastStatement(db, selectVouching(where: condition))
         try rows.bind(arguments)
         try rows.forEachRow(vouch(_:))
@@ -160,15 +160,15 @@ enum HashChain {
 
     /// The statement that selects `rowColumns` and the digest the last event recorded
     /// (at `recordedDigestColumn`) of the rows `condition` selects, in id order.
-    static func selectVouching(where condition: String) -> String {
+    package static func selectVouching(where condition: String) -> String {
         columnsOnly + ", " + lastDigest + " WHERE \(condition) ORDER BY t.id"
     }
 
-    static let recordedDigestColumn = Int32(rowColumns.count)
+    package static let recordedDigestColumn = Int32(rowColumns.count)
 
     /// Throws `DamagedRow` unless the current row of a `selectVouching` statement is what its
     /// last event recorded.
-    static func vouch(_ columns: FastStatement.Columns) throws {
+    package static func vouch(_ columns: FastStatement.Columns) throws {
         guard !columns.isNull(recordedDigestColumn), rowDigest(of: columns) != columns.blob(recordedDigestColumn) else {
             return
         }
@@ -179,7 +179,7 @@ enum HashChain {
     }
 
     /// `vouch(_:where:arguments:)` for transaction `id` (the writer's path: prepared once).
-    static func vouch(_ db: Database, id: UInt64) throws {
+    package static func vouch(_ db: Database, id: UInt64) throws {
         let row = try FastStatement(db, vouchRow)
         row.bind(1, Int64(id))
         try row.forEachRow(vouch(_:))
@@ -188,7 +188,7 @@ enum HashChain {
     /// Transaction `id` read and vouched for in one statement (the server's path: a row read
     /// once); `nil` when the ledger has none.
     /// - Throws: `DamagedRow` as `vouch` does.
-    static func vouchedTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
+    package static func vouchedTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction? {
         guard id <= UInt64(Int64.max) else { return nil }
         // `vouchRow` selects the columns of `PaymentTransaction.selection`, in its order.
         let row = try FastStatement(db, vouchRow)
@@ -206,7 +206,7 @@ enum HashChain {
         "(SELECT row_digest FROM transaction_events WHERE transaction_id = t.id ORDER BY seq DESC LIMIT 1) FROM transactions t"
 
     /// The statement that selects `rowColumns` of the rows `condition` selects, in id order.
-    static func selectRows(where condition: String) -> String {
+    package static func selectRows(where condition: String) -> String {
         selection + " WHERE \(condition) ORDER BY id"
     }
 
@@ -216,7 +216,7 @@ enum HashChain {
     /// own cost, with its trigger frames and AUTOINCREMENT bookkeeping, was most of an
     /// event's). Nothing else may append events while it is used; `finish` inserts the last ones.
     /// Unchained (`ledger-lab bench`'s comparison only), digests and links are zeros.
-    struct Appender {
+    package struct Appender {
         private var next: Int64
         private var previous: [UInt8]
         /// The key of the events' MACs; `nil` unchained.
@@ -227,16 +227,16 @@ enum HashChain {
         /// A launch compiles this statement on its fresh connection, and compiling grows with
         /// the rows: 32 costs fewer instructions per launch than 16 or 64 (callgrind,
         /// docs/PERFORMANCE.md).
-        static let batchSize = 32
+        package static let batchSize = 32
 
         /// An appender whose events are chained and authenticated with `key`, or neither
         /// (`nil`: `ledger-lab bench`'s comparison only).
-        init(_ db: Database, key: [UInt8]?) throws {
+        package init(_ db: Database, key: [UInt8]?) throws {
             (next, previous) = try HashChain.next(db)
             self.key = key
         }
 
-        mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
+        package mutating func append(_ db: Database, _ event: ChainedEvent.Content, rowDigest: [UInt8]) throws {
             let chainedEvent = ChainedEvent(seq: next, content: event, rowDigest: chained ? rowDigest : noRow)
             let hash = chained ? link(previous: previous, chainedEvent) : noRow
             pending.append((chainedEvent, hash))
@@ -251,7 +251,7 @@ enum HashChain {
         }
 
         /// Inserts the events still pending.
-        mutating func finish(_ db: Database) throws {
+        package mutating func finish(_ db: Database) throws {
             for event in pending {
                 let insert = try FastStatement(db, Self.insertOne)
                 bind(insert, event, at: 0)
@@ -282,13 +282,13 @@ enum HashChain {
     /// length extension makes another valid MAC; swift-crypto's HMAC made a launch's 1,000
     /// deliveries 4 ms slower (`ledger-lab bench`), this costs about nothing. The link covers
     /// the event and the history before it.
-    static func mac(of hash: [UInt8], key: [UInt8]) -> [UInt8] {
+    package static func mac(of hash: [UInt8], key: [UInt8]) -> [UInt8] {
         SHA256.hash(data: key + hash).withUnsafeBytes { [UInt8]($0) }
     }
 
     /// The first event after event `seq` whose MAC is missing or wrong: one appended without
     /// the key, which no head may be signed over; `nil` when every one checks.
-    static func firstUnauthenticated(_ db: Database, after seq: Int64, key: [UInt8]) throws -> Int64? {
+    package static func firstUnauthenticated(_ db: Database, after seq: Int64, key: [UInt8]) throws -> Int64? {
         let events = try FastStatement(db, selectTail)
         events.bind(1, seq)
         var found: Int64?
@@ -308,7 +308,7 @@ enum HashChain {
     /// made to match an event appended without the key (a forged refund) passes `vouch`, its
     /// digest being the forged event's; this refuses it. Events the head covers are vouched for
     /// by its signature (`ledger verify` checks it).
-    static func authenticateUnsigned(_ db: Database, of id: UInt64, key: [UInt8]) throws {
+    package static func authenticateUnsigned(_ db: Database, of id: UInt64, key: [UInt8]) throws {
         let events = try FastStatement(db, selectUnsignedOfTransaction)
         events.bind(1, Int64(bitPattern: id))
         var forged: Int64?
@@ -330,18 +330,18 @@ enum HashChain {
         """)
 
     /// The last event's number and link; `nil` while the history is empty.
-    static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
+    package static func last(_ db: Database) throws -> (seq: Int64, hash: [UInt8])? {
         try FastStatement(db, selectEnd).first { ($0.int64(0), $0.blob(1)) }
     }
 
     /// The last event's number and link; `(0, genesis)` while the history is empty.
-    static func end(_ db: Database) throws -> (seq: Int64, hash: [UInt8]) {
+    package static func end(_ db: Database) throws -> (seq: Int64, hash: [UInt8]) {
         try last(db) ?? (0, try genesis(db))
     }
 
     /// Every event with its digest and link, in order: the columns a link covers (0 to 7), then
     /// the link (8). What `verify` recomputes and `exportAudit` writes.
-    static let selectEvents = LedgerSQL(
+    package static let selectEvents = LedgerSQL(
         """
         SELECT seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash
         FROM transaction_events ORDER BY seq
@@ -349,14 +349,14 @@ enum HashChain {
 
     /// The number the next event takes (after every number ever used, as AUTOINCREMENT counts
     /// them) and the link it follows.
-    static func next(_ db: Database) throws -> (seq: Int64, previous: [UInt8]) {
+    package static func next(_ db: Database) throws -> (seq: Int64, previous: [UInt8]) {
         let (counter, hash) =
             try FastStatement(db, selectNext).first { ($0.int64(0), $0.isNull(1) ? nil : $0.blob(1)) } ?? (0, nil)
         return (counter + 1, try hash ?? genesis(db))
     }
 
     /// The ledger's genesis value (`genesis(root:)`).
-    static func genesis(_ db: Database) throws -> [UInt8] {
+    package static func genesis(_ db: Database) throws -> [UInt8] {
         guard let root = try FastStatement(db, selectRoot).first({ $0.blob(0) }) else {
             throw DamagedRow(reason: "the ledger has no signing identity")
         }
@@ -388,7 +388,7 @@ enum HashChain {
     /// Migration 0010's step in Swift: copies every event of `transaction_events_before_chain`
     /// into the new table in order, keeping its number, with its row digest (the row as it is
     /// now: the rows of the past are not kept) and its link; then drops the old table.
-    static func adopt(_ db: Database) throws {
+    package static func adopt(_ db: Database) throws {
         var end = try end(db)
         let events = try Row.fetchCursor(
             db,
@@ -420,7 +420,7 @@ enum HashChain {
     private static let selection = "SELECT " + rowColumns.joined(separator: ", ") + " FROM transactions"
     private static let columnsOnly = "SELECT " + rowColumns.map { "t." + $0 }.joined(separator: ", ")
     /// One row by id (`rowColumns`).
-    static let selectRow = LedgerSQL(selection + " WHERE id = ?")
+    package static let selectRow = LedgerSQL(selection + " WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL(
         """
@@ -434,23 +434,23 @@ enum HashChain {
 }
 
 /// One event as the chain hashes it.
-struct ChainedEvent {
+package struct ChainedEvent {
     /// What the writer says happened.
-    struct Content {
-        var transactionID: UInt64
-        var kind: TransactionEvent.Kind
-        var from: TransactionState?
-        var to: TransactionState
+    package struct Content {
+        package var transactionID: UInt64
+        package var kind: TransactionEvent.Kind
+        package var from: TransactionState?
+        package var to: TransactionState
         /// Store time, in milliseconds.
-        var at: Int64
-        var detail: String?
+        package var at: Int64
+        package var detail: String?
     }
 
-    var seq: Int64
-    var content: Content
-    var rowDigest: [UInt8]
+    package var seq: Int64
+    package var content: Content
+    package var rowDigest: [UInt8]
 
-    func encode(into encoding: inout ChainEncoding) {
+    package func encode(into encoding: inout ChainEncoding) {
         encoding.integer(seq)
         encoding.integer(Int64(bitPattern: content.transactionID))
         encoding.text(content.kind.rawValue)

@@ -1,13 +1,13 @@
 import Crypto
-import Foundation
-import GRDB
+package import Foundation
+package import GRDB
 import LedgerModel
 public import LedgerSigning
 import Synchronization
 
 extension SigningIdentity {
     /// Stores a new identity in a ledger that has none (the migration to schema 9 does it).
-    static func create(_ db: Database, at now: Date) throws {
+    package static func create(_ db: Database, at now: Date) throws {
         let identity = try make(at: now)
         try db.execute(
             sql: """
@@ -24,7 +24,7 @@ extension SigningIdentity {
 
     /// The ledger's identity.
     /// - Throws: `DamagedRow` when it is missing or unreadable (schema 9 always has one).
-    static func load(_ db: Database) throws -> SigningIdentity {
+    package static func load(_ db: Database) throws -> SigningIdentity {
         guard
             let row = try Row.fetchOne(
                 db,
@@ -54,11 +54,11 @@ extension SigningIdentity {
 /// A ledger's signing identity, read at its first use (parsing the key costs as much as a
 /// signature), then kept: a trigger refuses any change to it. One per `Ledger`, shared by what
 /// signs for it (payloads, the hash chain's head).
-final class IdentityCache: Sendable {
+package final class IdentityCache: Sendable {
     private let identity = Mutex<SigningIdentity?>(nil)
     private let eventKey = Mutex<[UInt8]?>(nil)
 
-    func identity(_ db: Database) throws -> SigningIdentity {
+    package func identity(_ db: Database) throws -> SigningIdentity {
         if let known = identity.withLock({ $0 }) { return known }
         let loaded = try SigningIdentity.load(db)
         identity.withLock { $0 = loaded }
@@ -66,7 +66,7 @@ final class IdentityCache: Sendable {
     }
 
     /// The identity's `eventKey`, derived once.
-    func eventKey(_ db: Database) throws -> [UInt8] {
+    package func eventKey(_ db: Database) throws -> [UInt8] {
         if let known = eventKey.withLock({ $0 }) { return known }
         let key = try identity(db).eventKey
         eventKey.withLock { $0 = key }

@@ -42,13 +42,13 @@ extension Ledger {
                 }
                 let codes = product.subscription?.codeOffers ?? []
                 let winBacks = product.subscription?.winBackOffers ?? []
-                let offers = OfferColumn(
+                let offers = ProductOffersColumn(
                     introductory: product.subscription?.introductoryOffer,
                     promotional: product.subscription?.promotionalOffers ?? [], codes: codes.isEmpty ? nil : codes,
                     winBacks: winBacks.isEmpty ? nil : winBacks)
                 let offersJSON =
                     offers.introductory == nil && offers.promotional.isEmpty && codes.isEmpty && winBacks.isEmpty
-                    ? Self.noOffersColumn : String(decoding: try encoder.encode(offers), as: UTF8.self)
+                    ? ProductOffersColumn.none : String(decoding: try encoder.encode(offers), as: UTF8.self)
                 try db.run(
                     sql: """
                         INSERT INTO products (id, type, reference_name, price, family_shareable, subscription_group_id,
@@ -160,7 +160,7 @@ extension Ledger {
         if let groupID = row.optionalString(5),
             let period = row.optionalString(7).flatMap(SubscriptionPeriod.init(iso8601:))
         {
-            let offers = row.optionalString(8).flatMap(offers(inOffersColumn:))
+            let offers = row.optionalString(8).flatMap(ProductOffersColumn.init(json:))
             subscription = SubscriptionInfo(
                 groupID: groupID, groupName: row.optionalString(9) ?? groupID, level: row.int(6),
                 period: period, introductoryOffer: offers?.introductory, promotionalOffers: offers?.promotional ?? [],
@@ -175,23 +175,4 @@ extension Ledger {
             isFamilyShareable: row.bool(4),
             subscription: subscription)
     }
-
-    struct OfferColumn: Codable {
-        var introductory: SubscriptionOffer?
-        var promotional: [SubscriptionOffer]
-        /// Absent in a column written before offer codes, and when there are none.
-        var codes: [CodeOffer]?
-        /// Absent in a column written before win-back offers, and when there are none.
-        var winBacks: [WinBackOffer]?
-    }
-
-    /// The offers stored in a product's `offers` column.
-    static func offers(inOffersColumn json: String) -> OfferColumn? {
-        // Most subscriptions have none: no decoder for them.
-        if json == noOffersColumn { return OfferColumn(introductory: nil, promotional: [], codes: nil, winBacks: nil) }
-        return try? JSONDecoder().decode(OfferColumn.self, from: Data(json.utf8))
-    }
-
-    /// What `saveProducts` stores for a product without offers.
-    static let noOffersColumn = #"{"promotional":[]}"#
 }

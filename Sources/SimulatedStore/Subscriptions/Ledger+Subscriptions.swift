@@ -540,7 +540,7 @@ extension Ledger {
             let level = row["subscription_group_level"] as Int?,
             let period = (row["subscription_period"] as String?).flatMap(SubscriptionPeriod.init(iso8601:))
         else { return nil }
-        let offers = Self.offers(inOffersColumn: row["offers"])
+        let offers = ProductOffersColumn(json: row["offers"])
         func recorded(
             _ offer: SubscriptionOffer, type: TransactionOffer.OfferType
         ) -> (offer: TransactionOffer, periodCount: Int)? {

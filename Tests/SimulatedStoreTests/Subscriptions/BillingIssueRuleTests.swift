@@ -1,5 +1,7 @@
 import Foundation
 import LedgerEngine
+import LedgerTestSupport
+import SimulatedStore
 import Testing
 
 /// The rules of billing retry (`BillingIssue`), case by case, at their boundaries: the

@@ -6,6 +6,7 @@ import Testing
 
 @testable import LedgerEngine
 @testable import LedgerSigning
+@testable import SimulatedStore
 
 /// The app transaction the ledger signs (StoreKit's `AppTransaction`).
 @Suite struct AppTransactionTests {

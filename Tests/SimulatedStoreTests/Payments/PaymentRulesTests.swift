@@ -5,6 +5,7 @@ import LedgerTesting
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 @Suite struct PaymentRulesTests {
     @Test func aNewPaymentIsStoredAsPurchasingWithItsCreationEvent() async throws {

@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
+import LedgerTestSupport
 import Testing
 
 @testable import LedgerEngine
+@testable import SimulatedStore
 
 /// A restore makes its copies in one SQL statement when its ids follow each other and one at a
 /// time otherwise: both must make the same copies.

@@ -71,9 +71,6 @@ extension NewPayment {
 }
 
 extension Ledger {
-    /// The environment recorded on every transaction: StoreKit's name for local testing.
-    public static let environment = "xcode"
-
     /// The error an interrupted purchase fails with.
     package static let interruptionError = TransactionError(
         code: .unknown, message: "The purchase was interrupted: the user must resolve an issue outside the app.")

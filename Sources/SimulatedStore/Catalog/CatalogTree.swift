@@ -11,38 +11,38 @@ import Foundation
 /// trailing commas, comments or control characters in strings, no lone surrogate escapes, and
 /// at most `maximumDepth` nested arrays and objects. A key given twice in one object is refused
 /// (`CatalogTree(json:)` throws): readers disagree on which of the two it means.
-struct CatalogTree {
-    enum Kind: UInt8 { case null, boolean, number, string, array, object, other }
+package struct CatalogTree {
+    package enum Kind: UInt8 { case null, boolean, number, string, array, object, other }
 
     /// One value. For a string, number or `other`, its text is `bytes[start..<start + length]`
     /// (a string's without its quotes, still escaped when `flag` is set); `flag` is a boolean's
     /// value. `end` is the index of the node after this value and everything inside it.
-    struct Node {
-        var kind: Kind
-        var flag: Bool
-        var start: UInt32
-        var length: UInt32
-        var end: UInt32
+    package struct Node {
+        package var kind: Kind
+        package var flag: Bool
+        package var start: UInt32
+        package var length: UInt32
+        package var end: UInt32
     }
 
     /// Arrays and objects nested deeper than this are refused (the reader keeps its own stack,
     /// so depth cannot overflow the thread's; the limit bounds that stack).
-    static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     private(set) var bytes: [UInt8]
     private(set) var nodes: [Node] = []
 
     /// The root value's node.
-    let root = 0
+    package let root = 0
 
     // MARK: - Reading a node
 
-    func kind(_ node: Int) -> Kind { nodes[node].kind }
+    package func kind(_ node: Int) -> Kind { nodes[node].kind }
 
-    func boolean(_ node: Int) -> Bool { nodes[node].flag }
+    package func boolean(_ node: Int) -> Bool { nodes[node].flag }
 
     /// A string's value, a number's text or an `other` value's type name.
-    func text(_ node: Int) -> String {
+    package func text(_ node: Int) -> String {
         let value = nodes[node]
         let range = Int(value.start)..<Int(value.start + value.length)
         guard value.kind == .string, value.flag else {
@@ -52,7 +52,7 @@ struct CatalogTree {
     }
 
     /// The nodes of an array's elements, in order.
-    func elements(_ node: Int) -> [Int] {
+    package func elements(_ node: Int) -> [Int] {
         var elements: [Int] = []
         var child = node + 1
         while child < Int(nodes[node].end) {
@@ -63,7 +63,7 @@ struct CatalogTree {
     }
 
     /// An object's members in file order: the key's node, then the value's.
-    func members(_ node: Int) -> [(key: Int, value: Int)] {
+    package func members(_ node: Int) -> [(key: Int, value: Int)] {
         var members: [(key: Int, value: Int)] = []
         var key = node + 1
         while key < Int(nodes[node].end) {
@@ -74,7 +74,7 @@ struct CatalogTree {
     }
 
     /// The value of an object's member `name`, its last when the key is given twice.
-    func member(_ name: String, of node: Int) -> Int? {
+    package func member(_ name: String, of node: Int) -> Int? {
         var found: Int?
         var key = node + 1
         while key < Int(nodes[node].end) {
@@ -99,7 +99,7 @@ struct CatalogTree {
     /// A binary property list may name one object many times, each a copy here: the tree may
     /// hold at most `budget` nodes and bytes, and `maximumDepth` levels.
     /// - Throws: `SyntaxError` past either limit.
-    init(propertyList value: Any, budget: Int) throws {
+    package init(propertyList value: Any, budget: Int) throws {
         bytes = []
         try append(propertyList: value, depth: 0, budget: budget)
     }
@@ -145,13 +145,13 @@ struct CatalogTree {
     // MARK: - Reading JSON
 
     /// Why a file is not JSON: what was found, and where (line and column, from 1).
-    struct SyntaxError: Error, CustomStringConvertible {
-        let description: String
+    package struct SyntaxError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Parses `bytes` (at most 4 GiB: node offsets are 32-bit) as one JSON value.
     /// - Throws: `SyntaxError`.
-    init(json bytes: [UInt8]) throws {
+    package init(json bytes: [UInt8]) throws {
         precondition(bytes.count < Int(UInt32.max), "product files are limited far below 4 GiB")
         self.bytes = bytes
         var reader = JSONReader(bytes: bytes)
@@ -243,22 +243,22 @@ package enum JSONText {
 /// The JSON reader behind `CatalogTree(json:)`: one pass, with its own stack of open arrays
 /// and objects.
 private struct JSONReader {
-    let bytes: [UInt8]
-    var position = 0
-    var nodes: [CatalogTree.Node] = []
+    package let bytes: [UInt8]
+    package var position = 0
+    package var nodes: [CatalogTree.Node] = []
 
-    init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         self.bytes = bytes
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
     private struct Open {
-        let node: Int
-        let isObject: Bool
-        var count = 0
+        package let node: Int
+        package let isObject: Bool
+        package var count = 0
     }
 
-    mutating func read() throws -> [CatalogTree.Node] {
+    package mutating func read() throws -> [CatalogTree.Node] {
         var stack: [Open] = []
         skipSpace()
         try readValue(&stack)
@@ -415,7 +415,7 @@ private struct JSONReader {
         return Self.hexValue(bytes[...], at: position)
     }
 
-    static func hexValue(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt32 {
+    package static func hexValue(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 << 4 | UInt32(hexDigit(bytes[index + $1])!) }
     }
 

@@ -222,7 +222,16 @@ public struct AppStoreServerAPI: Sendable {
 
     private func route(_ request: APIRequest) throws -> APIResponse {
         let (endpoint, parameters) = try endpoint(of: request)
-        let settings = try authorize(request)
+        // Get Transaction Info, the call a server makes most, reads once: the key, the settings
+        // and the transaction in one snapshot (the transaction is signed once the token holds).
+        var purchase: ServerPurchase?
+        let id: UInt64? = if case .transactionInfo = endpoint { try? Self.transactionID(parameters[0]) } else { nil }
+        let settings = try authorize(request) { keyID in
+            guard let id else { return try store.apiKeyAndSettings(keyID) }
+            let read = try store.serverPurchase(id, keyID: keyID)
+            purchase = read
+            return (read.key, read.settings)
+        }
         // A key given twice: which value it means is the reader's choice, so it is refused.
         if !request.body.isEmpty, JSONText.repeatedKey(in: [UInt8](request.body)) != nil {
             throw APIError.generalBadRequest
@@ -230,7 +239,7 @@ public struct AppStoreServerAPI: Sendable {
         let query = try QueryParameters(request.query)
         switch endpoint {
         case .transactionInfo:
-            return try transactionInfo(parameters[0])
+            return try transactionInfo(parameters[0], read: purchase)
         case .appTransactionInfo:
             return try appTransactionInfo(parameters[0])
         case .history(let kind):
@@ -261,10 +270,18 @@ public struct AppStoreServerAPI: Sendable {
     /// Checks the request's bearer token; returns the store's settings, read with its key in one
     /// snapshot (once for the request: the token's bundle, and what the answers name).
     private func authorize(_ request: APIRequest) throws -> StoreSettings {
+        try authorize(request) { try store.apiKeyAndSettings($0) }
+    }
+
+    /// `authorize(_:)` with the key and settings read by `reading` (an endpoint that reads more
+    /// in the same snapshot).
+    private func authorize(
+        _ request: APIRequest, reading: (String) throws -> (key: APIKey?, settings: StoreSettings)
+    ) throws -> StoreSettings {
         var settings: StoreSettings?
         do {
             _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID in
-                let read = try store.apiKeyAndSettings(keyID)
+                let read = try reading(keyID)
                 settings = read.settings
                 return (read.key, read.settings.bundleID)
             }
@@ -279,11 +296,10 @@ public struct AppStoreServerAPI: Sendable {
 
     // MARK: - Endpoints
 
-    /// Get Transaction Info.
-    private func transactionInfo(_ text: String) throws -> APIResponse {
-        guard let (_, signed) = try store.signedPurchase(try Self.transactionID(text)) else {
-            throw APIError.transactionIDNotFound
-        }
+    /// Get Transaction Info, from what the token's check read with the key (`read`).
+    private func transactionInfo(_ text: String, read: ServerPurchase?) throws -> APIResponse {
+        _ = try Self.transactionID(text)
+        guard let signed = try read?.sign() else { throw APIError.transactionIDNotFound }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)
     }

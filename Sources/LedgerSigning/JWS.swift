@@ -19,6 +19,9 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     public let payload: Data
     /// The signature's bytes.
     public let signature: Data
+    /// Whether the signature matches the header and payload, when this process made it
+    /// (`sign`): known, so `verify` does not check it again; `nil` for a JWS read from text.
+    package let signatureMatches: Bool?
 
     public var description: String { compactSerialization }
 
@@ -46,6 +49,7 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         }
         compactSerialization = text
         (header, payload, signature) = (decoded[0], decoded[1], decoded[2])
+        signatureMatches = nil
     }
 
     /// Signs `payload` with `identity`'s key, listing its chain in the header. Not `matching`:
@@ -57,12 +61,24 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         // Its parts are known: no need to read back what was just written.
         return JWS(
             compactSerialization: signingInput + "." + base64URL(signature), header: identity.jwsHeader.json,
-            payload: payload, signature: signature)
+            payload: payload, signature: signature, matching: matching)
     }
 
-    private init(compactSerialization: String, header: Data, payload: Data, signature: Data) {
+    private init(compactSerialization: String, header: Data, payload: Data, signature: Data, matching: Bool) {
         (self.compactSerialization, self.header, self.payload, self.signature) =
             (compactSerialization, header, payload, signature)
+        signatureMatches = matching
+    }
+
+    /// Two JWS are equal when their texts are (the parts follow from the text), however each
+    /// was made.
+    public static func == (lhs: JWS, rhs: JWS) -> Bool {
+        lhs.compactSerialization == rhs.compactSerialization
+    }
+
+    /// Hashes the text, as `==` compares it.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(compactSerialization)
     }
 
     /// Checks the signature and its chain against `root` (a DER certificate, as `ledger
@@ -95,9 +111,14 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
             throw JWSVerificationError(.invalidEncoding, "the header's x5c does not list 3 certificates")
         }
         let checked = try chains.checked(x5c)
-        guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-            checked.key.isValidSignature(ecdsa, for: Data(signingInput.utf8))
-        else {
+        // A signature this process made is known to match or not: checking it again could
+        // only say what its signer knew (OpenStoreKit verifies every value it hands out).
+        let matches =
+            signatureMatches
+            ?? (try? P256.Signing.ECDSASignature(rawRepresentation: signature)).map {
+                checked.key.isValidSignature($0, for: Data(signingInput.utf8))
+            } ?? false
+        guard matches else {
             throw JWSVerificationError(.invalidSignature, "the signature does not match the header and payload")
         }
         let date = signedDate ?? Date()

@@ -176,17 +176,17 @@ package struct RenewalInfoPayload: Encodable {
 /// The app's purchase as the App Store signs it (StoreKit's `AppTransaction`): the fields and
 /// names of Apple's `JWSAppTransactionDecodedPayload`.
 package struct AppTransactionPayload: Encodable {
-    var receiptType: String
-    var appAppleId: Int64?
-    var bundleId: String
-    var applicationVersion: String
-    var receiptCreationDate: Int64
-    var originalPurchaseDate: Int64
-    var originalApplicationVersion: String
-    var deviceVerification: String
-    var deviceVerificationNonce: String
-    var appTransactionId: String
-    var originalPlatform: String
+    package private(set) var receiptType: String
+    package private(set) var appAppleId: Int64?
+    package private(set) var bundleId: String
+    package private(set) var applicationVersion: String
+    package private(set) var receiptCreationDate: Int64
+    package private(set) var originalPurchaseDate: Int64
+    package private(set) var originalApplicationVersion: String
+    package private(set) var deviceVerification: String
+    package private(set) var deviceVerificationNonce: String
+    package private(set) var appTransactionId: String
+    package private(set) var originalPlatform: String
 
     /// The store's one app download, signed `now`: bought when the ledger's identity was made,
     /// first installed at version 1.0 (as Apple's sandbox always says), on iOS; bound to the

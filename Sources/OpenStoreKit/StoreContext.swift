@@ -38,6 +38,9 @@ package final class StoreContext: Sendable {
     package let presentations: Presentations
     /// The App Store's messages of this launch.
     let messages: StoreMessages
+    /// The launch's own work (finishing the StoreKit 2 failures left unfinished), which
+    /// `waitUntilIdle()` waits for.
+    private let launchWork: Task<Void, Never>
 
     /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store;
     /// `failures` and `presentations` are kept from an earlier launch of the same store.
@@ -60,7 +63,7 @@ package final class StoreContext: Sendable {
         origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
         Task { await queue.startRenewingAutomatically() }
-        Task { await updates.finishAbandonedFailures(in: queue) }
+        launchWork = Task { await updates.finishAbandonedFailures(in: queue) }
         // The App Store's messages of the launch: the price consents that wait.
         messages.collect()
     }
@@ -95,8 +98,10 @@ package final class StoreContext: Sendable {
         if messages.collect() { skPaymentQueue.offerPriceConsents() }
     }
 
-    /// Returns once every call submitted before has run and its observers were called.
+    /// Returns once the launch's own work and every call submitted before have run and their
+    /// observers were called.
     package func waitUntilIdle() async {
+        await launchWork.value
         await operations.waitUntilIdle()
         await queue.waitUntilNotified()
         // Observers run on the main actor: let the callbacks already queued there run first.

@@ -159,8 +159,9 @@ public final class SKTestSession: @unchecked Sendable {
                 ledger: ledger, resources: directory, failures: context.failures, presentations: context.presentations))
     }
 
-    /// Returns once every StoreKit 1 call made before, and every change this session made,
-    /// has reached the observers. Not in StoreKitTest.
+    /// Returns once the launch's own work (finishing the StoreKit 2 failures it found), every
+    /// StoreKit 1 call made before, and every change this session made, has reached the
+    /// observers. Not in StoreKitTest.
     public func waitUntilIdle() async {
         await context.waitUntilIdle()
     }

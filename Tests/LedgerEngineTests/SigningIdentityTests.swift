@@ -98,6 +98,30 @@ import X509
         try signed.verify(trustingRoot: identity.certificates.root)
     }
 
+    /// A JWS this process signed is not checked again for its signature (its signer knows
+    /// whether it made it to match), but everything else is: another root refuses its chain, a
+    /// signature made not to match is `.invalidSignature`, and read back from its text the
+    /// same JWS is checked whole, with the same verdicts.
+    @Test func aJWSSignedHereSkipsOnlyItsOwnSignatureCheck() throws {
+        let identity = try SigningIdentity.make(at: Date(timeIntervalSince1970: 1_800_000_000))
+        let other = try SigningIdentity.make(at: Date(timeIntervalSince1970: 1_800_000_000))
+        let payload = Data(#"{"signedDate":1800000000000}"#.utf8)
+        let matching = try JWS.sign(payload: payload, with: identity)
+        let mismatched = try JWS.sign(payload: payload, with: identity, matching: false)
+        #expect(matching.signatureMatches == true && mismatched.signatureMatches == false)
+        for jws in [matching, try JWS(compactSerialization: matching.compactSerialization)] {
+            try jws.verify(trustingRoot: identity.certificates.root)
+            #expect { try jws.verify(trustingRoot: other.certificates.root) } throws: {
+                ($0 as? JWSVerificationError)?.kind == .invalidCertificateChain
+            }
+        }
+        for jws in [mismatched, try JWS(compactSerialization: mismatched.compactSerialization)] {
+            #expect { try jws.verify(trustingRoot: identity.certificates.root) } throws: {
+                ($0 as? JWSVerificationError)?.kind == .invalidSignature
+            }
+        }
+    }
+
     @Test func aPEMBlockHasLinesOf64Characters() throws {
         let der = [UInt8](repeating: 0xAB, count: 100)  // 136 base64 characters: 64 + 64 + 8
         let pem = SigningCertificates.pem(der)

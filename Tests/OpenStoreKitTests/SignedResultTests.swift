@@ -42,6 +42,72 @@ import Testing
         }
     }
 
+    /// The store does not check again the signatures it made (`JWS.signatureMatches`): Apple's
+    /// own verifier checks every kind of JWS it hands out, signature, chain and fields.
+    @Test(
+        .enabled(
+            if: ApplePython.shouldRun,
+            "app-store-server-library and jwcrypto are not in .build/python (.ci/run installs them)"))
+    func applesVerifierAcceptsEveryJWSTheStoreHandsOut() async throws {
+        let python = try #require(ApplePython.path, "STORELEDGER_PYTHON is set, but: \(ApplePython.unavailableReason)")
+        try await Shop.withSession { session in
+            let ledger = try Ledger.open(at: session.ledgerPath)
+            let controls = StoreTestSession(ledger: ledger)
+            // Apple's verifier checks nothing of the Xcode environment's values: the sandbox's.
+            try controls.set(.environment, to: "Sandbox")
+            let bundleID = try controls.settings().bundleID
+            let root = try ledger.signingCertificates().root
+            let monthly = try #require(try await Product.products(for: [Shop.monthly]).first)
+            let seeds = try #require(try await Product.products(for: [Shop.seeds]).first)
+            var handedOut: [(kind: String, jws: String)] = []
+            for product in [monthly, seeds] {
+                guard case .success(let result) = try await product.purchase(), case .verified = result else {
+                    Issue.record("expected a verified purchase of \(product.id)")
+                    return
+                }
+                handedOut.append(("transaction", result.jwsRepresentation))
+            }
+            for await result in Transaction.all { handedOut.append(("transaction", result.jwsRepresentation)) }
+            for await result in Transaction.currentEntitlements {
+                handedOut.append(("transaction", result.jwsRepresentation))
+            }
+            let status = try #require(try await monthly.subscription?.status.first)
+            handedOut.append(("transaction", status.transaction.jwsRepresentation))
+            handedOut.append(("renewal", status.renewalInfo.jwsRepresentation))
+            handedOut.append(("app", try await AppTransaction.shared.jwsRepresentation))
+            try await withTemporaryDirectory { directory in
+                try Data(root).write(to: URL(fileURLWithPath: directory + "/root.der"))
+                try write(handedOut.map { "\($0.kind) \($0.jws)" }.joined(separator: "\n"), to: directory + "/jws.txt")
+                let script = """
+                    import os, sys
+                    from appstoreserverlibrary.models.Environment import Environment
+                    from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+                    folder = sys.argv[1]
+                    root = open(os.path.join(folder, "root.der"), "rb").read()
+                    verifier = SignedDataVerifier([root], False, Environment.SANDBOX, sys.argv[2])
+                    for line in open(os.path.join(folder, "jws.txt")).read().splitlines():
+                        kind, jws = line.split(" ")
+                        try:
+                            if kind == "transaction":
+                                print("transaction", verifier.verify_and_decode_signed_transaction(jws).transactionId)
+                            elif kind == "renewal":
+                                print("renewal", verifier.verify_and_decode_renewal_info(jws).productId)
+                            else:
+                                print("app", verifier.verify_and_decode_app_transaction(jws).bundleId)
+                        except Exception as error:
+                            print("FAIL", kind, repr(error))
+                    """
+                let run = try runProcess(python, ["-c", script, directory, bundleID])
+                #expect(run.status == 0, "\(run.output)")
+                let lines = run.output.split(separator: "\n")
+                #expect(
+                    lines.count == handedOut.count && !run.output.contains("FAIL"), "every JWS verified: \(run.output)")
+                #expect(lines.last == "app \(bundleID)")
+            }
+            try ledger.close()
+        }
+    }
+
     @Test func theStoresInvalidSignaturesMakeResultsUnverifiedAndTheSandboxSettingShows() async throws {
         try await Shop.withSession { session in
             let controls = StoreTestSession(ledger: try Ledger.open(at: session.ledgerPath))

@@ -40,25 +40,23 @@ public struct AppTransaction: Sendable, Hashable {
     /// The signed payload's JSON: the fields of `JWSAppTransactionDecodedPayload`.
     public var jsonRepresentation: Data { signed.payload }
 
-    init(signed jws: JWS) {
+    /// The app transaction the store signed in `jws`, from the values it signed (`payload`).
+    init(signed jws: JWS, payload: AppTransactionPayload) {
         signed = SignedForm(jws: jws)
-        let fields = signed.fields
-        func number(_ key: String) -> Int64? { (fields[key] as? NSNumber)?.int64Value }
-        func date(_ key: String) -> Date? { number(key).map { Date(timeIntervalSince1970: Double($0) / 1000) } }
-        appID = number("appAppleId").flatMap(UInt64.init(exactly:))
-        appVersionID = number("versionExternalIdentifier").flatMap(UInt64.init(exactly:))
-        appVersion = fields["applicationVersion"] as? String ?? ""
-        bundleID = fields["bundleId"] as? String ?? ""
-        environment = (fields["receiptType"] as? String).map(AppStore.Environment.init(rawValue:)) ?? .xcode
-        originalAppVersion = fields["originalApplicationVersion"] as? String ?? ""
-        originalPurchaseDate = date("originalPurchaseDate") ?? .distantPast
-        preorderDate = date("preorderDate")
-        deviceVerification = (fields["deviceVerification"] as? String).flatMap { Data(base64Encoded: $0) } ?? Data()
-        deviceVerificationNonce =
-            (fields["deviceVerificationNonce"] as? String).flatMap(UUID.init(uuidString:)) ?? UUID()
-        signedDate = date("receiptCreationDate") ?? .distantPast
-        appTransactionID = fields["appTransactionId"] as? String ?? ""
-        originalPlatform = AppStore.Platform(rawValue: fields["originalPlatform"] as? String ?? "iOS")
+        func date(_ milliseconds: Int64) -> Date { Date(timeIntervalSince1970: Double(milliseconds) / 1000) }
+        appID = payload.appAppleId.flatMap(UInt64.init(exactly:))
+        appVersionID = nil
+        appVersion = payload.applicationVersion
+        bundleID = payload.bundleId
+        environment = AppStore.Environment(rawValue: payload.receiptType)
+        originalAppVersion = payload.originalApplicationVersion
+        originalPurchaseDate = date(payload.originalPurchaseDate)
+        preorderDate = nil
+        deviceVerification = Data(base64Encoded: payload.deviceVerification) ?? Data()
+        deviceVerificationNonce = UUID(uuidString: payload.deviceVerificationNonce) ?? UUID()
+        signedDate = date(payload.receiptCreationDate)
+        appTransactionID = payload.appTransactionId
+        originalPlatform = AppStore.Platform(rawValue: payload.originalPlatform)
     }
 
     /// The app transaction, signed now by the store and verified as StoreKit verifies it.
@@ -79,10 +77,14 @@ public struct AppTransaction: Sendable, Hashable {
         let context: StoreContext
         do { context = try StoreContext.current() } catch { throw StoreKitError.systemError(error) }
         try context.failures.check(.appTransaction)
-        let jws: JWS
-        do { jws = try context.ledger.signedAppTransaction() } catch { throw StoreKitError.systemError(error) }
+        let signed: (jws: JWS, payload: AppTransactionPayload)
+        do { signed = try context.ledger.signedAppTransactionWithPayload() } catch {
+            throw StoreKitError.systemError(error)
+        }
         let signer = context.origin.signer
-        return context.failures.verify(AppTransaction(signed: jws)) { signer.verify($0, signedAs: jws) }
+        return context.failures.verify(AppTransaction(signed: signed.jws, payload: signed.payload)) {
+            signer.verify($0, signedAs: signed.jws)
+        }
     }
 }
 

@@ -19,11 +19,6 @@ struct SignedForm: Hashable, Sendable {
     /// The bytes the signature signs: the first two parts of the compact serialization.
     var signedData: Data { Data((jws?.signingInput ?? "").utf8) }
 
-    /// The payload's fields (none when the store could not sign).
-    var fields: [String: Any] {
-        jws.flatMap { try? JSONSerialization.jsonObject(with: $0.payload) as? [String: Any] } ?? [:]
-    }
-
     /// The environment a payload names (`.xcode` when it names none).
     static func environment(_ name: String?) -> AppStore.Environment {
         name.map(AppStore.Environment.init(rawValue:)) ?? .xcode

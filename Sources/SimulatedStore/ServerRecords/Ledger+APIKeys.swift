@@ -81,18 +81,21 @@ extension Ledger {
     /// The API key `keyID` names (`nil` when the ledger has none) and the store's settings,
     /// read in one snapshot: what checking a request's bearer token needs.
     package func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
-        try read { db in
-            // An access decision: the keys' table is read whole (a few rows) and must check,
-            // its seal included, so that no key edited, swapped or put back is accepted. Only
-            // another connection's commit can change it behind this one's back: it is read
-            // again after one (`PRAGMA data_version` changes), not for every request.
-            let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
-            if version == nil || apiKeysCheckedAt.withLock({ $0 }) != version {
-                try records(db).checkWhole(.apiKeys)
-                apiKeysCheckedAt.withLock { $0 = version }
-            }
-            return (try storedAPIKey(db, keyID), try StoreSettings(db))
+        try read { db in try apiKeyAndSettings(db, keyID) }
+    }
+
+    /// `apiKeyAndSettings(_:)` inside a read.
+    func apiKeyAndSettings(_ db: Database, _ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
+        // An access decision: the keys' table is read whole (a few rows) and must check, its
+        // seal included, so that no key edited, swapped or put back is accepted. Only another
+        // connection's commit can change it behind this one's back: it is read again after one
+        // (`PRAGMA data_version` changes), not for every request.
+        let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+        if version == nil || apiKeysCheckedAt.withLock({ $0 }) != version {
+            try records(db).checkWhole(.apiKeys)
+            apiKeysCheckedAt.withLock { $0 = version }
         }
+        return (try storedAPIKey(db, keyID), try StoreSettings(db))
     }
 
     /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the

@@ -50,6 +50,23 @@ extension Ledger {
         return (inputs.transactions[0], try inputs.sign()[0])
     }
 
+    /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
+    /// key `keyID` names and the store's settings (for the bearer token's check), and transaction
+    /// `id` ready to sign when it is purchased or restored. The caller checks the token, then
+    /// signs (`ServerPurchase.sign()`): a request refused costs no signature.
+    /// - Throws: `LedgerError` (`.corrupted`) when the row differs from what its history recorded.
+    package func serverPurchase(_ id: UInt64, keyID: String) throws -> ServerPurchase {
+        try read { db in
+            let (key, settings) = try apiKeyAndSettings(db, keyID)
+            guard let transaction = try HashChain.vouchedTransaction(db, id: id),
+                transaction.state == .purchased || transaction.state == .restored
+            else { return ServerPurchase(key: key, settings: settings, signing: nil) }
+            let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
+            return ServerPurchase(
+                key: key, settings: settings, signing: try signing(db, vouched: [transaction], signer: signer))
+        }
+    }
+
     /// What signing transactions needs, read in one snapshot: the transactions vouched for by
     /// their histories (never sign a row edited outside the ledger: the signature would vouch
     /// for the edit), with the app account tokens a server set; the identity and settings; the
@@ -156,12 +173,20 @@ extension Ledger {
     /// whose payload has the fields of `JWSAppTransactionDecodedPayload`, bound to the store's
     /// device by `nonce`.
     public func signedAppTransaction(nonce: UUID = UUID()) throws -> JWS {
+        try signedAppTransactionWithPayload(nonce: nonce).jws
+    }
+
+    /// `signedAppTransaction(nonce:)` with the payload it was signed from (OpenStoreKit builds
+    /// its `AppTransaction` from these values, not from the JSON it signed).
+    package func signedAppTransactionWithPayload(
+        nonce: UUID = UUID()
+    ) throws -> (jws: JWS, payload: AppTransactionPayload) {
         let (payloadSigner, now): (PayloadSigner, Date) = try read { db in
             (try signer(db), Date(ledgerMilliseconds: try storeNow(db)))
         }
-        return try payloadSigner.sign(
-            AppTransactionPayload(
-                settings: payloadSigner.settings, identity: payloadSigner.identity, nonce: nonce, now: now))
+        let payload = AppTransactionPayload(
+            settings: payloadSigner.settings, identity: payloadSigner.identity, nonce: nonce, now: now)
+        return (try payloadSigner.sign(payload), payload)
     }
 
     /// The `appTransactionId` of the store's one customer, in every value it signs.
@@ -182,5 +207,20 @@ extension Ledger {
     /// The identity and settings that sign, as a transaction sees them.
     func signer(_ db: Database) throws -> PayloadSigner {
         PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db))
+    }
+}
+
+/// Get Transaction Info's reads (`Ledger.serverPurchase`), before the transaction is signed.
+package struct ServerPurchase {
+    /// The API key the bearer token names, if the ledger has it.
+    package let key: APIKey?
+    /// The store's settings, read with the key.
+    package let settings: StoreSettings
+    fileprivate let signing: Ledger.Signing?
+
+    /// The transaction signed; `nil` when the ledger has no such transaction or it is not
+    /// purchased or restored (the App Store's server never saw it).
+    package func sign() throws -> JWS? {
+        try signing?.sign()[0]
     }
 }

@@ -222,10 +222,14 @@ public struct AppStoreServerAPI: Sendable {
 
     private func route(_ request: APIRequest) throws -> APIResponse {
         let (endpoint, parameters) = try endpoint(of: request)
-        // Get Transaction Info, the call a server makes most, reads once: the key, the settings
-        // and the transaction in one snapshot (the transaction is signed once the token holds).
+        // Get Transaction Info, the call a server makes most, reads once with a token already
+        // verified: the key, the settings and the transaction in one snapshot (signed once the
+        // token still holds). A token not yet verified (a forged one, say) costs the key's read
+        // alone until its signature checks.
         var purchase: ServerPurchase?
-        let id: UInt64? = if case .transactionInfo = endpoint { try? Self.transactionID(parameters[0]) } else { nil }
+        let known = request.authorization.map { verifiedTokens[$0] != nil } ?? false
+        let id: UInt64? =
+            if case .transactionInfo = endpoint, known { try? Self.transactionID(parameters[0]) } else { nil }
         let settings = try authorize(request) { keyID in
             guard let id else { return try store.apiKeyAndSettings(keyID) }
             let read = try store.serverPurchase(id, keyID: keyID)
@@ -296,10 +300,12 @@ public struct AppStoreServerAPI: Sendable {
 
     // MARK: - Endpoints
 
-    /// Get Transaction Info, from what the token's check read with the key (`read`).
+    /// Get Transaction Info, from what the token's check read with the key (`read`), or read
+    /// now when the token was not verified before.
     private func transactionInfo(_ text: String, read: ServerPurchase?) throws -> APIResponse {
-        _ = try Self.transactionID(text)
-        guard let signed = try read?.sign() else { throw APIError.transactionIDNotFound }
+        let id = try Self.transactionID(text)
+        let signed = try read.map { try $0.sign() } ?? store.signedPurchase(id)?.signed
+        guard let signed else { throw APIError.transactionIDNotFound }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)
     }

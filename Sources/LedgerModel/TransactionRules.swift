@@ -6,16 +6,16 @@
 /// database holds the same rows (migration 0007, tables `rule_*`), which its triggers read, so
 /// that no caller can bypass them. `TransactionRuleTests` checks, case by case, that the
 /// database answers as this table does.
-public enum TransactionRules {
+package enum TransactionRules {
     /// A change of state: `from` -> `to`.
-    public struct Transition: Hashable, Sendable {
+    package struct Transition: Hashable, Sendable {
         /// The state before the change.
-        public let from: TransactionState
+        package let from: TransactionState
         /// The state after the change.
-        public let to: TransactionState
+        package let to: TransactionState
 
         /// The change from `from` to `to`.
-        public init(_ from: TransactionState, _ to: TransactionState) {
+        package init(_ from: TransactionState, _ to: TransactionState) {
             self.from = from
             self.to = to
         }
@@ -23,28 +23,28 @@ public enum TransactionRules {
 
     /// The states a transaction may be created in: a payment starts `purchasing`; a renewal or
     /// a replacement purchase is `purchased`; a restore's copy is `restored`.
-    public static let initialStates: Set<TransactionState> = [.purchasing, .purchased, .restored]
+    package static let initialStates: Set<TransactionState> = [.purchasing, .purchased, .restored]
 
     /// The changes of state allowed; every other is refused (a state never changes back).
-    public static let transitions: Set<Transition> = [
+    package static let transitions: Set<Transition> = [
         Transition(.purchasing, .purchased), Transition(.purchasing, .failed), Transition(.purchasing, .deferred),
         Transition(.deferred, .purchased), Transition(.deferred, .failed),
     ]
 
     /// The states in which the app may finish a transaction.
-    public static let finishable: Set<TransactionState> = [.purchased, .failed, .restored]
+    package static let finishable: Set<TransactionState> = [.purchased, .failed, .restored]
 
     /// The states in which a transaction may be refunded (once), and its refund reversed.
-    public static let revocable: Set<TransactionState> = [.purchased, .restored]
+    package static let revocable: Set<TransactionState> = [.purchased, .restored]
 
     /// History events that only auto-renewable subscriptions have.
-    public static let subscriptionOnlyEvents: Set<TransactionEvent.Kind> = [.expirationChanged, .upgraded]
+    package static let subscriptionOnlyEvents: Set<TransactionEvent.Kind> = [.expirationChanged, .upgraded]
 
     /// Whether a history row (`kind`, from `from` to `to`) is legal for a transaction of
     /// `productType`: `created` enters an initial state from nothing; `stateChanged` is a legal
     /// transition; every other event keeps the state, `finished` in a finishable state,
     /// `revoked` and `reinstated` in a revocable one, subscription events on subscriptions only.
-    public static func allowsEvent(
+    package static func allowsEvent(
         _ kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, productType: ProductType
     ) -> Bool {
         if subscriptionOnlyEvents.contains(kind), productType != .autoRenewable { return false }

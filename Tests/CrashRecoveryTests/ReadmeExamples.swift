@@ -86,7 +86,6 @@ func readmeExample6(queue: PaymentQueue, id: UInt64) async throws {
     try await session.refundTransaction(id)                      // observers get the update
     try await session.advanceClock(by: 95)                       // renewals fall due and are delivered
     try await session.setAutoRenew(false, for: "com.example.pro.monthly")
-    try queue.catalog.updatePromotionOrder(byIDs: ["com.example.level2", "com.example.level1"])
 }
 
 // docs/TESTING.md

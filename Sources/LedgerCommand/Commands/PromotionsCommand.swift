@@ -1,9 +1,9 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
-public import StoreLedger
+import StoreLedger
 
 extension PromotionVisibility: ExpressibleByArgument {
-    public init?(argument: String) {
+    package init?(argument: String) {
         switch argument.lowercased() {
         case "default", "appstoreconnectdefault": self = .appStoreConnectDefault
         case "visible": self = .visible

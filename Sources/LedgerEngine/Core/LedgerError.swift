@@ -89,7 +89,7 @@ public struct LedgerError: DescribedError, Sendable, Equatable {
     public internal(set) var unvouchedEvents: ClosedRange<Int64>?
 
     /// An error of kind `code` about the file at `path`, with the details that apply to it.
-    public init(
+    package init(
         _ code: Code, path: String, reason: String = "", sqliteResultCode: Int32? = nil, sql: String? = nil,
         underlyingError: (any Error & Sendable)? = nil, unknownMigrations: [String] = [], applicationID: Int32? = nil
     ) {
@@ -177,23 +177,23 @@ extension LedgerError {
     public static let cannotWrite = Code.cannotWrite
 
     /// A `.missingLedger` error: no ledger at `path`.
-    public static func missingLedger(path: String) -> LedgerError { LedgerError(.missingLedger, path: path) }
+    package static func missingLedger(path: String) -> LedgerError { LedgerError(.missingLedger, path: path) }
     /// An `.emptyFile` error: `path` is a zero-length file.
-    public static func emptyFile(path: String) -> LedgerError { LedgerError(.emptyFile, path: path) }
+    package static func emptyFile(path: String) -> LedgerError { LedgerError(.emptyFile, path: path) }
     /// A `.notADatabase` error: `path` is not a SQLite database, for `reason`.
-    public static func notADatabase(
+    package static func notADatabase(
         path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
     ) -> LedgerError {
         LedgerError(.notADatabase, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.corrupted` error: `path` is a damaged SQLite database, as `reason` says.
-    public static func corrupted(
+    package static func corrupted(
         path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
     ) -> LedgerError {
         LedgerError(.corrupted, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.notALedger` error: `path` is the database of the application `applicationID` names.
-    public static func notALedger(path: String, applicationID: Int32) -> LedgerError {
+    package static func notALedger(path: String, applicationID: Int32) -> LedgerError {
         LedgerError(.notALedger, path: path, applicationID: applicationID)
     }
     /// The `olderSchema` code, for `catch LedgerError.olderSchema`: an older ledger opened read-only.
@@ -219,21 +219,21 @@ extension LedgerError {
     }
 
     /// A `.newerSchema` error: `path` has migrations this build does not know.
-    public static func newerSchema(path: String, unknownMigrations: [String]) -> LedgerError {
+    package static func newerSchema(path: String, unknownMigrations: [String]) -> LedgerError {
         LedgerError(.newerSchema, path: path, unknownMigrations: unknownMigrations)
     }
     /// An `.unusable` error: `path` cannot be read or written, for `reason`.
-    public static func unusable(
+    package static func unusable(
         path: String, reason: String, underlyingError: (any Error & Sendable)? = nil
     ) -> LedgerError {
         LedgerError(.unusable, path: path, reason: reason, underlyingError: underlyingError)
     }
     /// A `.busy` error: another process held the lock of `path` too long; nothing was changed.
-    public static func busy(path: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
+    package static func busy(path: String, underlyingError: (any Error & Sendable)? = nil) -> LedgerError {
         LedgerError(.busy, path: path, underlyingError: underlyingError)
     }
     /// A `.destinationExists` error: the destination `path` of a backup or an export is taken.
-    public static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
+    package static func destinationExists(path: String) -> LedgerError { LedgerError(.destinationExists, path: path) }
 
     /// `errno` as a `LedgerError.unusable` on `path`, keeping it as a `POSIXError`.
     /// A backup's or an export's `destination` cannot be written, for the system's `code`.

@@ -3,7 +3,7 @@ import GRDB
 import LedgerModel
 
 /// Whether a promoted product shows in the App Store on this device.
-public enum PromotionVisibility: String, Sendable, Codable, CaseIterable {
+package enum PromotionVisibility: String, Sendable, Codable, CaseIterable {
     /// As App Store Connect sets it: no override.
     case appStoreConnectDefault
     /// Shown, whatever App Store Connect says.
@@ -13,14 +13,14 @@ public enum PromotionVisibility: String, Sendable, Codable, CaseIterable {
 }
 
 /// One promoted product's override (`Product.PromotionInfo`).
-public struct PromotionInfo: Sendable, Hashable, Codable {
+package struct PromotionInfo: Sendable, Hashable, Codable {
     /// The identifier of the promoted product.
-    public var productID: String
+    package var productID: String
     /// Whether the product shows; `.appStoreConnectDefault` when not overridden.
-    public var visibility: PromotionVisibility
+    package var visibility: PromotionVisibility
 
     /// A promoted product, with no visibility override by default.
-    public init(productID: String, visibility: PromotionVisibility = .appStoreConnectDefault) {
+    package init(productID: String, visibility: PromotionVisibility = .appStoreConnectDefault) {
         self.productID = productID
         self.visibility = visibility
     }
@@ -30,7 +30,7 @@ extension Ledger {
     /// The promotion overrides, in order. When `isPromotionOrderOverridden()` is false, the App
     /// Store Connect order applies and the list holds visibility overrides only; once an order
     /// is set, a product left out of it is hidden.
-    public func promotionOrder() throws -> [PromotionInfo] {
+    package func promotionOrder() throws -> [PromotionInfo] {
         try read { db in try Self.promotions(db) }
     }
 

@@ -23,12 +23,12 @@ public struct CatalogImport: Sendable, Hashable {
 
 /// StoreKit configuration files read and checked for one import (`readConfigurations(at:)`):
 /// each parsed, no product defined twice.
-public struct CheckedConfigurations: Sendable {
+package struct CheckedConfigurations: Sendable {
     /// The files' paths, as given and in the order given: `configurations[i]` was read from
     /// `paths[i]`.
-    public let paths: [String]
+    package let paths: [String]
     /// The parsed content of each file, in the order of `paths`.
-    public let configurations: [StoreKitConfiguration]
+    package let configurations: [StoreKitConfiguration]
 }
 
 /// The products the simulated store sells, kept in the ledger.
@@ -61,7 +61,7 @@ public struct ProductCatalog: Sendable {
 
     /// Imports files already read and checked by `readConfigurations(at:)`.
     @discardableResult
-    public func importConfigurations(_ files: CheckedConfigurations) throws -> CatalogImport {
+    package func importConfigurations(_ files: CheckedConfigurations) throws -> CatalogImport {
         let (paths, configurations) = (files.paths, files.configurations)
         var products: [Product] = []
         var sources: [String: String] = [:]
@@ -91,7 +91,7 @@ public struct ProductCatalog: Sendable {
     /// Reads and checks StoreKit configuration files for one import, without touching any
     /// ledger: each must parse, and no product may be defined by two of them.
     /// - Throws: `CatalogError`.
-    public static func readConfigurations(at paths: [String]) throws -> CheckedConfigurations {
+    package static func readConfigurations(at paths: [String]) throws -> CheckedConfigurations {
         var configurations: [StoreKitConfiguration] = []
         var count = 0
         for path in paths {
@@ -165,7 +165,7 @@ public struct ProductCatalog: Sendable {
 
 extension ProductCatalog {
     /// The promotion overrides, in order (see `Ledger.promotionOrder()`).
-    public func promotionOrder() throws -> [PromotionInfo] {
+    package func promotionOrder() throws -> [PromotionInfo] {
         try ledger.promotionOrder()
     }
 
@@ -173,7 +173,7 @@ extension ProductCatalog {
     /// the defaults.
     /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
-    public func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
+    package func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
         try ledger.updatePromotions(promotions)
     }
 
@@ -181,14 +181,14 @@ extension ProductCatalog {
     /// listed; an empty list resets to the defaults.
     /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
-    public func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
+    package func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
         try ledger.updatePromotionOrder(byIDs: ids)
     }
 
     /// Sets one product's visibility.
     /// - Throws: `UnknownProductError`.
     @discardableResult
-    public func updatePromotionVisibility(
+    package func updatePromotionVisibility(
         _ visibility: PromotionVisibility, for productID: String
     ) throws -> [PromotionInfo] {
         try ledger.updatePromotionVisibility(visibility, for: productID)

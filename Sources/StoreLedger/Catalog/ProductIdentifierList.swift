@@ -6,26 +6,26 @@ import Foundation
 /// Accepted shapes: an array of strings; a dictionary with a `Products` array and optional
 /// `Subscriptions` groups (`[{Group, Products}]`); a dictionary whose keys are the identifiers
 /// (their values are ignored, as apps keep emoji or titles there).
-public struct ProductIdentifierList: Sendable, Hashable {
+package struct ProductIdentifierList: Sendable, Hashable {
     /// One entry of the file's `Subscriptions` array: a subscription group and its products.
-    public struct SubscriptionGroup: Sendable, Hashable {
+    package struct SubscriptionGroup: Sendable, Hashable {
         /// The group's name: the entry's `Group` value.
-        public var name: String
+        package var name: String
         /// In order of service level: the first is the highest.
-        public var productIDs: [String]
+        package var productIDs: [String]
     }
 
     /// Every identifier of the file, in file order, each once.
-    public var productIDs: [String]
+    package var productIDs: [String]
     /// The file's `Subscriptions` groups, in file order; empty for the other shapes. Their
     /// identifiers are in `productIDs` too.
-    public var subscriptionGroups: [SubscriptionGroup]
+    package var subscriptionGroups: [SubscriptionGroup]
 
     /// Reads the property list or JSON file at `path`, whatever its name.
     /// - Throws: `CatalogError`: the file is missing, unreadable or malformed, has none of the
     ///   accepted shapes (`notAnIdentifierList`), or holds an empty identifier or one with control
     ///   characters (`invalidValue`).
-    public init(contentsOf path: String) throws {
+    package init(contentsOf path: String) throws {
         try self.init(parsing: try CatalogFile(path: path))
     }
 

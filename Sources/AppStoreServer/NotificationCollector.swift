@@ -38,6 +38,7 @@ public final class NotificationCollector: Sendable {
 
     private let received = Mutex<[Arrival]>([])
     private let answer = Mutex(Answer())
+    private let arrivalHandler = Mutex<(@Sendable (Arrival) -> Void)?>(nil)
     private let task = Mutex<Task<Void, any Error>?>(nil)
     private let boundPort = Mutex(0)
 
@@ -60,6 +61,7 @@ public final class NotificationCollector: Sendable {
             let body = try await request.body.collect(upTo: 1 << 20)
             let arrival = Arrival(instant: .now, body: Data(body.readableBytesView))
             collector.received.withLock { $0.append(arrival) }
+            collector.arrivalHandler.withLock { $0 }?(arrival)
             let answer = collector.answer.withLock { $0 }
             if answer.delay > .zero { try await Task.sleep(for: answer.delay) }
             return Response(status: .init(code: answer.status))
@@ -84,6 +86,13 @@ public final class NotificationCollector: Sendable {
     /// Answers the POSTs from now on with `status`, after `delay`.
     public func answer(_ status: Int, after delay: Duration = .zero) {
         answer.withLock { $0 = Answer(status: status, delay: delay) }
+    }
+
+    /// Calls `body` with each POST as it arrives, before it is answered, on the collector's own
+    /// thread: a test acts at that moment (kills the sender mid-delivery, say), whatever load
+    /// delays the test's own tasks. `nil` stops calling.
+    public func whenEachArrives(_ body: (@Sendable (Arrival) -> Void)?) {
+        arrivalHandler.withLock { $0 = body }
     }
 
     /// Forgets what arrived so far.

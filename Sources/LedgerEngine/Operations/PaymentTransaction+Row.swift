@@ -69,16 +69,19 @@ extension PaymentTransaction {
     private static let byID = LedgerSQL(selection + " WHERE id = ?")
 
     /// A transaction with the outcome the store planned for it when it was added (for one still
-    /// purchasing; `.failed` when none is stored), in one read.
-    package static func fetchWithPlan(
-        _ db: Database, id: UInt64
+    /// purchasing; `.failed` when none is stored), in one read; `vouching`: the row checked
+    /// against its history in the same statement (`HashChain.vouch`).
+    static func fetchWithPlan(
+        _ db: Database, id: UInt64, vouching: Bool
     ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
         guard id <= UInt64(Int64.max) else { return nil }
-        // The chain's row read: every column, the plan among them.
-        let statement = try FastStatement(db, HashChain.selectRow)
+        // The chain's row read: every column, the plan among them (and the digest its last
+        // event recorded, after them).
+        let statement = try FastStatement(db, vouching ? HashChain.vouchRow : HashChain.selectRow)
         statement.bind(1, Int64(id))
         let c = TransactionColumns.positions
         return try statement.first { row in
+            if vouching { try HashChain.vouch(row) }
             let state = row.optionalString(c.plannedState).flatMap(TransactionState.init(rawValue:)) ?? .failed
             let error = row.optionalInt(c.plannedErrorCode).map {
                 TransactionError(

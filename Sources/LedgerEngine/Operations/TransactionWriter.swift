@@ -25,6 +25,16 @@ package struct TransactionWriter {
     package var chained = true
     /// The ledger's identity, whose key authenticates the events.
     package let identities: IdentityCache
+    /// The rows this writer vouched for or wrote in its transaction (`vouch(_:)`).
+    private let held = HeldRows()
+
+    /// The ids of the rows a writer holds: vouched for once in its transaction, or written by
+    /// it. Only the writer changes a transaction's row, each change followed by its event, and
+    /// nobody else writes while its transaction lasts: a row it holds matches its history, so
+    /// it is not read again to be vouched for.
+    private final class HeldRows {
+        var ids: Set<UInt64> = []
+    }
 
     // MARK: - Ids
 
@@ -127,7 +137,20 @@ package struct TransactionWriter {
         insert.bind(slot.offerNonce, row.offerNonce?.uuidString.lowercased())
         try insert.execute()
         try appendEvent(id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
+        held.ids.insert(id)
         return id
+    }
+
+    /// Transaction `id` with the outcome the store planned for it when it was added (for one
+    /// still purchasing; `.failed` when none is stored), read and vouched for in one statement,
+    /// and held from then on; `nil` when the ledger has none.
+    /// - Throws: `DamagedRow` when the row differs from what its history recorded.
+    package func plannedPurchase(
+        _ id: UInt64
+    ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
+        let read = try PaymentTransaction.fetchWithPlan(db, id: id, vouching: chained)
+        if read != nil { held.ids.insert(id) }
+        return read
     }
 
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
@@ -425,9 +448,12 @@ package struct TransactionWriter {
         try HashChain.Appender(db, key: chained ? try identities.eventKey(db) : nil)
     }
 
-    /// Refuses to change a row its history does not vouch for (`HashChain.vouch`).
+    /// Refuses to change a row its history does not vouch for (`HashChain.vouch`), once per
+    /// row in the writer's transaction (`HeldRows`).
     private func vouch(_ id: UInt64) throws {
-        if chained { try HashChain.vouch(db, id: id) }
+        guard chained, !held.ids.contains(id) else { return }
+        try HashChain.vouch(db, id: id)
+        held.ids.insert(id)
     }
 
     /// `vouch(_:)` for every row `condition` selects.

@@ -199,7 +199,8 @@ package enum HashChain {
         }
     }
 
-    private static let vouchRow = LedgerSQL(columnsOnly + ", " + lastDigest + " WHERE t.id = ?")
+    /// One row by id (`rowColumns`) and the digest its last event recorded (`recordedDigestColumn`).
+    static let vouchRow = LedgerSQL(columnsOnly + ", " + lastDigest + " WHERE t.id = ?")
 
     /// The digest the last event of a `transactions` row (aliased `t`) recorded.
     private static let lastDigest =

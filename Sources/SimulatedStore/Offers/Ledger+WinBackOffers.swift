@@ -56,6 +56,14 @@ extension Ledger {
         if let why = try customer.refusal(of: offer, db) {
             throw PromotionalOfferError.winBackIneligible(productID: payment.productID, offerID: offerID, why: why)
         }
+        // The offers a churned customer may redeem are those of their most recent subscription in
+        // the group, as `eligibleWinBackOfferIDs` lists them (Apple: "the available offers you
+        // configure in App Store Connect for the customer's most recent subscription").
+        if let latest = customer.latestProductID, latest != payment.productID {
+            throw PromotionalOfferError.winBackIneligible(
+                productID: payment.productID, offerID: offerID,
+                why: "win-back offers are those of the customer's most recent subscription in the group, \(latest)")
+        }
         return recorded
     }
 }
@@ -73,6 +81,9 @@ private struct WinBackCustomer {
     let notChurned: String?
     /// When the subscription lapsed: the latest period's end, or its refund if earlier.
     let lapsedAt: Date
+    /// The product of the latest period: the subscription whose win-back offers are the
+    /// customer's.
+    let latestProductID: String?
     /// The paid months counted so far, and whether they are all the group has.
     private var paid: (months: Double, all: Bool) = (0, false)
 
@@ -92,15 +103,19 @@ private struct WinBackCustomer {
         }
         return WinBackCustomer(
             group: group, now: Date(ledgerMilliseconds: now), rate: try StoreSettings(db).timeRate,
-            notChurned: notChurned, lapsedAt: min(end, latest?.revocationDate ?? end))
+            notChurned: notChurned, lapsedAt: min(end, latest?.revocationDate ?? end),
+            latestProductID: latest?.productID)
     }
 
-    private init(group: String, now: Date, rate: TimeRate, notChurned: String?, lapsedAt: Date) {
+    private init(
+        group: String, now: Date, rate: TimeRate, notChurned: String?, lapsedAt: Date, latestProductID: String?
+    ) {
         self.group = group
         self.now = now
         self.rate = rate
         self.notChurned = notChurned
         self.lapsedAt = lapsedAt
+        self.latestProductID = latestProductID
     }
 
     /// `count` months after `date` (before it, for a negative count) at the store's time rate:

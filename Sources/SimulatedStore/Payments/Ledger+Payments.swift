@@ -351,7 +351,7 @@ extension Ledger {
     }
 
     func applyPlannedOutcome(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
-        guard let (transaction, planned) = try PaymentTransaction.fetchWithPlan(writer.db, id: id) else {
+        guard let (transaction, planned) = try writer.plannedPurchase(id) else {
             throw PaymentQueueError.unknownTransaction(id)
         }
         guard transaction.state == .purchasing else { return transaction }

@@ -110,7 +110,8 @@ extension Ledger {
                 let end = latest.expirationDate?.ledgerMilliseconds
             else { continue }
             let state = try renewalState(db, of: held)
-            if let issue = state.billingIssue(of: latest) {
+            switch try lapse(db, held, state, latest: latest) {
+            case .billingIssue(let issue):
                 if let grace = issue.graceUntil, passed(grace) {
                     changes.append(
                         .init(event: .gracePeriodEnded, transaction: latest, date: grace, key: "grace:\(latest.id)"))
@@ -121,14 +122,15 @@ extension Ledger {
                             event: .expiredAfterBillingRetry, transaction: latest, date: issue.retryUntil,
                             key: "expired:\(latest.id)"))
                 }
-            } else if passed(end) {
-                let refusedIncrease =
-                    try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil
-                guard refusedIncrease || !state.autoRenew || end < state.resumedAt else { continue }
+            case .priceIncrease where passed(end):
                 changes.append(
                     .init(
-                        event: refusedIncrease ? .expiredAfterPriceIncrease : .expiredVoluntarily, transaction: latest,
-                        date: end, key: "expired:\(latest.id)"))
+                        event: .expiredAfterPriceIncrease, transaction: latest, date: end, key: "expired:\(latest.id)"))
+            case .voluntary where passed(end):
+                changes.append(
+                    .init(event: .expiredVoluntarily, transaction: latest, date: end, key: "expired:\(latest.id)"))
+            case .priceIncrease, .voluntary, .revoked, nil:
+                continue
             }
         }
         return try changes.filter { try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [$0.key]) != true }

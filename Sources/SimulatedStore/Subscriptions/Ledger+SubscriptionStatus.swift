@@ -98,24 +98,27 @@ extension Ledger {
         let expired = latest.expirationDate.map { $0 <= now } ?? true
         var state: SubscriptionStatus.RenewalState =
             latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
-        var reason: SubscriptionStatus.ExpirationReason? = renewal.autoRenew ? .unknown : .autoRenewDisabled
         let renewsTo = renewal.nextProductID ?? latest.productID
-        // A price increase of the product it renews to; one the subscriber did not agree to ends it.
+        // A price increase of the product it renews to (its price is the renewal's).
         let increase =
             held.isFamilyShared
             ? nil : try priceIncrease(db, group: group).flatMap { $0.productID == renewsTo ? $0 : nil }
-        if increase?.endsSubscription(autoRenew: renewal.autoRenew) == true { reason = .didNotConsentToPriceIncrease }
-        // A renewal that failed on a billing issue: retried (with a grace period, when on) until
-        // the retries are over, then expired for a billing error.
-        let issue = renewal.billingIssue(of: latest)
+        // Why it ends without renewing (`lapse`): a renewal that failed on a billing issue is
+        // retried (with a grace period, when on) until the retries are over, then expired for a
+        // billing error.
+        let lapse = try lapse(db, held, renewal, latest: latest)
         let nowMS = now.ledgerMilliseconds
-        if state == .expired, let issue {
-            if issue.isRetried(at: nowMS) {
-                state = issue.keepsEntitlement(at: nowMS) ? .inGracePeriod : .inBillingRetryPeriod
-            } else {
-                reason = .billingError
-            }
+        let issue: BillingIssue? = if case .billingIssue(let found) = lapse { found } else { nil }
+        if state == .expired, let live = renewal.liveBillingIssue(of: latest, at: nowMS) {
+            state = live.keepsEntitlement(at: nowMS) ? .inGracePeriod : .inBillingRetryPeriod
         }
+        let reason: SubscriptionStatus.ExpirationReason =
+            switch lapse {
+            case .billingIssue: .billingError
+            case .priceIncrease: .didNotConsentToPriceIncrease
+            case .voluntary: .autoRenewDisabled
+            case .revoked, nil: .unknown
+            }
         let retrying = state == .inGracePeriod || state == .inBillingRetryPeriod
         // Only a current period renews: one that lapsed stays expired even with auto-renew on.
         let renews = renewal.autoRenew && (state == .subscribed || retrying)

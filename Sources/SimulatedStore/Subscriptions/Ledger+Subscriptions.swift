@@ -121,17 +121,43 @@ extension Ledger {
         return try renewalState(db, of: held).billingIssue(of: latest) != nil
     }
 
-    /// Whether the holding's latest period renews when it ends, by the store's rules: auto-renew
-    /// on (the caller reads only such holdings, or checks), not refunded, not lapsed before
-    /// auto-renew was last turned on, no billing issue of it (it waits in billing retry, or
-    /// expired after it), and no price increase the subscriber did not agree to.
+    /// Why a holding's latest period ends without a renewal (`lapse(_:_:_:latest:)`).
+    enum Lapse: Equatable {
+        /// Refunded: a revoked period never renews.
+        case revoked
+        /// Its renewal failed on a billing issue: it waits in billing retry, or expired after it.
+        case billingIssue(BillingIssue)
+        /// A price increase the subscriber did not agree to ends it.
+        case priceIncrease
+        /// Auto-renew is off, or was turned on again only after the period ended: the
+        /// subscriber's choice (Apple's `VOLUNTARY`, `expirationIntent` 1).
+        case voluntary
+    }
+
+    /// Why the holding's latest period ends without renewing, by the store's rules; `nil` when
+    /// it renews at its end. The one rule the renewals (`renewsAtItsEnd`), the statuses'
+    /// `expirationReason` and the `EXPIRED` notifications (`passingTime`) ask, in this order:
+    /// a refund, a billing issue, a price increase not agreed to, the subscriber's choice.
+    func lapse(
+        _ db: Database, _ held: HeldSubscription, _ state: RenewalState, latest: PaymentTransaction
+    ) throws -> Lapse? {
+        if latest.revocationDate != nil { return .revoked }
+        if let issue = state.billingIssue(of: latest) { return .billingIssue(issue) }
+        if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil {
+            return .priceIncrease
+        }
+        let end = latest.expirationDate?.ledgerMilliseconds ?? .min
+        return !state.autoRenew || end < state.resumedAt ? .voluntary : nil
+    }
+
+    /// Whether the holding's latest period (one that has an end) renews when it ends: no
+    /// `lapse` of it.
     private func renewsAtItsEnd(
         _ db: Database, _ held: HeldSubscription, _ state: RenewalState, latest: PaymentTransaction
     ) throws -> Bool {
-        guard state.autoRenew, latest.revocationDate == nil, let end = latest.expirationDate?.ledgerMilliseconds,
-            end >= state.resumedAt, state.billingIssue(of: latest) == nil
-        else { return false }
-        return try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) == nil
+        // Checked first: the holdings the renewals walk all have auto-renew on.
+        guard state.autoRenew, latest.expirationDate != nil else { return false }
+        return try lapse(db, held, state, latest: latest) == nil
     }
 
     /// Turns auto-renew of the subscription to `productID` (of its group when none is) on or

@@ -35,6 +35,30 @@ import Testing
         return payment
     }
 
+    /// What a churned customer may redeem is what the status lists: the win-back offers of their
+    /// most recent subscription in the group, not another product's of the group.
+    @Test func onlyTheMostRecentSubscriptionsOffersAreRedeemable() async throws {
+        try await NotificationOutboxTests.withNotifyingStore { ledger, session in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let end = try #require(bought.expirationDate)
+            _ = try await session.setClock(to: Self.month.advance(end).addingTimeInterval(-1))
+            try await session.setAutoRenew(false, for: SampleCatalog.subscription)
+            _ = try await session.setClock(to: Self.month.advance(end).addingTimeInterval(10 * Self.day))
+            let status = try #require(try ledger.subscriptionStatus(forProduct: Self.basic))
+            #expect(status.state == .expired && status.transaction.productID == SampleCatalog.subscription)
+            #expect(status.eligibleWinBackOfferIDs == [], "pro.monthly has no win-back offer")
+            let before = try ledger.allTransactions().count
+            await #expect(
+                throws: PromotionalOfferError.winBackIneligible(
+                    productID: Self.basic, offerID: "COMEBACK_FREE",
+                    why:
+                        "win-back offers are those of the customer's most recent subscription in the group, \(SampleCatalog.subscription)"
+                )
+            ) { try await session.buyProduct(Self.winBack("COMEBACK_FREE")) }
+            #expect(try ledger.allTransactions().count == before, "nothing recorded")
+        }
+    }
+
     @Test func theCatalogReadsEachOfferAndItsRules() async throws {
         try await withTemporaryLedger { ledger in
             let offers = try #require(try ledger.products(withIDs: [Self.basic]).first?.subscription?.winBackOffers)

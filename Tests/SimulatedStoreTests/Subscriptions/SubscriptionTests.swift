@@ -430,6 +430,9 @@ import Testing
             try await store.session.setAutoRenew(true, for: SampleCatalog.subscription)
             let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
             #expect(status.state == .expired && !status.willAutoRenew && status.renewalDate == nil)
+            // It lapsed by the subscriber's choice, as the EXPIRED notification says (VOLUNTARY):
+            // turning auto-renew on again later does not change why.
+            #expect(status.expirationReason == .autoRenewDisabled)
         }
     }
 

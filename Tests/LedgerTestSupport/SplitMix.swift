@@ -1,16 +1,11 @@
-/// SplitMix64: a small seeded generator, so that a failing seed replays exactly.
-public struct SplitMix: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
+public import LedgerTesting
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// The tests' seeded generator: `LedgerTesting`'s SplitMix64, so that a failing seed replays
+/// exactly, with a pick among items.
+public typealias SplitMix = SplitMix64
 
+extension SplitMix64 {
+    /// One of `items`, drawn from the generator.
     public mutating func pick<T>(_ items: [T]) -> T {
         items[Int(next() % UInt64(items.count))]
     }

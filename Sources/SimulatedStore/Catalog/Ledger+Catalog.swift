@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import LedgerModel
 
+/// The store's catalog: the products it sells, as the ledger keeps them.
 extension Ledger {
     /// Adds or replaces products (with their localizations and subscription groups), all in
     /// one commit: all or none.

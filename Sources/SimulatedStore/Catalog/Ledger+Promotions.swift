@@ -26,6 +26,7 @@ package struct PromotionInfo: Sendable, Hashable, Codable {
     }
 }
 
+/// The order and visibility of the products promoted on the App Store.
 extension Ledger {
     /// The promotion overrides, in order. When `isPromotionOrderOverridden()` is false, the App
     /// Store Connect order applies and the list holds visibility overrides only; once an order

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import LedgerModel
 
+/// Promotional offers: their signatures checked, their nonces used once.
 extension Ledger {
     /// The bundle identifier a store without a `bundleID` setting signs offers for.
     package static let defaultBundleID = StoreSettings.defaultBundleID
@@ -180,6 +181,7 @@ extension Ledger {
     }
 }
 
+/// Promotional offers: their signatures checked, their nonces used once.
 extension Ledger {
     /// The offer code `referenceName` of `payment`'s product, when the customer may redeem it
     /// now: the code is for customers new to the group, lapsed, or subscribed now (`existing`),

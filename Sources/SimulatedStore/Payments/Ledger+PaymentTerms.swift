@@ -11,6 +11,7 @@ struct PaymentTerms {
     var introductoryOffer: Bool?
 }
 
+/// The terms a payment was taken on (offers, back-dating, the introductory offer's say), kept with it.
 extension Ledger {
     /// The terms of transaction `id`'s payment, if it had any: one prepared lookup, as every
     /// charge asks.

@@ -70,6 +70,7 @@ extension NewPayment {
     }
 }
 
+/// The store's payments: a payment's path from purchasing to its outcome, finishing, and the recovery at launch.
 extension Ledger {
     /// The error an interrupted purchase fails with.
     package static let interruptionError = TransactionError(

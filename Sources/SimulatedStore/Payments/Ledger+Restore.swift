@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LedgerModel
 
+/// Restores: the restorable purchases copied as `restored` transactions.
 extension Ledger {
     /// Creates one new `restored` transaction for every purchase of a non-consumable or an
     /// auto-renewable subscription (renewals included; with `includeNonRenewing`, non-renewing

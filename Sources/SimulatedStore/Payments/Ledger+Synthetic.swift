@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LedgerModel
 
+/// Synthetic purchases for benchmarks and tests, written as payments are.
 extension Ledger {
     /// Appends synthetic purchases of `productID` with their histories (created, purchased,
     /// and finished for the first `finished` ones), in one commit: for benchmarks and tests

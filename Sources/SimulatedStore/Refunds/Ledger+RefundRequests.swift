@@ -104,6 +104,7 @@ extension Ledger {
     }
 }
 
+/// Refund requests, as the customer's refund sheet and the store's controls make them.
 extension Ledger {
     /// The part a prorated refund of transaction `id` refunded, in milliunits of a percent
     /// (Apple's `revocationPercentage`); `nil` when it was not refunded, or fully.

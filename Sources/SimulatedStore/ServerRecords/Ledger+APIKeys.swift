@@ -46,6 +46,7 @@ public struct APIKey: Sendable, Hashable {
     }
 }
 
+/// The App Store Server API's keys: added, listed and revoked; a bearer token is checked against them.
 extension Ledger {
     /// Adds an API key's public half, valid from now.
     /// - Throws: `APIKeyError.invalidIdentifier`, `.duplicateKeyID`; `LedgerError`.

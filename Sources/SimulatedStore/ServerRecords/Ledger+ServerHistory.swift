@@ -53,6 +53,7 @@ package struct ServerHistoryQuery: Sendable, Hashable {
     package init() {}
 }
 
+/// The histories the App Store Server API answers (Get Transaction History, Look Up Order ID).
 extension Ledger {
     /// The transactions `query` selects, in its order: at most `query.limit` of them.
     package func serverHistory(_ query: ServerHistoryQuery) throws -> [PaymentTransaction] {

@@ -3,6 +3,7 @@ import GRDB
 public import LedgerModel
 public import LedgerSigning
 
+/// The store's signed values: transactions, renewal info and the app transaction, signed as the App Store signs them.
 extension Ledger {
     /// The transaction `id` signed as the App Store signs transactions (a JWS whose payload has
     /// the fields of `JWSTransactionDecodedPayload`), with this ledger's signing identity

@@ -2,6 +2,7 @@ package import Foundation
 import GRDB
 import LedgerModel
 
+/// The store's clock moves, refused when they would make more renewals due than a move may make.
 extension Ledger {
     /// Moves the store clock forward by `interval` seconds (rounded to the millisecond), and
     /// nothing else: the renewals that fall due are made by the next launch or store action

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import LedgerModel
 
+/// The store's one door for its controls (`StoreAction`): each control's change and what it causes, in one commit.
 extension Ledger {
     /// The store's one door: commits `action` and, when `delivery` is `.recorded` (the app's
     /// observers will hear of it), one delivery of each transaction it hands them as updated

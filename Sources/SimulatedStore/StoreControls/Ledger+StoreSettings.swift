@@ -1,6 +1,7 @@
 import GRDB
 import LedgerModel
 
+/// The store's settings with what setting them causes (a new notification URL hears of changes from then on).
 extension Ledger {
     /// Sets several settings at once, all or none.
     package func setStoreSettings(_ settings: [String: String]) throws {

@@ -35,6 +35,7 @@ struct HeldSubscription: Hashable, Sendable {
         """
 }
 
+/// The subscriptions the customer holds: their own, and those family members share.
 extension Ledger {
     /// How the customer holds the subscription `transaction` belongs to (`nil` for another kind
     /// of product): shared, when its chain's purchase was shared by a family member.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import LedgerModel
 
+/// What the customer is entitled to now (StoreKit's current entitlements).
 extension Ledger {
     /// StoreKit 2's current entitlements at the store's time: the latest transaction of each
     /// non-consumable owned, of each auto-renewable subscription whose period covers now (and

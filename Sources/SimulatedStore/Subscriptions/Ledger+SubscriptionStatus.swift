@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 public import LedgerModel
 
+/// Subscription statuses, as StoreKit and the App Store Server API report them.
 extension Ledger {
     /// The status of the subscription of `productID`'s group (an auto-renewable subscription),
     /// or `nil` when the group was never bought. Of a group the customer holds both ways, the
@@ -143,6 +144,7 @@ extension Ledger {
     }
 }
 
+/// Subscription statuses, as StoreKit and the App Store Server API report them.
 extension Ledger {
     /// When the holder of a subscription began the run of paid periods that reaches the latest
     /// one with no gap of more than 60 days between them (Apple's

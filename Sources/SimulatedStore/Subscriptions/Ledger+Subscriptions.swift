@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 import LedgerModel
 
+/// Auto-renewable subscriptions: periods, renewals, billing retry and grace, changes of product, auto-renew.
 extension Ledger {
     /// Creates the renewals that are due, at most `configuration.renewalLimit` of them (the
     /// rest wait for the next call): for every group whose auto-renew is on and whose

@@ -20,7 +20,9 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     /// The signature's bytes.
     public let signature: Data
     /// Whether the signature matches the header and payload, when this process made it
-    /// (`sign`): known, so `verify` does not check it again; `nil` for a JWS read from text.
+    /// (`sign`) with an identity whose key is its leaf certificate's: known, so `verify` does
+    /// not check it again; `nil` for a JWS read from text, or signed by a key that is not the
+    /// leaf's (then `verify` checks the signature, and refuses it).
     package let signatureMatches: Bool?
 
     public var description: String { compactSerialization }
@@ -61,10 +63,10 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
         // Its parts are known: no need to read back what was just written.
         return JWS(
             compactSerialization: signingInput + "." + base64URL(signature), header: identity.jwsHeader.json,
-            payload: payload, signature: signature, matching: matching)
+            payload: payload, signature: signature, matching: identity.keyIsTheLeafs ? matching : nil)
     }
 
-    private init(compactSerialization: String, header: Data, payload: Data, signature: Data, matching: Bool) {
+    private init(compactSerialization: String, header: Data, payload: Data, signature: Data, matching: Bool?) {
         (self.compactSerialization, self.header, self.payload, self.signature) =
             (compactSerialization, header, payload, signature)
         signatureMatches = matching
@@ -87,7 +89,8 @@ public struct JWS: Sendable, Hashable, CustomStringConvertible {
     /// the intermediate is a certificate authority of path length 0 carrying Apple's
     /// intermediate marker (1.2.840.113635.100.6.2.1), the leaf is not a certificate authority
     /// and carries Apple's leaf marker (1.2.840.113635.100.6.11.1); the leaf's key made the
-    /// signature; then the three certificates are valid at the payload's `signedDate` (or now,
+    /// signature (known without checking it again for a JWS this process signed with the leaf's
+    /// own key: `signatureMatches`); then the three certificates are valid at the payload's `signedDate` (or now,
     /// without one), which only a verified payload is trusted to give. Revocation (OCSP) is not
     /// checked, as Apple's libraries do not check it with online checks off.
     ///

@@ -83,11 +83,17 @@ package struct SigningIdentity: Sendable {
     /// The store's one device (StoreKit's `AppStore.deviceVerificationID`): a UUID derived from
     /// the root certificate, as `appTransactionID` is, so the same for every launch of a ledger.
     package let deviceVerificationID: UUID
+    /// Whether the private key is the leaf certificate's: only then does a signature it makes
+    /// verify against the chain, and a JWS it signs knows so without checking it again
+    /// (`JWS.signatureMatches`). An identity whose key was swapped in the file is not.
+    package let keyIsTheLeafs: Bool
 
     package init(privateKey: P256.Signing.PrivateKey, certificates: SigningCertificates, createdAt: Date) {
         self.privateKey = privateKey
         self.certificates = certificates
         self.createdAt = createdAt
+        let leaf = (try? Certificate(derEncoded: certificates.leaf)).flatMap { P256.Signing.PublicKey($0.publicKey) }
+        keyIsTheLeafs = leaf?.rawRepresentation == privateKey.publicKey.rawRepresentation
         // Standard base64 needs no escaping in a JSON string (`/` need not be escaped).
         let chain = certificates.chain.map { "\"" + Data($0).base64EncodedString() + "\"" }
         let json = Data(("{\"alg\":\"ES256\",\"x5c\":[" + chain.joined(separator: ",") + "]}").utf8)

@@ -435,18 +435,24 @@ import FoundationNetworking
             // out (and be recorded), however loaded the machine: the receiver kills it, on its
             // own thread, or the test does if the POST came before the server's pid was known.
             receiver.answer(200, after: .seconds(30))
+            // The pid is killed once, under the lock, before the process is reaped: never another
+            // process that reused it.
             let firstServer = Mutex<pid_t?>(nil)
-            receiver.whenEachArrives { _ in
-                if let pid = firstServer.withLock({ $0 }) { kill(pid, SIGKILL) }
+            let killFirst = { @Sendable in
+                firstServer.withLock { pid in
+                    if let running = pid { kill(running, SIGKILL) }
+                    pid = nil
+                }
             }
+            receiver.whenEachArrives { _ in killFirst() }
             let first = try Server.start(path)
             firstServer.withLock { $0 = first.process.processIdentifier }
-            if !receiver.arrivals.isEmpty { kill(first.process.processIdentifier, SIGKILL) }
+            if !receiver.arrivals.isEmpty { killFirst() }
             let arrived = await receiver.wait(forCount: 1, within: 60)
             #expect(arrived, "the POST arrived")
-            if !arrived { kill(first.process.processIdentifier, SIGKILL) }
-            first.process.waitUntilExit()
+            killFirst()  // when it came before the pid was known, or never
             receiver.whenEachArrives(nil)
+            first.process.waitUntilExit()
             receiver.answer(200)
             // The next sender (here in this process, with a timeout no load on a test machine
             // reaches) finds the notification never recorded as attempted and sends it again.

@@ -94,8 +94,10 @@ import X509
             (header["x5c"] as? [String]) == identity.certificates.chain.map { Data($0).base64EncodedString() })
         #expect(identity.jwsHeader.part == JWS.base64URL(identity.jwsHeader.json))
         let signed = try JWS.sign(payload: Data(#"{"a":"/x"}"#.utf8), with: identity)
-        #expect(try JWS(compactSerialization: signed.compactSerialization) == signed)
-        try signed.verify(trustingRoot: identity.certificates.root)
+        let read = try JWS(compactSerialization: signed.compactSerialization)
+        #expect(read.header == signed.header && read.payload == signed.payload && read.signature == signed.signature)
+        #expect(read.signatureMatches == nil, "read from text: checked whole")
+        try read.verify(trustingRoot: identity.certificates.root)
     }
 
     /// A JWS this process signed is not checked again for its signature (its signer knows
@@ -119,6 +121,16 @@ import X509
             #expect { try jws.verify(trustingRoot: identity.certificates.root) } throws: {
                 ($0 as? JWSVerificationError)?.kind == .invalidSignature
             }
+        }
+        // An identity whose key is not its leaf's (swapped in the file): what it signs is not
+        // taken on trust, and its signature does not verify.
+        let swapped = SigningIdentity(
+            privateKey: P256.Signing.PrivateKey(), certificates: identity.certificates, createdAt: identity.createdAt)
+        #expect(identity.keyIsTheLeafs && !swapped.keyIsTheLeafs)
+        let forged = try JWS.sign(payload: payload, with: swapped)
+        #expect(forged.signatureMatches == nil)
+        #expect { try forged.verify(trustingRoot: identity.certificates.root) } throws: {
+            ($0 as? JWSVerificationError)?.kind == .invalidSignature
         }
     }
 

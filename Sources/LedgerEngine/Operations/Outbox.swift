@@ -10,8 +10,8 @@ extension Ledger {
     package static func notifications(
         _ db: Database, where condition: String, arguments: StatementArguments = []
     ) throws -> [ServerNotification] {
-        // Cached: each condition is a literal of this file, and a running sender asks for the
-        // due ones every few milliseconds.
+        // Cached: each condition is a literal of its caller (here and the store's
+        // notifications), and a running sender asks for the due ones every few milliseconds.
         let rows = try Row.fetchAll(
             try db.cachedStatement(
                 sql: """

@@ -29,7 +29,8 @@ struct SignedForm: Hashable, Sendable {
 package final class StoreSigner: Sendable {
     private let ledger: Ledger?
     /// The chains checked against the ledger's root certificate, read once: a ledger's
-    /// identity never changes, so each value's verification checks its signature and dates only.
+    /// identity never changes, so each value's verification checks its dates only (and its
+    /// signature, unless the ledger's key made it: `JWS.signatureMatches`).
     private let chains = Mutex<VerifiedChains?>(nil)
 
     init(ledger: Ledger?) {
@@ -61,8 +62,8 @@ package final class StoreSigner: Sendable {
         return try? ledger?.signedRenewalInfoWithPayload(status)
     }
 
-    /// `value` with StoreKit's verdict on `jws`: verified when its signature and chain check
-    /// against the ledger's root certificate.
+    /// `value` with StoreKit's verdict on `jws`: verified when its signature (known when the
+    /// ledger's key made it) and chain check against the ledger's root certificate.
     func verify<Value>(_ value: Value, signedAs jws: JWS?) -> VerificationResult<Value> {
         guard let jws, let chains = verifiedChains() else {
             return .unverified(value, .invalidEncoding)

@@ -86,7 +86,8 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     /// stays for the app's observer to finish, as StoreKit 1 requires. One the launch did not
     /// hear of (declined by another process, or while the app did not run, or not finished
     /// for the ledger was busy) is finished at the next launch (`finishAbandonedFailures(in:)`).
-    /// Whether nothing was left to finish (the finish failed: the ledger busy or unwritable).
+    /// Whether the failures are finished now: true when none was left or the finish succeeded,
+    /// false when it failed (the ledger busy or unwritable).
     @discardableResult
     private func finishAbandonedFailures(_ transactions: [PaymentTransaction], in queue: PaymentQueue) async -> Bool {
         let inProgress = state.withLock { $0.purchasesInProgress }

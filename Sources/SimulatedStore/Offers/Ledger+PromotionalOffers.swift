@@ -181,7 +181,7 @@ extension Ledger {
     }
 }
 
-/// Promotional offers: their signatures checked, their nonces used once.
+/// Offer codes: which a customer may redeem now.
 extension Ledger {
     /// The offer code `referenceName` of `payment`'s product, when the customer may redeem it
     /// now: the code is for customers new to the group, lapsed, or subscribed now (`existing`),

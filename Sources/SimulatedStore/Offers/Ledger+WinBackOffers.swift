@@ -6,10 +6,10 @@ package import LedgerModel
 /// rules (`WinBackOffer.Eligibility`), and the check of a payment that redeems one.
 ///
 /// A subscription is churned (Apple's word) when its latest period ended, it does not renew,
-/// and it is not in billing retry (nor its grace period). Then an offer of a product of the
-/// group is for the customer when they paid for at least its months of subscription in the
-/// group (free trial periods aside; a period counts its nominal length: a week is 7/30 of a
-/// month), the lapse is within its months (from the latest period's end, or its refund; months
+/// and it is not in billing retry (nor its grace period). Then an offer of the latest period's
+/// product (the customer's most recent subscription in the group) is for the customer when they
+/// paid for at least its months of subscription in the group (free trial periods aside; a
+/// period counts its nominal length: a week is 7/30 of a month), the lapse is within its months (from the latest period's end, or its refund; months
 /// on the calendar, or the store's time rate's), and the wait after their last win-back offer in
 /// the group has passed.
 extension Ledger {
@@ -53,16 +53,17 @@ extension Ledger {
         else { throw PromotionalOfferError.unknownWinBackOffer(productID: payment.productID, offerID: offerID) }
         var customer = try WinBackCustomer.load(
             db, ledger: self, group: try subscriptionGroup(db, productID: payment.productID), at: now)
-        if let why = try customer.refusal(of: offer, db) {
-            throw PromotionalOfferError.winBackIneligible(productID: payment.productID, offerID: offerID, why: why)
-        }
         // The offers a churned customer may redeem are those of their most recent subscription in
         // the group, as `eligibleWinBackOfferIDs` lists them (Apple: "the available offers you
-        // configure in App Store Connect for the customer's most recent subscription").
-        if let latest = customer.latestProductID, latest != payment.productID {
+        // configure in App Store Connect for the customer's most recent subscription"): said
+        // before the offer's own rules, which are not the reason then.
+        if customer.notChurned == nil, let latest = customer.latestProductID, latest != payment.productID {
             throw PromotionalOfferError.winBackIneligible(
                 productID: payment.productID, offerID: offerID,
                 why: "win-back offers are those of the customer's most recent subscription in the group, \(latest)")
+        }
+        if let why = try customer.refusal(of: offer, db) {
+            throw PromotionalOfferError.winBackIneligible(productID: payment.productID, offerID: offerID, why: why)
         }
         return recorded
     }

@@ -110,6 +110,8 @@ extension Ledger {
                 let end = latest.expirationDate?.ledgerMilliseconds
             else { continue }
             let state = try renewalState(db, of: held)
+            // Only a billing issue or a period that ended since the mark has anything to say.
+            guard state.billingIssue(of: latest) != nil || passed(end) else { continue }
             switch try lapse(db, held, state, latest: latest) {
             case .billingIssue(let issue):
                 if let grace = issue.graceUntil, passed(grace) {

@@ -54,17 +54,22 @@ extension Ledger {
     /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
     /// key `keyID` names and the store's settings (for the bearer token's check), and transaction
     /// `id` ready to sign when it is purchased or restored. The caller checks the token, then
-    /// signs (`ServerPurchase.sign()`): a request refused costs no signature.
-    /// - Throws: `LedgerError` (`.corrupted`) when the row differs from what its history recorded.
+    /// signs (`ServerPurchase.sign()`): a request refused costs no signature, and what failed in
+    /// the transaction's read (a row edited outside the ledger) answers only after the token
+    /// held, as it would have read alone.
+    /// - Throws: `LedgerError` when the key or the settings cannot be read.
     package func serverPurchase(_ id: UInt64, keyID: String) throws -> ServerPurchase {
         try read { db in
             let (key, settings) = try apiKeyAndSettings(db, keyID)
-            guard let transaction = try HashChain.vouchedTransaction(db, id: id),
-                transaction.state == .purchased || transaction.state == .restored
-            else { return ServerPurchase(key: key, settings: settings, signing: nil) }
-            let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
+            let signing = Result { () throws -> Signing? in
+                guard let transaction = try HashChain.vouchedTransaction(db, id: id),
+                    transaction.state == .purchased || transaction.state == .restored
+                else { return nil }
+                let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
+                return try self.signing(db, vouched: [transaction], signer: signer)
+            }
             return ServerPurchase(
-                key: key, settings: settings, signing: try signing(db, vouched: [transaction], signer: signer))
+                key: key, settings: settings, signing: signing.mapError { Self.mapError($0, path: path) })
         }
     }
 
@@ -217,11 +222,13 @@ package struct ServerPurchase {
     package let key: APIKey?
     /// The store's settings, read with the key.
     package let settings: StoreSettings
-    fileprivate let signing: Ledger.Signing?
+    fileprivate let signing: Result<Ledger.Signing?, any Error>
 
     /// The transaction signed; `nil` when the ledger has no such transaction or it is not
     /// purchased or restored (the App Store's server never saw it).
+    /// - Throws: what its read failed with (`LedgerError` `.corrupted` for a row that differs
+    ///   from what its history recorded).
     package func sign() throws -> JWS? {
-        try signing?.sign()[0]
+        try signing.get()?.sign()[0]
     }
 }

@@ -19,7 +19,8 @@ import Testing
             try ledger.setStoreSettings(settings.storedValues)
             let nonce = UUID()
             let jws = try ledger.signedAppTransaction(nonce: nonce)
-            try jws.verify(trustingRoot: try ledger.signingCertificates().root)
+            try JWS(compactSerialization: jws.compactSerialization)
+                .verify(trustingRoot: try ledger.signingCertificates().root)
             let fields = try #require(try JSONSerialization.jsonObject(with: jws.payload) as? [String: Any])
             let identity = try ledger.read { db in try SigningIdentity.load(db) }
             #expect(fields["receiptType"] as? String == "Sandbox" && fields["bundleId"] as? String == "com.example.app")

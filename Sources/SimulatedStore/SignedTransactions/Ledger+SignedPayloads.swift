@@ -41,13 +41,7 @@ extension Ledger {
     /// or it is not purchased or restored (the App Store's server never saw it).
     /// - Throws: `LedgerError` (`.corrupted`) when its row differs from what its history recorded.
     public func signedPurchase(_ id: UInt64) throws -> (transaction: PaymentTransaction, signed: JWS)? {
-        let inputs = try read { db -> Signing? in
-            guard let transaction = try HashChain.vouchedTransaction(db, id: id),
-                transaction.state == .purchased || transaction.state == .restored
-            else { return nil }
-            return try signing(db, vouched: [transaction])
-        }
-        guard let inputs else { return nil }
+        guard let inputs = try read({ db in try purchaseSigning(db, id) }) else { return nil }
         return (inputs.transactions[0], try inputs.sign()[0])
     }
 
@@ -61,16 +55,22 @@ extension Ledger {
     package func serverPurchase(_ id: UInt64, keyID: String) throws -> ServerPurchase {
         try read { db in
             let (key, settings) = try apiKeyAndSettings(db, keyID)
-            let signing = Result { () throws -> Signing? in
-                guard let transaction = try HashChain.vouchedTransaction(db, id: id),
-                    transaction.state == .purchased || transaction.state == .restored
-                else { return nil }
-                let signer = PayloadSigner(identity: try identities.identity(db), settings: settings)
-                return try self.signing(db, vouched: [transaction], signer: signer)
+            let signing = Result {
+                try purchaseSigning(
+                    db, id, signer: PayloadSigner(identity: try identities.identity(db), settings: settings))
             }
             return ServerPurchase(
                 key: key, settings: settings, signing: signing.mapError { Self.mapError($0, path: path) })
         }
+    }
+
+    /// Transaction `id` read and vouched for in one statement, ready to sign; `nil` when the
+    /// ledger has none or it is not purchased or restored (the App Store's server never saw it).
+    private func purchaseSigning(_ db: Database, _ id: UInt64, signer: PayloadSigner? = nil) throws -> Signing? {
+        guard let transaction = try HashChain.vouchedTransaction(db, id: id),
+            transaction.state == .purchased || transaction.state == .restored
+        else { return nil }
+        return try signing(db, vouched: [transaction], signer: signer)
     }
 
     /// What signing transactions needs, read in one snapshot: the transactions vouched for by

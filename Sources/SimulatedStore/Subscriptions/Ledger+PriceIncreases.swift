@@ -114,17 +114,26 @@ extension Ledger {
         }
     }
 
+    /// The group's price increase of the product the holding renews to, if any: the customer's
+    /// own subscription's only (a family member agrees to the price of a share).
+    func renewalPriceIncrease(
+        _ db: Database, of held: HeldSubscription, renewal: RenewalState, latest: PaymentTransaction
+    ) throws -> PriceIncrease? {
+        guard !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
+            increase.productID == (renewal.nextProductID ?? latest.productID)
+        else { return nil }
+        return increase
+    }
+
     /// The group's increase when it ends the subscription at the end of its latest period
     /// instead of renewing it (`PriceIncrease.endsSubscription`): one of the product the group
     /// renews to, declined, or not answered with auto-renew on.
     func priceIncreaseEndingSubscription(
         _ db: Database, of held: HeldSubscription, renewal: RenewalState, latest: PaymentTransaction
     ) throws -> PriceIncrease? {
-        guard !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
-            increase.productID == (renewal.nextProductID ?? latest.productID),
-            increase.endsSubscription(autoRenew: renewal.autoRenew)
-        else { return nil }
-        return increase
+        try renewalPriceIncrease(db, of: held, renewal: renewal, latest: latest).flatMap {
+            $0.endsSubscription(autoRenew: renewal.autoRenew) ? $0 : nil
+        }
     }
 
     /// Removes the group's price increase when a new period of the customer's own subscription

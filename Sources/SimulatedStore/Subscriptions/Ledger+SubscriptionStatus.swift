@@ -101,13 +101,11 @@ extension Ledger {
             latest.revocationDate != nil ? .revoked : expired ? .expired : .subscribed
         let renewsTo = renewal.nextProductID ?? latest.productID
         // A price increase of the product it renews to (its price is the renewal's).
-        let increase =
-            held.isFamilyShared
-            ? nil : try priceIncrease(db, group: group).flatMap { $0.productID == renewsTo ? $0 : nil }
+        let increase = try renewalPriceIncrease(db, of: held, renewal: renewal, latest: latest)
         // Why it ends without renewing (`lapse`): a renewal that failed on a billing issue is
         // retried (with a grace period, when on) until the retries are over, then expired for a
         // billing error.
-        let lapse = try lapse(db, held, renewal, latest: latest)
+        let lapse = Self.lapse(renewal, latest: latest, increase: increase)
         let nowMS = now.ledgerMilliseconds
         let issue: BillingIssue? = if case .billingIssue(let found) = lapse { found } else { nil }
         if state == .expired, let live = renewal.liveBillingIssue(of: latest, at: nowMS) {

@@ -139,16 +139,22 @@ extension Ledger {
     /// it renews at its end. The one rule the renewals (`renewsAtItsEnd`), the statuses'
     /// `expirationReason` and the `EXPIRED` notifications (`passingTime`) ask, in this order:
     /// a refund, a billing issue, a price increase not agreed to, the subscriber's choice.
+    /// `increase`: the holding's `renewalPriceIncrease`, which the caller read.
+    static func lapse(_ state: RenewalState, latest: PaymentTransaction, increase: PriceIncrease?) -> Lapse? {
+        if latest.revocationDate != nil { return .revoked }
+        if let issue = state.billingIssue(of: latest) { return .billingIssue(issue) }
+        if increase?.endsSubscription(autoRenew: state.autoRenew) == true { return .priceIncrease }
+        let end = latest.expirationDate?.ledgerMilliseconds ?? .min
+        return !state.autoRenew || end < state.resumedAt ? .voluntary : nil
+    }
+
+    /// `lapse(_:latest:increase:)` with the holding's price increase read here.
     func lapse(
         _ db: Database, _ held: HeldSubscription, _ state: RenewalState, latest: PaymentTransaction
     ) throws -> Lapse? {
-        if latest.revocationDate != nil { return .revoked }
-        if let issue = state.billingIssue(of: latest) { return .billingIssue(issue) }
-        if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil {
-            return .priceIncrease
-        }
-        let end = latest.expirationDate?.ledgerMilliseconds ?? .min
-        return !state.autoRenew || end < state.resumedAt ? .voluntary : nil
+        Self.lapse(
+            state, latest: latest,
+            increase: try renewalPriceIncrease(db, of: held, renewal: state, latest: latest))
     }
 
     /// Whether the holding's latest period (one that has an end) renews when it ends: no

@@ -18,6 +18,7 @@ let package = Package(
     products: [
         .library(name: "StoreLedger", targets: ["StoreLedger"]),
         .library(name: "LedgerEngine", targets: ["LedgerEngine"]),
+        .library(name: "StoreTesting", targets: ["StoreTesting"]),
         .library(name: "LedgerTesting", targets: ["LedgerTesting"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTest", targets: ["OpenStoreKitTest"]),
@@ -92,10 +93,13 @@ let package = Package(
             ]
         ),
         .target(name: "StoreLedger", dependencies: ["SimulatedStore"]),
+        // The store's test controls (`StoreTestSession`), imported by tests beside StoreLedger as
+        // StoreKitTest is beside StoreKit, so that an app's front door holds none of them.
+        .target(name: "StoreTesting", dependencies: ["StoreLedger"]),
         // StoreKit 1 and 2 (and StoreKitTest) with Apple's names, on a ledger: app code runs
         // with only its import changed.
         .target(name: "OpenStoreKit", dependencies: ["StoreLedger"]),
-        .target(name: "OpenStoreKitTest", dependencies: ["OpenStoreKit", "StoreLedger"]),
+        .target(name: "OpenStoreKitTest", dependencies: ["OpenStoreKit", "StoreLedger", "StoreTesting"]),
         // The App Store's server side over a ledger: the App Store Server API on a real port
         // (Hummingbird), its bearer tokens checked against the ledger's API keys.
         .target(
@@ -117,11 +121,12 @@ let package = Package(
         // Testing for this project and its users: crash campaigns against any purchase code
         // (fault injection, the checker of the ledger's crash invariants, a seeded workload), and
         // test helpers (temporary ledgers, a sample catalog, a collecting observer).
-        .target(name: "LedgerTesting", dependencies: ["StoreLedger", "CLedgerFaultVFS"]),
+        .target(name: "LedgerTesting", dependencies: ["StoreLedger", "StoreTesting", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
             dependencies: [
-                "StoreLedger", "AppStoreServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "StoreLedger", "StoreTesting", "AppStoreServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(name: "ledger", dependencies: ["LedgerCommand", "AppStoreServer"]),
@@ -143,7 +148,8 @@ let package = Package(
         .executableTarget(name: "ledger-cycles", dependencies: ["StoreLedger", "CLedgerBaseline"]),
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(
-            name: "LedgerTestSupport", dependencies: ["StoreLedger", "SimulatedStore", "LedgerTesting"],
+            name: "LedgerTestSupport",
+            dependencies: ["StoreLedger", "SimulatedStore", "StoreTesting", "LedgerTesting"],
             path: "Tests/LedgerTestSupport"),
         .testTarget(
             name: "LedgerEngineTests",
@@ -155,7 +161,8 @@ let package = Package(
         .testTarget(
             name: "AppStoreServerTests",
             dependencies: [
-                "AppStoreServer", "StoreLedger", "LedgerTestSupport", "LedgerTesting", "LedgerLab", "ledger",
+                "AppStoreServer", "StoreLedger", "StoreTesting", "LedgerTestSupport", "LedgerTesting", "LedgerLab",
+                "ledger",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Receivers and clients that misbehave on purpose (HostileReceiver, raw sockets).
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
@@ -165,23 +172,26 @@ let package = Package(
             ]),
         .testTarget(
             name: "StoreLedgerTests",
-            dependencies: ["StoreLedger", "SimulatedStore", "LedgerTestSupport", "LedgerTesting"]),
+            dependencies: ["StoreLedger", "SimulatedStore", "StoreTesting", "LedgerTestSupport", "LedgerTesting"]),
         // The store's rules, a folder per feature as in Sources/SimulatedStore.
         .testTarget(
             name: "SimulatedStoreTests",
             dependencies: [
-                "StoreLedger", "SimulatedStore", "LedgerEngine", "LedgerTestSupport", "LedgerTesting",
+                "StoreLedger", "SimulatedStore", "StoreTesting", "LedgerEngine", "LedgerTestSupport", "LedgerTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(
             name: "LedgerCommandTests",
-            dependencies: ["LedgerTestSupport", "LedgerTesting", "LedgerCommand", "LedgerLab", "ledger", "ledger-lab"],
+            dependencies: [
+                "LedgerTestSupport", "LedgerTesting", "StoreTesting", "LedgerCommand", "LedgerLab", "ledger",
+                "ledger-lab",
+            ],
             exclude: ["HelpGoldens"]),
         // StoreKit client code compiled against OpenStoreKit with only its import changed, in
         // Swift 6 mode here and in Swift 5 mode below (the client code is shared by a symlink).
         .testTarget(
             name: "OpenStoreKitTests",
-            dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"]),
+            dependencies: ["OpenStoreKit", "OpenStoreKitTest", "StoreTesting", "LedgerTestSupport", "LedgerTesting"]),
         .testTarget(
             name: "OpenStoreKitSwift5Tests",
             dependencies: ["OpenStoreKit", "OpenStoreKitTest", "LedgerTestSupport", "LedgerTesting"],
@@ -189,7 +199,8 @@ let package = Package(
         .testTarget(
             name: "CrashRecoveryTests",
             dependencies: [
-                "StoreLedger", "AppStoreServer", "LedgerTesting", "LedgerTestSupport", "ledger", "ledger-lab",
+                "StoreLedger", "StoreTesting", "AppStoreServer", "LedgerTesting", "LedgerTestSupport", "ledger",
+                "ledger-lab",
             ]),
     ],
     swiftLanguageModes: [.v6]

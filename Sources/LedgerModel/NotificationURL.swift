@@ -10,8 +10,11 @@ import Darwin
 /// (a ledger written by an older release may hold one these rules refuse): `http` or `https`, a
 /// host that is a DNS name, an IPv4 address or a bracketed IPv6 literal, a port from 1 to 65535,
 /// no user or password, no NUL or other control character, at most
-/// `StoreControl.notificationURLLimit` bytes.
+/// `limit` bytes.
 package enum NotificationURL {
+    /// The longest notification URL the store takes, in bytes.
+    package static let limit = 2048
+
     /// Why a text is not a notification URL, in words for an error message or an attempt's record.
     package struct Problem: Error, Sendable, Equatable {
         package let reason: String
@@ -20,8 +23,8 @@ package enum NotificationURL {
     /// `text` as a URL the sender can POST to.
     /// - Throws: `Problem`, saying which rule `text` breaks.
     package static func parse(_ text: String) throws(Problem) -> URL {
-        guard text.utf8.count <= StoreControl.notificationURLLimit else {
-            throw Problem(reason: "it is longer than \(StoreControl.notificationURLLimit) bytes")
+        guard text.utf8.count <= limit else {
+            throw Problem(reason: "it is longer than \(limit) bytes")
         }
         guard text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value != 0x7F }) else {
             throw Problem(reason: "it holds a space, a control character or a character that is not ASCII")

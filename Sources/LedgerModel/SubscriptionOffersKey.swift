@@ -1,20 +1,20 @@
 import Crypto
-public import Foundation
+package import Foundation
 
 /// The key promotional offers are signed with (Xcode's "Subscription Offers Key", a `.storekit`
 /// file's `subscriptionOffersKeyPair`): an ECDSA P-256 private key and its identifier. The
 /// store checks every signed offer against it; a test (standing in for the app's server) signs
 /// with it. It is a test key: never an App Store Connect key.
-public struct SubscriptionOffersKey: Sendable {
+package struct SubscriptionOffersKey: Sendable {
     /// The key identifier a signature names (`keyID`, `keyIdentifier`).
-    public let id: String
+    package let id: String
     private let key: P256.Signing.PrivateKey
 
     /// A key from its identifier and its PKCS #8 DER encoding in base64, as `.storekit` files
     /// keep it.
     /// - Throws: `SubscriptionOffersKeyError` when the identifier is empty or the key is not a
     ///   base64 PKCS #8 P-256 private key.
-    public init(id: String, privateKeyBase64: String) throws {
+    package init(id: String, privateKeyBase64: String) throws {
         try Self.check(id: id)
         guard let der = Data(base64Encoded: privateKeyBase64, options: .ignoreUnknownCharacters),
             let key = try? P256.Signing.PrivateKey(derRepresentation: der)
@@ -24,7 +24,7 @@ public struct SubscriptionOffersKey: Sendable {
     }
 
     /// A new random key (for a store that has none).
-    public init(generatingWithID id: String) throws {
+    package init(generatingWithID id: String) throws {
         try Self.check(id: id)
         self.id = id
         self.key = P256.Signing.PrivateKey()
@@ -35,18 +35,18 @@ public struct SubscriptionOffersKey: Sendable {
     }
 
     /// The private key as `.storekit` files keep it: PKCS #8 DER, base64.
-    public var privateKeyBase64: String { key.derRepresentation.base64EncodedString() }
+    package var privateKeyBase64: String { key.derRepresentation.base64EncodedString() }
 
     /// The private key in PEM (PKCS #8), as a server's signing code loads it.
-    public var privateKeyPEM: String { key.pemRepresentation }
+    package var privateKeyPEM: String { key.pemRepresentation }
 
     /// Signs `payload` as the app's server does: ECDSA P-256 with SHA-256, DER-encoded.
-    public func signature(for payload: OfferSignaturePayload) throws -> Data {
+    package func signature(for payload: OfferSignaturePayload) throws -> Data {
         try key.signature(for: payload.bytes).derRepresentation
     }
 
     /// Whether `signature` (DER) signs `payload` with this key.
-    public func isValidSignature(_ signature: Data, for payload: OfferSignaturePayload) -> Bool {
+    package func isValidSignature(_ signature: Data, for payload: OfferSignaturePayload) -> Bool {
         guard let decoded = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
         return key.publicKey.isValidSignature(decoded, for: payload.bytes)
     }
@@ -56,24 +56,24 @@ public struct SubscriptionOffersKey: Sendable {
 /// separator): bundle id, key id, product id, offer id, the account (app account token or
 /// application username, lowercased; empty when none), the nonce (lowercased) and the timestamp
 /// in milliseconds.
-public struct OfferSignaturePayload: Sendable, Hashable {
+package struct OfferSignaturePayload: Sendable, Hashable {
     /// The app's bundle identifier.
-    public var bundleID: String
+    package var bundleID: String
     /// The identifier of the subscription offers key that signs.
-    public var keyID: String
+    package var keyID: String
     /// The identifier of the subscription the offer is for.
-    public var productID: String
+    package var productID: String
     /// The identifier of the promotional offer.
-    public var offerID: String
+    package var offerID: String
     /// The payment's app account token or application username; `""` when it has none.
-    public var account: String
+    package var account: String
     /// The signature's one-time value; signed in lowercase.
-    public var nonce: UUID
+    package var nonce: UUID
     /// When the server signed, in milliseconds since 1970.
-    public var timestamp: Int64
+    package var timestamp: Int64
 
     /// A payload from its fields, as given (`bytes` lowercases the account and the nonce).
-    public init(
+    package init(
         bundleID: String, keyID: String, productID: String, offerID: String, account: String, nonce: UUID,
         timestamp: Int64
     ) {
@@ -87,7 +87,7 @@ public struct OfferSignaturePayload: Sendable, Hashable {
     }
 
     /// The UTF-8 bytes that are signed.
-    public var bytes: Data {
+    package var bytes: Data {
         let fields = [
             bundleID, keyID, productID, offerID, account.lowercased(), nonce.uuidString.lowercased(), String(timestamp),
         ]
@@ -96,13 +96,13 @@ public struct OfferSignaturePayload: Sendable, Hashable {
 }
 
 /// A subscription offers key that cannot be used.
-public enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
+package enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
     /// The key identifier is empty or longer than 256 bytes.
     case invalidIdentifier(String)
     /// The private key is not a base64 PKCS #8 ECDSA P-256 private key.
     case invalidPrivateKey
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidIdentifier(let id):
             "invalid subscription offers key identifier \"\(id)\": it must be 1 to 256 bytes"
@@ -115,7 +115,7 @@ public enum SubscriptionOffersKeyError: DescribedError, Sendable, Equatable {
 extension SubscriptionOffersKey {
     /// Whether `signature` (a JWS's ES256 signature: the 64 bytes of r and s) signs
     /// `signingInput` (the JWS's header and payload parts, joined by a period) with this key.
-    public func isValidJWSSignature(_ signature: Data, signingInput: String) -> Bool {
+    package func isValidJWSSignature(_ signature: Data, signingInput: String) -> Bool {
         guard let decoded = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
         return key.publicKey.isValidSignature(decoded, for: Data(signingInput.utf8))
     }
@@ -123,7 +123,7 @@ extension SubscriptionOffersKey {
     /// Signs `claims` as a compact JWS (ES256, this key's identifier as `kid`), as Apple's
     /// server libraries sign a promotional offer (`PromotionalOfferV2SignatureCreator`): what a
     /// test standing in for the app's server uses.
-    public func compactJWS(claims: [String: Any]) throws -> String {
+    package func compactJWS(claims: [String: Any]) throws -> String {
         let header = try JSONSerialization.data(withJSONObject: ["alg": "ES256", "kid": id, "typ": "JWT"])
         let payload = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys])
         let input = Self.base64URL(header) + "." + Self.base64URL(payload)

@@ -1,9 +1,9 @@
-public import Foundation
+package import Foundation
 
 /// One entry of a transaction's append-only history.
-public struct TransactionEvent: Sendable, Hashable, Codable {
+package struct TransactionEvent: Sendable, Hashable, Codable {
     /// What an event records.
-    public enum Kind: String, Sendable, Codable, CaseIterable {
+    package enum Kind: String, Sendable, Codable, CaseIterable {
         /// The transaction was recorded, in its first state (`toState`).
         case created
         /// The state moved from `fromState` to `toState`.
@@ -27,21 +27,21 @@ public struct TransactionEvent: Sendable, Hashable, Codable {
     }
 
     /// Position in the ledger's whole history; strictly increasing in commit order.
-    public var sequence: Int64
+    package var sequence: Int64
     /// The id of the transaction the event is about.
-    public var transactionID: UInt64
+    package var transactionID: UInt64
     /// What happened.
-    public var kind: Kind
+    package var kind: Kind
     /// The state before the event (`nil` for `created`).
-    public var fromState: TransactionState?
+    package var fromState: TransactionState?
     /// The state after the event.
-    public var toState: TransactionState
+    package var toState: TransactionState
     /// When it happened, by the store's time, to the millisecond.
-    public var date: Date
+    package var date: Date
     /// More about the event: the refund's reason for `revoked`, the new expiration (ISO 8601)
     /// for `expirationChanged`, the reversed refund's date (ISO 8601) for `reinstated`; `nil`
     /// for the others.
-    public var detail: String?
+    package var detail: String?
 
     /// Every field, as the ledger stores them.
     @inlinable package init(

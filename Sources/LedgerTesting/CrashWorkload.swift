@@ -1,5 +1,6 @@
 import Foundation
 public import StoreLedger
+import StoreTesting
 
 /// A seeded random mix of what an app and the store do to a ledger: purchases with every
 /// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted

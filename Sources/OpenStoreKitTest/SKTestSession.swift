@@ -1,6 +1,7 @@
 public import Foundation
 public import OpenStoreKit
 import StoreLedger
+import StoreTesting
 import Synchronization
 
 /// StoreKitTest's `SKTestSession` on a ledger: the store's controls for tests.

@@ -10,6 +10,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import StoreTesting
 #endif
 
 /// `ledger serve`'s server under clients that misbehave, over real sockets: a body is never read

@@ -3,6 +3,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 @testable import AppStoreServer

@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import StoreTesting
 #endif
 
 /// `ledger serve` and `ledger api-keys` as a server team runs them: a real process on a real

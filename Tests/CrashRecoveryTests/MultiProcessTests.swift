@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 @Suite struct MultiProcessTests {

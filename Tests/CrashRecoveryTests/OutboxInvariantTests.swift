@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Invariant 7 (`InvariantChecker`): the outbox goes with the changes it reports. The check

@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Power losses and I/O errors through the fault VFS. Its state is process-wide: the suite has

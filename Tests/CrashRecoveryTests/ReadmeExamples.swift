@@ -6,6 +6,7 @@ import AppStoreServer
 import Foundation
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 
 // README.md
 func readmeExample1() async throws {
@@ -247,4 +248,12 @@ func readmeExample18(queue: PaymentQueue, id: UInt64) async throws {
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)
     try await session.advanceClock(by: 95)  // renewals that fall due are made and delivered
+}
+
+// Sources/StoreTesting/StoreTesting.docc/StoreTesting.md
+func readmeExample19(ledger: Ledger) async throws {
+
+    let queue = try PaymentQueue(ledger: ledger)
+    let session = StoreTestSession(queue: queue)
+    try session.update { $0.askToBuyEnabled = true }
 }

@@ -3,6 +3,7 @@ import LedgerCommand
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// The habits people expect of a command-line tool: a version, options anywhere, "did you

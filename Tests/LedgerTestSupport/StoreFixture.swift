@@ -1,6 +1,7 @@
 public import Foundation
 import LedgerTesting
 public import StoreLedger
+public import StoreTesting
 
 /// A fixed instant, so that dates in assertions are exact.
 public let storeEpoch = Date(timeIntervalSince1970: 1_800_000_000)

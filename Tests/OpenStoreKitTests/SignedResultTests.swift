@@ -4,6 +4,7 @@ import LedgerTesting
 import OpenStoreKit
 import OpenStoreKitTest
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// What StoreKit 2 code receives is signed by the store's ledger and verified against its root:

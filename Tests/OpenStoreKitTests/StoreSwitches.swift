@@ -1,5 +1,6 @@
 import Foundation
 import StoreLedger
+import StoreTesting
 
 /// Store switches StoreKitTest has no property for, set on a session's ledger as
 /// `ledger store set` would.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedger
+import StoreTesting
 import Synchronization
 
 /// The tour for a newcomer: buy, crash before finishing, relaunch and see the purchases come

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedger
+import StoreTesting
 
 /// `ledger family-sharing`: a family member's purchase shared with the customer, and its end.
 struct FamilySharingCommand: AsyncParsableCommand {

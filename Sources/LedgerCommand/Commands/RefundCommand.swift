@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 public import StoreLedger
+public import StoreTesting
 
 extension RevocationReason: ExpressibleByArgument {
     public init?(argument: String) {

@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import StoreLedger
+import StoreTesting
 
 extension StoreControl: ExpressibleByArgument {}
 

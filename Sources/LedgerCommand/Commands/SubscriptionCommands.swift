@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoreLedger
+import StoreTesting
 
 /// `ledger subscriptions`: auto-renewable subscriptions' test controls.
 struct SubscriptionsCommand: AsyncParsableCommand {

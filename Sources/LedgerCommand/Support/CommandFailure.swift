@@ -1,6 +1,7 @@
 package import ArgumentParser
 import Foundation
 import StoreLedger
+import StoreTesting
 
 /// Exit codes of `ledger`, from sysexits(3) where one fits.
 package enum LedgerExitCode {

@@ -30,17 +30,17 @@ public struct TransactionFilter: Sendable, Hashable {
 }
 
 /// How many transactions a ledger holds, for `ledger info`.
-public struct LedgerCounts: Sendable, Hashable, Codable {
+package struct LedgerCounts: Sendable, Hashable, Codable {
     /// Every transaction, finished or not.
-    public var transactions: Int
+    package var transactions: Int
     /// The transactions not finished yet: the queue's length.
-    public var unfinished: Int
+    package var unfinished: Int
     /// Transactions per state, keyed by its raw value (`purchased`); a state with none is absent.
-    public var byState: [String: Int]
+    package var byState: [String: Int]
     /// The products in the catalog.
-    public var products: Int
+    package var products: Int
     /// The entries of every transaction's history (`TransactionEvent`).
-    public var events: Int
+    package var events: Int
 }
 
 extension Ledger {
@@ -50,7 +50,7 @@ extension Ledger {
     }
 
     /// The history of one transaction, in order.
-    public func events(of id: UInt64) throws -> [TransactionEvent] {
+    package func events(of id: UInt64) throws -> [TransactionEvent] {
         guard id <= UInt64(Int64.max) else { return [] }
         return try read { db in
             try Row.fetchAll(
@@ -146,7 +146,7 @@ extension Ledger {
 
     /// How many transactions, products and history events the ledger holds, read in one
     /// snapshot.
-    public func counts() throws -> LedgerCounts {
+    package func counts() throws -> LedgerCounts {
         try read { db in
             var byState: [String: Int] = [:]
             for row in try Row.fetchAll(

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 
 /// Promotional offers: their signatures checked, their nonces used once.
 extension Ledger {
@@ -14,7 +14,7 @@ extension Ledger {
     /// The store's subscription offers key, if it has one (imported from a StoreKit
     /// configuration file's `subscriptionOffersKeyPair`).
     /// - Throws: `SubscriptionOffersKeyError` when the stored key is damaged.
-    public func subscriptionOffersKey() throws -> SubscriptionOffersKey? {
+    package func subscriptionOffersKey() throws -> SubscriptionOffersKey? {
         try read { db in try Self.subscriptionOffersKey(db) }
     }
 

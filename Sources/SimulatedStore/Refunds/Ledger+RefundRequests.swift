@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
-public import LedgerModel
+package import LedgerModel
 
 /// Refund requests (migration 14): a customer asks, the App Store grants or declines.
 extension Ledger {
     /// The refund requests, by transaction id: at most `limit` (1,000 by default), of the
     /// transactions after `afterID`, one page at a time.
-    public func refundRequests(after afterID: UInt64 = 0, limit: Int = 1_000) throws -> [RefundRequest] {
+    package func refundRequests(after afterID: UInt64 = 0, limit: Int = 1_000) throws -> [RefundRequest] {
         try read { db in
             try Row.fetchAll(
                 db, sql: "\(Self.refundRequestColumns) WHERE transaction_id > ? ORDER BY transaction_id LIMIT ?",
@@ -16,7 +16,7 @@ extension Ledger {
     }
 
     /// The refund request of transaction `id`; `nil` when none was made.
-    public func refundRequest(of id: UInt64) throws -> RefundRequest? {
+    package func refundRequest(of id: UInt64) throws -> RefundRequest? {
         try read { db in
             try Row.fetchOne(
                 db, sql: "\(Self.refundRequestColumns) WHERE transaction_id = ?", arguments: [try Self.storedID(id)]
@@ -108,7 +108,7 @@ extension Ledger {
 extension Ledger {
     /// The part a prorated refund of transaction `id` refunded, in milliunits of a percent
     /// (Apple's `revocationPercentage`); `nil` when it was not refunded, or fully.
-    public func revocationPercentage(of id: UInt64) throws -> Int? {
+    package func revocationPercentage(of id: UInt64) throws -> Int? {
         try read { db in
             try Int.fetchOne(
                 db, sql: "SELECT percentage FROM refund_portions WHERE transaction_id = ?",

@@ -273,7 +273,7 @@ extension Ledger {
     }
 
     /// Whether transaction `id` is an interrupted purchase (its failure waits for the user).
-    public func isInterruptedPurchase(_ id: UInt64) throws -> Bool {
+    package func isInterruptedPurchase(_ id: UInt64) throws -> Bool {
         try read { db in try isInterruptedPurchase(db, id: id) }
     }
 
@@ -289,7 +289,7 @@ extension Ledger {
         "SELECT resolved, replacement_id FROM interrupted_purchases WHERE transaction_id = ?")
 
     /// The ids of interrupted purchases and whether each is resolved.
-    public func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
+    package func interruptedPurchases() throws -> [(transactionID: UInt64, resolved: Bool, replacementID: UInt64?)] {
         try read { db in
             try Row.fetchAll(
                 try db.cachedStatement(

@@ -14,7 +14,7 @@ public struct CatalogImport: Sendable, Hashable {
     /// the order the files were given.
     public var productIDs: [String]
     /// The settings of the last file that had any, as they were in the file.
-    public var settings: StoreKitSettings
+    package var settings: StoreKitSettings
     /// What the import stored but a shopper would see differently from the file: a file made
     /// for another storefront than the ledger's (its prices are shown in the ledger's
     /// currency), a price the currency cannot show exactly (`0.49` in yen).
@@ -133,9 +133,14 @@ public struct ProductCatalog: Sendable {
     }
 
     /// Adds or replaces products made in code (rather than read from a configuration file),
-    /// all in one commit, with the subscription offers key promotional offers are checked
-    /// with, when given (it replaces the store's).
-    public func save(_ products: [Product], offersKey: SubscriptionOffersKey? = nil) throws {
+    /// all in one commit.
+    public func save(_ products: [Product]) throws {
+        try ledger.saveProducts(products, offersKey: nil)
+    }
+
+    /// Adds or replaces products made in code, with the subscription offers key promotional
+    /// offers are checked with (it replaces the store's), all in one commit.
+    package func save(_ products: [Product], offersKey: SubscriptionOffersKey?) throws {
         try ledger.saveProducts(products, offersKey: offersKey)
     }
 

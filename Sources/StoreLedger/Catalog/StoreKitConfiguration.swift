@@ -10,10 +10,10 @@ public struct StoreKitConfiguration: Sendable {
     /// subscriptions, then each group's auto-renewable subscriptions, in file order.
     public var products: [Product]
     /// The file's `settings`: the test store's switches; nothing set when the file has none.
-    public var settings: StoreKitSettings
+    package var settings: StoreKitSettings
     /// `subscriptionOffersKeyPair`: the key the test store checks promotional offer signatures
     /// with (Xcode's "Subscription Offers Key").
-    public var subscriptionOffersKey: SubscriptionOffersKey?
+    package var subscriptionOffersKey: SubscriptionOffersKey?
     /// `major.minor` from the file's `version`, when it has one.
     public var formatVersion: String?
 
@@ -316,31 +316,31 @@ public struct StoreKitConfiguration: Sendable {
 }
 
 /// The `settings` of a StoreKit configuration file: they seed the simulated store's controls.
-public struct StoreKitSettings: Sendable, Hashable, Codable {
+package struct StoreKitSettings: Sendable, Hashable, Codable {
     /// `_storefront`: ISO 3166-1 alpha-3.
-    public var storefront: String?
+    package var storefront: String?
     /// `_locale`, such as `en_US`.
-    public var locale: String?
+    package var locale: String?
     /// `_timeRate`: Xcode's subscription time rate setting (0 is real time).
-    public var timeRate: Int?
+    package var timeRate: Int?
     /// `_askToBuyEnabled`: every purchase waits for Ask to Buy approval; `nil` when the file does
     /// not set it.
-    public var askToBuyEnabled: Bool?
+    package var askToBuyEnabled: Bool?
     /// `_renewalBillingIssuesEnabled`: renewals fail on a billing issue (billing retry).
-    public var billingRetryOnRenewal: Bool?
+    package var billingRetryOnRenewal: Bool?
     /// `_billingGracePeriodEnabled`.
-    public var billingGracePeriodEnabled: Bool?
+    package var billingGracePeriodEnabled: Bool?
     /// `_failTransactionsEnabled`: every purchase fails with `storeKitError` (`unknown` when that
     /// is missing or not a known code); `nil` when the file does not set it.
-    public var failTransactionsEnabled: Bool?
+    package var failTransactionsEnabled: Bool?
     /// `_storeKitError`: the error Xcode fails transactions with, when failing is enabled.
-    public var storeKitError: Int?
+    package var storeKitError: Int?
     /// The names of the entries of `_storeKitErrors` that are enabled.
-    public var enabledStoreKitErrors: [String]
+    package var enabledStoreKitErrors: [String]
 
     /// Settings that set nothing: every switch `nil` and no enabled errors, as for a file without
     /// `settings`.
-    public init() {
+    package init() {
         enabledStoreKitErrors = []
     }
 
@@ -360,7 +360,7 @@ public struct StoreKitSettings: Sendable, Hashable, Codable {
         }
         if let field = try value.optionalMember("_locale") {
             let text = try field.string()
-            guard StoreControl.locale.accepts(text) else { throw field.invalid("a locale identifier such as en_US") }
+            guard LocaleIdentifier.isValid(text) else { throw field.invalid("a locale identifier such as en_US") }
             locale = text
         }
         if let field = try value.optionalMember("_timeRate") {

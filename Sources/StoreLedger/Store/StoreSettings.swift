@@ -3,7 +3,7 @@ import Foundation
 /// Seeding the store's settings from the `settings` of a StoreKit configuration file.
 extension StoreSettings {
     /// These settings with the test switches of a StoreKit configuration file applied.
-    public func applying(_ file: StoreKitSettings) -> StoreSettings {
+    package func applying(_ file: StoreKitSettings) -> StoreSettings {
         var settings = self
         if let code = file.storefront, let storefront = Storefront(countryCode: code) {
             settings.storefront = storefront

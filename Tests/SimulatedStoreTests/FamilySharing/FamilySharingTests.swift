@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Family Sharing: a family member's purchase reaches the customer owned FAMILY_SHARED, and

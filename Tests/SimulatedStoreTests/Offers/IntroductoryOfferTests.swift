@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// A one-group catalog whose monthly subscription has `intro` as its introductory offer (a

@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Offer codes: a customer redeems a code of a subscription's `codeOffers`, if it is for them

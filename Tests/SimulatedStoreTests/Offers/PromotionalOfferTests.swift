@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// A one-group catalog with promotional offers, and the subscription offers key that signs them.

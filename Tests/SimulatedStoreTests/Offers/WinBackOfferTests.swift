@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Win-back offers: the sample catalog's basic subscription has two. COMEBACK_FREE (a free

@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// The outbox of Server Notifications V2: each change the App Store notifies records its

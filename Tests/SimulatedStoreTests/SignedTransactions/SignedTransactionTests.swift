@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Transactions and renewal info signed as the App Store signs them (`Ledger.signedTransaction`,

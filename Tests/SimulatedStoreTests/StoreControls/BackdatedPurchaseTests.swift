@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
+import StoreTesting
 import Testing
 
 /// Back-dated test purchases (StoreKitTest's `purchaseDate(_:renewalBehavior:)`).

@@ -1,4 +1,5 @@
 public import Foundation
+public import StoreLedger
 
 /// The simulated store's test controls, after Xcode's `SKTestSession`: Ask to Buy, failing,
 /// interrupted purchases, subscriptions and time, refunds, clearing. Changes are stored in

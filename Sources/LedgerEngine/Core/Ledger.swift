@@ -335,9 +335,11 @@ public final class Ledger: Sendable {
         grdb.label = "StoreLedger"
         grdb.journalMode = .default  // WAL is the file's own mode; see `writer`
         let durability = configuration.durability
+        let trace = configuration.statementTrace
         grdb.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(durability.synchronousPragma)")
             try ConnectionSettings.check(db, durability: durability)
+            if let trace { db.trace(options: .statement) { trace($0.expandedDescription) } }
         }
         return grdb
     }

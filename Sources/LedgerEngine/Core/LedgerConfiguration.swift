@@ -54,6 +54,10 @@ public struct LedgerConfiguration: Sendable {
     /// Whether history events are chained (`true`): `ledger-lab bench` turns it off, in a scratch
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.
     package var keepsHashChain = true
+    /// Called with each statement the ledger's connections run, its parameters in the text, for
+    /// the tests that check what an operation reads (`OneReadTests`); `nil`, as always outside
+    /// them, traces nothing.
+    package var statementTrace: (@Sendable (String) -> Void)?
 
     /// 10 milliseconds: one signature (about 70 microseconds on our machine: signing at every
     /// commit adds 212 microseconds to a three-commit purchase cycle, docs/PERFORMANCE.md) per

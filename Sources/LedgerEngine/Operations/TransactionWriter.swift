@@ -25,16 +25,32 @@ package struct TransactionWriter {
     package var chained = true
     /// The ledger's identity, whose key authenticates the events.
     package let identities: IdentityCache
-    /// The rows this writer vouched for or wrote in its transaction (`vouch(_:)`).
-    private let held = HeldRows()
+    /// What this writer read or wrote in its transaction, kept for the rest of it.
+    private let held = Held()
 
-    /// The ids of the rows a writer holds: vouched for once in its transaction, or written by
-    /// it. Only the writer changes a transaction's row, each change followed by its event, and
-    /// nobody else writes while its transaction lasts: a row it holds matches its history, so
-    /// it is not read again to be vouched for.
-    private final class HeldRows {
+    /// What a writer holds in its transaction. The ids of the rows it vouched for once, or
+    /// wrote: only the writer changes a transaction's row, each change followed by its event,
+    /// and nobody else writes while its transaction lasts, so a row it holds matches its
+    /// history and is not read again to be vouched for. The store's settings, parsed at the
+    /// first ask (`settings()`): nothing else changes them in the transaction but the writer's
+    /// caller, which does not ask after.
+    private final class Held {
         var ids: Set<UInt64> = []
+        var settings: StoreSettings?
     }
+
+    /// The store's settings as this write transaction reads them, parsed once: a purchase's
+    /// rules (the time rate of its period) and its notification (the URL, what signs) share them.
+    package func settings() throws -> StoreSettings {
+        if let settings = held.settings { return settings }
+        let settings = try StoreSettings(db)
+        held.settings = settings
+        return settings
+    }
+
+    /// The settings `settings()` parsed, if it was asked: a change that may use them (a
+    /// notification) takes them when they are there, and asks less than all of them otherwise.
+    package var settingsRead: StoreSettings? { held.settings }
 
     // MARK: - Ids
 
@@ -430,11 +446,17 @@ package struct TransactionWriter {
     }
 
     /// Refuses to change a row its history does not vouch for (`HashChain.vouch`), once per
-    /// row in the writer's transaction (`HeldRows`).
+    /// row in the writer's transaction (`Held`).
     private func vouch(_ id: UInt64) throws {
         guard chained, !held.ids.contains(id) else { return }
         try HashChain.vouch(db, id: id)
         held.ids.insert(id)
+    }
+
+    /// Whether this writer holds transaction `id`'s row: it wrote it, or vouched for
+    /// it, in this transaction (`Held`), so the row matches its history and needs no read to show it.
+    package func holds(_ id: UInt64) -> Bool {
+        held.ids.contains(id)
     }
 
     /// `vouch(_:)` for every row `condition` selects.

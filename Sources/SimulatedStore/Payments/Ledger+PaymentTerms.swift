@@ -50,12 +50,13 @@ extension Ledger {
     /// auto-renewable subscription, a group bought before (a back-dated subscription begins its
     /// group's history), or, renewing up to now, more periods than one clock move may renew
     /// (`configuration.renewalLimit`: the renewals are made as a clock move makes them),
-    /// counted as the charge and the renewals count them (the introductory offer, or `offer`,
-    /// first).
+    /// counted as the charge and the renewals count them: `offer` first, else the introductory
+    /// offer unless the app's server withheld it (`introductoryOffer` false; `nil`: the server
+    /// said nothing, and a first purchase has it).
     /// - Throws: `PaymentQueueError.invalidPurchaseDate`; `StoreControlError.tooManyRenewals`.
     func checkBackdating(
         _ db: Database, _ backdating: BackdatedPurchase, productID: String, offer: TransactionOffer?,
-        settings: StoreSettings, now: Int64
+        introductoryOffer: Bool?, settings: StoreSettings, now: Int64
     ) throws {
         let date = backdating.date.ledgerMilliseconds
         guard date <= now else {
@@ -77,7 +78,8 @@ extension Ledger {
         let limit = configuration.renewalLimit
         var run =
             offer.flatMap { $0.type != .introductory ? plan.offerRun($0, pending: true) : nil }
-            ?? plan.introductoryOffer.flatMap { plan.offerRun($0.offer, pending: true) }
+            ?? (introductoryOffer ?? true
+                ? plan.introductoryOffer.flatMap { plan.offerRun($0.offer, pending: true) } : nil)
         var (anchor, end, renewals) = (date, date, 0)
         while renewals <= limit {
             end = periodsEnd(run, plan: plan, rate: settings.timeRate, anchor: &anchor, start: end)

@@ -133,12 +133,13 @@ extension Ledger {
         row.planned = (decision.state, decision.error)
         row.offer = offer
         row.offerNonce = payment.discount.flatMap { $0.compactJWS.map(OfferJWS.nonce) ?? $0.signature?.nonce }
-        if let backdating = payment.backdating {
-            try checkBackdating(
-                db, backdating, productID: payment.productID, offer: offer, settings: settings, now: now)
-        }
         let introductoryOffer = try payment.introductoryOfferEligibility.map {
             try checkIntroductoryOfferEligibility(db, $0, of: payment, settings: settings, at: now)
+        }
+        if let backdating = payment.backdating {
+            try checkBackdating(
+                db, backdating, productID: payment.productID, offer: offer,
+                introductoryOffer: introductoryOffer?.allow, settings: settings, now: now)
         }
         let created = try writer(db, at: now, delivery: delivery).insert(row)
         try savePaymentTerms(
@@ -390,7 +391,7 @@ extension Ledger {
             dates = .purchaseDate(writer.now)
         }
         let updated = try writer.changeState(transaction, to: state, error: error, dates: dates)
-        if let charged { try notify(writer.db, charged, about: updated, at: writer.now) }
+        if let charged { try notify(writer, charged, about: updated) }
         return updated
     }
 }

@@ -15,25 +15,34 @@ extension Ledger {
     /// for a test notification), dated `now` by the store's clock, when the store has a
     /// notification URL. `key` names an event that must be notified once only (a change made
     /// when time passes): a second notification with the same key is not recorded.
+    /// `vouched`: `transaction` is a row the caller's writer holds (`TransactionWriter.holds`),
+    /// which its history vouches for already, so it is not read again to be signed; `settings`:
+    /// the store's settings as the caller's transaction read them already.
     func notify(
         _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
         once key: String? = nil, summary: NotificationPayload.Summary? = nil,
-        refundReason: RefundRequest.Reason? = nil
+        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil
     ) throws {
-        guard try Self.notifies(db) else { return }
+        guard try settings.map({ $0.notificationURL != nil }) ?? Self.notifies(db) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
-        let signer = try signer(db)
+        let signer =
+            try settings.map { PayloadSigner(identity: try identities.identity(db), settings: $0) } ?? signer(db)
         let settings = signer.settings
         var signedTransaction: String?
         var signedRenewal: String?
         var status: SubscriptionStatus.RenewalState?
         if let transaction {
             // Signed as the App Store Server API signs it (`signing`: with a token the server set).
-            signedTransaction = try signing(db, [transaction], signer: signer).sign()[0].compactSerialization
+            let signing =
+                vouched
+                ? try signing(db, vouched: [transaction], signer: signer)
+                : try signing(db, [transaction], signer: signer)
+            signedTransaction = try signing.sign()[0].compactSerialization
             if let held = try heldSubscription(db, of: transaction),
                 var state = try subscriptionStatus(db, of: held, at: now)
             {
-                try vouchForSigning(db, state.transaction.id)
+                // The period the status reports is most often the one just signed, checked then.
+                if !vouched || state.transaction.id != transaction.id { try vouchForSigning(db, state.transaction.id) }
                 state.transaction = try withServerAccountTokens(db, [state.transaction])[0]
                 signedRenewal = try signer.sign(
                     RenewalInfoPayload(
@@ -66,6 +75,14 @@ extension Ledger {
                 transaction.map { Int64($0.originalID) }, key, now, try signer.sign(payload).compactSerialization, now,
             ])
         try records(db).inserted(.notifications, key: db.lastInsertedRowID)
+    }
+
+    /// `notify` of a change `writer` just made to `transaction`'s row: the row as the writer
+    /// left it, not read again to be signed, and the settings, if the writer read them.
+    func notify(_ writer: TransactionWriter, _ event: NotifiedEvent, about transaction: PaymentTransaction) throws {
+        try notify(
+            writer.db, event, about: transaction, at: writer.now, vouched: writer.holds(transaction.id),
+            settings: writer.settingsRead)
     }
 
     /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.

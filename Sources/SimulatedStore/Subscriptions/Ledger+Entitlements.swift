@@ -23,17 +23,19 @@ extension Ledger {
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND purchase_date <= ? AND expiration_date > ?)
                                -- A subscription in its billing grace period keeps its entitlement
-                               -- (BillingIssue.concerns(periodEndingAt:) and keepsEntitlement(at:));
-                               -- the state is the holding's: shared, or the customer's own (0).
+                               -- (liveBillingIssue: BillingIssue.concerns(periodEndingAt:) and
+                               -- isRetried(at:); then keepsEntitlement(at:)); the state is the
+                               -- holding's: shared, or the customer's own (0).
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
                                    WHERE r.group_id = subscription_group_id
                                      AND r.shared_original_id = \(HeldSubscription.sharedKeyOfRow)
-                                     AND r.billing_issue_since = expiration_date AND r.grace_until > ?)))
+                                     AND r.billing_issue_since = expiration_date AND r.retry_until > ?
+                                     AND r.grace_until > ?)))
                         GROUP BY product_id, \(HeldSubscription.sharedKeyOfRow))
                     ORDER BY product_id, id
                     """,
-                arguments: [now, now, now])
+                arguments: [now, now, now, now])
         }
     }
 

@@ -38,7 +38,7 @@ extension Ledger {
         }
         let run = try renewalOffer(
             db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
-        let end = try periodsEnd(db, run, plan: plan, start: now)
+        let end = periodsEnd(run, plan: plan, rate: try timeRate(db), start: now)
         let charge = try renewalCharge(db, of: held, chain: latest, productID: productID)
         // Charged, the increase is over: the renewal's notification reports none waiting.
         try dropPriceIncrease(db, of: held)
@@ -272,7 +272,7 @@ extension Ledger {
             if immediate {
                 start = .upgrade
                 try markUpgraded(writer, current)
-                end = try periodsEnd(db, run, plan: plan, start: now)
+                end = periodsEnd(run, plan: plan, rate: try writer.settings().timeRate, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
@@ -303,7 +303,7 @@ extension Ledger {
             // charge (an Ask to Buy approved later): its history cannot be rewritten.
             let backdating = start == .firstTime ? terms?.backdating : nil
             begins = backdating?.date.ledgerMilliseconds ?? now
-            end = try periodsEnd(db, run, plan: plan, start: begins)
+            end = periodsEnd(run, plan: plan, rate: try writer.settings().timeRate, start: begins)
             state = RenewalState(
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
@@ -438,9 +438,9 @@ extension Ledger {
 
     /// The end of a period that starts at `start` (which anchors its calendar), at the store's
     /// time rate: the periods of `run`'s offer, or one period of the plan.
-    private func periodsEnd(_ db: Database, _ run: OfferRun?, plan: SubscriptionPlan, start: Int64) throws -> Int64 {
+    private func periodsEnd(_ run: OfferRun?, plan: SubscriptionPlan, rate: TimeRate, start: Int64) -> Int64 {
         var anchor = start
-        return periodsEnd(run, plan: plan, rate: try timeRate(db), anchor: &anchor, start: start)
+        return periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
     }
 
     /// Whether anything of the holding was ever bought (besides transaction `id`): the

@@ -29,7 +29,7 @@ private func promotionalCatalog(key: SubscriptionOffersKey?) -> String {
 
 /// A launched queue on a new ledger of the promotional catalog, its clock fixed at `storeEpoch`.
 private func withPromotionalStore(
-    key: SubscriptionOffersKey? = nil,
+    key: SubscriptionOffersKey? = nil, configuration: LedgerConfiguration = StoreFixture.configuration,
     _ body: (PaymentQueue, StoreTestSession, SubscriptionOffersKey) async throws -> Void
 ) async throws {
     let key = try key ?? SubscriptionOffersKey(generatingWithID: "K1")
@@ -37,7 +37,7 @@ private func withPromotionalStore(
         let file = directory + "/offers.storekit"
         try write(promotionalCatalog(key: key), to: file)
         let ledger = try Ledger.open(
-            at: directory + "/l.sqlite", mode: .createIfMissing, configuration: StoreFixture.configuration)
+            at: directory + "/l.sqlite", mode: .createIfMissing, configuration: configuration)
         try ProductCatalog(ledger: ledger).importConfigurations(at: [file])
         let queue = try PaymentQueue(ledger: ledger)
         try await body(queue, StoreTestSession(queue: queue), key)
@@ -567,6 +567,25 @@ private func eligibilityPayment(
                 try eligibilityPayment("plus.monthly", key: key, allow: true, transactionID: String(withheld.id)))
             #expect(given.offer?.type == .introductory && given.offer?.paymentMode == .freeTrial)
             #expect(given.expirationDate == given.purchaseDate.addingTimeInterval(7 * 86_400), "the free week again")
+        }
+    }
+
+    /// A back-dated purchase is refused when renewing it up to now would make more renewals
+    /// than one clock move may; they are counted as its charge will make them, without the free
+    /// week when the app's server withholds it (counted with the week before the server's answer
+    /// was read, one renewal too many was refused).
+    @Test func aBackdatedPurchaseCountsItsRenewalsAsTheServerDecides() async throws {
+        var configuration = StoreFixture.configuration
+        configuration.renewalLimit = 2
+        try await withPromotionalStore(configuration: configuration) { queue, _, key in
+            var payment = try eligibilityPayment(
+                "plus.monthly", key: key, allow: false, transactionID: try queue.ledger.appTransactionID())
+            // 75 days: two monthly renewals; with a free week first, three.
+            payment.backdating = BackdatedPurchase(date: storeEpoch.addingTimeInterval(-75 * 86_400), renews: true)
+            let bought = try await queue.add(payment)
+            let aMonth = try months(1, after: bought.purchaseDate)
+            #expect(bought.offer == nil && bought.expirationDate == aMonth, "a month, no free week")
+            #expect(try await queue.processSubscriptionRenewals().count == 2)
         }
     }
 

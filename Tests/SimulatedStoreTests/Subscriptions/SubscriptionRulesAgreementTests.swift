@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LedgerTestSupport
 import LedgerTesting
 import StoreLedger
@@ -16,6 +17,36 @@ import Testing
     static let products = [
         SampleCatalog.subscription, SampleCatalog.yearlySubscription, SampleCatalog.basicSubscription,
     ]
+
+    /// The entitlements' SQL asks of a billing issue what the status asks (`liveBillingIssue`,
+    /// then `keepsEntitlement`): still retried, and within its grace period. The store never
+    /// makes a grace period that outlasts the retries; with one edited in, a subscription whose
+    /// retries are over is expired and entitles nothing (the SQL asked the grace period alone).
+    @Test func aGracePeriodOutlastingTheRetriesKeepsNoEntitlementOnceTheyAreOver() async throws {
+        try await StoreFixture.with { store in
+            try store.session.update {
+                $0.billingRetryOnRenewal = true
+                $0.billingGracePeriodEnabled = true
+            }
+            let bought = try await store.buy(SampleCatalog.subscription)
+            let end = try #require(bought.expirationDate).ledgerMilliseconds
+            _ = try await store.session.advanceClock(
+                by: try #require(bought.expirationDate).timeIntervalSince(store.now()) + 60)
+            let retrying = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(retrying.state == .inGracePeriod)
+            #expect(try store.ledger.currentEntitlements().map(\.id) == [bought.id])
+            // Retries over 30 seconds after the failed renewal, the grace period ten days later.
+            try store.ledger.write { db in
+                try db.execute(
+                    sql:
+                        "UPDATE subscription_renewal SET retry_until = ?, grace_until = ? WHERE billing_issue_since = ?",
+                    arguments: [end + 30_000, end + 10 * 86_400_000, end])
+            }
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(status.state == .expired && !status.isInBillingRetry)
+            #expect(try store.ledger.currentEntitlements().isEmpty)
+        }
+    }
 
     @Test(arguments: 0..<32)
     func entitlementsAndStatusesAgreeThroughRandomHistories(seed: UInt64) async throws {

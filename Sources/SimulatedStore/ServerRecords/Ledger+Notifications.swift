@@ -17,11 +17,13 @@ extension Ledger {
     /// when time passes): a second notification with the same key is not recorded.
     /// `vouched`: `transaction` is a row the caller's writer holds (`TransactionWriter.holds`),
     /// which its history vouches for already, so it is not read again to be signed; `settings`:
-    /// the store's settings as the caller's transaction read them already.
+    /// the store's settings as the caller's transaction read them already; `latestPeriod`:
+    /// `transaction` is its subscription's latest period, not read again for the status.
     func notify(
         _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
         once key: String? = nil, summary: NotificationPayload.Summary? = nil,
-        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil
+        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil,
+        latestPeriod: Bool = false
     ) throws {
         guard try settings.map({ $0.notificationURL != nil }) ?? Self.notifies(db) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
@@ -39,7 +41,7 @@ extension Ledger {
                 : try signing(db, [transaction], signer: signer)
             signedTransaction = try signing.sign()[0].compactSerialization
             if let held = try heldSubscription(db, of: transaction),
-                var state = try subscriptionStatus(db, of: held, at: now)
+                var state = try subscriptionStatus(db, of: held, at: now, latest: latestPeriod ? transaction : nil)
             {
                 // The period the status reports is most often the one just signed, checked then.
                 if !vouched || state.transaction.id != transaction.id { try vouchForSigning(db, state.transaction.id) }
@@ -77,12 +79,13 @@ extension Ledger {
         try records(db).inserted(.notifications, key: db.lastInsertedRowID)
     }
 
-    /// `notify` of a change `writer` just made to `transaction`'s row: the row as the writer
-    /// left it, not read again to be signed, and the settings, if the writer read them.
-    func notify(_ writer: TransactionWriter, _ event: NotifiedEvent, about transaction: PaymentTransaction) throws {
+    /// `notify` of the charge `writer` just made of `purchase`: the row as the writer left it,
+    /// not read again to be signed nor, when it began a subscription period (then its latest),
+    /// for its status; the settings, if the writer read them.
+    func notifyCharge(_ writer: TransactionWriter, _ event: NotifiedEvent, of purchase: PaymentTransaction) throws {
         try notify(
-            writer.db, event, about: transaction, at: writer.now, vouched: writer.holds(transaction.id),
-            settings: writer.settingsRead)
+            writer.db, event, about: purchase, at: writer.now, vouched: writer.holds(purchase.id),
+            settings: writer.settingsRead, latestPeriod: Self.isPeriod(purchase))
     }
 
     /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.

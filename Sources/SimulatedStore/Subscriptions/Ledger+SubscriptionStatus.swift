@@ -85,15 +85,15 @@ extension Ledger {
     }
 
     /// The status of a subscription the customer holds at `now` (by default the store's time),
-    /// inside a transaction.
+    /// inside a transaction; `latest`, its latest period when the caller holds it already.
     func subscriptionStatus(
-        _ db: Database, of held: HeldSubscription, at now: Int64? = nil
+        _ db: Database, of held: HeldSubscription, at now: Int64? = nil, latest known: PaymentTransaction? = nil
     ) throws
         -> SubscriptionStatus?
     {
         let group = held.group
         // The latest period (a pending downgrade's payment has none of its own: not it).
-        guard let latest = try latestPeriod(db, of: held) else { return nil }
+        guard let latest = try known ?? latestPeriod(db, of: held) else { return nil }
         let now = Date(ledgerMilliseconds: try now ?? storeNow(db))
         let renewal = try renewalState(db, of: held)
         let expired = latest.expirationDate.map { $0 <= now } ?? true

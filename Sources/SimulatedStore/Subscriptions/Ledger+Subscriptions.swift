@@ -623,6 +623,14 @@ extension Ledger {
         ).first
     }
 
+    /// Whether `transaction` is a period as `latestPeriod` selects them: purchased, not replaced
+    /// by an upgrade, covering time (a downgrade's payment has no period of its own). A purchase
+    /// just charged that is one began last: it is its holding's latest period.
+    static func isPeriod(_ transaction: PaymentTransaction) -> Bool {
+        transaction.state == .purchased && !transaction.isUpgraded
+            && (transaction.expirationDate.map { $0 > transaction.purchaseDate } ?? false)
+    }
+
     /// The holding's latest period: the one that began last (refunded ones included: a refund
     /// ends the chain, until a purchase after it begins a period again; a period refunded
     /// early keeps its later expiration, so the order is by start).

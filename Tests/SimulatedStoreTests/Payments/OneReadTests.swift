@@ -8,9 +8,10 @@ import Testing
 
 /// What a purchase reads of its own row, commit by commit, from the statements the ledger's
 /// connections run (`LedgerConfiguration.statementTrace`): the commit that adds it never reads
-/// it (the insert returns the row), the commit that charges it reads it once, to vouch for it,
-/// and every change after that is digested from the row its statement returned, even when the
-/// store notifies the change, signed; the store's settings are parsed once in a commit.
+/// it back (the insert returns the row), the commit that charges it reads it once, to vouch for
+/// it, and every change after that is digested from the row its statement returned, even when
+/// the store notifies the change, signed, with the subscription's status (the period just
+/// charged is its latest); the store's settings are parsed once in a commit.
 @Suite struct OneReadTests {
     @Test(arguments: [
         (SampleCatalog.consumable, false), (SampleCatalog.subscription, false), (SampleCatalog.subscription, true),
@@ -66,12 +67,14 @@ import Testing
         return commits
     }
 
-    /// How many statements of `commit` read transaction `id`'s row by its id.
+    /// How many statements of `commit` read transaction `id`'s row whole once it exists: by its
+    /// id, or among others (a group's latest period), unless they leave it out (`id <> N`).
     static func readsOfRow(_ id: UInt64, in commit: [String]) -> Int {
-        let byID = ["WHERE id = \(id)", "WHERE t.id = \(id)", "WHERE \"id\" = \(id)"]
-        return commit.filter { statement in
-            statement.uppercased().hasPrefix("SELECT") && statement.contains("FROM transactions")
-                && byID.contains { statement.contains($0 + " ") || statement.hasSuffix($0) }
+        let afterItsInsert = commit.firstIndex { $0.hasPrefix("INSERT INTO transactions") }.map { commit[($0 + 1)...] }
+        return (afterItsInsert ?? commit[...]).filter { statement in
+            statement.hasPrefix("SELECT") && statement.contains("offer_nonce")
+                && statement.contains("FROM transactions")
+                && !statement.contains("id <> \(id)")
         }.count
     }
 }

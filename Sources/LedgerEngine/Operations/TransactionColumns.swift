@@ -16,10 +16,6 @@ package enum TransactionColumns {
     /// Every column, from the table.
     package static let selection = "SELECT " + names.joined(separator: ", ") + " FROM transactions"
 
-    /// Every column, as a statement that writes one row returns the row it leaves (its positions
-    /// are `names`', as `selection`'s are).
-    package static let returning = " RETURNING " + names.joined(separator: ", ")
-
     /// The position of the column `name` in `names` (and in `selection`'s rows). Read once into
     /// `Positions`: the decoder reads many rows, by position, as looking columns up by name
     /// would be most of a read's cost.

@@ -151,8 +151,8 @@ package struct TransactionWriter {
         insert.bind(slot.offerPaymentMode, row.offer?.paymentMode.rawValue)
         insert.bind(slot.offerPeriod, row.offer?.period.description)
         insert.bind(slot.offerNonce, row.offerNonce?.uuidString.lowercased())
-        let digest = try returnedRow(of: insert, id: id, digest)
-        try append(.init(transactionID: id, kind: .created, from: nil, to: row.state, at: row.createdAt), digest)
+        try insert.execute()
+        try appendEvent(id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
         held.ids.insert(id)
         return id
     }
@@ -211,11 +211,13 @@ package struct TransactionWriter {
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
         try vouch(transaction.id)
+        var redated: Int64?
         switch dates {
         case .period(let start, let end, let offer):
             try startPeriod(of: transaction, startingAt: start, endingAt: end, offer: offer)
         case .purchaseDate(let date):
             try datePurchase(transaction, date)
+            redated = date
         case nil:
             break
         }
@@ -225,11 +227,20 @@ package struct TransactionWriter {
         update.bind(3, error?.message)
         update.bind(4, now)
         update.bind(5, Int64(transaction.id))
-        // The row as the update left it: with the dates and offer set just before, if any.
-        var updated = try change(
-            update,
-            recording: .init(
-                transactionID: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
+        var updated = transaction
+        if transaction.productType == .autoRenewable {
+            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!  // its period was just set
+        } else {
+            updated.state = state
+            updated.error = error
+            updated.updatedAt = Date(ledgerMilliseconds: now)
+            if let redated {
+                updated.purchaseDate = Date(ledgerMilliseconds: redated)
+                if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
+            }
+        }
         if delivery == .recorded { try recordDelivery(of: &updated) }
         return updated
     }
@@ -250,7 +261,13 @@ package struct TransactionWriter {
         update.bind(1, now)
         update.bind(2, now)
         update.bind(3, Int64(transaction.id))
-        return try change(update, recording: event(.finished, of: transaction))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
+        var finished = transaction
+        finished.isFinished = true
+        finished.finishedAt = Date(ledgerMilliseconds: now)
+        finished.updatedAt = finished.finishedAt!
+        return finished
     }
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
@@ -259,7 +276,10 @@ package struct TransactionWriter {
         let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
         update.bind(2, Int64(transaction.id))
-        transaction = try change(update, recording: event(.delivered, of: transaction))
+        try update.execute()
+        try appendEvent(id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+        transaction.deliveryCount += 1
+        transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
     }
 
     /// Records one delivery of each unfinished transaction of `transactions`, in order (what
@@ -312,24 +332,25 @@ package struct TransactionWriter {
     /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
     package func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
         try vouch(transaction.id)
-        let update = try FastStatement(db, Self.updateRevoked)
-        update.bind(1, now)
-        update.bind(2, reason)
-        update.bind(3, now)
-        update.bind(4, Int64(transaction.id))
-        _ = try change(update, recording: event(.revoked, of: transaction, detail: "reason \(reason)"))
+        try db.run(
+            sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
+            arguments: [now, reason, now, Int64(transaction.id)])
+        try appendEvent(
+            id: transaction.id, kind: .revoked, from: transaction.state, to: transaction.state, at: now,
+            detail: "reason \(reason)")
     }
 
     /// Clears a refund's revocation (a reversed refund), with its `reinstated` event, whose
     /// detail is the date of the refund it reverses.
     package func reinstate(_ transaction: PaymentTransaction) throws {
         try vouch(transaction.id)
-        let update = try FastStatement(db, Self.updateReinstated)
-        update.bind(1, now)
-        update.bind(2, Int64(transaction.id))
-        _ = try change(
-            update,
-            recording: event(.reinstated, of: transaction, detail: transaction.revocationDate?.formatted(.iso8601)))
+        try db.run(
+            sql:
+                "UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, updated_at = ? WHERE id = ?",
+            arguments: [now, Int64(transaction.id)])
+        try appendEvent(
+            id: transaction.id, kind: .reinstated, from: transaction.state, to: transaction.state, at: now,
+            detail: transaction.revocationDate?.formatted(.iso8601))
     }
 
     /// Dates a subscription payment being charged: its period starts at `start` (now, or a
@@ -355,23 +376,21 @@ package struct TransactionWriter {
     package func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
         let date = Ledger.withinStoreTime(date)
         try vouch(period.id)
-        let update = try FastStatement(db, Self.updateExpiration)
-        update.bind(1, date)
-        update.bind(2, now)
-        update.bind(3, Int64(period.id))
-        _ = try change(
-            update,
-            recording: event(.expirationChanged, of: period, detail: Date(ledgerMilliseconds: date).formatted(.iso8601))
-        )
+        try db.run(
+            sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",
+            arguments: [date, now, Int64(period.id)])
+        try appendEvent(
+            id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
+            detail: Date(ledgerMilliseconds: date).formatted(.iso8601))
     }
 
     /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
     package func markUpgraded(_ period: PaymentTransaction) throws {
         try vouch(period.id)
-        let update = try FastStatement(db, Self.updateUpgraded)
-        update.bind(1, now)
-        update.bind(2, Int64(period.id))
-        _ = try change(update, recording: event(.upgraded, of: period))
+        try db.run(
+            sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?",
+            arguments: [now, Int64(period.id)])
+        try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
     }
 
     /// Deletes transactions (the store's "clear" and "delete" controls), with their
@@ -453,8 +472,8 @@ package struct TransactionWriter {
         held.ids.insert(id)
     }
 
-    /// Whether this writer holds transaction `id`'s row: it wrote it, or vouched for
-    /// it, in this transaction (`Held`), so the row matches its history and needs no read to show it.
+    /// Whether this writer holds transaction `id`'s row: it wrote it, or vouched for it, in this
+    /// transaction (`Held`), so the row matches its history and needs no read to show it.
     package func holds(_ id: UInt64) -> Bool {
         held.ids.contains(id)
     }
@@ -464,81 +483,37 @@ package struct TransactionWriter {
         if chained { try HashChain.vouch(db, where: condition, arguments: arguments) }
     }
 
-    /// Runs `update`, a change of one transaction's row that returns the row as it leaves it
-    /// (`TransactionColumns.returning`), and appends `event`, which records the change, with
-    /// that row's digest: every change of a row is followed by its event, so a row always
-    /// matches its last event's digest, and the row is never read back. Returns the row as
-    /// the change left it.
-    private func change(_ update: FastStatement, recording event: ChainedEvent.Content) throws -> PaymentTransaction {
-        let (changed, digest) = try returnedRow(of: update, id: event.transactionID) {
-            (try PaymentTransaction($0), self.digest($0))
+    /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
+    /// is now, after the change the event records (every change of a row is followed by its
+    /// event, so a row always matches its last event's digest).
+    package func appendEvent(
+        id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64,
+        detail: String? = nil
+    ) throws {
+        let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
+        guard let digest else {
+            throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event")
         }
-        try append(event, digest)
-        return changed
-    }
-
-    /// What `statement`, a change of transaction `id`'s row ending in
-    /// `TransactionColumns.returning`, returns of the row it made or changed, through `read`.
-    /// - Throws: `DamagedRow` when the row is not there.
-    private func returnedRow<T>(
-        of statement: FastStatement, id: UInt64, _ read: (FastStatement.Columns) throws -> T
-    ) throws -> T {
-        guard let value = try statement.first(read) else {
-            throw DamagedRow(reason: "transaction \(id) has no row to change")
-        }
-        return value
-    }
-
-    /// The digest of a row the current statement returns (zeros unchained).
-    private func digest(_ columns: FastStatement.Columns) -> [UInt8] {
-        chained ? HashChain.rowDigest(of: columns) : HashChain.noRow
-    }
-
-    /// A `kind` event of `transaction`, which keeps its state, now.
-    private func event(
-        _ kind: TransactionEvent.Kind, of transaction: PaymentTransaction, detail: String? = nil
-    ) -> ChainedEvent.Content {
-        .init(
-            transactionID: transaction.id, kind: kind, from: transaction.state, to: transaction.state, at: now,
-            detail: detail)
-    }
-
-    /// Appends one event, chained (`HashChain`), with the digest of its row after the change.
-    private func append(_ event: ChainedEvent.Content, _ rowDigest: [UInt8]) throws {
         var appender = try appender()
-        try appender.append(db, event, rowDigest: rowDigest)
+        try appender.append(
+            db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
         try appender.finish(db)
     }
 
     // MARK: - Statements
 
-    // A statement that changes a row returns it (`change(_:recording:)`): its event's digest
-    // is of the row the statement left, not of a read after it.
-    private static let insertTransaction = LedgerSQL(TransactionColumns.insertion + TransactionColumns.returning)
+    private static let insertTransaction = LedgerSQL(TransactionColumns.insertion)
     private static let updateState = LedgerSQL(
-        "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?"
-            + TransactionColumns.returning)
+        "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
     private static let updatePurchaseDate = LedgerSQL(
         """
         UPDATE transactions SET purchase_date = ?,
             original_purchase_date = CASE WHEN original_id = id THEN ? ELSE original_purchase_date END WHERE id = ?
         """)
     private static let updateFinished = LedgerSQL(
-        "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?"
-            + TransactionColumns.returning)
+        "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
     private static let updateDelivered = LedgerSQL(
-        "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?"
-            + TransactionColumns.returning)
-    private static let updateRevoked = LedgerSQL(
-        "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?"
-            + TransactionColumns.returning)
-    private static let updateReinstated = LedgerSQL(
-        "UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, updated_at = ? WHERE id = ?"
-            + TransactionColumns.returning)
-    private static let updateExpiration = LedgerSQL(
-        "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?" + TransactionColumns.returning)
-    private static let updateUpgraded = LedgerSQL(
-        "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?" + TransactionColumns.returning)
+        "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
 }
 
 extension Ledger {

@@ -2,7 +2,8 @@ import Foundation
 
 /// A renewal that failed on a billing issue, and the rules of billing retry, written once: the
 /// renewals, the subscription status, the entitlements and the store controls all ask these
-/// (the entitlements' SQL says `keepsEntitlement(at:)` as `grace_until > now`).
+/// (the entitlements' SQL says `isRetried(at:)` as `retry_until > now` and `keepsEntitlement(at:)`
+/// as `grace_until > now`).
 ///
 /// Times are the ledger's milliseconds. `since` is the end of the period that failed to renew.
 package struct BillingIssue: Sendable, Hashable {

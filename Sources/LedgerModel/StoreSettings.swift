@@ -42,6 +42,10 @@ public struct StoreSettings: Sendable, Hashable {
     /// took values this one refuses); `nil` when it can, or none is set. The sender records each
     /// attempt as failed with this reason, rather than sending nowhere.
     package var notificationURLProblem: String?
+
+    /// Whether the store records notifications: it holds a notification URL, usable or not (one
+    /// it cannot use is recorded, and each attempt to send it fails with the problem).
+    package var notifies: Bool { notificationURL != nil || notificationURLProblem != nil }
     /// The store signs what it hands out with a signature that does not match it: verification
     /// fails with `invalidSignature` (a test of an app's handling of unverified transactions).
     public var invalidSignaturesEnabled = false

@@ -225,11 +225,13 @@ import Testing
 
     /// A notification URL an older release took (its port past 65535) neither stops the sender
     /// nor sends nowhere: each attempt fails as `OTHER` with the reason, and a URL set right
-    /// afterwards delivers the same notification.
-    @Test func aStoredURLThatCannotBeUsedFailsEachAttemptWithItsReason() async throws {
+    /// afterwards delivers the same notification. A subscription's charge, whose rules read the
+    /// settings first, records its notification as a one-time purchase does.
+    @Test(arguments: [SampleCatalog.consumable, SampleCatalog.subscription])
+    func aStoredURLThatCannotBeUsedFailsEachAttemptWithItsReason(productID: String) async throws {
         try await Self.withReceiver { ledger, session, receiver, sender in
             try ledger.setStoreSettings(["notificationURL": "http://127.0.0.1:65536/x"])
-            _ = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            _ = try await session.buyProduct(Payment(productID: productID))
             let failed = try #require(try await sender.sendDue().attempted.first)
             #expect(failed.status == .pending && failed.attempts.map(\.result) == [.other])
             #expect(failed.attempts.first?.httpStatus == nil)

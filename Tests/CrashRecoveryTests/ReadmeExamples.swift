@@ -56,6 +56,7 @@ func readmeExample3(ledger: Ledger) async throws {
 
 // docs/SERVER.md
 func readmeExample4(ledger: Ledger) async throws {
+
     try StoreTestSession(ledger: ledger).set(.notificationURL, to: "http://127.0.0.1:9000/notifications")
     // ... start your server on port 9000 and AppStoreHTTPServer as above ...
     let queue = try PaymentQueue(ledger: ledger)

@@ -17,15 +17,14 @@ extension Ledger {
     /// when time passes): a second notification with the same key is not recorded.
     /// `vouched`: `transaction` is a row the caller's writer holds (`TransactionWriter.holds`),
     /// which its history vouches for already, so it is not read again to be signed; `settings`:
-    /// the store's settings as the caller's transaction read them already; `latestPeriod`:
-    /// `transaction` is its subscription's latest period, not read again for the status.
+    /// the store's settings as the caller's transaction read them already. A vouched
+    /// `transaction` that is its subscription's latest period is not read again for the status.
     func notify(
         _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
         once key: String? = nil, summary: NotificationPayload.Summary? = nil,
-        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil,
-        latestPeriod: Bool = false
+        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil
     ) throws {
-        guard try settings.map({ $0.notificationURL != nil }) ?? Self.notifies(db) else { return }
+        guard try settings.map(\.notifies) ?? Self.notifies(db) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
         let signer =
             try settings.map { PayloadSigner(identity: try identities.identity(db), settings: $0) } ?? signer(db)
@@ -41,7 +40,9 @@ extension Ledger {
                 : try signing(db, [transaction], signer: signer)
             signedTransaction = try signing.sign()[0].compactSerialization
             if let held = try heldSubscription(db, of: transaction),
-                var state = try subscriptionStatus(db, of: held, at: now, latest: latestPeriod ? transaction : nil)
+                var state = try subscriptionStatus(
+                    db, of: held, at: now,
+                    latest: try vouched && isLatestPeriod(db, transaction, of: held) ? transaction : nil)
             {
                 // The period the status reports is most often the one just signed, checked then.
                 if !vouched || state.transaction.id != transaction.id { try vouchForSigning(db, state.transaction.id) }
@@ -80,12 +81,12 @@ extension Ledger {
     }
 
     /// `notify` of the charge `writer` just made of `purchase`: the row as the writer left it,
-    /// not read again to be signed nor, when it began a subscription period (then its latest),
-    /// for its status; the settings, if the writer read them.
+    /// not read again to be signed nor, when it is its subscription's latest period, for its
+    /// status; the settings, if the writer read them.
     func notifyCharge(_ writer: TransactionWriter, _ event: NotifiedEvent, of purchase: PaymentTransaction) throws {
         try notify(
             writer.db, event, about: purchase, at: writer.now, vouched: writer.holds(purchase.id),
-            settings: writer.settingsRead, latestPeriod: Self.isPeriod(purchase))
+            settings: writer.settingsRead)
     }
 
     /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.

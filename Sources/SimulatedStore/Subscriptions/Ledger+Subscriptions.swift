@@ -623,12 +623,28 @@ extension Ledger {
         ).first
     }
 
-    /// Whether `transaction` is a period as `latestPeriod` selects them: purchased, not replaced
-    /// by an upgrade, covering time (a downgrade's payment has no period of its own). A purchase
-    /// just charged that is one began last: it is its holding's latest period.
-    static func isPeriod(_ transaction: PaymentTransaction) -> Bool {
-        transaction.state == .purchased && !transaction.isUpgraded
-            && (transaction.expirationDate.map { $0 > transaction.purchaseDate } ?? false)
+    /// Whether `transaction` is `held`'s latest period, as `latestPeriod` would read it: a
+    /// period as it selects them (purchased, not replaced by an upgrade, covering time), and no
+    /// other period of the holding ordered after it (begun later, or at the same time with a
+    /// larger id: a refunded one counts). One probe; no row is read whole.
+    func isLatestPeriod(_ db: Database, _ transaction: PaymentTransaction, of held: HeldSubscription) throws -> Bool {
+        guard transaction.state == .purchased, !transaction.isUpgraded,
+            transaction.expirationDate.map({ $0 > transaction.purchaseDate }) ?? false
+        else { return false }
+        let later = try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT 1 FROM transactions
+                WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
+                  AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
+                  AND id <> :id AND (purchase_date > :date OR (purchase_date = :date AND id > :id))
+                LIMIT 1
+                """,
+            arguments: [
+                "group": held.group, "shared": held.sharedKey, "id": Int64(transaction.id),
+                "date": transaction.purchaseDate.ledgerMilliseconds,
+            ])
+        return later != true
     }
 
     /// The holding's latest period: the one that began last (refunded ones included: a refund

@@ -48,7 +48,7 @@ import Testing
                 case 6: try? await store.session.setAutoRenew(true, for: random.pick(Self.products))
                 default:
                     if let latest = try store.ledger.subscriptionStatus(forGroup: "pro")?.transaction {
-                        try? await store.session.refundTransaction(latest.id)
+                        _ = try? await store.session.refundTransaction(latest.id)
                     }
                 }
             }

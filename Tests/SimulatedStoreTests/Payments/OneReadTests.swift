@@ -15,8 +15,8 @@ import Testing
 /// settings are parsed once in a commit.
 @Suite struct OneReadTests {
     @Test(arguments: [
-        (SampleCatalog.consumable, false, [2, 3]), (SampleCatalog.subscription, false, [2, 4]),
-        (SampleCatalog.subscription, true, [2, 4]),
+        (SampleCatalog.consumable, false, [2, 3]), (SampleCatalog.consumable, true, [2, 3]),
+        (SampleCatalog.subscription, false, [2, 4]), (SampleCatalog.subscription, true, [2, 4]),
     ])
     func aPurchaseReadsItsRowOncePerEventAndOnceToVouchForIt(
         productID: String, notifies: Bool, reads: [Int]

@@ -53,6 +53,28 @@ import Testing
         }
     }
 
+    /// A charge's notification reports its subscription's status as the status API does, also
+    /// when the period just charged is not the latest: an Ask to Buy approved at the instant
+    /// another period of the group began, then was refunded, reports that period's refund.
+    @Test func aChargeReportsTheStatusOfTheGroupsLatestPeriod() async throws {
+        try await Self.withNotifyingStore { ledger, session in
+            try session.update { $0.askToBuyEnabled = true }
+            let deferred = try await PaymentQueue(ledger: ledger).add(Payment(productID: SampleCatalog.subscription))
+            #expect(deferred.state == .deferred)
+            try session.update { $0.askToBuyEnabled = false }
+            let other = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
+            try await session.refundTransaction(other.id)
+            let approved = try await session.approveAskToBuyTransaction(deferred.id)
+            #expect(approved.state == .purchased && approved.purchaseDate == other.purchaseDate, "the same instant")
+            let status = try #require(try ledger.subscriptionStatus(forGroup: "pro"))
+            #expect(status.transaction.id == other.id && status.state == .revoked)
+            let charge = try Decoded(try #require(try ledger.notifications().last))
+            #expect(charge.transactionID == String(approved.id))
+            #expect(
+                charge.status == 5, "revoked, as the status says (it reported 1, active, when it took its own period)")
+        }
+    }
+
     /// Each row's scenario: it drives the store and returns the transaction the row's
     /// notification must report (`nil` for the test notification).
     static let scenarios: [NotifiedEvent: @Sendable (Ledger, StoreTestSession) async throws -> UInt64?] = [

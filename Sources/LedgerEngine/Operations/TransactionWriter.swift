@@ -112,14 +112,16 @@ package struct TransactionWriter {
         var ids = try ids()
         let id = try ids.next()
         try ids.save(db)
-        var created = row.transaction(id: try insert(row, id: id))
-        if delivery == .recorded { try recordDelivery(of: &created) }
+        let recordsDelivery = delivery == .recorded
+        var created = row.transaction(id: try insert(row, id: id, recordingDelivery: recordsDelivery))
+        if recordsDelivery { delivered(&created) }
         return created
     }
 
     /// Inserts a new transaction with an id the caller took from an `IDBlock`, and its
-    /// `created` event; records no delivery (the bulk paths record theirs in set form).
-    package func insert(_ row: NewTransactionRow, id: UInt64) throws -> UInt64 {
+    /// `created` event, then its delivery when `recordingDelivery` (the bulk paths record theirs
+    /// in set form): the row is read once, for both events' digests.
+    package func insert(_ row: NewTransactionRow, id: UInt64, recordingDelivery: Bool = false) throws -> UInt64 {
         let original = row.original ?? (id, row.purchaseDate)
         let insert = try FastStatement(db, Self.insertTransaction)
         let slot = TransactionColumns.slots
@@ -152,8 +154,10 @@ package struct TransactionWriter {
         insert.bind(slot.offerPeriod, row.offer?.period.description)
         insert.bind(slot.offerNonce, row.offerNonce?.uuidString.lowercased())
         try insert.execute()
-        try appendEvent(id: id, kind: .created, from: nil, to: row.state, at: row.createdAt)
+        let digests = try readBack(id, deliveredNext: recordingDelivery)
+        try append(.init(transactionID: id, kind: .created, from: nil, to: row.state, at: row.createdAt), digests.row)
         held.ids.insert(id)
+        if let delivered = digests.delivered { try recordDeliveryRead(id, row.state, delivered) }
         return id
     }
 
@@ -228,10 +232,17 @@ package struct TransactionWriter {
         update.bind(4, now)
         update.bind(5, Int64(transaction.id))
         try update.execute()
-        try appendEvent(id: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now)
+        // One read of the row after the change: its event's digest, the delivery's that follows
+        // (when recorded), and a subscription's value, whose period was just set.
+        let recordsDelivery = delivery == .recorded
+        let digests = try readBack(
+            transaction.id, deliveredNext: recordsDelivery, decoding: transaction.productType == .autoRenewable)
+        try append(
+            .init(transactionID: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now),
+            digests.row)
         var updated = transaction
-        if transaction.productType == .autoRenewable {
-            updated = try PaymentTransaction.fetchOne(db, id: transaction.id)!  // its period was just set
+        if let read = digests.transaction {
+            updated = read
         } else {
             updated.state = state
             updated.error = error
@@ -241,7 +252,10 @@ package struct TransactionWriter {
                 if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
             }
         }
-        if delivery == .recorded { try recordDelivery(of: &updated) }
+        if let delivered = digests.delivered {
+            try recordDeliveryRead(transaction.id, state, delivered)
+            self.delivered(&updated)
+        }
         return updated
     }
 
@@ -278,8 +292,52 @@ package struct TransactionWriter {
         update.bind(2, Int64(transaction.id))
         try update.execute()
         try appendEvent(id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+        delivered(&transaction)
+    }
+
+    /// A delivery recorded in `transaction`'s value, as `updateDelivered` records it in its row.
+    private func delivered(_ transaction: inout PaymentTransaction) {
         transaction.deliveryCount += 1
         transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
+    }
+
+    /// Records one delivery of transaction `id`, in `state`, right after a change whose read of
+    /// the row gave the digest the delivery leaves (`HashChain.rowDigest(of:deliveredAt:)`): only
+    /// the delivery's two columns change, so the row is not read again.
+    private func recordDeliveryRead(_ id: UInt64, _ state: TransactionState, _ digest: [UInt8]) throws {
+        let update = try FastStatement(db, Self.updateDelivered)
+        update.bind(1, now)
+        update.bind(2, Int64(id))
+        try update.execute()
+        try append(.init(transactionID: id, kind: .delivered, from: state, to: state, at: now), digest)
+    }
+
+    /// What one read of transaction `id`'s row, right after a change, gives: the row's digest
+    /// (for the change's event), the digest one more delivery will leave when one follows
+    /// (`deliveredNext`), and the row decoded when asked.
+    /// - Throws: `DamagedRow` when the row is not there.
+    private func readBack(
+        _ id: UInt64, deliveredNext: Bool, decoding: Bool = false
+    ) throws -> (row: [UInt8], delivered: [UInt8]?, transaction: PaymentTransaction?) {
+        let select = try FastStatement(db, HashChain.selectRow)
+        select.bind(1, Int64(id))
+        let read = try select.first { columns in
+            (
+                row: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow,
+                delivered: deliveredNext
+                    ? (chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow) : nil,
+                transaction: decoding ? try PaymentTransaction(columns) : nil
+            )
+        }
+        guard let read else { throw DamagedRow(reason: "transaction \(id) has no row for its event") }
+        return read
+    }
+
+    /// Appends one event, chained (`HashChain`), with the digest of its row after the change.
+    private func append(_ event: ChainedEvent.Content, _ rowDigest: [UInt8]) throws {
+        var appender = try appender()
+        try appender.append(db, event, rowDigest: rowDigest)
+        try appender.finish(db)
     }
 
     /// Records one delivery of each unfinished transaction of `transactions`, in order (what

@@ -287,10 +287,7 @@ package struct TransactionWriter {
     /// Records one delivery of `transaction` (row and event), and in the value too.
     package func recordDelivery(of transaction: inout PaymentTransaction) throws {
         try vouch(transaction.id)
-        let update = try FastStatement(db, Self.updateDelivered)
-        update.bind(1, now)
-        update.bind(2, Int64(transaction.id))
-        try update.execute()
+        try updateDelivery(of: transaction.id)
         try appendEvent(id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
         delivered(&transaction)
     }
@@ -305,11 +302,16 @@ package struct TransactionWriter {
     /// the row gave the digest the delivery leaves (`HashChain.rowDigest(of:deliveredAt:)`): only
     /// the delivery's two columns change, so the row is not read again.
     private func recordDeliveryRead(_ id: UInt64, _ state: TransactionState, _ digest: [UInt8]) throws {
+        try updateDelivery(of: id)
+        try append(.init(transactionID: id, kind: .delivered, from: state, to: state, at: now), digest)
+    }
+
+    /// One more delivery, now, in transaction `id`'s row.
+    private func updateDelivery(of id: UInt64) throws {
         let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
         update.bind(2, Int64(id))
         try update.execute()
-        try append(.init(transactionID: id, kind: .delivered, from: state, to: state, at: now), digest)
     }
 
     /// What one read of transaction `id`'s row, right after a change, gives: the row's digest
@@ -552,10 +554,7 @@ package struct TransactionWriter {
         guard let digest else {
             throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event")
         }
-        var appender = try appender()
-        try appender.append(
-            db, .init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), rowDigest: digest)
-        try appender.finish(db)
+        try append(.init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), digest)
     }
 
     // MARK: - Statements

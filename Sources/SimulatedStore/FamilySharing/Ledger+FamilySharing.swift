@@ -76,7 +76,7 @@ extension Ledger {
         for period in revoked { try writer.revoke(period, reason: 0) }  // StoreKit's `.other`
         try endSharing(db, original: transaction.originalID, at: writer.now)
         let stored = try revoked.map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
-        try notify(db, .familySharingRevoked, about: stored.first ?? transaction, at: writer.now)
+        try notify(writer, .familySharingRevoked, about: stored.first ?? transaction)
         return stored
     }
 

@@ -391,7 +391,7 @@ extension Ledger {
             dates = .purchaseDate(writer.now)
         }
         let updated = try writer.changeState(transaction, to: state, error: error, dates: dates)
-        if let charged { try notifyCharge(writer, charged, of: updated) }
+        if let charged { try notify(writer, charged, about: updated) }
         return updated
     }
 }

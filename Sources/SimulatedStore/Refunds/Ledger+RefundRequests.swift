@@ -51,7 +51,7 @@ extension Ledger {
                 VALUES (?, ?, ?, 'pending', NULL)
                 """, arguments: [try Self.storedID(id), reason.rawValue, now])
         if transaction.productType == .consumable || transaction.productType == .autoRenewable {
-            try notify(db, .refundRequested, about: transaction, at: now, refundReason: reason)
+            try notify(writer(db, at: now), .refundRequested, about: transaction, refundReason: reason)
         }
         return transaction
     }
@@ -77,7 +77,7 @@ extension Ledger {
         let now = try storeNow(db)
         try settleRefundRequests(db, of: [id], as: .declined, at: now)
         let transaction = try existingTransaction(db, id: id)
-        try notify(db, .refundDeclined, about: transaction, at: now)
+        try notify(writer(db, at: now), .refundDeclined, about: transaction)
         return StoreActionOutcome(transactions: [transaction], notice: .none)
     }
 

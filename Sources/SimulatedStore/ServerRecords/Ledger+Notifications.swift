@@ -12,22 +12,24 @@ extension Ledger {
     // MARK: - Recording, inside a change's transaction
 
     /// Records the notification of `event` about `transaction` (the transaction it reports; `nil`
-    /// for a test notification), dated `now` by the store's clock, when the store has a
-    /// notification URL. `key` names an event that must be notified once only (a change made
-    /// when time passes): a second notification with the same key is not recorded.
-    /// `vouched`: `transaction` is a row the caller's writer holds (`TransactionWriter.holds`),
-    /// which its history vouches for already, so it is not read again to be signed; `settings`:
-    /// the store's settings as the caller's transaction read them already. A vouched
-    /// `transaction` that is its subscription's latest period is not read again for the status.
+    /// for a test notification), dated `date` (by default the writer's time) by the store's
+    /// clock, when the store has a notification URL, in `writer`'s commit. `key` names an event
+    /// that must be notified once only (a change made when time passes): a second notification
+    /// with the same key is not recorded. A `transaction` the writer holds
+    /// (`TransactionWriter.holds`) matches its history already: it is signed as it is, and, when
+    /// it is its subscription's latest period, reported without reading that again; the
+    /// settings the writer read (`settingsRead`) are not read again either.
     func notify(
-        _ db: Database, _ event: NotifiedEvent, about transaction: PaymentTransaction?, at now: Int64,
-        once key: String? = nil, summary: NotificationPayload.Summary? = nil,
-        refundReason: RefundRequest.Reason? = nil, vouched: Bool = false, settings: StoreSettings? = nil
+        _ writer: TransactionWriter, _ event: NotifiedEvent, about transaction: PaymentTransaction?,
+        at date: Int64? = nil, once key: String? = nil, summary: NotificationPayload.Summary? = nil,
+        refundReason: RefundRequest.Reason? = nil
     ) throws {
-        guard try settings.map(\.notifies) ?? Self.notifies(db) else { return }
+        let (db, now, read) = (writer.db, date ?? writer.now, writer.settingsRead)
+        let vouched = transaction.map { writer.holds($0.id) } ?? false
+        guard try read.map(\.notifies) ?? Self.notifies(db) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
         let signer =
-            try settings.map { PayloadSigner(identity: try identities.identity(db), settings: $0) } ?? signer(db)
+            try read.map { PayloadSigner(identity: try identities.identity(db), settings: $0) } ?? signer(db)
         let settings = signer.settings
         var signedTransaction: String?
         var signedRenewal: String?
@@ -80,15 +82,6 @@ extension Ledger {
         try records(db).inserted(.notifications, key: db.lastInsertedRowID)
     }
 
-    /// `notify` of the charge `writer` just made of `purchase`: the row as the writer left it,
-    /// not read again to be signed nor, when it is its subscription's latest period, for its
-    /// status; the settings, if the writer read them.
-    func notifyCharge(_ writer: TransactionWriter, _ event: NotifiedEvent, of purchase: PaymentTransaction) throws {
-        try notify(
-            writer.db, event, about: purchase, at: writer.now, vouched: writer.holds(purchase.id),
-            settings: writer.settingsRead)
-    }
-
     /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.
     static func notifies(_ db: Database) throws -> Bool {
         try FastStatement(db, notificationURLSet).first { _ in true } ?? false
@@ -105,8 +98,9 @@ extension Ledger {
     /// (`reportPassingTime(_:from:)`): setting one does not report the past. Writes nothing
     /// when nothing passed.
     func notifyPassingTime(_ db: Database, at now: Int64) throws {
+        let writer = writer(db, at: now)
         for change in try passingTime(db, at: now) {
-            try notify(db, change.event, about: change.transaction, at: change.date, once: change.key)
+            try notify(writer, change.event, about: change.transaction, at: change.date, once: change.key)
         }
     }
 
@@ -191,7 +185,7 @@ extension Ledger {
         try write { db in
             guard try StoreSettings(db).notificationURL != nil else { throw NotificationError.noURL }
             let now = try storeNow(db)
-            try notify(db, .test, about: nil, at: now)
+            try notify(writer(db, at: now), .test, about: nil)
             return try Self.notifications(db, where: "seq = last_insert_rowid()")[0]
         }
     }

@@ -150,8 +150,8 @@ extension Ledger {
         let shared = try sharingIsLive(db, original: transaction.originalID)
         if shared { try endSharing(db, original: transaction.originalID, at: writer.now) }
         try notify(
-            db, shared ? .familySharingRevoked : .refunded, about: refunded.first { $0.id == purchase } ?? refunded[0],
-            at: writer.now)
+            writer, shared ? .familySharingRevoked : .refunded,
+            about: refunded.first { $0.id == purchase } ?? refunded[0])
         return refunded
     }
 
@@ -196,7 +196,7 @@ extension Ledger {
             try saveRenewalState(db, of: held, state)
         }
         let reinstated = try ([transaction] + related).map { try PaymentTransaction.fetchOne(db, id: $0.id)! }
-        try notify(db, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0], at: writer.now)
+        try notify(writer, .refundReversed, about: reinstated.first { $0.id == purchase } ?? reinstated[0])
         return reinstated
     }
 

@@ -27,6 +27,10 @@ struct HeldSubscription: Hashable, Sendable {
     static let sharedKeyOfRow =
         "IIF(original_id IN (SELECT original_transaction_id FROM family_shares), original_id, 0)"
 
+    /// The arguments of a query of the holding's periods: its group (`:group`), and `sharedKey`
+    /// for `transactionsCondition`.
+    var periodArguments: StatementArguments { ["group": group, "shared": sharedKey] }
+
     /// The SQL condition that selects its transactions among the group's, with `sharedKey` bound
     /// to `:shared`: a shared purchase's chain, or every chain no family member shared.
     static let transactionsCondition = """

@@ -75,7 +75,8 @@ extension Ledger {
                 ])
         }
         try notify(
-            db, needsConsent ? .priceIncreasePending : .priceIncreaseAccepted, about: status.transaction, at: now)
+            writer(db, at: now), needsConsent ? .priceIncreasePending : .priceIncreaseAccepted,
+            about: status.transaction)
         return status.transaction
     }
 
@@ -93,7 +94,7 @@ extension Ledger {
         let now = try storeNow(db)
         try settlePriceIncrease(db, group: group, from: .pending, to: agree ? .agreed : .declined, at: now)
         if agree {
-            try notify(db, .priceIncreaseAccepted, about: status.transaction, at: now)
+            try notify(writer(db, at: now), .priceIncreaseAccepted, about: status.transaction)
         } else {
             try setAutoRenew(db, productID: productID, enabled: false)
         }

@@ -72,7 +72,7 @@ extension Ledger {
                     failed,
                 ])
             try notify(
-                db, .renewalExtensionSummary, about: nil, at: now,
+                writer(db, at: now), .renewalExtensionSummary, about: nil,
                 summary: NotificationPayload.Summary(
                     requestIdentifier: requestIdentifier, productID: productID, storefronts: storefronts,
                     failed: failed, succeeded: succeeded))
@@ -137,7 +137,7 @@ extension Ledger {
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [request, Int64(originalID), Int64(done.periodID), days, reason, now, effective])
-        try notify(db, .renewalExtended, about: try PaymentTransaction.fetchOne(db, id: done.periodID), at: now)
+        try notify(writer, .renewalExtended, about: try PaymentTransaction.fetchOne(db, id: done.periodID))
         return done
     }
 

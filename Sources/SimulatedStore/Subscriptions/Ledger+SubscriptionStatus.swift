@@ -157,7 +157,7 @@ extension Ledger {
                 WHERE subscription_group_id = :group AND state = 'purchased' AND expiration_date > purchase_date
                   AND \(HeldSubscription.transactionsCondition)
                 ORDER BY purchase_date DESC, id DESC
-                """, arguments: ["group": held.group, "shared": held.sharedKey])
+                """, arguments: held.periodArguments)
         var start: Int64?
         while let period = try periods.next() {
             let (purchased, expires): (Int64, Int64) = (period[0], period[1])

@@ -68,7 +68,7 @@ extension Ledger {
             RenewalState(
                 autoRenew: false, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: state.periodAnchor))
         let expired = try PaymentTransaction.fetchOne(db, id: latest.id)!
-        try notify(db, .expiredVoluntarily, about: expired, at: now, once: "expired:\(latest.id)")
+        try notify(writer(db, at: now), .expiredVoluntarily, about: expired, once: "expired:\(latest.id)")
         return expired
     }
 
@@ -180,13 +180,13 @@ extension Ledger {
         state.autoRenew = enabled
         try saveRenewalState(db, of: held, state)
         guard changed, let latest = try latestPeriod(db, of: held) else { return }
-        try notify(db, enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest, at: now)
+        try notify(writer(db, at: now), enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest)
         // Subscribing again within the period, after declining a price increase, takes it.
         if enabled, latest.revocationDate == nil, (latest.expirationDate?.ledgerMilliseconds ?? 0) > now,
             !held.isFamilyShared, try priceIncrease(db, group: held.group)?.status == .declined
         {
             try settlePriceIncrease(db, group: held.group, from: .declined, to: .agreed, at: now)
-            try notify(db, .priceIncreaseAccepted, about: latest, at: now)
+            try notify(writer(db, at: now), .priceIncreaseAccepted, about: latest)
         }
     }
 
@@ -357,7 +357,8 @@ extension Ledger {
                     state.billingIssue = issue
                     try saveRenewalState(db, of: held, state)
                     try notify(
-                        db, issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod, about: latest,
+                        writer(db, at: now), issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod,
+                        about: latest,
                         at: start, once: "renewalFailed:\(latest.id)")
                 }
                 continue
@@ -430,9 +431,7 @@ extension Ledger {
         row.reason = .renewal
         let renewal = try writer.insert(row)
         if let charge = step.charge { try recordCharge(writer.db, of: renewal.id, price: charge) }
-        try notify(
-            writer.db, step.recoversFromBillingIssue ? .renewedAfterBillingIssue : .renewed, about: renewal,
-            at: writer.now)
+        try notify(writer, step.recoversFromBillingIssue ? .renewedAfterBillingIssue : .renewed, about: renewal)
         return renewal
     }
 
@@ -623,44 +622,29 @@ extension Ledger {
         ).first
     }
 
-    /// Whether `transaction` is `held`'s latest period, as `latestPeriod` would read it: a
-    /// period as it selects them (purchased, not replaced by an upgrade, covering time), and no
-    /// other period of the holding ordered after it (begun later, or at the same time with a
-    /// larger id: a refunded one counts). One probe; no row is read whole.
+    /// Whether `transaction` is `held`'s latest period: `latestPeriod`'s query, asked for the
+    /// id alone (no row is read whole).
     func isLatestPeriod(_ db: Database, _ transaction: PaymentTransaction, of held: HeldSubscription) throws -> Bool {
-        guard transaction.state == .purchased, !transaction.isUpgraded,
-            transaction.expirationDate.map({ $0 > transaction.purchaseDate }) ?? false
-        else { return false }
-        let later = try Bool.fetchOne(
-            db,
-            sql: """
-                SELECT 1 FROM transactions
-                WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
-                  AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
-                  AND id <> :id AND (purchase_date > :date OR (purchase_date = :date AND id > :id))
-                LIMIT 1
-                """,
-            arguments: [
-                "group": held.group, "shared": held.sharedKey, "id": Int64(transaction.id),
-                "date": transaction.purchaseDate.ledgerMilliseconds,
-            ])
-        return later != true
+        try Int64.fetchOne(
+            db, sql: "SELECT id FROM transactions " + Self.latestPeriodOfHolding, arguments: held.periodArguments)
+            == Int64(transaction.id)
     }
 
     /// The holding's latest period: the one that began last (refunded ones included: a refund
     /// ends the chain, until a purchase after it begins a period again; a period refunded
     /// early keeps its later expiration, so the order is by start).
     func latestPeriod(_ db: Database, of held: HeldSubscription) throws -> PaymentTransaction? {
-        try PaymentTransaction.fetchAll(
-            db,
-            sql: """
-                WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
-                  AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
-                ORDER BY purchase_date DESC, id DESC LIMIT 1
-                """,
-            arguments: ["group": held.group, "shared": held.sharedKey]
-        ).first
+        try PaymentTransaction.fetchAll(db, sql: Self.latestPeriodOfHolding, arguments: held.periodArguments).first
     }
+
+    /// The clauses that select a holding's latest period (`latestPeriod`, `isLatestPeriod`): a
+    /// purchased period covering time, not replaced by an upgrade (a pending downgrade's payment
+    /// has none of its own), the one that began last.
+    private static let latestPeriodOfHolding = """
+        WHERE subscription_group_id = :group AND state = 'purchased' AND is_upgraded = 0
+          AND expiration_date > purchase_date AND \(HeldSubscription.transactionsCondition)
+        ORDER BY purchase_date DESC, id DESC LIMIT 1
+        """
 
     func subscriptionGroup(_ db: Database, productID: String) throws -> String {
         guard

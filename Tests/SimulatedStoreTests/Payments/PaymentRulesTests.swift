@@ -22,6 +22,24 @@ import Testing
         }
     }
 
+    /// The commit that charges a purchase vouches for its row before it changes it (the one read
+    /// of the row before the change): a `purchasing` row edited outside the ledger is neither
+    /// charged nor notified, and its history gets no event.
+    @Test func aPurchasingRowEditedOutsideTheLedgerIsNotCharged() async throws {
+        try await withLedger { (ledger, _) throws in
+            let (added, _) = try ledger.addPayment(NewPayment(productID: "consumable"))
+            try ledger.write { db in
+                try db.execute(
+                    sql: "UPDATE transactions SET storefront = 'FRA' WHERE id = ?", arguments: [Int64(added.id)])
+            }
+            let error = #expect(throws: LedgerError.self) { try ledger.applyPlannedOutcome(of: added.id) }
+            #expect(error?.code == .corrupted)
+            #expect(error.map { "\($0)".contains("differs from what its history recorded") } == true)
+            #expect(try ledger.transaction(added.id)?.state == .purchasing)
+            #expect(try ledger.events(of: added.id).map(\.kind) == [.created])
+        }
+    }
+
     @Test(arguments: [0, 11, -1])
     func aQuantityOutside1To10IsRefusedAndStoresNothing(_ quantity: Int) async throws {
         try await withLedger { (ledger, _) throws in

@@ -9,7 +9,7 @@ import Testing
 /// chain digests, an insert binds and a restored copy selects all come from it, so it must be
 /// the table's.
 @Suite struct TransactionColumnsTests {
-    @Test func theListIsTheTablesAndWhatAnInsertLeavesOutHasADefault() async throws {
+    @Test func theListIsTheTablesAndWhatACopyLeavesOutHasADefault() async throws {
         try await withLedger { ledger, _ in
             let columns = try ledger.read { db in try db.columns(in: "transactions") }
             #expect(columns.map(\.name) == TransactionColumns.names)
@@ -23,11 +23,11 @@ import Testing
         }
     }
 
-    /// Each inserted column has one parameter of the insert, and the writer names every one.
-    @Test func everyInsertedColumnHasItsOwnSlot() {
-        let slots = Mirror(reflecting: TransactionColumns.slots).children.compactMap { $0.value as? Int32 }
-        #expect(slots.sorted() == Array(1...Int32(TransactionColumns.inserted.count)))
-        #expect(TransactionColumns.insertion.filter { $0 == "?" }.count == TransactionColumns.inserted.count)
+    /// Each column has its own position, and the writer's insert gives every one a parameter.
+    @Test func everyColumnHasItsOwnPositionAndParameter() {
+        let positions = Mirror(reflecting: TransactionColumns.positions).children.compactMap { $0.value as? Int32 }
+        #expect(positions.sorted() == Array(0..<Int32(TransactionColumns.names.count)))
+        #expect(TransactionColumns.insertion.filter { $0 == "?" }.count == TransactionColumns.names.count)
     }
 
     /// A restored copy sets only inserted columns of its own; the others it copies.

@@ -51,6 +51,8 @@ public final class Ledger: Sendable {
     package let headSigner: HeadSigner?
     /// The signing identity, read once.
     package let identities = IdentityCache()
+    /// The changes of transaction rows its writers made (`TransactionWriter`'s row images).
+    package let rowChanges = RowChanges()
     /// The `PRAGMA data_version` at which this connection last found the API keys' table whole
     /// (`AuthenticatedRecords.checkWhole`): until another connection commits, it need not look
     /// again (the server asks for every request).

@@ -64,6 +64,47 @@ package struct NewTransactionRow {
 }
 
 extension NewTransactionRow {
+    /// The row's value in every column (`TransactionColumns.names`' order) as transaction `id`:
+    /// the writer inserts them all (none left to the table's defaults), and makes the row's
+    /// image from them (`RowImage`).
+    func columnValues(id: UInt64) -> [ColumnValue] {
+        let original = self.original ?? (id, purchaseDate)
+        var values = [ColumnValue](repeating: .integer(nil), count: TransactionColumns.names.count)
+        func set(_ column: Int32, _ value: ColumnValue) { values[Int(column)] = value }
+        let c = TransactionColumns.positions
+        set(c.id, .integer(Int64(id)))
+        set(c.originalID, .integer(Int64(original.id)))
+        set(c.productID, .text(productID))
+        set(c.productType, .text(productType.rawValue))
+        set(c.state, .text(state.rawValue))
+        set(c.isFinished, .flag(false))
+        set(c.quantity, .integer(Int64(quantity)))
+        set(c.purchaseDate, .integer(purchaseDate))
+        set(c.originalPurchaseDate, .integer(original.purchaseDate))
+        set(c.expirationDate, .integer(expirationDate))
+        set(c.isUpgraded, .flag(isUpgraded))
+        set(c.appAccountToken, .text(appAccountToken?.uuidString))
+        set(c.reason, .text(reason.rawValue))
+        set(c.subscriptionGroupID, .text(subscriptionGroupID))
+        set(c.storefront, .text(storefront))
+        set(c.environment, .text(Ledger.environment))
+        set(c.idempotencyKey, .text(idempotencyKey))
+        set(c.plannedState, .text(planned?.state.rawValue))
+        set(c.plannedErrorCode, .integer((planned?.error?.code.rawValue).map(Int64.init)))
+        set(c.plannedErrorMessage, .text(planned?.error?.message))
+        set(c.createdAt, .integer(createdAt))
+        set(c.updatedAt, .integer(createdAt))
+        set(c.deliveryCount, .integer(0))
+        set(c.restoredFrom, .integer(restoredFrom.map(Int64.init)))
+        set(c.applicationUsername, .text(applicationUsername))
+        set(c.offerType, .text(offer?.type.rawValue))
+        set(c.offerID, .text(offer?.id))
+        set(c.offerPaymentMode, .text(offer?.paymentMode.rawValue))
+        set(c.offerPeriod, .text(offer?.period.description))
+        set(c.offerNonce, .text(offerNonce?.uuidString.lowercased()))
+        return values
+    }
+
     /// The transaction as `insert` stores it, without reading it back.
     package func transaction(id: UInt64) -> PaymentTransaction {
         let original = self.original ?? (id, purchaseDate)

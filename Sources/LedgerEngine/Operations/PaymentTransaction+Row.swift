@@ -73,7 +73,9 @@ extension PaymentTransaction {
     /// against its history in the same statement (`HashChain.vouch`).
     static func fetchWithPlan(
         _ db: Database, id: UInt64, vouching: Bool
-    ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
+    ) throws -> (
+        transaction: PaymentTransaction, planned: (state: TransactionState, error: TransactionError?), image: RowImage?
+    )? {
         guard id <= UInt64(Int64.max) else { return nil }
         // The chain's row read: every column, the plan among them (and the digest its last
         // event recorded, after them).
@@ -81,13 +83,13 @@ extension PaymentTransaction {
         statement.bind(1, Int64(id))
         let c = TransactionColumns.positions
         return try statement.first { row in
-            if vouching { try HashChain.vouch(row) }
+            let image = vouching ? try HashChain.vouch(row) : nil
             let state = row.optionalString(c.plannedState).flatMap(TransactionState.init(rawValue:)) ?? .failed
             let error = row.optionalInt(c.plannedErrorCode).map {
                 TransactionError(
                     code: StoreErrorCode(rawValue: $0) ?? .unknown, message: row.optionalString(c.plannedErrorMessage))
             }
-            return (try PaymentTransaction(row), (state, error))
+            return (try PaymentTransaction(row), (state, error), image)
         }
     }
 

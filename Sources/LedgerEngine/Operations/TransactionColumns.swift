@@ -47,53 +47,27 @@ package enum TransactionColumns {
         package let restoredFrom = position("restored_from"), applicationUsername = position("application_username")
         package let offerType = position("offer_type"), offerID = position("offer_id")
         package let offerPaymentMode = position("offer_payment_mode"), offerPeriod = position("offer_period")
+        package let offerNonce = position("offer_nonce")
     }
 
     package static let positions = Positions()
 
     // MARK: - Inserting
 
-    /// The columns a new row is written with, in the table's order; the others start at the
-    /// table's defaults (not finished, not revoked, no error, never delivered).
+    /// The columns a restored copy is written with (`restoredCopy`), in the table's order; the
+    /// others start at the table's defaults (not finished, not revoked, no error, never delivered).
     package static let inserted = names.filter { !startAtTheirDefault.contains($0) }
 
-    /// The columns a new row leaves to the table's defaults.
+    /// The columns a restored copy leaves to the table's defaults.
     package static let startAtTheirDefault: Set = [
         "is_finished", "revocation_date", "revocation_reason", "error_code", "error_message", "finished_at",
         "delivery_count", "last_delivered_at",
     ]
 
-    /// Inserts one row: parameter `n` is `inserted[n - 1]` (see `Slots`).
+    /// Inserts one row, every column given: parameter `n` is `names[n - 1]`.
     package static let insertion =
-        "INSERT INTO transactions (" + inserted.joined(separator: ", ") + ") VALUES ("
-        + Array(repeating: "?", count: inserted.count).joined(separator: ", ") + ")"
-
-    /// The parameter number of the column `name` in `insertion`.
-    package static func slot(_ name: String) -> Int32 {
-        guard let index = inserted.firstIndex(of: name) else {
-            preconditionFailure("a new transaction is not inserted with \(name)")
-        }
-        return Int32(index + 1)
-    }
-
-    /// Each inserted column's parameter number, by the name the writer knows it by.
-    package struct Slots {
-        package let id = slot("id"), originalID = slot("original_id"), productID = slot("product_id")
-        package let productType = slot("product_type"), state = slot("state"), quantity = slot("quantity")
-        package let purchaseDate = slot("purchase_date"), originalPurchaseDate = slot("original_purchase_date")
-        package let expirationDate = slot("expiration_date"), isUpgraded = slot("is_upgraded")
-        package let appAccountToken = slot("app_account_token"), reason = slot("reason")
-        package let subscriptionGroupID = slot("subscription_group_id"), storefront = slot("storefront")
-        package let environment = slot("environment"), idempotencyKey = slot("idempotency_key")
-        package let plannedState = slot("planned_state"), plannedErrorCode = slot("planned_error_code")
-        package let plannedErrorMessage = slot("planned_error_message"), createdAt = slot("created_at")
-        package let updatedAt = slot("updated_at"), restoredFrom = slot("restored_from")
-        package let applicationUsername = slot("application_username"), offerType = slot("offer_type")
-        package let offerID = slot("offer_id"), offerPaymentMode = slot("offer_payment_mode")
-        package let offerPeriod = slot("offer_period"), offerNonce = slot("offer_nonce")
-    }
-
-    package static let slots = Slots()
+        "INSERT INTO transactions (" + names.joined(separator: ", ") + ") VALUES ("
+        + Array(repeating: "?", count: names.count).joined(separator: ", ") + ")"
 
     /// What a restored copy takes instead of its source's column: SQL, and the values of its
     /// parameters (`now`: the store's time; `firstID`: the first copy's id). Every other

@@ -1,6 +1,7 @@
 import Foundation
 package import GRDB
 import LedgerModel
+import Synchronization
 
 /// Whether the observers will receive what an operation writes: then each transaction it
 /// creates or moves is counted as delivered (count, date, `delivered` event) in the same
@@ -22,21 +23,49 @@ package struct TransactionWriter {
     package let delivery: DeliveryRecording
     package let idGenerator: TransactionIDGenerator
     /// Whether events are chained (always, but in `ledger-lab bench`'s comparison).
-    package var chained = true
+    package let chained: Bool
     /// The ledger's identity, whose key authenticates the events.
     package let identities: IdentityCache
+    /// Counts the changes of `transactions` rows by all of the ledger's writers (`Held.images`).
+    private let rowChanges: RowChanges
     /// What this writer read or wrote in its transaction, kept for the rest of it.
-    private let held = Held()
+    private let held: Held
 
-    /// What a writer holds in its transaction. The ids of the rows it vouched for once, or
-    /// wrote: only the writer changes a transaction's row, each change followed by its event,
-    /// and nobody else writes while its transaction lasts, so a row it holds matches its
-    /// history and is not read again to be vouched for. The store's settings, parsed at the
-    /// first ask (`settings()`): nothing else changes them in the transaction but the writer's
-    /// caller, which does not ask after.
+    package init(
+        db: Database, now: Int64, delivery: DeliveryRecording, idGenerator: TransactionIDGenerator, chained: Bool,
+        identities: IdentityCache, rowChanges: RowChanges
+    ) {
+        self.db = db
+        self.now = now
+        self.delivery = delivery
+        self.idGenerator = idGenerator
+        self.chained = chained
+        self.identities = identities
+        self.rowChanges = rowChanges
+        held = Held(changesSeen: rowChanges.count)
+    }
+
+    /// What a writer holds in its transaction.
+    /// - The ids of the rows it vouched for once, or wrote: only the writer changes a
+    ///   transaction's row, each change followed by its event, and nobody else writes while its
+    ///   transaction lasts, so a row it holds matches its history and is not read again to be
+    ///   vouched for.
+    /// - The image of each row it read or wrote (`RowImage`), changed as its statements change
+    ///   the row: the digest after a change comes from it, without a read. Another writer of the
+    ///   same transaction may change a row too (a rule may make one of its own), so the images
+    ///   are dropped, and read again when needed, as soon as `rowChanges` counts a change this
+    ///   writer did not make. A writer lives inside the savepoint of its change (a group commit's):
+    ///   a rollback of its statements ends it too.
+    /// - The store's settings, parsed at the first ask (`settings()`): nothing else changes them
+    ///   in the transaction but the writer's caller, which does not ask after.
     private final class Held {
         var ids: Set<UInt64> = []
+        var images: [UInt64: RowImage] = [:]
+        /// `rowChanges`' count after this writer's last change, or when it last dropped its images.
+        var changesSeen: UInt64
         var settings: StoreSettings?
+
+        init(changesSeen: UInt64) { self.changesSeen = changesSeen }
     }
 
     /// The store's settings as this write transaction reads them, parsed once: a purchase's
@@ -120,44 +149,17 @@ package struct TransactionWriter {
 
     /// Inserts a new transaction with an id the caller took from an `IDBlock`, and its
     /// `created` event, then its delivery when `recordingDelivery` (the bulk paths record theirs
-    /// in set form): the row is read once, for both events' digests.
+    /// in set form). The row is not read: its image is made from the values inserted.
     package func insert(_ row: NewTransactionRow, id: UInt64, recordingDelivery: Bool = false) throws -> UInt64 {
-        let original = row.original ?? (id, row.purchaseDate)
+        let values = row.columnValues(id: id)
         let insert = try FastStatement(db, Self.insertTransaction)
-        let slot = TransactionColumns.slots
-        insert.bind(slot.id, Int64(id))
-        insert.bind(slot.originalID, Int64(original.id))
-        insert.bind(slot.productID, row.productID)
-        insert.bind(slot.productType, row.productType.rawValue)
-        insert.bind(slot.state, row.state.rawValue)
-        insert.bind(slot.quantity, row.quantity)
-        insert.bind(slot.purchaseDate, row.purchaseDate)
-        insert.bind(slot.originalPurchaseDate, original.purchaseDate)
-        insert.bind(slot.expirationDate, row.expirationDate)
-        insert.bind(slot.isUpgraded, row.isUpgraded)
-        insert.bind(slot.appAccountToken, row.appAccountToken?.uuidString)
-        insert.bind(slot.reason, row.reason.rawValue)
-        insert.bind(slot.subscriptionGroupID, row.subscriptionGroupID)
-        insert.bind(slot.storefront, row.storefront)
-        insert.bind(slot.environment, Ledger.environment)
-        insert.bind(slot.idempotencyKey, row.idempotencyKey)
-        insert.bind(slot.plannedState, row.planned?.state.rawValue)
-        insert.bind(slot.plannedErrorCode, (row.planned?.error?.code.rawValue).map(Int64.init))
-        insert.bind(slot.plannedErrorMessage, row.planned?.error?.message)
-        insert.bind(slot.createdAt, row.createdAt)
-        insert.bind(slot.updatedAt, row.createdAt)
-        insert.bind(slot.restoredFrom, row.restoredFrom.map(Int64.init))
-        insert.bind(slot.applicationUsername, row.applicationUsername)
-        insert.bind(slot.offerType, row.offer?.type.rawValue)
-        insert.bind(slot.offerID, row.offer?.id)
-        insert.bind(slot.offerPaymentMode, row.offer?.paymentMode.rawValue)
-        insert.bind(slot.offerPeriod, row.offer?.period.description)
-        insert.bind(slot.offerNonce, row.offerNonce?.uuidString.lowercased())
+        for (index, value) in values.enumerated() { value.bind(to: insert, at: Int32(index + 1)) }
+        noteRowChange()
         try insert.execute()
-        let digests = try readBack(id, deliveredNext: recordingDelivery)
-        try append(.init(transactionID: id, kind: .created, from: nil, to: row.state, at: row.createdAt), digests.row)
         held.ids.insert(id)
-        if let delivered = digests.delivered { try recordDeliveryRead(id, row.state, delivered) }
+        try record(
+            .init(transactionID: id, kind: .created, from: nil, to: row.state, at: row.createdAt),
+            of: id, image: chained ? RowImage(values) : nil, thenDelivered: recordingDelivery)
         return id
     }
 
@@ -168,9 +170,9 @@ package struct TransactionWriter {
     package func plannedPurchase(
         _ id: UInt64
     ) throws -> (PaymentTransaction, planned: (state: TransactionState, error: TransactionError?))? {
-        let read = try PaymentTransaction.fetchWithPlan(db, id: id, vouching: chained)
-        if read != nil { held.ids.insert(id) }
-        return read
+        guard let read = try PaymentTransaction.fetchWithPlan(db, id: id, vouching: chained) else { return nil }
+        hold(id, read.image)
+        return (read.transaction, read.planned)
     }
 
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
@@ -185,6 +187,7 @@ package struct TransactionWriter {
             values += own.values
             return own.sql
         }
+        noteRowChanges()
         try db.execute(
             sql: "INSERT INTO transactions (" + TransactionColumns.inserted.joined(separator: ", ") + ") SELECT "
                 + selected.joined(separator: ", ") + " FROM transactions NOT INDEXED WHERE \(sources) ORDER BY id",
@@ -214,69 +217,53 @@ package struct TransactionWriter {
         dates: ChargeDates? = nil
     ) throws -> PaymentTransaction {
         precondition(transaction.state.canMove(to: state), "illegal transition \(transaction.state) -> \(state)")
-        try vouch(transaction.id)
-        var redated: Int64?
+        var image = try image(of: transaction.id)
+        var updated = transaction
         switch dates {
         case .period(let start, let end, let offer):
-            try startPeriod(of: transaction, startingAt: start, endingAt: end, offer: offer)
+            let end = Ledger.withinStoreTime(end)
+            try change(
+                transaction.id, Self.startPeriod,
+                [
+                    .integer(start), .integer(start), .integer(end), .text(offer?.type.rawValue), .text(offer?.id),
+                    .text(offer?.paymentMode.rawValue), .text(offer?.period.description),
+                ], &image)
+            updated.purchaseDate = Date(ledgerMilliseconds: start)
+            updated.originalPurchaseDate = updated.purchaseDate
+            updated.expirationDate = Date(ledgerMilliseconds: end)
+            updated.offer = offer
         case .purchaseDate(let date):
-            try datePurchase(transaction, date)
-            redated = date
+            // A purchase that begins its chain dates the chain too.
+            let beginsItsChain = transaction.originalID == transaction.id
+            try change(
+                transaction.id, beginsItsChain ? Self.dateChain : Self.datePurchase,
+                beginsItsChain ? [.integer(date), .integer(date)] : [.integer(date)], &image)
+            updated.purchaseDate = Date(ledgerMilliseconds: date)
+            if beginsItsChain { updated.originalPurchaseDate = updated.purchaseDate }
         case nil:
             break
         }
-        let update = try FastStatement(db, Self.updateState)
-        update.bind(1, state.rawValue)
-        update.bind(2, (error?.code.rawValue).map(Int64.init))
-        update.bind(3, error?.message)
-        update.bind(4, now)
-        update.bind(5, Int64(transaction.id))
-        try update.execute()
-        // One read of the row after the change: its event's digest, the delivery's that follows
-        // (when recorded), and a subscription's value, whose period was just set.
+        try change(
+            transaction.id, Self.updateState,
+            [
+                .text(state.rawValue), .integer((error?.code.rawValue).map(Int64.init)), .text(error?.message),
+                .integer(now),
+            ], &image)
+        updated.state = state
+        updated.error = error
+        updated.updatedAt = Date(ledgerMilliseconds: now)
         let recordsDelivery = delivery == .recorded
-        let digests = try readBack(
-            transaction.id, deliveredNext: recordsDelivery, decoding: transaction.productType == .autoRenewable)
-        try append(
+        try record(
             .init(transactionID: transaction.id, kind: .stateChanged, from: transaction.state, to: state, at: now),
-            digests.row)
-        var updated = transaction
-        if let read = digests.transaction {
-            updated = read
-        } else {
-            updated.state = state
-            updated.error = error
-            updated.updatedAt = Date(ledgerMilliseconds: now)
-            if let redated {
-                updated.purchaseDate = Date(ledgerMilliseconds: redated)
-                if updated.originalID == updated.id { updated.originalPurchaseDate = updated.purchaseDate }
-            }
-        }
-        if let delivered = digests.delivered {
-            try recordDeliveryRead(transaction.id, state, delivered)
-            self.delivered(&updated)
-        }
+            of: transaction.id, image: image, thenDelivered: recordsDelivery)
+        if recordsDelivery { delivered(&updated) }
         return updated
-    }
-
-    /// Dates a purchase being charged (and its chain, when it begins one) `date`.
-    private func datePurchase(_ transaction: PaymentTransaction, _ date: Int64) throws {
-        let dated = try FastStatement(db, Self.updatePurchaseDate)
-        dated.bind(1, date)
-        dated.bind(2, date)
-        dated.bind(3, Int64(transaction.id))
-        try dated.execute()
     }
 
     /// Marks a transaction finished (row and event); the caller checked that its state allows it.
     package func finish(_ transaction: PaymentTransaction) throws -> PaymentTransaction {
-        try vouch(transaction.id)
-        let update = try FastStatement(db, Self.updateFinished)
-        update.bind(1, now)
-        update.bind(2, now)
-        update.bind(3, Int64(transaction.id))
-        try update.execute()
-        try appendEvent(id: transaction.id, kind: .finished, from: transaction.state, to: transaction.state, at: now)
+        try change(
+            transaction, Self.updateFinished, [.flag(true), .integer(now), .integer(now)], kind: .finished)
         var finished = transaction
         finished.isFinished = true
         finished.finishedAt = Date(ledgerMilliseconds: now)
@@ -286,9 +273,13 @@ package struct TransactionWriter {
 
     /// Records one delivery of `transaction` (row and event), and in the value too.
     package func recordDelivery(of transaction: inout PaymentTransaction) throws {
-        try vouch(transaction.id)
-        try updateDelivery(of: transaction.id)
-        try appendEvent(id: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now)
+        var image = try image(of: transaction.id)
+        try deliver(transaction.id, &image)
+        try record(
+            .init(
+                transactionID: transaction.id, kind: .delivered, from: transaction.state, to: transaction.state, at: now
+            ),
+            of: transaction.id, image: image)
         delivered(&transaction)
     }
 
@@ -298,49 +289,89 @@ package struct TransactionWriter {
         transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
     }
 
-    /// Records one delivery of transaction `id`, in `state`, right after a change whose read of
-    /// the row gave the digest the delivery leaves (`HashChain.rowDigest(of:deliveredAt:)`): only
-    /// the delivery's two columns change, so the row is not read again.
-    private func recordDeliveryRead(_ id: UInt64, _ state: TransactionState, _ digest: [UInt8]) throws {
-        try updateDelivery(of: id)
-        try append(.init(transactionID: id, kind: .delivered, from: state, to: state, at: now), digest)
-    }
-
-    /// One more delivery, now, in transaction `id`'s row.
-    private func updateDelivery(of id: UInt64) throws {
+    /// One more delivery, now, in transaction `id`'s row and in its image.
+    private func deliver(_ id: UInt64, _ image: inout RowImage?) throws {
+        noteRowChange()
         let update = try FastStatement(db, Self.updateDelivered)
         update.bind(1, now)
         update.bind(2, Int64(id))
         try update.execute()
+        try image?.recordDelivery(at: now)
     }
 
-    /// What one read of transaction `id`'s row, right after a change, gives: the row's digest
-    /// (for the change's event), the digest one more delivery will leave when one follows
-    /// (`deliveredNext`), and the row decoded when asked.
-    /// - Throws: `DamagedRow` when the row is not there.
-    private func readBack(
-        _ id: UInt64, deliveredNext: Bool, decoding: Bool = false
-    ) throws -> (row: [UInt8], delivered: [UInt8]?, transaction: PaymentTransaction?) {
-        let select = try FastStatement(db, HashChain.selectRow)
-        select.bind(1, Int64(id))
-        let read = try select.first { columns in
-            (
-                row: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow,
-                delivered: deliveredNext
-                    ? (chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow) : nil,
-                transaction: decoding ? try PaymentTransaction(columns) : nil
-            )
-        }
-        guard let read else { throw DamagedRow(reason: "transaction \(id) has no row for its event") }
-        return read
+    /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
+    package func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
+        try change(
+            transaction, Self.updateRevocation, [.integer(now), .integer(Int64(reason)), .integer(now)],
+            kind: .revoked, detail: "reason \(reason)")
     }
 
-    /// Appends one event, chained (`HashChain`), with the digest of its row after the change.
-    private func append(_ event: ChainedEvent.Content, _ rowDigest: [UInt8]) throws {
+    /// Clears a refund's revocation (a reversed refund), with its `reinstated` event, whose
+    /// detail is the date of the refund it reverses.
+    package func reinstate(_ transaction: PaymentTransaction) throws {
+        try change(
+            transaction, Self.updateRevocation, [.integer(nil), .integer(nil), .integer(now)], kind: .reinstated,
+            detail: transaction.revocationDate?.formatted(.iso8601))
+    }
+
+    /// Moves a subscription period's expiration to `date` (an expiry now, a renewal date
+    /// extended), with its `expirationChanged` event.
+    package func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
+        let date = Ledger.withinStoreTime(date)
+        try change(
+            period, Self.updateExpiration, [.integer(date), .integer(now)], kind: .expirationChanged,
+            detail: Date(ledgerMilliseconds: date).formatted(.iso8601))
+    }
+
+    /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
+    package func markUpgraded(_ period: PaymentTransaction) throws {
+        try change(period, Self.updateUpgraded, [.flag(true), .integer(now)], kind: .upgraded)
+    }
+
+    // MARK: - A row's change and its event
+
+    /// Changes `transaction`'s row by one `update`, then appends its `kind` event, which keeps
+    /// the transaction's state (the changes that are not a change of state).
+    private func change(
+        _ transaction: PaymentTransaction, _ update: RowUpdate, _ values: [ColumnValue],
+        kind: TransactionEvent.Kind, detail: String? = nil
+    ) throws {
+        var image = try image(of: transaction.id)
+        try change(transaction.id, update, values, &image)
+        try record(
+            .init(
+                transactionID: transaction.id, kind: kind, from: transaction.state, to: transaction.state, at: now,
+                detail: detail),
+            of: transaction.id, image: image)
+    }
+
+    /// Runs `update` on transaction `id`'s row with `values`, and on its image.
+    private func change(_ id: UInt64, _ update: RowUpdate, _ values: [ColumnValue], _ image: inout RowImage?) throws {
+        noteRowChange()
+        try update.run(db, id: id, values, image: &image)
+    }
+
+    /// Appends `event`, about transaction `id`, with the digest of its row as it is after the
+    /// change (`image`, `nil` unchained), then, when `thenDelivered`, records the delivery that
+    /// follows (row and event): only the delivery's two columns change, so the row is not read.
+    /// Keeps the image for the writer's next change of the row.
+    private func record(
+        _ event: ChainedEvent.Content, of id: UInt64, image: RowImage?, thenDelivered: Bool = false
+    ) throws {
+        var image = image
         var appender = try appender()
-        try appender.append(db, event, rowDigest: rowDigest)
+        try appender.append(db, event, rowDigest: image?.digest ?? HashChain.noRow)
+        if thenDelivered {
+            try deliver(id, &image)
+            try appender.append(
+                db, .init(transactionID: id, kind: .delivered, from: event.to, to: event.to, at: now),
+                rowDigest: image?.digest ?? HashChain.noRow)
+        }
         try appender.finish(db)
+        hold(id, image)
     }
+
+    // MARK: - Many rows at once
 
     /// Records one delivery of each unfinished transaction of `transactions`, in order (what
     /// observers are handed after a change: StoreKit 1 never hands back a finished one).
@@ -365,13 +396,14 @@ package struct TransactionWriter {
         try rows.bind(arguments)
         var deliveries: [(transaction: PaymentTransaction, digest: [UInt8])] = []
         try rows.forEachRow { columns in
-            if chained { try HashChain.vouch(columns) }
             var transaction = try PaymentTransaction(columns)
-            transaction.deliveryCount += 1
-            transaction.lastDeliveredAt = Date(ledgerMilliseconds: now)
-            deliveries.append(
-                (transaction, chained ? HashChain.rowDigest(of: columns, deliveredAt: now) : HashChain.noRow))
+            self.delivered(&transaction)
+            guard chained else { return deliveries.append((transaction, HashChain.noRow)) }
+            var image = try HashChain.vouch(columns)
+            try image.recordDelivery(at: now)
+            deliveries.append((transaction, image.digest))
         }
+        noteRowChanges()
         try db.execute(
             sql:
                 "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE \(condition)",
@@ -387,70 +419,6 @@ package struct TransactionWriter {
         }
         try appender.finish(db)
         if let delivered { for delivery in deliveries { try delivered(delivery.transaction) } }
-    }
-
-    /// Sets a refund's revocation date (now) and reason, with its `revoked` event.
-    package func revoke(_ transaction: PaymentTransaction, reason: Int) throws {
-        try vouch(transaction.id)
-        try db.run(
-            sql: "UPDATE transactions SET revocation_date = ?, revocation_reason = ?, updated_at = ? WHERE id = ?",
-            arguments: [now, reason, now, Int64(transaction.id)])
-        try appendEvent(
-            id: transaction.id, kind: .revoked, from: transaction.state, to: transaction.state, at: now,
-            detail: "reason \(reason)")
-    }
-
-    /// Clears a refund's revocation (a reversed refund), with its `reinstated` event, whose
-    /// detail is the date of the refund it reverses.
-    package func reinstate(_ transaction: PaymentTransaction) throws {
-        try vouch(transaction.id)
-        try db.run(
-            sql:
-                "UPDATE transactions SET revocation_date = NULL, revocation_reason = NULL, updated_at = ? WHERE id = ?",
-            arguments: [now, Int64(transaction.id)])
-        try appendEvent(
-            id: transaction.id, kind: .reinstated, from: transaction.state, to: transaction.state, at: now,
-            detail: transaction.revocationDate?.formatted(.iso8601))
-    }
-
-    /// Dates a subscription payment being charged: its period starts at `start` (now, or a
-    /// back-dated test purchase's date) and ends at `end`,
-    /// with the offer that applies to it. Only while it is still purchasing or deferred (the
-    /// identity trigger refuses it after); the `stateChanged` event that follows records it.
-    private func startPeriod(
-        of transaction: PaymentTransaction, startingAt start: Int64, endingAt end: Int64, offer: TransactionOffer?
-    ) throws {
-        try db.run(
-            sql: """
-                UPDATE transactions SET purchase_date = ?, original_purchase_date = ?, expiration_date = ?,
-                    offer_type = ?, offer_id = ?, offer_payment_mode = ?, offer_period = ? WHERE id = ?
-                """,
-            arguments: [
-                start, start, Ledger.withinStoreTime(end), offer?.type.rawValue, offer?.id, offer?.paymentMode.rawValue,
-                offer?.period.description, Int64(transaction.id),
-            ])
-    }
-
-    /// Moves a subscription period's expiration to `date` (an expiry now, a renewal date
-    /// extended), with its `expirationChanged` event.
-    package func moveExpiration(of period: PaymentTransaction, to date: Int64) throws {
-        let date = Ledger.withinStoreTime(date)
-        try vouch(period.id)
-        try db.run(
-            sql: "UPDATE transactions SET expiration_date = ?, updated_at = ? WHERE id = ?",
-            arguments: [date, now, Int64(period.id)])
-        try appendEvent(
-            id: period.id, kind: .expirationChanged, from: period.state, to: period.state, at: now,
-            detail: Date(ledgerMilliseconds: date).formatted(.iso8601))
-    }
-
-    /// Marks a subscription period as replaced by an upgrade, with its `upgraded` event.
-    package func markUpgraded(_ period: PaymentTransaction) throws {
-        try vouch(period.id)
-        try db.run(
-            sql: "UPDATE transactions SET is_upgraded = 1, updated_at = ? WHERE id = ?",
-            arguments: [now, Int64(period.id)])
-        try appendEvent(id: period.id, kind: .upgraded, from: period.state, to: period.state, at: now)
     }
 
     /// Deletes transactions (the store's "clear" and "delete" controls), with their
@@ -478,6 +446,7 @@ package struct TransactionWriter {
                 DELETE FROM payment_terms WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
                 """, arguments: arguments + arguments + arguments + arguments)
+        noteRowChanges()
         var appender = try appender()
         for (id, stateName) in deleted {
             let state = try Self.state(stateName, of: id)
@@ -524,12 +493,51 @@ package struct TransactionWriter {
         try HashChain.Appender(db, key: chained ? try identities.eventKey(db) : nil)
     }
 
-    /// Refuses to change a row its history does not vouch for (`HashChain.vouch`), once per
-    /// row in the writer's transaction (`Held`).
-    private func vouch(_ id: UInt64) throws {
-        guard chained, !held.ids.contains(id) else { return }
-        try HashChain.vouch(db, id: id)
+    /// The image of transaction `id`'s row as it is now (`Held`): kept from the writer's last
+    /// read or change of it, or read, and vouched for (`HashChain.vouch`) unless the writer
+    /// holds the row already. Taken out of `Held` (the caller changes it, then `record` keeps
+    /// it again). `nil` unchained: the digests are zeros.
+    /// - Throws: `DamagedRow` when the row differs from its history, or is not there.
+    private func image(of id: UInt64) throws -> RowImage? {
+        guard chained else { return nil }
+        dropImagesIfAnotherWriterChangedRows()
+        if let image = held.images.removeValue(forKey: id) { return image }
+        let holds = held.ids.contains(id)
+        let read = try FastStatement(db, holds ? HashChain.selectRow : HashChain.vouchRow)
+        read.bind(1, Int64(id))
+        guard let image = try read.first({ holds ? RowImage($0) : try HashChain.vouch($0) }) else {
+            throw DamagedRow(reason: "transaction \(id) has no row to change")
+        }
         held.ids.insert(id)
+        return image
+    }
+
+    /// Keeps transaction `id` as held, with its row's image when there is one.
+    private func hold(_ id: UInt64, _ image: RowImage?) {
+        held.ids.insert(id)
+        guard let image else { return }
+        dropImagesIfAnotherWriterChangedRows()
+        held.images[id] = image
+    }
+
+    /// Counts a statement of this writer that changes one row, before it runs.
+    private func noteRowChange() {
+        dropImagesIfAnotherWriterChangedRows()
+        held.changesSeen = rowChanges.increment()
+    }
+
+    /// Counts a statement of this writer that changes many rows, before it runs: their images
+    /// are dropped (these paths do not change them).
+    private func noteRowChanges() {
+        held.images.removeAll()
+        held.changesSeen = rowChanges.increment()
+    }
+
+    private func dropImagesIfAnotherWriterChangedRows() {
+        let count = rowChanges.count
+        guard count != held.changesSeen else { return }
+        held.images.removeAll()
+        held.changesSeen = count
     }
 
     /// Whether this writer holds transaction `id`'s row: it wrote it, or vouched for it, in this
@@ -538,39 +546,41 @@ package struct TransactionWriter {
         held.ids.contains(id)
     }
 
-    /// `vouch(_:)` for every row `condition` selects.
+    /// Refuses the rows `condition` selects unless their history vouches for them (`HashChain.vouch`).
     package func vouch(where condition: String, arguments: StatementArguments) throws {
         if chained { try HashChain.vouch(db, where: condition, arguments: arguments) }
-    }
-
-    /// Appends an event, chained (`HashChain`): with the digest of its transaction's row as it
-    /// is now, after the change the event records (every change of a row is followed by its
-    /// event, so a row always matches its last event's digest).
-    package func appendEvent(
-        id: UInt64, kind: TransactionEvent.Kind, from: TransactionState?, to: TransactionState, at: Int64,
-        detail: String? = nil
-    ) throws {
-        let digest = !chained || kind == .deleted ? HashChain.noRow : try HashChain.rowDigest(db, id: id)
-        guard let digest else {
-            throw DamagedRow(reason: "transaction \(id) has no row for its \(kind.rawValue) event")
-        }
-        try append(.init(transactionID: id, kind: kind, from: from, to: to, at: at, detail: detail), digest)
     }
 
     // MARK: - Statements
 
     private static let insertTransaction = LedgerSQL(TransactionColumns.insertion)
-    private static let updateState = LedgerSQL(
-        "UPDATE transactions SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?")
-    private static let updatePurchaseDate = LedgerSQL(
-        """
-        UPDATE transactions SET purchase_date = ?,
-            original_purchase_date = CASE WHEN original_id = id THEN ? ELSE original_purchase_date END WHERE id = ?
-        """)
-    private static let updateFinished = LedgerSQL(
-        "UPDATE transactions SET is_finished = 1, finished_at = ?, updated_at = ? WHERE id = ?")
+    private static let updateState = RowUpdate("state", "error_code", "error_message", "updated_at")
+    private static let startPeriod = RowUpdate(
+        "purchase_date", "original_purchase_date", "expiration_date", "offer_type", "offer_id", "offer_payment_mode",
+        "offer_period")
+    private static let datePurchase = RowUpdate("purchase_date")
+    private static let dateChain = RowUpdate("purchase_date", "original_purchase_date")
+    private static let updateFinished = RowUpdate("is_finished", "finished_at", "updated_at")
+    private static let updateRevocation = RowUpdate("revocation_date", "revocation_reason", "updated_at")
+    private static let updateExpiration = RowUpdate("expiration_date", "updated_at")
+    private static let updateUpgraded = RowUpdate("is_upgraded", "updated_at")
     private static let updateDelivered = LedgerSQL(
         "UPDATE transactions SET delivery_count = delivery_count + 1, last_delivered_at = ? WHERE id = ?")
+}
+
+/// How many statements changing `transactions` rows the writers of one ledger ran (`TransactionWriter`'s
+/// row images): one writer's changes are seen by another of the same write transaction.
+package final class RowChanges: Sendable {
+    private let counter = Atomic<UInt64>(0)
+
+    package init() {}
+
+    var count: UInt64 { counter.load(ordering: .sequentiallyConsistent) }
+
+    /// Counts one more; returns the new count.
+    func increment() -> UInt64 {
+        counter.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+    }
 }
 
 extension Ledger {
@@ -584,7 +594,6 @@ extension Ledger {
     {
         TransactionWriter(
             db: db, now: now, delivery: delivery, idGenerator: configuration.idGenerator,
-            chained: configuration.keepsHashChain,
-            identities: identities)
+            chained: configuration.keepsHashChain, identities: identities, rowChanges: rowChanges)
     }
 }

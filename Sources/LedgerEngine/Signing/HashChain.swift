@@ -18,7 +18,7 @@ import LedgerSigning
 package struct ChainEncoding {
     private(set) var bytes: [UInt8] = []
 
-    package init() { bytes.reserveCapacity(512) }
+    package init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
     package mutating func null() { bytes.append(0) }
 
@@ -79,6 +79,17 @@ package struct ChainEncoding {
         bytes.append(contentsOf: raw.assumingMemoryBound(to: UInt8.self))
     }
 
+    /// The bytes of `range` replaced by `other`'s (a `RowImage` changing a column).
+    package mutating func replace(_ range: Range<Int>, with other: ChainEncoding) {
+        bytes.replaceSubrange(range, with: other.bytes)
+    }
+
+    /// The integer encoded at `offset`; `nil` when another tag is there.
+    package func integer(at offset: Int) -> Int64? {
+        guard bytes[offset] == 1 else { return nil }
+        return Int64(bitPattern: bytes[(offset + 1)..<(offset + 9)].reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
     package var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }
 }
 
@@ -126,28 +137,8 @@ package enum HashChain {
     /// The row digest of the current row of a statement that selects `rowColumns`, in order
     /// (`selectRows`).
     package static func rowDigest(of columns: FastStatement.Columns) -> [UInt8] {
-        var encoding = ChainEncoding()
-        for index in 0..<Int32(rowColumns.count) { encoding.column(columns, index) }
-        return encoding.sha256
+        RowImage(columns).digest
     }
-
-    /// The row digest the current row will have once one more delivery at `date` is recorded
-    /// (`delivery_count` one more, `last_delivered_at` the date; nothing else changes): a
-    /// launch digests its deliveries in the scan that vouches for the rows before the update.
-    package static func rowDigest(of columns: FastStatement.Columns, deliveredAt date: Int64) -> [UInt8] {
-        var encoding = ChainEncoding()
-        for index in 0..<Int32(rowColumns.count) {
-            switch index {
-            case deliveryCountColumn: encoding.integer(columns.int64(index) + 1)
-            case lastDeliveredColumn: encoding.integer(date)
-            default: encoding.column(columns, index)
-            }
-        }
-        return encoding.sha256
-    }
-
-    private static let deliveryCountColumn = TransactionColumns.positions.deliveryCount
-    private static let lastDeliveredColumn = TransactionColumns.positions.lastDeliveredAt
 
     /// Throws `DamagedRow` unless each row `condition` selects is what its last event
     /// recorded: a row edited outside the ledger (its digest differs) is never signed, nor
@@ -155,7 +146,7 @@ package enum HashChain {
     package static func vouch(_ db: Database, where condition: String, arguments: StatementArguments) throws {
         let rows = try FastStatement(db, selectVouching(where: condition))
         try rows.bind(arguments)
-        try rows.forEachRow(vouch(_:))
+        try rows.forEachRow { _ = try vouch($0) }
     }
 
     /// The statement that selects `rowColumns` and the digest the last event recorded
@@ -167,10 +158,12 @@ package enum HashChain {
     package static let recordedDigestColumn = Int32(rowColumns.count)
 
     /// Throws `DamagedRow` unless the current row of a `selectVouching` statement is what its
-    /// last event recorded.
-    package static func vouch(_ columns: FastStatement.Columns) throws {
-        guard !columns.isNull(recordedDigestColumn), rowDigest(of: columns) != columns.blob(recordedDigestColumn) else {
-            return
+    /// last event recorded; returns the row's image, which the digest compared was made from.
+    @discardableResult
+    package static func vouch(_ columns: FastStatement.Columns) throws -> RowImage {
+        let image = RowImage(columns)
+        guard !columns.isNull(recordedDigestColumn), image.digest != columns.blob(recordedDigestColumn) else {
+            return image
         }
         throw DamagedRow(
             reason:
@@ -178,11 +171,11 @@ package enum HashChain {
                 + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
     }
 
-    /// `vouch(_:where:arguments:)` for transaction `id` (the writer's path: prepared once).
+    /// `vouch(_:where:arguments:)` for transaction `id` (prepared once).
     package static func vouch(_ db: Database, id: UInt64) throws {
         let row = try FastStatement(db, vouchRow)
         row.bind(1, Int64(id))
-        try row.forEachRow(vouch(_:))
+        try row.forEachRow { _ = try vouch($0) }
     }
 
     /// Transaction `id` read and vouched for in one statement (the server's path: a row read

@@ -7,18 +7,18 @@ import Synchronization
 import Testing
 
 /// What a purchase reads of its own row, commit by commit, from the statements the ledger's
-/// connections run (`LedgerConfiguration.statementTrace`): once after its last change in each
-/// commit, to digest the row for the hash chain (the same read gives the digest its delivery
-/// leaves, and a subscription's period as the rules set it), and once before the commit that
-/// charges it changes it, to vouch for it. Its notification, signed, with the subscription's
+/// connections run (`LedgerConfiguration.statementTrace`): nothing in the commit that adds it
+/// (its image, for the hash chain's digests, is made from the values inserted), and once in the
+/// commit that charges it, to vouch for it before it is changed; the digests after its changes
+/// come from that read's image (`RowImage`). Its notification, signed, with the subscription's
 /// status, reads it no more (it signs the writer's value, and takes it as the latest period when
 /// a probe finds none after it). The store's settings are parsed once in a commit.
 @Suite struct OneReadTests {
     @Test(arguments: [
-        (SampleCatalog.consumable, false, [1, 2]), (SampleCatalog.consumable, true, [1, 2]),
-        (SampleCatalog.subscription, false, [1, 2]), (SampleCatalog.subscription, true, [1, 2]),
+        (SampleCatalog.consumable, false, [0, 1]), (SampleCatalog.consumable, true, [0, 1]),
+        (SampleCatalog.subscription, false, [0, 1]), (SampleCatalog.subscription, true, [0, 1]),
     ])
-    func aPurchaseReadsItsRowOnceAfterItsChangesAndOnceToVouchForThem(
+    func aPurchaseReadsItsRowOnceToVouchForItBeforeItIsCharged(
         productID: String, notifies: Bool, reads: [Int]
     ) async throws {
         try await withTemporaryDirectory { directory in

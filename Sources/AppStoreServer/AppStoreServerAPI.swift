@@ -228,10 +228,10 @@ public struct AppStoreServerAPI: Sendable {
         // alone until its signature checks.
         var purchase: ServerPurchase?
         let known = request.authorization.map { verifiedTokens[$0] != nil } ?? false
-        let id: UInt64? =
-            if case .transactionInfo = endpoint, known { try? Self.transactionID(parameters[0]) } else { nil }
+        // Parsed once; `nil` is the one error it throws, `invalidTransactionID`, answered below.
+        let id: UInt64? = if case .transactionInfo = endpoint { try? Self.transactionID(parameters[0]) } else { nil }
         let settings = try authorize(request) { keyID in
-            guard let id else { return try store.apiKeyAndSettings(keyID) }
+            guard let id, known else { return try store.apiKeyAndSettings(keyID) }
             let read = try store.serverPurchase(id, keyID: keyID)
             purchase = read
             return (read.key, read.settings)
@@ -243,7 +243,8 @@ public struct AppStoreServerAPI: Sendable {
         let query = try QueryParameters(request.query)
         switch endpoint {
         case .transactionInfo:
-            return try transactionInfo(parameters[0], read: purchase)
+            guard let id else { throw APIError.invalidTransactionID }
+            return try transactionInfo(id, read: purchase)
         case .appTransactionInfo:
             return try appTransactionInfo(parameters[0])
         case .history(let kind):
@@ -272,20 +273,15 @@ public struct AppStoreServerAPI: Sendable {
     }
 
     /// Checks the request's bearer token; returns the store's settings, read with its key in one
-    /// snapshot (once for the request: the token's bundle, and what the answers name).
-    private func authorize(_ request: APIRequest) throws -> StoreSettings {
-        try authorize(request) { try store.apiKeyAndSettings($0) }
-    }
-
-    /// `authorize(_:)` with the key and settings read by `reading` (an endpoint that reads more
-    /// in the same snapshot).
+    /// snapshot (once for the request: the token's bundle, and what the answers name) by
+    /// `reading`, which an endpoint that reads more in the same snapshot gives.
     private func authorize(
-        _ request: APIRequest, reading: (String) throws -> (key: APIKey?, settings: StoreSettings)
+        _ request: APIRequest, reading: ((String) throws -> (key: APIKey?, settings: StoreSettings))? = nil
     ) throws -> StoreSettings {
         var settings: StoreSettings?
         do {
             _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID in
-                let read = try reading(keyID)
+                let read = try reading?(keyID) ?? store.apiKeyAndSettings(keyID)
                 settings = read.settings
                 return (read.key, read.settings.bundleID)
             }
@@ -302,8 +298,7 @@ public struct AppStoreServerAPI: Sendable {
 
     /// Get Transaction Info, from what the token's check read with the key (`read`), or read
     /// now when the token was not verified before.
-    private func transactionInfo(_ text: String, read: ServerPurchase?) throws -> APIResponse {
-        let id = try Self.transactionID(text)
+    private func transactionInfo(_ id: UInt64, read: ServerPurchase?) throws -> APIResponse {
         let signed = try read.map { try $0.sign() } ?? store.signedPurchase(id)?.signed
         guard let signed else { throw APIError.transactionIDNotFound }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)

@@ -83,6 +83,25 @@ import Testing
         }
     }
 
+    /// The images hold because only the writer changes a transaction's row: no other source
+    /// file holds SQL that inserts, updates or deletes one (the migrations run before any writer).
+    @Test func onlyTheWriterChangesTransactionRows() throws {
+        let sources = Repository.root + "/Sources"
+        let allowed: Set = [
+            "LedgerEngine/Operations/TransactionWriter.swift", "LedgerEngine/Operations/TransactionColumns.swift",
+            "LedgerEngine/Operations/RowImage.swift", "LedgerEngine/Schema/EmbeddedMigrations.swift",
+        ]
+        let change = try Regex(#"(?i)(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+"?transactions\b"#)
+        var found: [String] = []
+        for case let file as String in FileManager.default.enumerator(atPath: sources)!
+        where file.hasSuffix(".swift") && !allowed.contains(file) {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            if text.contains(change) { found.append(file) }
+        }
+        #expect(found == [])
+        #expect(allowed.allSatisfy { FileManager.default.fileExists(atPath: sources + "/" + $0) })
+    }
+
     // MARK: - Random rows and changes
 
     static func randomRow(_ db: Database, _ random: inout SplitMix64) throws -> NewTransactionRow {

@@ -91,7 +91,8 @@ import Testing
             "LedgerEngine/Operations/TransactionWriter.swift", "LedgerEngine/Operations/TransactionColumns.swift",
             "LedgerEngine/Operations/RowImage.swift", "LedgerEngine/Schema/EmbeddedMigrations.swift",
         ]
-        let change = try Regex(#"(?i)(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+"?transactions\b"#)
+        let change = try Regex(
+            #"(?i)(UPDATE|INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+"?transactions\b"#)
         var found: [String] = []
         for case let file as String in FileManager.default.enumerator(atPath: sources)!
         where file.hasSuffix(".swift") && !allowed.contains(file) {

@@ -99,6 +99,16 @@ struct APIError: Error, Equatable {
     /// Apple's `SubscriptionExtensionIneligibleError`.
     static let subscriptionExtensionIneligible = APIError(
         status: 403, body: (4_030_004, "Forbidden - subscription state ineligible for extension."))
+    /// Apple's `FamilySharedSubscriptionExtensionIneligibleError` (its message is ours: Apple
+    /// documents the code alone).
+    static let familySharedSubscriptionExtensionIneligible = APIError(
+        status: 403,
+        body: (4_030_007, "Forbidden - a subscription obtained through Family Sharing cannot be extended directly."))
+    /// Apple's `FamilyTransactionNotSupportedError` (its message is ours: Apple documents the
+    /// code alone).
+    static let familyTransactionNotSupported = APIError(
+        status: 400,
+        body: (4_000_185, "Invalid request. Transactions obtained through Family Sharing are not supported."))
     /// Apple's `SubscriptionMaxExtensionError`.
     static let subscriptionMaxExtension = APIError(
         status: 403, body: (4_030_005, "Forbidden - subscription has reached maximum extension count."))

@@ -188,7 +188,7 @@ public struct AppStoreServerAPI: Sendable {
         let refusal = { (api: AppStoreServerAPI) -> APIResponse? in
             do {
                 _ = try api.endpoint(of: request)
-                _ = try api.authorize(request)
+                _ = try api.authorize(request) { try api.store.apiKeyAndSettings($0) }
                 return nil
             } catch let error as APIError {
                 return Self.answer(error)
@@ -274,14 +274,14 @@ public struct AppStoreServerAPI: Sendable {
 
     /// Checks the request's bearer token; returns the store's settings, read with its key in one
     /// snapshot (once for the request: the token's bundle, and what the answers name) by
-    /// `reading`, which an endpoint that reads more in the same snapshot gives.
+    /// `reading` (the key and settings alone, or more for an endpoint that reads more).
     private func authorize(
-        _ request: APIRequest, reading: ((String) throws -> (key: APIKey?, settings: StoreSettings))? = nil
+        _ request: APIRequest, reading: (String) throws -> (key: APIKey?, settings: StoreSettings)
     ) throws -> StoreSettings {
         var settings: StoreSettings?
         do {
             _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID in
-                let read = try reading?(keyID) ?? store.apiKeyAndSettings(keyID)
+                let read = try reading(keyID)
                 settings = read.settings
                 return (read.key, read.settings.bundleID)
             }

@@ -93,7 +93,8 @@ extension AppStoreServerAPI {
         case .invalidReason: .invalidExtendReasonCode
         case .invalidRequestIdentifier: .invalidRequestIdentifier
         case .unknownOriginalTransaction: .originalTransactionIDNotFound
-        case .ineligible: .subscriptionExtensionIneligible
+        case .ineligible, .inFreeOfferPeriod: .subscriptionExtensionIneligible
+        case .familyShared: .familySharedSubscriptionExtensionIneligible
         case .maximumReached: .subscriptionMaxExtension
         }
     }

@@ -120,7 +120,11 @@ extension AppStoreServerAPI {
         let token = UUID(exactly: text)
         guard text.isEmpty || token != nil else { throw APIError.invalidAppAccountTokenUUID }
         guard original.originalID == original.id else { throw APIError.transactionIDIsNotOriginal }
-        try store.setAppAccountToken(token, originalTransactionID: original.id)
+        do {
+            try store.setAppAccountToken(token, originalTransactionID: original.id)
+        } catch ServerRecordError.familyShared {
+            throw APIError.familyTransactionNotSupported
+        }
         return APIResponse(status: 200, json: nil)
     }
 }

@@ -94,6 +94,12 @@ package enum RenewalExtensionError: DescribedError, Sendable, Equatable {
     case unknownOriginalTransaction(UInt64)
     /// The subscription is not active (expired, in billing retry or grace period, refunded).
     case ineligible(UInt64)
+    /// The subscription is in a free offer period (a free trial): Apple's
+    /// `SubscriptionExtensionIneligibleError` names it among the states it refuses.
+    case inFreeOfferPeriod(UInt64)
+    /// The customer has the subscription through Family Sharing: only the purchaser's is
+    /// extended (Apple's `FamilySharedSubscriptionExtensionIneligibleError`).
+    case familyShared(UInt64)
     /// The subscription was extended twice in the last 365 days already.
     case maximumReached(UInt64)
 
@@ -105,6 +111,10 @@ package enum RenewalExtensionError: DescribedError, Sendable, Equatable {
             "a request identifier has 1 to \(RenewalExtension.requestIdentifierLimit) bytes, none of them NUL"
         case .unknownOriginalTransaction(let id): "no auto-renewable subscription has original transaction \(id)"
         case .ineligible(let id): "the subscription of original transaction \(id) is not active: it cannot be extended"
+        case .inFreeOfferPeriod(let id):
+            "the subscription of original transaction \(id) is in a free offer period: it cannot be extended"
+        case .familyShared(let id):
+            "the subscription of original transaction \(id) is shared by a family member: only the purchaser's is extended"
         case .maximumReached(let id):
             "the subscription of original transaction \(id) was extended \(RenewalExtension.maximumPerWindow) times in the last 365 days"
         }

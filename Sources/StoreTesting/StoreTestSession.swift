@@ -208,6 +208,10 @@ public struct StoreTestSession: Sendable {
 
     /// Renews the subscription of `productID`'s group now: its current period ends and the next
     /// begins, with the product the group renews to. The renewal is delivered and returned.
+    /// When the store fails renewals (`StoreControl.billingRetryOnRenewal`), this one fails as
+    /// every renewal does: the period ends now, the group enters billing retry
+    /// (`hasBillingIssue(_:)`), `DID_FAIL_TO_RENEW` is notified, and the period that ended is
+    /// returned; observers are not told.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
     @discardableResult
     public func forceRenewalOfSubscription(_ productID: String) async throws -> PaymentTransaction {

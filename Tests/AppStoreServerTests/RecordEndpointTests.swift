@@ -255,6 +255,67 @@ import Testing
         }
     }
 
+    /// What Apple refuses of a subscription the customer has through Family Sharing, and of one
+    /// in a free offer period: an extension of the shared one (403, 4030007: the purchaser's is
+    /// extended, not the member's), of the free one (403, 4030004, counted as failed by a mass
+    /// extension), and Set App Account Token on a shared purchase (400, 4000185). Each refusal
+    /// changes nothing; from Swift, the ledger's own errors.
+    @Test func familySharedAndFreeOfferPeriodsAreRefusedAsAppleRefusesThem() async throws {
+        try await withServer { api, ledger, session, token in
+            var free = Payment(productID: SampleCatalog.subscription)
+            free.codeOffer = "FREEMONTH"
+            let trial = try await session.buyProduct(free)
+            #expect(trial.offer?.paymentMode == .freeTrial)
+            let sharedSubscription = try await session.shareFamilyPurchase(
+                Payment(productID: SampleCatalog.yearlySubscription))
+            let sharedLevel = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.nonConsumable2))
+            func extend(_ id: UInt64, request: String) throws -> (status: Int, json: [String: Any]) {
+                try Self.call(
+                    api, "PUT", "/inApps/v1/subscriptions/extend/\(id)", token: token,
+                    body: #"{"extendByDays": 5, "extendReasonCode": 1, "requestIdentifier": "\#(request)"}"#)
+            }
+            let shared = try extend(sharedSubscription.id, request: "shared")
+            #expect(shared.status == 403 && shared.json["errorCode"] as? Int == 4_030_007)
+            let inTrial = try extend(trial.id, request: "trial")
+            #expect(inTrial.status == 403 && inTrial.json["errorCode"] as? Int == 4_030_004)
+            let mass = try Self.call(
+                api, "POST", "/inApps/v1/subscriptions/extend/mass", token: token,
+                body: #"""
+                    {"extendByDays": 3, "extendReasonCode": 1, "requestIdentifier": "m",
+                     "productId": "\#(SampleCatalog.subscription)"}
+                    """#)
+            #expect(mass.status == 200)
+            let done = try #require(try ledger.massRenewalExtension(requestIdentifier: "m"))
+            #expect(done.succeededCount == 0 && done.failedCount == 1)
+            for id in [sharedSubscription.id, sharedLevel.id] {
+                let answer = try Self.call(
+                    api, "PUT", "/inApps/v1/transactions/\(id)/appAccountToken", token: token,
+                    body: #"{"appAccountToken": "\#(UUID().uuidString)"}"#)
+                #expect(answer.status == 400 && answer.json["errorCode"] as? Int == 4_000_185, "\(id)")
+            }
+            // From Swift: the ledger's errors.
+            #expect(throws: RenewalExtensionError.familyShared(sharedSubscription.id)) {
+                try ledger.extendRenewalDate(
+                    originalTransactionID: sharedSubscription.id, days: 5, reason: 1, requestIdentifier: "s")
+            }
+            #expect(throws: RenewalExtensionError.inFreeOfferPeriod(trial.id)) {
+                try ledger.extendRenewalDate(
+                    originalTransactionID: trial.id, days: 5, reason: 1, requestIdentifier: "t")
+            }
+            #expect(throws: ServerRecordError.familyShared(sharedLevel.id)) {
+                try ledger.setAppAccountToken(UUID(), originalTransactionID: sharedLevel.id)
+            }
+            // Nothing changed: no extension, no token, the periods' ends as they were.
+            #expect(try ledger.renewalExtensions(originalTransactionID: trial.id).isEmpty)
+            #expect(try ledger.renewalExtensions(originalTransactionID: sharedSubscription.id).isEmpty)
+            #expect(try ledger.serverAppAccountToken(originalTransactionID: sharedLevel.id) == nil)
+            #expect(try ledger.serverAppAccountToken(originalTransactionID: sharedSubscription.id) == nil)
+            #expect(try ledger.transaction(trial.id)?.expirationDate == trial.expirationDate)
+            #expect(try ledger.transaction(sharedSubscription.id)?.expirationDate == sharedSubscription.expirationDate)
+            #expect(try ledger.verify() == [])
+        }
+    }
+
     @Test func aMassExtensionIsDoneAtOnceAndSummarized() async throws {
         try await withServer { api, ledger, session, token in
             let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))

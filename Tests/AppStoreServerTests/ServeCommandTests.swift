@@ -33,10 +33,11 @@ import StoreTesting
             """
     }
 
-    /// A ledger in `directory` with the sample catalog, a purchase, the store signing for
-    /// Sandbox, its root certificate in `root.cer` and an API key in `key.p8`.
+    /// A ledger in `directory` with the sample catalog, a purchase (unless `buying` is false:
+    /// then `purchase` is 0), the store signing for Sandbox, its root certificate in `root.cer`
+    /// and an API key in `key.p8`.
     static func prepare(
-        _ directory: String, environment: SigningEnvironment = .sandbox
+        _ directory: String, environment: SigningEnvironment = .sandbox, buying: Bool = true
     ) async throws -> (path: String, purchase: UInt64) {
         let ledger = try SampleCatalog.ledger(in: directory)
         try StoreTestSession(ledger: ledger).update {
@@ -44,9 +45,12 @@ import StoreTesting
             $0.bundleID = "com.example.app"
             $0.appAppleID = environment == .production ? 1_234_567_890 : nil
         }
-        let queue = try PaymentQueue(ledger: ledger)
-        let bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable))
-        try await queue.add(Payment(productID: SampleCatalog.subscription))
+        var bought: UInt64 = 0
+        if buying {
+            let queue = try PaymentQueue(ledger: ledger)
+            bought = try await queue.add(Payment(productID: SampleCatalog.nonConsumable)).id
+            try await queue.add(Payment(productID: SampleCatalog.subscription))
+        }
         try Data(try ledger.signingCertificates().root).write(to: URL(fileURLWithPath: directory + "/root.cer"))
         let path = ledger.path
         try ledger.close()
@@ -55,7 +59,7 @@ import StoreTesting
             "--database", path,
         ])
         #expect(created.status == 0, "\(created.stderr)")
-        return (path, bought.id)
+        return (path, bought)
     }
 
     /// `prepare`, with the store's notifications sent to `receiver`; also the subscription
@@ -558,6 +562,61 @@ import StoreTesting
                 ])
         }
         await receiver.stop()
+    }
+
+    /// What Apple refuses, refused to Apple's client: a subscription in a free offer period
+    /// (bought with the CLI's offer code) cannot be extended (403, 4030004) and counts as failed
+    /// in a mass extension; one a family member shares cannot be extended (403, 4030007) nor get
+    /// an app account token (400, 4000185).
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientIsRefusedWhatAppleRefusesOfFamilySharingAndFreePeriods() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory, buying: false)
+            let trial = try Self.ledger(
+                ["purchase", SampleCatalog.subscription, "--offer-code", "FREEMONTH", "--json"], on: path)
+            let shared = try Self.ledger(
+                ["family-sharing", "share", SampleCatalog.yearlySubscription, "--json"], on: path)
+            func id(_ json: String) throws -> Int {
+                try #require((try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["id"] as? Int)
+            }
+            let (trialID, sharedID) = (try id(trial), try id(shared))
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                \(Self.applePython(directory, port: server.port))
+                from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
+                from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
+                from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
+                from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
+                def extend(id, request):
+                    try:
+                        client.extend_subscription_renewal_date(str(id), ExtendRenewalDateRequest(
+                            extendByDays=5, extendReasonCode=ExtendReasonCode.OTHER, requestIdentifier=request))
+                        print(request, 'extended')
+                    except APIException as e:
+                        print(request, e.http_status_code, e.raw_api_error)
+                extend(\(trialID), 'trial')
+                extend(\(sharedID), 'shared')
+                client.extend_renewal_date_for_all_active_subscribers(MassExtendRenewalDateRequest(
+                    extendByDays=3, extendReasonCode=ExtendReasonCode.OTHER, requestIdentifier='mass',
+                    productId='\(SampleCatalog.subscription)'))
+                status = client.get_status_of_subscription_renewal_date_extensions('mass', '\(SampleCatalog.subscription)')
+                print('mass', status.complete, status.succeededCount, status.failedCount)
+                try:
+                    client.set_app_account_token('\(sharedID)', UpdateAppAccountTokenRequest(
+                        appAccountToken='7e3fb20b-4cdb-47cc-936d-99d65f608138'))
+                    print('token set')
+                except APIException as e:
+                    print('token', e.http_status_code, e.raw_api_error)
+                """
+            let result = try runProcess(python, ["-c", script])
+            #expect(
+                result.output.split(separator: "\n").map(String.init) == [
+                    "trial 403 4030004", "shared 403 4030007", "mass True 0 1", "token 400 4000185",
+                ], "\(result.output)")
+            #expect(result.status == 0)
+        }
     }
 
     /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,

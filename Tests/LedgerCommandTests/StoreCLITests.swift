@@ -120,6 +120,24 @@ import Testing
         }
     }
 
+    /// `subscriptions renew` when the store fails renewals: `failedRenewal` is the period that
+    /// ended, the subscription is in billing retry, and no renewal was made.
+    @Test func aRenewalForcedFromTheCLIFailsWhenRenewalsFail() async throws {
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            let bought = try workspace.json("purchase", "com.example.pro.monthly")
+            _ = try workspace.json("store", "set", "billingRetryOnRenewal", "true")
+            let answer = try workspace.json("subscriptions", "renew", "com.example.pro.monthly")
+            #expect(answer["renewal"] == nil)
+            let failed = try #require(answer["failedRenewal"] as? [String: Any])
+            #expect(failed["id"] as? Int == bought["id"] as? Int)
+            let status = try workspace.json("subscriptions", "status", "com.example.pro.monthly")["status"]
+            #expect(
+                (status as? [String: Any])?["state"] as? String == "inBillingRetryPeriod",
+                "\(String(describing: status))")
+            #expect((try workspace.json("list")["transactions"] as? [Any])?.count == 1)
+        }
+    }
+
     @Test func storeSettingsAndClockFromTheCLI() async throws {
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             let shown = try workspace.json("store", "show")

@@ -108,7 +108,7 @@ import Testing
     static func randomRow(_ db: Database, _ random: inout SplitMix64) throws -> NewTransactionRow {
         let product = ["consumable", "nonconsumable", "monthly"].randomElement(using: &random)!
         var row = try NewTransactionRow(db, productID: product, state: .purchasing, at: testEpoch.ledgerMilliseconds)
-        let texts = ["a", "é", "日本語", "🙂 x", String(repeating: "z", count: 300)]
+        let texts = ["a", "é", "日本語", "🙂 x", "a\u{0}b", String(repeating: "z", count: 300)]
         row.planned =
             Bool.random(using: &random)
             ? (.purchased, nil)

@@ -494,6 +494,38 @@ import enum LedgerModel.StoreControlError
     }
 }
 
+extension BillingRetryScenarioTests {
+    /// A forced renewal obeys the billing switch as the store's own renewals do: when every
+    /// renewal fails (`shouldEnterBillingRetryOnRenewal`), the one forced now fails too. The
+    /// period ends now, the subscription is in billing retry (in its grace period when enabled,
+    /// still entitled then), no renewal reaches `Transaction.updates`, and once the issue is
+    /// resolved the renewal comes.
+    @Test(arguments: [false, true])
+    func aForcedRenewalEntersBillingRetryWhenRenewalsFail(grace: Bool) async throws {
+        try await Shop.withSession { session in
+            session.shouldEnterBillingRetryOnRenewal = true
+            session.billingGracePeriodIsEnabled = grace
+            let yearly = try #require(try await Product.products(for: [Shop.yearly]).first)
+            guard case .success(let verification) = try await yearly.purchase() else { throw StoreKitError.unknown }
+            let bought = try verification.payloadValue
+            await bought.finish()
+            try session.forceRenewalOfSubscription(productIdentifier: Shop.yearly)
+            let status = try #require(try await yearly.subscription?.status.first)
+            #expect(status.state == (grace ? .inGracePeriod : .inBillingRetryPeriod))
+            #expect(try status.renewalInfo.payloadValue.isInBillingRetry)
+            #expect(try status.transaction.payloadValue.id == bought.id, "no renewal was made")
+            #expect(try status.transaction.payloadValue.expirationDate ?? .distantFuture <= Date())
+            #expect((await Transaction.currentEntitlement(for: Shop.yearly) != nil) == grace)
+
+            var updates = Transaction.updates.makeAsyncIterator()
+            try session.resolveIssueForTransaction(identifier: UInt(bought.id))
+            let renewal = try #require(await updates.next()).payloadValue
+            #expect(renewal.reason == .renewal && renewal.originalID == bought.id)
+            #expect(try await yearly.subscription?.status.first?.state == .subscribed)
+        }
+    }
+}
+
 /// Promotional offers, signed by the app's server, redeemed with StoreKit 2's purchase option.
 @MainActor
 @Suite struct StoreKit2PromotionalOfferTests {

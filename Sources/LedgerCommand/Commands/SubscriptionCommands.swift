@@ -88,7 +88,12 @@ struct SubscriptionsCommand: AsyncParsableCommand {
 
     struct Renew: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Renew a subscription now: its period ends and a renewal (a new purchased transaction) starts.")
+            abstract: "Renew a subscription now: its period ends and a renewal (a new purchased transaction) starts.",
+            discussion: """
+                When the store fails renewals (store set billingRetryOnRenewal true), this renewal fails as every \
+                renewal does: the period ends now, the subscription enters billing retry (a grace period when \
+                enabled), DID_FAIL_TO_RENEW is notified, and the period that ended is printed as failedRenewal.
+                """)
 
         @OptionGroup var options: GlobalOptions
 
@@ -99,7 +104,13 @@ struct SubscriptionsCommand: AsyncParsableCommand {
             let ledger = try options.openLedger()
             let productID = try SubscriptionChoice(subscription, in: ledger).productID(in: ledger)
             let renewal = try await StoreTestSession(ledger: ledger).forceRenewalOfSubscription(productID)
-            try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
+            if try ledger.hasBillingIssue(productID) {
+                try options.output.emit(["failedRenewal": renewal]) {
+                    "renewal failed (billing retry): " + describe(renewal)
+                }
+            } else {
+                try options.output.emit(["renewal": renewal]) { "renewed " + describe(renewal) }
+            }
         }
     }
 

@@ -57,7 +57,9 @@ package struct FastStatement {
             sqlite3_bind_null(handle, index)
             return
         }
-        _ = value.withCString { sqlite3_bind_text(handle, index, $0, -1, Self.transient) }
+        // With its length: a NUL inside the text is kept, as `Columns.string` reads it back
+        // (a row's image encodes every byte).
+        _ = value.withCString { sqlite3_bind_text(handle, index, $0, Int32(value.utf8.count), Self.transient) }
     }
 
     package func bind(_ index: Int32, _ value: [UInt8]) {

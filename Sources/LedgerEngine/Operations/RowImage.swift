@@ -109,6 +109,8 @@ package struct RowUpdate: Sendable {
         for (index, value) in values.enumerated() { value.bind(to: update, at: Int32(index + 1)) }
         update.bind(Int32(values.count + 1), Int64(id))
         try update.execute()
+        // Unchained, the writer reads no image first: a missing row shows here.
+        guard db.changesCount == 1 else { throw DamagedRow(reason: "transaction \(id) has no row to change") }
         guard image != nil else { return }
         for (column, value) in zip(columns, values) { image?.set(column, value) }
     }

@@ -175,6 +175,22 @@ package struct TransactionWriter {
         return (read.transaction, read.planned)
     }
 
+    /// Transaction `id` as stored, `nil` when the ledger has none, read with what its history
+    /// recorded: when they agree the writer holds the row and keeps its image, so that a change
+    /// of it reads it no more (a row that differs is refused when it is changed, as always).
+    package func transaction(_ id: UInt64) throws -> PaymentTransaction? {
+        guard chained else { return try PaymentTransaction.fetchOne(db, id: id) }
+        guard id <= UInt64(Int64.max) else { return nil }
+        let read = try FastStatement(db, HashChain.vouchRow)
+        read.bind(1, Int64(id))
+        return try read.first { columns in
+            let transaction = try PaymentTransaction(columns)
+            let image = RowImage(columns)
+            if HashChain.matchesHistory(image, columns) { hold(id, image) }
+            return transaction
+        }
+    }
+
     /// Restored copies of the `count` rows `sources` selects, made by SQLite in one statement:
     /// the n-th source (in id order) becomes `firstID + n - 1`, dated now, with its `created` event.
     /// The caller vouched for the sources (`vouch(where:arguments:)`).
@@ -396,12 +412,11 @@ package struct TransactionWriter {
         try rows.bind(arguments)
         var deliveries: [(transaction: PaymentTransaction, digest: [UInt8])] = []
         try rows.forEachRow { columns in
+            var image = chained ? try HashChain.vouch(columns) : nil
             var transaction = try PaymentTransaction(columns)
             self.delivered(&transaction)
-            guard chained else { return deliveries.append((transaction, HashChain.noRow)) }
-            var image = try HashChain.vouch(columns)
-            try image.recordDelivery(at: now)
-            deliveries.append((transaction, image.digest))
+            try image?.recordDelivery(at: now)
+            deliveries.append((transaction, image?.digest ?? HashChain.noRow))
         }
         noteRowChanges()
         try db.execute(
@@ -526,8 +541,8 @@ package struct TransactionWriter {
         held.changesSeen = rowChanges.increment()
     }
 
-    /// Counts a statement of this writer that changes many rows, before it runs: their images
-    /// are dropped (these paths do not change them).
+    /// Counts a statement of this writer that changes many rows: their images are dropped
+    /// (these paths do not change them).
     private func noteRowChanges() {
         held.images.removeAll()
         held.changesSeen = rowChanges.increment()

@@ -162,13 +162,17 @@ package enum HashChain {
     @discardableResult
     package static func vouch(_ columns: FastStatement.Columns) throws -> RowImage {
         let image = RowImage(columns)
-        guard !columns.isNull(recordedDigestColumn), image.digest != columns.blob(recordedDigestColumn) else {
-            return image
-        }
+        guard !matchesHistory(image, columns) else { return image }
         throw DamagedRow(
             reason:
                 "transaction \(columns.int64(TransactionColumns.positions.id)) differs from what its history recorded "
                 + "(it was edited outside the ledger; verify reports it): it is neither signed nor changed")
+    }
+
+    /// Whether `image`, of the current row of a `selectVouching` statement, is what its last
+    /// event recorded (a row with no event yet, a migrated one, is).
+    package static func matchesHistory(_ image: RowImage, _ columns: FastStatement.Columns) -> Bool {
+        columns.isNull(recordedDigestColumn) || image.digest == columns.blob(recordedDigestColumn)
     }
 
     /// `vouch(_:where:arguments:)` for transaction `id` (prepared once).

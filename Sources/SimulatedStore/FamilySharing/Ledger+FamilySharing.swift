@@ -60,11 +60,11 @@ extension Ledger {
     /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.notFamilyShared`
     ///   for a purchase that is not shared, or whose sharing ended.
     func revokeFamilySharing(_ db: Database, _ id: UInt64) throws -> [PaymentTransaction] {
-        let transaction = try existingTransaction(db, id: id)
+        let writer = try writer(db)
+        let transaction = try existingTransaction(writer, id: id)
         guard try sharingIsLive(db, original: transaction.originalID) else {
             throw StoreControlError.notFamilyShared(id)
         }
-        let writer = try writer(db)
         // The chain's purchased and restored transactions still entitling, `id`'s first.
         let revoked = try PaymentTransaction.fetchAll(
             db,

@@ -226,7 +226,7 @@ extension Ledger {
         let writer = try writer(db)
         var result = FinishResult(transactions: [], changed: [], replacements: [])
         for id in ids {
-            let transaction = try existingTransaction(db, id: id)
+            let transaction = try existingTransaction(writer, id: id)
             if transaction.isFinished {
                 result.transactions.append(transaction)
                 result.changed.append(false)
@@ -352,6 +352,12 @@ extension Ledger {
         return transaction
     }
 
+    /// `existingTransaction` for a row `writer` will change: read once (`TransactionWriter.transaction`).
+    func existingTransaction(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
+        guard let transaction = try writer.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+        return transaction
+    }
+
     func applyPlannedOutcome(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
         guard let (transaction, planned) = try writer.plannedPurchase(id) else {
             throw PaymentQueueError.unknownTransaction(id)
@@ -363,7 +369,7 @@ extension Ledger {
     func moveDeferred(
         _ writer: TransactionWriter, id: UInt64, to state: TransactionState, error: TransactionError?
     ) throws -> PaymentTransaction {
-        let transaction = try existingTransaction(writer.db, id: id)
+        let transaction = try existingTransaction(writer, id: id)
         guard transaction.state == .deferred else {
             throw PaymentQueueError.notDeferred(id, state: transaction.state)
         }

@@ -68,13 +68,17 @@ extension Ledger {
     /// Account Token): the server-signed transactions and renewal info carry it from now on;
     /// `nil` clears it. The transactions' rows keep what the app sent.
     /// - Throws: `PaymentQueueError.unknownTransaction`; `ServerRecordError.notOriginal` for a
-    ///   transaction that is not its chain's original.
+    ///   transaction that is not its chain's original, `.familyShared` for one a family member
+    ///   shared.
     package func setAppAccountToken(_ token: UUID?, originalTransactionID originalID: UInt64) throws {
         try write { db in
             guard let transaction = try PaymentTransaction.fetchOne(db, id: originalID) else {
                 throw PaymentQueueError.unknownTransaction(originalID)
             }
             guard transaction.originalID == originalID else { throw ServerRecordError.notOriginal(originalID) }
+            guard try familySharedOriginals(db, of: [transaction]).isEmpty else {
+                throw ServerRecordError.familyShared(originalID)
+            }
             try records(db).write(.appAccountTokens, key: Int64(originalID)) {
                 try db.execute(
                     sql: """

@@ -85,7 +85,10 @@ extension Ledger {
         case .revokeFamilySharing(let id):
             return StoreActionOutcome(transactions: try revokeFamilySharing(db, id), notice: .revoked)
         case .forceRenewal(let productID):
-            return .updated([try forceRenewal(db, productID: productID)])
+            switch try forceRenewal(db, productID: productID) {
+            case .renewed(let renewal): return .updated([renewal])
+            case .failed(let ended): return StoreActionOutcome(transactions: [ended], notice: .none)
+            }
         case .expireSubscription(let productID):
             return StoreActionOutcome(transactions: [try expireSubscription(db, productID: productID)], notice: .none)
         case .setAutoRenew(let productID, let enabled):
@@ -124,12 +127,12 @@ extension Ledger {
     ///   `.invalidRefundPortion`.
     func refund(_ db: Database, _ id: UInt64, reason: Int, prorated: Int? = nil) throws -> [PaymentTransaction] {
         if let prorated, !(1...99_999).contains(prorated) { throw StoreControlError.invalidRefundPortion(prorated) }
-        let transaction = try existingTransaction(db, id: id)
+        let writer = try writer(db)
+        let transaction = try existingTransaction(writer, id: id)
         guard transaction.state.canBeRevoked else {
             throw StoreControlError.cannotRefund(id, state: transaction.state)
         }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-        let writer = try writer(db)
         let purchase = transaction.restoredFromID ?? transaction.id
         let related = try otherCopies(db, of: transaction, refunded: false)
         for revoked in [transaction] + related {
@@ -167,7 +170,8 @@ extension Ledger {
     ///   `.revokedByFamilySharing` (Family Sharing's end is not a refund),
     ///   `.supersededSinceRefund` (a period still running beside a later one of its subscription).
     func reverseRefund(_ db: Database, _ id: UInt64) throws -> [PaymentTransaction] {
-        let transaction = try existingTransaction(db, id: id)
+        let writer = try writer(db)
+        let transaction = try existingTransaction(writer, id: id)
         guard transaction.revocationDate != nil else { throw StoreControlError.notRefunded(id) }
         if try !familySharedOriginals(db, of: [transaction]).isEmpty {
             throw StoreControlError.revokedByFamilySharing(id)
@@ -175,7 +179,6 @@ extension Ledger {
         if let later = try periodBegunDuring(db, try existingTransaction(db, id: transaction.restoredFromID ?? id)) {
             throw StoreControlError.supersededSinceRefund(id, by: later)
         }
-        let writer = try writer(db)
         let purchase = transaction.restoredFromID ?? transaction.id
         let related = try otherCopies(db, of: transaction, refunded: true)
         for reinstated in [transaction] + related {

@@ -25,8 +25,11 @@ extension Ledger {
                                -- A subscription in its billing grace period keeps its entitlement
                                -- (liveBillingIssue: BillingIssue.concerns(periodEndingAt:) and
                                -- isRetried(at:); then keepsEntitlement(at:)); the state is the
-                               -- holding's: shared, or the customer's own (0).
-                               OR (product_type = 'autoRenewable' AND is_upgraded = 0 AND EXISTS (
+                               -- holding's: shared, or the customer's own (0). Only a period
+                               -- covering time can be the one that failed to renew, as only such
+                               -- a period is a holding's latest (latestPeriodOfHolding).
+                               OR (product_type = 'autoRenewable' AND is_upgraded = 0
+                                   AND expiration_date > purchase_date AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
                                    WHERE r.group_id = subscription_group_id
                                      AND r.shared_original_id = \(HeldSubscription.sharedKeyOfRow)

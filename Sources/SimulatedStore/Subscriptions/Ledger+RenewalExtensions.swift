@@ -12,8 +12,8 @@ extension Ledger {
     /// `days` (Extend a Subscription Renewal Date). The same `requestIdentifier` again returns
     /// the first extension and extends nothing more.
     /// - Throws: `RenewalExtensionError`: days outside 1...90, a reason outside 0...3, a bad
-    ///   request identifier, an unknown subscription, one not active, one extended twice in the
-    ///   last 365 days.
+    ///   request identifier, an unknown subscription, one shared by a family member, one not
+    ///   active, one in a free offer period, one extended twice in the last 365 days.
     package func extendRenewalDate(
         originalTransactionID originalID: UInt64, days: Int, reason: Int, requestIdentifier: String
     ) throws -> RenewalExtension {
@@ -113,9 +113,13 @@ extension Ledger {
         guard let original = try PaymentTransaction.fetchOne(db, id: originalID), original.originalID == originalID,
             original.productType == .autoRenewable, let held = try heldSubscription(db, of: original)
         else { throw RenewalExtensionError.unknownOriginalTransaction(originalID) }
+        guard !held.isFamilyShared else { throw RenewalExtensionError.familyShared(originalID) }
         guard let status = try subscriptionStatus(db, of: held, at: now), status.state == .subscribed,
             status.transaction.originalID == originalID, let end = status.transaction.expirationDate
         else { throw RenewalExtensionError.ineligible(originalID) }
+        guard status.transaction.offer?.paymentMode != .freeTrial else {
+            throw RenewalExtensionError.inFreeOfferPeriod(originalID)
+        }
         let recent = try Int.fetchOne(
             db, sql: "SELECT count(*) FROM renewal_extensions WHERE original_transaction_id = ? AND at > ?",
             arguments: [Int64(originalID), now - Int64(RenewalExtension.window * 1000)])

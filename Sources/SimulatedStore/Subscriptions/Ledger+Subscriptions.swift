@@ -17,10 +17,22 @@ extension Ledger {
         return renewed
     }
 
+    /// What a forced renewal did.
+    enum ForcedRenewal {
+        /// The next period, charged.
+        case renewed(PaymentTransaction)
+        /// The period that ended now: its renewal failed on a billing issue, as the store's
+        /// switches say every renewal does (`BillingSwitches.retryOnRenewal`), and the group is
+        /// in billing retry.
+        case failed(PaymentTransaction)
+    }
+
     /// Renews the subscription of `productID`'s group now (Xcode's "force renewal"): the
-    /// current period ends now and the next one starts, with the product the group renews to.
+    /// current period ends now and the next one starts, with the product the group renews to;
+    /// or, when the store fails every renewal (Xcode's `shouldEnterBillingRetryOnRenewal`), this
+    /// one fails too and the group enters billing retry.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`.
-    func forceRenewal(_ db: Database, productID: String) throws -> PaymentTransaction {
+    func forceRenewal(_ db: Database, productID: String) throws -> ForcedRenewal {
         let now = try storeNow(db)
         let held = try heldSubscription(db, productID: productID)
         let state = try renewalState(db, of: held)
@@ -31,10 +43,21 @@ extension Ledger {
         if try priceIncreaseEndingSubscription(db, of: held, renewal: state, latest: latest) != nil {
             throw StoreControlError.priceIncreaseNotAgreed(productID)
         }
-        try endPeriod(writer(db, at: now), latest)
+        let writer = writer(db, at: now)
+        try endPeriod(writer, latest)
         let productID = state.nextProductID ?? latest.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else {
             throw StoreControlError.notAutoRenewable(productID)
+        }
+        let switches = BillingSwitches(try writer.settings())
+        if switches.retryOnRenewal {
+            let ended = try PaymentTransaction.fetchOne(db, id: latest.id)!
+            // Already retried: the issue keeps its start (and its grace period).
+            if state.liveBillingIssue(of: ended, at: now) == nil {
+                try failRenewal(
+                    writer, held, state, latest: ended, at: now, plan: plan, rate: try timeRate(db), switches: switches)
+            }
+            return .failed(ended)
         }
         let run = try renewalOffer(
             db, chain: latest, renewingTo: productID, plan: plan, pendingOffer: state.pendingOffer)
@@ -43,13 +66,30 @@ extension Ledger {
         // Charged, the increase is over: the renewal's notification reports none waiting.
         try dropPriceIncrease(db, of: held)
         let renewal = try insertRenewal(
-            writer(db, at: now),
+            writer,
             RenewalStep(chain: latest, productID: productID, start: now, end: end, offer: run?.offer, charge: charge))
         try saveRenewalState(
             db, of: held,
             RenewalState(
                 autoRenew: state.autoRenew, resumedAt: state.resumedAt, nextProductID: nil, periodAnchor: now))
-        return renewal
+        return .renewed(renewal)
+    }
+
+    /// The renewal of `latest` due at `failedAt` fails on a billing issue: no renewal, the group
+    /// waits in billing retry (in a grace period when the switches enable one), and the failure
+    /// is notified once (`DID_FAIL_TO_RENEW`).
+    private func failRenewal(
+        _ writer: TransactionWriter, _ held: HeldSubscription, _ state: RenewalState, latest: PaymentTransaction,
+        at failedAt: Int64, plan: SubscriptionPlan, rate: TimeRate, switches: BillingSwitches
+    ) throws {
+        var state = state
+        let issue = BillingIssue(
+            failedRenewalAt: failedAt, of: plan.period, rate: rate, gracePeriod: switches.gracePeriod)
+        state.billingIssue = issue
+        try saveRenewalState(writer.db, of: held, state)
+        try notify(
+            writer, issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod, about: latest,
+            at: failedAt, once: "renewalFailed:\(latest.id)")
     }
 
     /// Expires the subscription of `productID`'s group now and turns its auto-renew off (a
@@ -341,7 +381,7 @@ extension Ledger {
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
         for held in try heldSubscriptions(db, where: "auto_renew = 1") where due <= limit {
-            var state = try renewalState(db, of: held)
+            let state = try renewalState(db, of: held)
             guard let latest = try latestPeriod(db, of: held), var start = latest.expirationDate?.ledgerMilliseconds,
                 start <= now, try renewsAtItsEnd(db, held, state, latest: latest)
             else { continue }
@@ -350,16 +390,10 @@ extension Ledger {
                 throw StoreControlError.notAutoRenewable(productID)
             }
             if billingIssues.retryOnRenewal {
-                // The renewal fails on a billing issue: no renewal, the group waits in billing retry.
                 if make != nil {
-                    let issue = BillingIssue(
-                        failedRenewalAt: start, of: plan.period, rate: rate, gracePeriod: billingIssues.gracePeriod)
-                    state.billingIssue = issue
-                    try saveRenewalState(db, of: held, state)
-                    try notify(
-                        writer(db, at: now), issue.graceUntil == nil ? .renewalFailed : .renewalFailedInGracePeriod,
-                        about: latest,
-                        at: start, once: "renewalFailed:\(latest.id)")
+                    try failRenewal(
+                        writer(db, at: now), held, state, latest: latest, at: start, plan: plan, rate: rate,
+                        switches: billingIssues)
                 }
                 continue
             }

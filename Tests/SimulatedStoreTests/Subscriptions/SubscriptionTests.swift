@@ -529,6 +529,47 @@ import Testing
         }
     }
 
+    /// A forced renewal (Xcode's "force renewal", `ledger subscriptions renew`) fails when
+    /// every renewal fails: the period ends now, the group enters billing retry, the failure is
+    /// notified once (`DID_FAIL_TO_RENEW`, with `GRACE_PERIOD` when enabled), no transaction is
+    /// made nor delivered; forced again while retried, nothing more (the retries keep their
+    /// start). Resolved, it renews.
+    @Test(arguments: [false, true])
+    func aForcedRenewalFailsAsEveryRenewalDoes(grace: Bool) async throws {
+        try await StoreFixture.with { store in
+            _ = try store.session.set(.notificationURL, to: "http://127.0.0.1:9/n")
+            try store.session.update {
+                $0.billingRetryOnRenewal = true
+                $0.billingGracePeriodEnabled = grace
+            }
+            let bought = try await store.buy(SampleCatalog.subscription)
+            try store.ledger.advanceClock(by: 2 * day)
+            let count = try store.ledger.allTransactions().count
+            let delivered = try #require(try store.ledger.transaction(bought.id)).deliveryCount
+            let ended = try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
+            let now = storeEpoch.addingTimeInterval(2 * day)
+            #expect(ended.id == bought.id && ended.expirationDate == now, "the period ended now")
+            #expect(try store.ledger.allTransactions().count == count, "no renewal")
+            #expect(try store.ledger.transaction(bought.id)?.deliveryCount == delivered, "observers are not told")
+            #expect(try store.ledger.hasBillingIssue(SampleCatalog.subscription))
+            let status = try #require(try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription))
+            #expect(status.state == (grace ? .inGracePeriod : .inBillingRetryPeriod) && status.isInBillingRetry)
+            #expect(try store.queue.currentEntitlements().map(\.id) == (grace ? [bought.id] : []))
+            let failed = { try store.ledger.notifications().filter { $0.type == "DID_FAIL_TO_RENEW" } }
+            #expect(try failed().map(\.subtype) == [grace ? "GRACE_PERIOD" : nil])
+            let retryUntil = status.gracePeriodExpirationDate
+            try store.ledger.advanceClock(by: day)
+            _ = try await store.session.forceRenewalOfSubscription(SampleCatalog.subscription)
+            #expect(try failed().count == 1, "notified once")
+            #expect(
+                try store.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.gracePeriodExpirationDate
+                    == retryUntil, "the retries keep their start")
+            let renewal = try #require(try await store.session.resolveIssueForTransaction(bought.id))
+            #expect(renewal.reason == .renewal && renewal.originalID == bought.id)
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
     @Test func anInterruptedPurchaseInAGroupInBillingRetryResolvesAsInterrupted() async throws {
         try await StoreFixture.with { store in
             _ = try await enterBillingRetry(store, grace: false)

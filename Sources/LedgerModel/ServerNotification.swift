@@ -218,7 +218,7 @@ package struct ServerNotification: Sendable, Hashable {
     package var subtype: String?
     /// The transaction it reports (absent for a test notification).
     package var transactionID: UInt64?
-    /// The original transaction of `transactionID`: its notifications are sent in commit order.
+    /// The original transaction of `transactionID` (Notification History's filter).
     package var originalTransactionID: UInt64?
     /// When the change was committed, by the store's clock (the payload's `signedDate`).
     package var date: Date

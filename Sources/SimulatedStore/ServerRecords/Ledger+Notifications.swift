@@ -256,10 +256,10 @@ extension Ledger {
     // MARK: - Sending
 
     /// The notifications due by the store's clock, at most `limit`, the longest due first (then
-    /// in commit order): pending, their next attempt due, and none of the same original
-    /// transaction committed before them still pending (each original transaction's
-    /// notifications are sent in commit order). Those of `excluding` (sequences a sender is
-    /// attempting, not recorded yet) are left out.
+    /// in commit order): pending, their next attempt due. Each on its own, as Apple sends them: a
+    /// failed attempt delays only its notification, and a later one of the same transaction may
+    /// arrive first (a server keeps the one signed last, `signedDate`). Those of `excluding`
+    /// (sequences a sender is attempting, not recorded yet) are left out.
     ///
     /// The order is the one of the index of pending notifications, so the read stops after
     /// `limit` rows (and the ones it skips) however many are pending: a running sender asks
@@ -273,10 +273,6 @@ extension Ledger {
                 db,
                 where: """
                     status = 'pending' AND next_attempt_at <= ? AND seq NOT IN (SELECT value FROM json_each(?))
-                        AND NOT EXISTS (
-                            SELECT 1 FROM notifications AS earlier
-                            WHERE earlier.original_transaction_id = notifications.original_transaction_id
-                                AND earlier.seq < notifications.seq AND earlier.status = 'pending')
                     ORDER BY next_attempt_at, seq LIMIT ?
                     """, arguments: [try storeNow(db), excluded, limit]
             ).map { notification in

@@ -118,7 +118,8 @@ import Testing
             #expect(signed.map(\.0) == ["SUBSCRIBED", "DID_CHANGE_RENEWAL_STATUS"])
             #expect(signed[0].1 < signed[1].1)
             #expect(
-                receiver.signedPayloads.suffix(2) == (try ledger.notifications().reversed().map(\.signedPayload)).suffix(2)
+                receiver.signedPayloads.suffix(2)
+                    == (try ledger.notifications().reversed().map(\.signedPayload)).suffix(2)
             )
         }
     }

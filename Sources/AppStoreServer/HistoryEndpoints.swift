@@ -28,7 +28,7 @@ extension AppStoreServerAPI {
         let hasMore = page.count > Self.historyPageSize
         page = Array(page.prefix(Self.historyPageSize))
         let revision = Revision.token(
-            page.last.map { .init(purchaseDate: $0.purchaseDate.ledgerMilliseconds, id: $0.id) } ?? history.after
+            page.last.map(ServerHistoryQuery.Position.init(of:)) ?? history.after
                 ?? Revision.start(descending: history.descending))
         let signed = try store.signedTransactions(page).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.
@@ -103,15 +103,15 @@ extension AppStoreServerAPI {
 }
 
 /// A history page's `revision`: where the next page starts. Opaque to clients; here the last
-/// transaction's purchase date and id, `<milliseconds>.<id>`.
+/// transaction's modification date and id, `<milliseconds>.<id>`.
 enum Revision {
     static func token(_ position: ServerHistoryQuery.Position) -> String {
-        "\(position.purchaseDate).\(position.id)"
+        "\(position.modified).\(position.id)"
     }
 
     /// Where a list with no revision starts.
     static func start(descending: Bool) -> ServerHistoryQuery.Position {
-        descending ? .init(purchaseDate: .max, id: UInt64(Int64.max)) : .init(purchaseDate: -1, id: 0)
+        descending ? .init(modified: .max, id: UInt64(Int64.max)) : .init(modified: -1, id: 0)
     }
 
     /// The position a revision names; `nil` without one.
@@ -122,6 +122,6 @@ enum Revision {
         guard parts.count == 2, token.utf8.count <= 40, let date = Int64(parts[0]), let id = UInt64(parts[1]),
             id <= UInt64(Int64.max)
         else { throw APIError.invalidRevision }
-        return .init(purchaseDate: date, id: id)
+        return .init(modified: date, id: id)
     }
 }

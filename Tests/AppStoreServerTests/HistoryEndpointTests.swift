@@ -83,10 +83,11 @@ import Testing
         }
     }
 
-    /// The purchased transactions in the server's order.
+    /// The purchased transactions in the server's order: by the date each was last modified,
+    /// then by id.
     static func serverOrder(_ ledger: Ledger) throws -> [PaymentTransaction] {
         try ledger.allTransactions().filter { $0.state == .purchased }.sorted {
-            ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id)
+            ($0.updatedAt, $0.id) < ($1.updatedAt, $1.id)
         }
     }
 
@@ -153,6 +154,51 @@ import Testing
             try await StoreTestSession(ledger: ledger).buyProduct(Payment(productID: SampleCatalog.consumable))
             let after = try Self.walk(api, path, query: "revision=\(revision)", token: token).ids
             #expect(after.count == before.count + 1 && after.dropLast() == before[...])
+        }
+    }
+
+    /// Apple's revision sync: a server that read the history to its end and kept the last
+    /// revision asks again with it and gets what was modified since, a refund and an upgrade
+    /// made later included (the history is ordered by the date a transaction was last
+    /// modified), and nothing else.
+    @Test func aRevisionSyncSeesLaterRefundsAndUpgrades() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)
+            let session = StoreTestSession(ledger: ledger)
+            try session.update { $0.bundleID = maker.bundleID }
+            let api = AppStoreServerAPI(ledger: ledger, now: { Self.now })
+            let token = try maker.authorization(claims: maker.claims(now: Self.now))
+            for _ in 0..<25 { try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
+            let basic = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            let path = "/inApps/v2/history/\(basic.id)"
+            func sync(_ revision: String?) throws -> (ids: [UInt64], revision: String) {
+                var ids: [UInt64] = []
+                var next = revision
+                for _ in 0..<200 {
+                    let query = next.map { "revision=" + $0 } ?? ""
+                    let response = api.respond(
+                        to: APIRequest(method: "GET", path: path, query: query, authorization: token))
+                    let json = try #require(response.json)
+                    let body = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+                    ids += try (body["signedTransactions"] as? [String] ?? []).map { jws in
+                        let payload = try JSONSerialization.jsonObject(with: try JWS(compactSerialization: jws).payload)
+                        return UInt64((payload as? [String: Any])?["transactionId"] as? String ?? "") ?? 0
+                    }
+                    next = try #require(body["revision"] as? String)
+                    if body["hasMore"] as? Bool != true { break }
+                }
+                return (ids, try #require(next))
+            }
+            let first = try sync(nil)
+            #expect(Set(first.ids) == Set(try Self.serverOrder(ledger).map(\.id)))
+            #expect(try sync(first.revision).ids.isEmpty, "nothing modified since")
+            try await session.advanceClock(by: 60)
+            let consumable = try #require(try Self.serverOrder(ledger).first { $0.productType == .consumable })
+            _ = try await session.refundTransaction(consumable.id)
+            try await session.advanceClock(by: 60)
+            let pro = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))  // upgrades basic
+            let since = try sync(first.revision).ids
+            #expect(since == [consumable.id, basic.id, pro.id], "the refund, the upgraded period, the upgrade")
         }
     }
 

@@ -619,6 +619,56 @@ import StoreTesting
         }
     }
 
+    /// Apple's revision-based sync, with Apple's client: a server reads the history to its end
+    /// and keeps the revision; a refund made with the CLI while `ledger serve` runs is what the
+    /// same revision lists next (the history is ordered by modification); Get Notification
+    /// History with any transaction of the customer's gives the customer's notifications.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientSyncsTheHistoryByRevisionAndSeesALaterRefund() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, purchase, subscription) = try await Self.prepareNotifying(directory, to: receiver)
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let sync = """
+                \(Self.applePython(directory, port: server.port))
+                import sys, time
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
+                revision = sys.argv[1] if sys.argv[1] != '-' else None
+                ids = []
+                while True:
+                    page = client.get_transaction_history('\(purchase)', revision, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                    ids += [verifier.verify_and_decode_signed_transaction(s).transactionId for s in page.signedTransactions]
+                    revision = page.revision
+                    if not page.hasMore: break
+                print(revision, ' '.join(ids))
+                now = int(time.time() * 1000)
+                request = NotificationHistoryRequest(startDate=now - 86400000, endDate=now + 400 * 86400000, transactionId='\(subscription.id)')
+                items = client.get_notification_history(None, request).notificationHistory
+                print(len(items))
+                """
+            let first = try runProcess(python, ["-c", sync, "-"])
+            let firstLine = first.output.split(separator: "\n").map(String.init)
+            #expect(first.status == 0 && firstLine.count == 2, "\(first.output)")
+            let revision = String(firstLine.first?.split(separator: " ").first ?? "")
+            #expect(
+                Set(firstLine.first?.split(separator: " ").dropFirst() ?? []) == ["\(purchase)", "\(subscription.id)"])
+            try Self.ledger(["refund", String(purchase)], on: path)
+            let again = try runProcess(python, ["-c", sync, revision])
+            let lines = again.output.split(separator: "\n").map(String.init)
+            #expect(again.status == 0 && lines.count == 2, "\(again.output)")
+            #expect(
+                lines.first?.split(separator: " ").dropFirst().map(String.init) == ["\(purchase)"], "the refund, again")
+            // The customer's notifications, whichever transaction names them: none was made
+            // before the URL was set, then the refund's.
+            #expect(lines.last == "1")
+        }
+        await receiver.stop()
+    }
+
     /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,
     /// waits for `count` notifications at `receiver`, and returns what Apple's verifier printed
     /// for them with `each` (`verifyNotifications`), line by line.

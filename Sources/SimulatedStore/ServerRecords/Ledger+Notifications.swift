@@ -222,18 +222,21 @@ extension Ledger {
     }
 
     /// The notifications of the outbox dated from `start` to `end` (exclusive) by the store's
-    /// clock, in commit order, after `sequence`, at most `limit`; with `type`, `subtype`, or the
-    /// original transaction of `transactionID`, only those (Get Notification History).
+    /// clock, in commit order, after `sequence`, at most `limit`; with `type` or `subtype`, only
+    /// those; with `transactionID`, any transaction of the customer's, only the customer's (Get
+    /// Notification History: "to limit the request to this one customer"). The store has one
+    /// customer: theirs are the notifications about a transaction (not a test's, nor a mass
+    /// extension's summary).
     /// - Throws: `LedgerError` (`.corrupted`) when a record was changed outside the ledger.
     package func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
         try read { db in
-            var original: Int64?
+            var customers: Int64?
             if let id = query.transactionID {
                 guard
-                    let found = try Int64.fetchOne(
-                        db, sql: "SELECT original_id FROM transactions WHERE id = ?", arguments: [Int64(id)])
+                    try Int64.fetchOne(db, sql: "SELECT 1 FROM transactions WHERE id = ?", arguments: [Int64(id)])
+                        != nil
                 else { throw PaymentQueueError.unknownTransaction(id) }
-                original = found
+                customers = 1
             }
             return try authenticated(
                 db,
@@ -241,14 +244,14 @@ extension Ledger {
                     db,
                     where: """
                         seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
-                            AND (? IS NULL OR subtype = ?) AND (? IS NULL OR original_transaction_id = ?)
+                            AND (? IS NULL OR subtype = ?) AND (? IS NULL OR transaction_id IS NOT NULL)
                             AND (? = 0 OR status <> 'delivered')
                         ORDER BY seq LIMIT ?
                         """,
                     arguments: [
                         query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type,
                         query.type,
-                        query.subtype, query.subtype, original, original, query.onlyFailures, query.limit,
+                        query.subtype, query.subtype, customers, query.onlyFailures, query.limit,
                     ]))
         }
     }
@@ -385,7 +388,7 @@ package struct NotificationHistoryQuery: Sendable, Hashable {
     package var type: String?
     /// Only this `subtype`.
     package var subtype: String?
-    /// Only the notifications of this transaction's original transaction.
+    /// Only the notifications of this transaction's customer (any of their transactions names them).
     package var transactionID: UInt64?
     /// Only the notifications that did not reach the server (pending or failed).
     package var onlyFailures = false

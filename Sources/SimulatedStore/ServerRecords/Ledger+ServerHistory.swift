@@ -8,19 +8,27 @@ package import LedgerModel
 /// The server records what the App Store charged or refunded: purchased transactions
 /// (purchases and renewals, refunded or not). A payment that failed, waits for Ask to Buy or is
 /// still purchasing never reached it, and a restored transaction is the device's copy of a
-/// purchase the list has already. Pages follow the purchase date, then the id.
+/// purchase the list has already. Pages follow the date each transaction was last modified (its
+/// row's `updated_at`: charged, refunded or reinstated, upgraded, its expiration moved, finished),
+/// then the id, as Apple's history sorts by "recently modified" date: a server that syncs by
+/// revision finds a refund made after it read a transaction, listed again after its revision.
 package struct ServerHistoryQuery: Sendable, Hashable {
     /// A place in the list: the last transaction of a page.
     package struct Position: Sendable, Hashable {
-        /// The purchase date of that transaction, in milliseconds since 1970.
-        package var purchaseDate: Int64
+        /// When that transaction was last modified, in milliseconds since 1970.
+        package var modified: Int64
         /// Its id.
         package var id: UInt64
 
-        /// The place of the transaction `id` bought at `purchaseDate` (milliseconds since 1970).
-        package init(purchaseDate: Int64, id: UInt64) {
-            self.purchaseDate = purchaseDate
+        /// The place of the transaction `id` last modified at `modified` (milliseconds since 1970).
+        package init(modified: Int64, id: UInt64) {
+            self.modified = modified
             self.id = id
+        }
+
+        /// The place of `transaction`.
+        package init(of transaction: PaymentTransaction) {
+            self.init(modified: transaction.updatedAt.ledgerMilliseconds, id: transaction.id)
         }
     }
 
@@ -62,9 +70,9 @@ extension Ledger {
         if let after = query.after {
             conditions.append(
                 query.descending
-                    ? "(purchase_date < ? OR (purchase_date = ? AND id < ?))"
-                    : "(purchase_date > ? OR (purchase_date = ? AND id > ?))")
-            arguments += [after.purchaseDate, after.purchaseDate, Int64(clamping: after.id)]
+                    ? "(updated_at < ? OR (updated_at = ? AND id < ?))"
+                    : "(updated_at > ? OR (updated_at = ? AND id > ?))")
+            arguments += [after.modified, after.modified, Int64(clamping: after.id)]
         }
         if let start = query.startDate {
             conditions.append("purchase_date >= ?")
@@ -98,7 +106,7 @@ extension Ledger {
             try PaymentTransaction.fetchAll(
                 db,
                 sql: "WHERE " + conditions.joined(separator: " AND ")
-                    + " ORDER BY purchase_date \(order), id \(order) LIMIT \(limit)",
+                    + " ORDER BY updated_at \(order), id \(order) LIMIT \(limit)",
                 arguments: StatementArguments(arguments))
         }
     }

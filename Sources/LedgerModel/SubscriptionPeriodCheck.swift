@@ -2,15 +2,15 @@ import Foundation
 
 /// The subscription rules `verify` checks, transaction by transaction in id order: every
 /// expiration follows its purchase date; every renewal starts where the previous period of
-/// its chain ended (never inside it) and lasts one whole period of its product, by the
+/// its chain ended (never inside it; a period an upgrade replaced, or refunded, ended then) and lasts one whole period of its product, by the
 /// calendar or at one of the store's time rates (or of its offer: one period, or all of a free
 /// or pay-up-front promotional offer's periods).
 package struct SubscriptionPeriodCheck {
     let periods: [String: SubscriptionPeriod]
     /// The periods of a free or pay-up-front promotional offer or offer code, by `offerKey`.
     let offerPeriodCounts: [String: Int]
-    /// The latest expiration of each chain (by original id) seen so far.
-    private var chainEnds: [UInt64: Date] = [:]
+    /// The period of each chain (by original id) that began last, of those seen so far.
+    private var chainLatest: [UInt64: (start: Date, end: Date)] = [:]
 
     package init(periods: [String: SubscriptionPeriod], offerPeriodCounts: [String: Int] = [:]) {
         self.periods = periods
@@ -32,8 +32,13 @@ package struct SubscriptionPeriodCheck {
         }
         let moved = history.contains { $0.kind == .expirationChanged }
         if transaction.reason == .renewal {
-            // A gap is allowed (`store delete` removes a period); an overlap never is.
-            if let previousEnd = chainEnds[transaction.originalID], start < previousEnd {
+            // A gap is allowed (`store delete` removes a period); an overlap never is. The chain
+            // is the group's: a period seen before may begin after this renewal (an Ask to Buy
+            // approved later, in the transaction made when it was asked), and then it is not the
+            // one before it.
+            if let previous = chainLatest[transaction.originalID], previous.start <= start,
+                case let previousEnd = previous.end, start < previousEnd
+            {
                 problems.append(
                     "renewal starts at \(Self.format(start)), inside the previous period of its chain (until \(Self.format(previousEnd)))"
                 )
@@ -55,8 +60,12 @@ package struct SubscriptionPeriodCheck {
                 )
             }
         }
-        if expiration > start {
-            chainEnds[transaction.originalID] = max(chainEnds[transaction.originalID] ?? expiration, expiration)
+        // A period replaced by an upgrade, or refunded, ended then, whatever its expiration says:
+        // the group's chain goes on from the upgrade, or from a purchase after the refund.
+        if expiration > start, !transaction.isUpgraded, transaction.revocationDate == nil,
+            chainLatest[transaction.originalID].map({ $0.start <= start }) ?? true
+        {
+            chainLatest[transaction.originalID] = (start, expiration)
         }
         return problems
     }

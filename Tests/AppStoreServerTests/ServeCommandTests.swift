@@ -669,6 +669,57 @@ import StoreTesting
         await receiver.stop()
     }
 
+    /// One original transaction per subscription group, as Apple's client sees it: after a
+    /// subscription is bought, upgraded, crossgraded, lapses, is bought again and refunded, every
+    /// transaction of the group in the history, and the status's last transaction, carry the first
+    /// purchase's `originalTransactionId`, and an extension asked with it extends the current one.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientSeesOneOriginalTransactionPerGroup() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory, buying: false)
+            let day: TimeInterval = 86_400
+            let ledger = try Ledger.open(at: path)
+            let session = StoreTestSession(ledger: ledger)
+            let first = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            try await session.advanceClock(by: day)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
+            try await session.advanceClock(by: 31 * day)
+            _ = try await session.expireSubscription(SampleCatalog.yearlySubscription)
+            try await session.advanceClock(by: 10 * day)
+            let refunded = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try await session.refundTransaction(refunded.id)
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try ledger.close()
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                \(Self.applePython(directory, port: server.port))
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
+                from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
+                history = client.get_transaction_history('\(first.id)', None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                decoded = [verifier.verify_and_decode_signed_transaction(s) for s in history.signedTransactions]
+                print(len(decoded), sorted(set(t.originalTransactionId for t in decoded)))
+                statuses = client.get_all_subscription_statuses('\(first.id)')
+                print([verifier.verify_and_decode_signed_transaction(last.signedTransactionInfo).originalTransactionId
+                       for group in statuses.data for last in group.lastTransactions])
+                extended = client.extend_subscription_renewal_date('\(first.id)', ExtendRenewalDateRequest(
+                    extendByDays=3, extendReasonCode=ExtendReasonCode.OTHER, requestIdentifier='one-original'))
+                print(extended.success, extended.originalTransactionId)
+                """
+            let result = try runProcess(python, ["-c", script])
+            let lines = result.output.split(separator: "\n").map(String.init)
+            #expect(result.status == 0, "\(result.output)")
+            #expect(lines.count == 3, "\(result.output)")
+            #expect(lines.first?.hasSuffix("['\(first.id)']") == true, "\(result.output)")
+            #expect(lines.dropFirst().first == "['\(first.id)']")
+            #expect(lines.last == "True \(first.id)")
+        }
+    }
+
     /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,
     /// waits for `count` notifications at `receiver`, and returns what Apple's verifier printed
     /// for them with `each` (`verifyNotifications`), line by line.

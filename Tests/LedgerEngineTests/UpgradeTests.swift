@@ -110,10 +110,11 @@ import Testing
             let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
             _ = try await ledger.perform(.buyOutsideTheApp(NewPayment(productID: SampleCatalog.subscription)))
             // What the previous release made of a share of pro.yearly: a crossgrade at the next
-            // renewal, its payment owned FAMILY_SHARED.
-            let share = try await ledger.perform(
-                .buyOutsideTheApp(NewPayment(productID: SampleCatalog.yearlySubscription))
-            ).transactions[0]
+            // renewal, its payment owned FAMILY_SHARED (a chain of its own: the family member's).
+            var shared = NewPayment(productID: SampleCatalog.yearlySubscription)
+            shared.isSharedByFamily = true
+            let share = try await ledger.perform(.buyOutsideTheApp(shared)).transactions[0]
+            #expect(share.originalID == share.id)
             #expect(share.expirationDate == share.purchaseDate)
             #expect(
                 try ledger.pendingProductChange(for: SampleCatalog.subscription) == SampleCatalog.yearlySubscription)

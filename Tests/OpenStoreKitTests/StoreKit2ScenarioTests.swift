@@ -526,6 +526,34 @@ extension BillingRetryScenarioTests {
     }
 }
 
+/// One original transaction per subscription group, as StoreKit 2 shows it: an upgrade's
+/// `Transaction.originalID` (and `originalPurchaseDate`) is the group's first purchase's, and so
+/// is that of a resubscription after the subscription expired.
+@Suite struct StoreKit2OriginalTransactionTests {
+    @Test func anUpgradeAndAResubscriptionKeepTheGroupsOriginalTransaction() async throws {
+        try await Shop.withSession { session in
+            let products = try await Product.products(for: [Shop.monthly, Shop.yearly])
+            let monthly = try #require(products.first { $0.id == Shop.monthly })
+            let yearly = try #require(products.first { $0.id == Shop.yearly })
+            guard case .success(let first) = try await monthly.purchase() else { throw StoreKitError.unknown }
+            let bought = try first.payloadValue
+            await bought.finish()
+            #expect(bought.originalID == bought.id)
+            guard case .success(let second) = try await yearly.purchase() else { throw StoreKitError.unknown }
+            let upgrade = try second.payloadValue
+            await upgrade.finish()
+            #expect(upgrade.id != bought.id)
+            #expect(upgrade.originalID == bought.id && upgrade.originalPurchaseDate == bought.purchaseDate)
+            try session.expireSubscription(productIdentifier: Shop.yearly)
+            try session.advanceTime(by: 3 * 86_400)
+            guard case .success(let third) = try await monthly.purchase() else { throw StoreKitError.unknown }
+            let again = try third.payloadValue
+            #expect(again.originalID == bought.id)
+            #expect(try await yearly.subscription?.status.first?.transaction.payloadValue.originalID == bought.id)
+        }
+    }
+}
+
 /// Promotional offers, signed by the app's server, redeemed with StoreKit 2's purchase option.
 @MainActor
 @Suite struct StoreKit2PromotionalOfferTests {

@@ -238,16 +238,19 @@ package struct TransactionWriter {
         switch dates {
         case .period(let start, let end, let offer):
             let end = Ledger.withinStoreTime(end)
+            // A period that begins its chain (the group's first purchase) dates the chain too.
+            let beginsItsChain = transaction.originalID == transaction.id
+            let period: [ColumnValue] = [
+                .integer(start), .integer(end), .text(offer?.type.rawValue), .text(offer?.id),
+                .text(offer?.paymentMode.rawValue), .text(offer?.period.description),
+            ]
             try change(
-                transaction.id, Self.startPeriod,
-                [
-                    .integer(start), .integer(start), .integer(end), .text(offer?.type.rawValue), .text(offer?.id),
-                    .text(offer?.paymentMode.rawValue), .text(offer?.period.description),
-                ], &image)
+                transaction.id, beginsItsChain ? Self.startChain : Self.startPeriod,
+                beginsItsChain ? period + [.integer(start)] : period, &image)
             updated.purchaseDate = Date(ledgerMilliseconds: start)
-            updated.originalPurchaseDate = updated.purchaseDate
             updated.expirationDate = Date(ledgerMilliseconds: end)
             updated.offer = offer
+            if beginsItsChain { updated.originalPurchaseDate = updated.purchaseDate }
         case .purchaseDate(let date):
             // A purchase that begins its chain dates the chain too.
             let beginsItsChain = transaction.originalID == transaction.id
@@ -571,8 +574,10 @@ package struct TransactionWriter {
     private static let insertTransaction = LedgerSQL(TransactionColumns.insertion)
     private static let updateState = RowUpdate("state", "error_code", "error_message", "updated_at")
     private static let startPeriod = RowUpdate(
-        "purchase_date", "original_purchase_date", "expiration_date", "offer_type", "offer_id", "offer_payment_mode",
-        "offer_period")
+        "purchase_date", "expiration_date", "offer_type", "offer_id", "offer_payment_mode", "offer_period")
+    private static let startChain = RowUpdate(
+        "purchase_date", "expiration_date", "offer_type", "offer_id", "offer_payment_mode", "offer_period",
+        "original_purchase_date")
     private static let datePurchase = RowUpdate("purchase_date")
     private static let dateChain = RowUpdate("purchase_date", "original_purchase_date")
     private static let updateFinished = RowUpdate("is_finished", "finished_at", "updated_at")

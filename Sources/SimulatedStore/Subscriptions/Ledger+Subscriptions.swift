@@ -479,6 +479,25 @@ extension Ledger {
     /// Whether anything of the holding was ever bought (besides transaction `id`): the
     /// introductory offer is then spent. A family member's purchase shared with the customer
     /// does not spend the customer's.
+    /// The original transaction of the customer's own subscription of `group`, and its purchase
+    /// date: what a new purchase in the group keeps (StoreKit's `originalID`, "the ID of the
+    /// original transaction for productID or subscriptionGroupID if this is a subscription"), across
+    /// upgrades, downgrades, crossgrades, lapses, resubscriptions and offers. `nil` before the
+    /// group's first purchase. A ledger made before kept one chain per purchase: its new purchases
+    /// join the chain of the group's latest period.
+    func ownOriginal(_ db: Database, group: String) throws -> (id: UInt64, purchaseDate: Int64)? {
+        try Row.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    SELECT original_id, original_purchase_date FROM transactions
+                    WHERE subscription_group_id = :group AND state = 'purchased' AND restored_from IS NULL
+                      AND \(HeldSubscription.transactionsCondition)
+                    ORDER BY purchase_date DESC, id DESC LIMIT 1
+                    """),
+            arguments: ["group": group, "shared": HeldSubscription.own(group).sharedKey]
+        ).map { (UInt64($0[0] as Int64), $0[1]) }
+    }
+
     func hasBought(_ db: Database, of held: HeldSubscription, excluding id: UInt64) throws -> Bool {
         try Bool.fetchOne(
             try db.cachedStatement(
@@ -506,18 +525,21 @@ extension Ledger {
             var run = plan.offerRun(offer, pending: false)
         else { return nil }
         // The chain's latest periods, newest first, as many as the offer has: those at its end
-        // that carry the offer were charged at it.
+        // that carry the offer were charged at it, back to the purchase that began the run (the
+        // chain is the group's: an earlier run of the same offer, before a lapse, is another run).
         let recent = try Row.fetchAll(
             try db.cachedStatement(
                 sql: """
-                    SELECT offer_type, offer_id FROM transactions
+                    SELECT offer_type, offer_id, reason FROM transactions
                     WHERE original_id = ? AND state = 'purchased' AND expiration_date > purchase_date
                     ORDER BY purchase_date DESC, id DESC LIMIT ?
                     """),
             arguments: [Int64(chain.originalID), run.renewalsLeft])
-        let charged = recent.prefix {
+        let carrying = recent.prefix {
             ($0["offer_type"] as String?) == offer.type.rawValue && ($0["offer_id"] as String?) == offer.id
-        }.count
+        }
+        let began = carrying.firstIndex { ($0["reason"] as String?) == PaymentTransaction.Reason.purchase.rawValue }
+        let charged = began.map { carrying.distance(from: carrying.startIndex, to: $0) + 1 } ?? carrying.count
         run.renewalsLeft -= charged
         return run.renewalsLeft > 0 ? run : nil
     }

@@ -37,7 +37,8 @@ public struct SubscriptionStatus: Sendable, Hashable, Codable {
     public var autoRenewProductID: String
     /// When the subscription renews, while it will.
     public var renewalDate: Date?
-    /// Why it expired, once expired.
+    /// Why it expired, once expired; `.billingError` during billing retry too (its period
+    /// ended, and the store retries the renewal), as Apple's renewal info shows `expirationIntent`.
     public var expirationReason: ExpirationReason?
     /// Whether a renewal failed on a billing issue and the store still retries it (grace period
     /// included).

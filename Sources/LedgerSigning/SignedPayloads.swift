@@ -124,8 +124,8 @@ package struct RenewalInfoPayload: Encodable {
     package private(set) var appTransactionId: String?
     var eligibleWinBackOfferIds: [String]?
 
-    /// `status` as the store signs it; the renewal price is `status.renewalPrice` (an
-    /// introductory offer still running is not taken into account); `priceIncreaseStatus` is
+    /// `status` as the store signs it; the renewal price is `status.renewalPrice` (what the next
+    /// renewal charges, its offer's price when one applies); `priceIncreaseStatus` is
     /// there while a price increase waits: 0 until the subscriber agrees (declined too: they did
     /// not consent), 1 once agreed or when it needs no consent. Its `signedDate` is when the store last changed the group's latest
     /// transaction, as for the transaction itself: a change of auto-renew or billing state alone
@@ -412,8 +412,8 @@ package struct NotificationPayload: Encodable {
         notificationUUID = uuid.uuidString.lowercased()
         self.signedDate = signedDate
         data = NotificationData(
-            appAppleId: settings.appAppleID, bundleId: settings.bundleID, environment: settings.environment.rawValue,
-            signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
+            appAppleId: settings.appAppleID, bundleId: settings.bundleID, bundleVersion: settings.appVersion,
+            environment: settings.environment.rawValue, signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
             status: status?.appStoreCode, consumptionRequestReason: consumptionRequestReason)
     }
 
@@ -458,6 +458,8 @@ package struct NotificationPayload: Encodable {
     struct NotificationData: Encodable {
         var appAppleId: Int64?
         var bundleId: String
+        /// The app's version (its `CFBundleVersion`: the store's `appVersion`).
+        var bundleVersion: String
         var environment: String
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?

@@ -121,20 +121,25 @@ extension Ledger {
         let retrying = state == .inGracePeriod || state == .inBillingRetryPeriod
         // Only a current period renews: one that lapsed stays expired even with auto-renew on.
         let renews = renewal.autoRenew && (state == .subscribed || retrying)
-        // The increase's price, else the price the subscriber pays already, else the catalog's.
+        let renewalOffer = renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil
+        // What the next renewal charges: its offer's price when one applies (0 for a free one),
+        // else the increase's, else the price the subscriber pays already, else the catalog's.
+        let offerPrice = try renewalOffer.flatMap {
+            try Self.products(db, withIDs: [renewsTo]).first?.price(paidWith: $0)
+        }
         let renewalPrice =
-            try increase?.price ?? (latest.productID == renewsTo ? chargedPrice(db, of: latest) : nil)
+            try offerPrice ?? increase?.price ?? (latest.productID == renewsTo ? chargedPrice(db, of: latest) : nil)
             ?? Self.catalogPrice(db, of: renewsTo)
         return SubscriptionStatus(
             groupID: group, isFamilyShared: held.isFamilyShared, state: state, transaction: latest,
             willAutoRenew: renews,
             autoRenewProductID: renewsTo,
             renewalDate: state == .subscribed && renews ? latest.expirationDate : nil,
-            expirationReason: state == .expired ? reason : nil,
+            // Apple's payloads name it during billing retry too (a billing error, still retried).
+            expirationReason: state == .expired || retrying ? reason : nil,
             isInBillingRetry: retrying,
             gracePeriodExpirationDate: retrying ? issue?.graceUntil.map(Date.init(ledgerMilliseconds:)) : nil,
-            priceIncrease: increase, renewalPrice: renewalPrice,
-            renewalOffer: renews ? try nextRenewalOffer(db, latest: latest, renewingTo: renewsTo, renewal) : nil,
+            priceIncrease: increase, renewalPrice: renewalPrice, renewalOffer: renewalOffer,
             eligibleWinBackOfferIDs: !held.isFamilyShared && (state == .expired || state == .revoked)
                 ? try subscriptionPlan(db, productID: latest.productID).map {
                     try eligibleWinBackOfferIDs(db, plan: $0, group: group, at: nowMS)

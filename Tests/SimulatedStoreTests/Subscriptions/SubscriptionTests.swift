@@ -482,7 +482,7 @@ import Testing
             #expect(
                 status.state == .inBillingRetryPeriod && status.isInBillingRetry
                     && status.gracePeriodExpirationDate == nil)
-            #expect(status.willAutoRenew && status.renewalDate == nil && status.expirationReason == nil)
+            #expect(status.willAutoRenew && status.renewalDate == nil && status.expirationReason == .billingError)
             #expect(try store.queue.currentEntitlements().isEmpty)
             #expect(try await store.session.advanceClock(by: 5 * day).isEmpty, "no renewal while the issue lasts")
             let renewal = try #require(try await store.session.resolveIssueForTransaction(bought.id))

@@ -413,7 +413,8 @@ package struct NotificationPayload: Encodable {
         self.signedDate = signedDate
         data = NotificationData(
             appAppleId: settings.appAppleID, bundleId: settings.bundleID, bundleVersion: settings.appVersion,
-            environment: settings.environment.rawValue, signedTransactionInfo: signedTransactionInfo, signedRenewalInfo: signedRenewalInfo,
+            environment: settings.environment.rawValue, signedTransactionInfo: signedTransactionInfo,
+            signedRenewalInfo: signedRenewalInfo,
             status: status?.appStoreCode, consumptionRequestReason: consumptionRequestReason)
     }
 

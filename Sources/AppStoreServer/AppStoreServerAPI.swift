@@ -299,7 +299,7 @@ public struct AppStoreServerAPI: Sendable {
     /// Get Transaction Info, from what the token's check read with the key (`read`), or read
     /// now when the token was not verified before.
     private func transactionInfo(_ id: UInt64, read: ServerPurchase?) throws -> APIResponse {
-        let signed = try read.map { try $0.sign() } ?? store.signedPurchase(id)?.signed
+        let signed = try read.map { try $0.sign() } ?? store.serverSignedPurchase(id)
         guard let signed else { throw APIError.transactionIDNotFound }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)

@@ -30,7 +30,7 @@ extension AppStoreServerAPI {
         let revision = Revision.token(
             page.last.map(ServerHistoryQuery.Position.init(of:)) ?? history.after
                 ?? Revision.start(descending: history.descending))
-        let signed = try store.signedTransactions(page).map(\.compactSerialization)
+        let signed = try store.serverSignedTransactions(page).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.
         let named = kind == .refunds ? nil : settings
         return try Self.ok(

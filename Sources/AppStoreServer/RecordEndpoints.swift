@@ -10,7 +10,7 @@ extension AppStoreServerAPI {
         guard let transaction = try store.transaction(forOrder: orderID) else {
             return try Self.ok(ResponseBody.OrderLookup(status: 1, signedTransactions: []))
         }
-        let signed = try store.signedTransactions([transaction]).map(\.compactSerialization)
+        let signed = try store.serverSignedTransactions([transaction]).map(\.compactSerialization)
         return try Self.ok(ResponseBody.OrderLookup(status: 0, signedTransactions: signed))
     }
 

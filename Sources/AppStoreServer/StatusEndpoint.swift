@@ -19,8 +19,10 @@ extension AppStoreServerAPI {
             guard wanted.isEmpty || wanted.contains(code) else { continue }
             let last = ResponseBody.LastTransaction(
                 status: code, originalTransactionId: String(status.transaction.originalID),
-                signedTransactionInfo: try store.signedTransactions([status.transaction])[0].compactSerialization,
-                signedRenewalInfo: try store.signedRenewalInfo(status).compactSerialization)
+                signedTransactionInfo: try store.serverSignedTransactions([status.transaction])[0]
+                    .compactSerialization,
+                signedRenewalInfo: try store.signedRenewalInfoWithPayload(status, signedNow: true).jws
+                    .compactSerialization)
             if groups.last?.subscriptionGroupIdentifier == status.groupID {
                 groups[groups.count - 1].lastTransactions.append(last)
             } else {

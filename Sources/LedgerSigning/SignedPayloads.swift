@@ -46,9 +46,11 @@ package struct TransactionPayload: Encodable {
     /// milliunits of a percent (`REFUND_PRORATED` with `revocationPercentage`). Its `signedDate` is when the store last changed it. A subscription's
     /// `webOrderLineItemId` is its purchase's id (a restored copy shares its purchase's); a
     /// refund is a full one (`REFUND_FULL`); `appTransactionID` is the customer's.
+    /// `signedAt`: when an App Store Server API answer signs it (milliseconds since 1970): its
+    /// `signedDate` is then the time of signing, as Apple's answers say.
     package init(
         _ transaction: PaymentTransaction, product: Product?, settings: StoreSettings, appTransactionID: String? = nil,
-        charged: Decimal? = nil, familyShared: Bool = false, refundedPortion: Int? = nil
+        charged: Decimal? = nil, familyShared: Bool = false, refundedPortion: Int? = nil, signedAt: Int64? = nil
     ) {
         if familyShared { inAppOwnershipType = "FAMILY_SHARED" }
         transactionId = String(transaction.id)
@@ -62,7 +64,7 @@ package struct TransactionPayload: Encodable {
         quantity = transaction.quantity
         type = transaction.productType.appStoreName
         appAccountToken = transaction.appAccountToken?.uuidString.lowercased()
-        signedDate = transaction.updatedAt.ledgerMilliseconds
+        signedDate = signedAt ?? transaction.updatedAt.ledgerMilliseconds
         revocationReason = transaction.revocationReason
         revocationDate = transaction.revocationDate?.ledgerMilliseconds
         if transaction.revocationDate != nil {
@@ -132,9 +134,10 @@ package struct RenewalInfoPayload: Encodable {
     /// does not move it.
     /// `recentStart` is when the subscriber's run of periods without a gap of more than 60
     /// days began (Apple's `recentSubscriptionStartDate`).
+    /// `signedAt`: as for a transaction (an App Store Server API answer's time of signing).
     package init(
         _ status: SubscriptionStatus, settings: StoreSettings, recentStart: Date? = nil,
-        appTransactionID: String? = nil
+        appTransactionID: String? = nil, signedAt: Int64? = nil
     ) {
         let latest = status.transaction
         originalTransactionId = String(latest.originalID)
@@ -152,7 +155,7 @@ package struct RenewalInfoPayload: Encodable {
             case .unknown: 5
             }
         }
-        signedDate = latest.updatedAt.ledgerMilliseconds
+        signedDate = signedAt ?? latest.updatedAt.ledgerMilliseconds
         environment = settings.environment.rawValue
         renewalDate = latest.expirationDate?.ledgerMilliseconds
         appAccountToken = latest.appAccountToken?.uuidString.lowercased()

@@ -42,6 +42,33 @@ import Testing
             try JSONSerialization.jsonObject(with: try JWS(compactSerialization: text).payload) as? [String: Any])
     }
 
+    // MARK: - Signed dates
+
+    /// An App Store Server API answer is signed when it is asked for: its transactions' and
+    /// renewal info's `signedDate` is the store's time of signing, not of their last change (the
+    /// device's copy keeps that one).
+    @Test func anAnswersSignedDateIsWhenItWasSigned() async throws {
+        try await withServer { api, ledger, session, token in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            try await session.advanceClock(by: Self.day)
+            let now = Self.now.addingTimeInterval(Self.day).ledgerMilliseconds
+            let info = try Self.call(api, "GET", "/inApps/v1/transactions/\(bought.id)", token: token)
+            #expect(try Self.payload(info.json["signedTransactionInfo"])["signedDate"] as? Int64 == now)
+            let history = try Self.call(api, "GET", "/inApps/v2/history/\(bought.id)", token: token)
+            for signed in history.json["signedTransactions"] as? [Any] ?? [] {
+                #expect(try Self.payload(signed)["signedDate"] as? Int64 == now)
+            }
+            let statuses = try Self.call(api, "GET", "/inApps/v1/subscriptions/\(bought.id)", token: token)
+            let group = try #require((statuses.json["data"] as? [[String: Any]])?.first)
+            let last = try #require((group["lastTransactions"] as? [[String: Any]])?.first)
+            #expect(try Self.payload(last["signedTransactionInfo"])["signedDate"] as? Int64 == now)
+            #expect(try Self.payload(last["signedRenewalInfo"])["signedDate"] as? Int64 == now)
+            // The device's copy is dated by its last change.
+            let device = try ledger.signedTransactions([bought])[0]
+            #expect(device.signedDate == bought.updatedAt)
+        }
+    }
+
     // MARK: - Orders
 
     @Test func anOrderIDLeadsBackToItsTransactionAndNothingElse() async throws {

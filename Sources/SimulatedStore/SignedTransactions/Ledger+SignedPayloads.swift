@@ -36,6 +36,19 @@ extension Ledger {
         return try read { db in try signing(db, transactions) }.signWithPayloads()
     }
 
+    /// `signedTransactions(_:)` as an App Store Server API answer signs them: their `signedDate`
+    /// is the store's time of signing.
+    package func serverSignedTransactions(_ transactions: [PaymentTransaction]) throws -> [JWS] {
+        for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
+            throw StoreControlError.notSigned(transaction.id, state: transaction.state)
+        }
+        return try read { db in
+            var signing = try signing(db, transactions)
+            signing.signedAt = try storeNow(db)
+            return signing
+        }.sign()
+    }
+
     /// Transaction `id` and its signed form, read in one snapshot (what the App Store
     /// Server API's Get Transaction Info answers); `nil` when the ledger has no such transaction
     /// or it is not purchased or restored (the App Store's server never saw it).
@@ -43,6 +56,17 @@ extension Ledger {
     public func signedPurchase(_ id: UInt64) throws -> (transaction: PaymentTransaction, signed: JWS)? {
         guard let inputs = try read({ db in try purchaseSigning(db, id) }) else { return nil }
         return (inputs.transactions[0], try inputs.sign()[0])
+    }
+
+    /// `signedPurchase(_:)` as Get Transaction Info answers it: its `signedDate` is the store's
+    /// time of signing.
+    package func serverSignedPurchase(_ id: UInt64) throws -> JWS? {
+        let inputs = try read { db in
+            var signing = try purchaseSigning(db, id)
+            signing?.signedAt = try storeNow(db)
+            return signing
+        }
+        return try inputs?.sign()[0]
     }
 
     /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
@@ -56,8 +80,10 @@ extension Ledger {
         try read { db in
             let (key, settings) = try apiKeyAndSettings(db, keyID)
             let signing = Result {
-                try purchaseSigning(
+                var signing = try purchaseSigning(
                     db, id, signer: PayloadSigner(identity: try identities.identity(db), settings: settings))
+                signing?.signedAt = try storeNow(db)
+                return signing
             }
             return ServerPurchase(
                 key: key, settings: settings, signing: signing.mapError { Self.mapError($0, path: path) })
@@ -124,6 +150,9 @@ extension Ledger {
         let familySharedOriginals: Set<UInt64>
         /// The parts of prorated refunds, in milliunits of a percent, by transaction id.
         let refundedPortions: [UInt64: Int]
+        /// When an App Store Server API answer signs them (the store's time of the read): their
+        /// `signedDate`; `nil` elsewhere (then when the store last changed each).
+        var signedAt: Int64?
 
         func sign() throws -> [JWS] { try signWithPayloads().map(\.jws) }
 
@@ -135,7 +164,7 @@ extension Ledger {
                     transaction, product: products[transaction.productID], settings: signer.settings,
                     appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
                     familyShared: familySharedOriginals.contains(transaction.originalID),
-                    refundedPortion: refundedPortions[transaction.id])
+                    refundedPortion: refundedPortions[transaction.id], signedAt: signedAt)
                 return (try signer.sign(payload), payload)
             }
         }
@@ -157,21 +186,22 @@ extension Ledger {
         try signedRenewalInfoWithPayload(status).jws
     }
 
-    /// `signedRenewalInfo(_:)` with the payload it was signed from.
+    /// `signedRenewalInfo(_:)` with the payload it was signed from; `signedNow`: as an App Store
+    /// Server API answer signs it (its `signedDate` the store's time of signing).
     package func signedRenewalInfoWithPayload(
-        _ status: SubscriptionStatus
+        _ status: SubscriptionStatus, signedNow: Bool = false
     ) throws -> (jws: JWS, payload: RenewalInfoPayload) {
         let signer = try signer()
         var status = status
-        let recentStart = try read { db in
+        let (recentStart, now) = try read { db in
             try vouchForSigning(db, status.transaction.id)
             status.transaction = try withServerAccountTokens(db, [status.transaction])[0]
             let held = try heldSubscription(db, of: status.transaction) ?? .own(status.groupID)
-            return try recentSubscriptionStart(db, of: held)
+            return (try recentSubscriptionStart(db, of: held), signedNow ? try storeNow(db) : nil)
         }
         let payload = RenewalInfoPayload(
             status, settings: signer.settings, recentStart: recentStart,
-            appTransactionID: signer.identity.appTransactionID)
+            appTransactionID: signer.identity.appTransactionID, signedAt: now)
         return (try signer.sign(payload), payload)
     }
 

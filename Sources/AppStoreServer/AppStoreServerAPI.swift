@@ -62,8 +62,9 @@ public struct APIResponse: Sendable, Equatable {
 ///   `paginationToken`): the ledger's outbox of Server Notifications V2 (`NotificationSender`).
 /// - `GET /inApps/v1/lookup/{orderId}` (Look Up Order ID, `OrderID`), `PUT
 ///   /inApps/v1|v2/transactions/consumption/{transactionId}` (Send Consumption Information,
-///   kept with the transaction) and `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`
-///   (Set App Account Token, which the chain is signed with from then on).
+///   kept with the transaction), `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`
+///   (Set App Account Token, which the chain is signed with from then on) and `POST
+///   /inApps/v1/transactions/{transactionId}/finish` (Finish Transaction: the device stops getting it).
 /// - `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}` (Extend a Subscription
 ///   Renewal Date), `POST /inApps/v1/subscriptions/extend/mass` (for all active subscribers)
 ///   and `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}` (its status).
@@ -155,6 +156,7 @@ public struct AppStoreServerAPI: Sendable {
         (["inApps", "v1", "transactions", "consumption", "{}"], "PUT", .consumption(version: 1)),
         (["inApps", "v2", "transactions", "consumption", "{}"], "PUT", .consumption(version: 2)),
         (["inApps", "v1", "transactions", "{}", "appAccountToken"], "PUT", .appAccountToken),
+        (["inApps", "v1", "transactions", "{}", "finish"], "POST", .finishTransaction),
         (["inApps", "v1", "subscriptions", "extend", "mass"], "POST", .massExtension),
         (["inApps", "v1", "subscriptions", "extend", "{}"], "PUT", .extendRenewalDate),
         (["inApps", "v1", "subscriptions", "extend", "mass", "{}", "{}"], "GET", .massExtensionStatus),
@@ -171,6 +173,7 @@ public struct AppStoreServerAPI: Sendable {
         case orderLookup
         case consumption(version: Int)
         case appAccountToken
+        case finishTransaction
         case extendRenewalDate
         case massExtension
         case massExtensionStatus
@@ -263,6 +266,8 @@ public struct AppStoreServerAPI: Sendable {
             return try consumption(parameters[0], body: request.body, version: version)
         case .appAccountToken:
             return try setAppAccountToken(parameters[0], body: request.body)
+        case .finishTransaction:
+            return try finishTransaction(parameters[0])
         case .extendRenewalDate:
             return try extendRenewalDate(parameters[0], body: request.body)
         case .massExtension:

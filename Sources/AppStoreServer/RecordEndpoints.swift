@@ -105,6 +105,16 @@ extension AppStoreServerAPI {
         }
     }
 
+    /// Finish Transaction (API 1.20): the app's server finished processing the transaction, as
+    /// the app's `Transaction.finish()` would, so its devices stop getting it at launch; 200 and
+    /// no body, again for one finished already. A transaction the server never saw (purchasing,
+    /// deferred, failed) is not found, as Get Transaction Info says.
+    func finishTransaction(_ idText: String) throws -> APIResponse {
+        let transaction = try serverTransaction(try Self.transactionID(idText))
+        _ = try store.finish([transaction.id])
+        return APIResponse(status: 200, json: nil)
+    }
+
     /// Set App Account Token's body (`UpdateAppAccountTokenRequest`).
     struct AppAccountTokenRequest: Decodable {
         var appAccountToken: String?

@@ -69,6 +69,41 @@ import Testing
         }
     }
 
+    // MARK: - Finish Transaction
+
+    /// The server finishes a purchase the app did not: it is finished (its event in the
+    /// history), the device stops getting it at launch, and asked again it is still 200. What the
+    /// server never saw is not found; an id that does not read is refused; nothing changes then.
+    @Test func finishTransactionFinishesWhatTheDeviceWouldGetAtLaunch() async throws {
+        try await withServer { api, ledger, session, token in
+            let bought = try await session.buyProduct(Payment(productID: SampleCatalog.consumable))
+            #expect(try ledger.transaction(bought.id)?.isFinished == false)
+            let path = "/inApps/v1/transactions/\(bought.id)/finish"
+            let done = try Self.call(api, "POST", path, token: token)
+            #expect(done.status == 200 && done.json.isEmpty)
+            #expect(try ledger.transaction(bought.id)?.isFinished == true)
+            #expect(try ledger.events(of: bought.id).last?.kind == .finished)
+            // A launch delivers the unfinished transactions: it is not among them.
+            #expect(try PaymentQueue(ledger: ledger).transactions.isEmpty, "the device gets it no more")
+            #expect(try Self.call(api, "POST", path, token: token).status == 200, "again: still finished")
+            var declined = Payment(productID: SampleCatalog.nonConsumable)
+            declined.simulatedOutcome = .failed(.paymentCancelled)
+            let failed = try await PaymentQueue(ledger: ledger).add(declined)
+            #expect(failed.state == .failed)
+            for (path, status, code) in [
+                ("/inApps/v1/transactions/\(failed.id)/finish", 404, 4_040_010),
+                ("/inApps/v1/transactions/999/finish", 404, 4_040_010),
+                ("/inApps/v1/transactions/abc/finish", 400, 4_000_006),
+            ] {
+                let answer = try Self.call(api, "POST", path, token: token)
+                #expect(answer.status == status && answer.json["errorCode"] as? Int == code, "\(path)")
+            }
+            #expect(try ledger.transaction(failed.id)?.isFinished == false)
+            #expect(try Self.call(api, "GET", path, token: token).status == 405)
+            #expect(try ledger.verify() == [])
+        }
+    }
+
     // MARK: - Orders
 
     @Test func anOrderIDLeadsBackToItsTransactionAndNothingElse() async throws {

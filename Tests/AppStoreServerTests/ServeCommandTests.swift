@@ -567,7 +567,7 @@ import StoreTesting
     /// What Apple refuses, refused to Apple's client: a subscription in a free offer period
     /// (bought with the CLI's offer code) cannot be extended (403, 4030004) and counts as failed
     /// in a mass extension; one a family member shares cannot be extended (403, 4030007) nor get
-    /// an app account token (400, 4000185).
+    /// an app account token (400, 4000185). Apple's client's Finish Transaction finishes a purchase.
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesClientIsRefusedWhatAppleRefusesOfFamilySharingAndFreePeriods() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
@@ -603,6 +603,8 @@ import StoreTesting
                     productId='\(SampleCatalog.subscription)'))
                 status = client.get_status_of_subscription_renewal_date_extensions('mass', '\(SampleCatalog.subscription)')
                 print('mass', status.complete, status.succeededCount, status.failedCount)
+                client.finish_transaction('\(trialID)')
+                print('finished', verifier.verify_and_decode_signed_transaction(client.get_transaction_info('\(trialID)').signedTransactionInfo).transactionId)
                 try:
                     client.set_app_account_token('\(sharedID)', UpdateAppAccountTokenRequest(
                         appAccountToken='7e3fb20b-4cdb-47cc-936d-99d65f608138'))
@@ -613,9 +615,14 @@ import StoreTesting
             let result = try runProcess(python, ["-c", script])
             #expect(
                 result.output.split(separator: "\n").map(String.init) == [
-                    "trial 403 4030004", "shared 403 4030007", "mass True 0 1", "token 400 4000185",
+                    "trial 403 4030004", "shared 403 4030007", "mass True 0 1", "finished \(trialID)",
+                    "token 400 4000185",
                 ], "\(result.output)")
             #expect(result.status == 0)
+            // Finish Transaction, from Apple's client: the device gets the purchase no more.
+            let ledger = try Ledger.open(at: path)
+            #expect(try ledger.transaction(UInt64(trialID))?.isFinished == true)
+            try ledger.close()
         }
     }
 

@@ -162,12 +162,7 @@ import Testing
     /// made later included (the history is ordered by the date a transaction was last
     /// modified), and nothing else.
     @Test func aRevisionSyncSeesLaterRefundsAndUpgrades() async throws {
-        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
-            try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)
-            let session = StoreTestSession(ledger: ledger)
-            try session.update { $0.bundleID = maker.bundleID }
-            let api = AppStoreServerAPI(ledger: ledger, now: { Self.now })
-            let token = try maker.authorization(claims: maker.claims(now: Self.now))
+        try await maker.withServedLedger(now: Self.now) { api, ledger, session, token in
             for _ in 0..<25 { try await session.buyProduct(Payment(productID: SampleCatalog.consumable)) }
             let basic = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
             let path = "/inApps/v2/history/\(basic.id)"

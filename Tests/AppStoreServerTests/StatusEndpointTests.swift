@@ -78,12 +78,7 @@ import Testing
     /// gets one group item with both in `lastTransactions`, the customer's own first, each with
     /// its own renewal info; the status filter applies to each.
     @Test func aGroupHeldTwiceListsBothSubscriptions() async throws {
-        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
-            try ledger.addAPIKey(keyID: maker.keyID, issuerID: maker.issuerID, publicKey: maker.key.publicKey)
-            let session = StoreTestSession(ledger: ledger)
-            try session.update { $0.bundleID = maker.bundleID }
-            let api = AppStoreServerAPI(ledger: ledger, now: { Self.now })
-            let token = try maker.authorization(claims: maker.claims(now: Self.now))
+        try await maker.withServedLedger(now: Self.now) { api, ledger, session, token in
             let own = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
             let shared = try await session.shareFamilyPurchase(Payment(productID: SampleCatalog.yearlySubscription))
             let statuses = try Self.statuses(api, id: own.id, token: token)

@@ -1,6 +1,11 @@
 import Crypto
 import Foundation
 import LedgerSigning
+import LedgerTesting
+import StoreLedger
+import StoreTesting
+
+@testable import AppStoreServer
 
 /// Makes bearer tokens as Apple's libraries do (ES256, header `kid`), with whatever claims a
 /// test wants, so that each rule of `BearerToken` can be broken alone.
@@ -25,5 +30,22 @@ struct TokenMaker {
             + JWS.base64URL(try JSONSerialization.data(withJSONObject: claims))
         let signature = try (signer ?? key).signature(for: Data(input.utf8)).rawRepresentation
         return "Bearer " + input + "." + JWS.base64URL(signature)
+    }
+}
+
+extension TokenMaker {
+    /// A fresh ledger that trusts this maker's key, its store signing for this maker's bundle,
+    /// with its clock fixed at `now`, answered by an API at `now`: `body` gets the API, the
+    /// ledger, a session of its store and a bearer token that holds.
+    func withServedLedger(
+        now: Date, _ body: (AppStoreServerAPI, Ledger, StoreTestSession, String) async throws -> Void
+    ) async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(now))) { ledger in
+            try ledger.addAPIKey(keyID: keyID, issuerID: issuerID, publicKey: key.publicKey)
+            let session = StoreTestSession(ledger: ledger)
+            try session.update { $0.bundleID = bundleID }
+            let api = AppStoreServerAPI(ledger: ledger, now: { now })
+            try await body(api, ledger, session, try authorization(claims: claims(now: now)))
+        }
     }
 }

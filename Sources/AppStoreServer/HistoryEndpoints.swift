@@ -24,13 +24,12 @@ extension AppStoreServerAPI {
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
         history.limit = Self.historyPageSize + 1
-        var page = try store.serverHistory(history)
-        let hasMore = page.count > Self.historyPageSize
-        page = Array(page.prefix(Self.historyPageSize))
+        let listed = try store.serverHistory(history)
+        let hasMore = listed.count > Self.historyPageSize
+        let page = listed.prefix(Self.historyPageSize)
         let revision = Revision.token(
-            page.last.map(ServerHistoryQuery.Position.init(of:)) ?? history.after
-                ?? Revision.start(descending: history.descending))
-        let signed = try store.serverSignedTransactions(page).map(\.compactSerialization)
+            page.last?.place ?? history.after ?? Revision.start(descending: history.descending))
+        let signed = try store.serverSignedTransactions(page.map(\.transaction)).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.
         let named = kind == .refunds ? nil : settings
         return try Self.ok(
@@ -102,8 +101,8 @@ extension AppStoreServerAPI {
     }
 }
 
-/// A history page's `revision`: where the next page starts. Opaque to clients; here the last
-/// transaction's modification date and id, `<milliseconds>.<id>`.
+/// A history page's `revision`: where the next page starts. Opaque to clients; here when the
+/// last transaction was modified (its last event's sequence) and its id, `<sequence>.<id>`.
 enum Revision {
     static func token(_ position: ServerHistoryQuery.Position) -> String {
         "\(position.modified).\(position.id)"

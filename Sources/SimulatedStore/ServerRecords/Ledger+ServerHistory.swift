@@ -8,27 +8,25 @@ package import LedgerModel
 /// The server records what the App Store charged or refunded: purchased transactions
 /// (purchases and renewals, refunded or not). A payment that failed, waits for Ask to Buy or is
 /// still purchasing never reached it, and a restored transaction is the device's copy of a
-/// purchase the list has already. Pages follow the date each transaction was last modified (its
-/// row's `updated_at`: charged, refunded or reinstated, upgraded, its expiration moved, finished),
-/// then the id, as Apple's history sorts by "recently modified" date: a server that syncs by
-/// revision finds a refund made after it read a transaction, listed again after its revision.
+/// purchase the list has already. Pages follow when each transaction was last modified, then the
+/// id, as Apple's history sorts by "recently modified" date: a server that syncs by revision finds
+/// a refund made after it read a transaction, listed again after its revision. When is the
+/// sequence of the transaction's last event in the hash chain (every change of a row is followed
+/// by its event: charged, refunded or reinstated, upgraded, its expiration moved, delivered or
+/// finished on the device), which only grows, whatever the store's clock does (a fixed clock, two
+/// changes in one millisecond).
 package struct ServerHistoryQuery: Sendable, Hashable {
     /// A place in the list: the last transaction of a page.
     package struct Position: Sendable, Hashable {
-        /// When that transaction was last modified, in milliseconds since 1970.
+        /// When that transaction was last modified: the sequence of its last event.
         package var modified: Int64
         /// Its id.
         package var id: UInt64
 
-        /// The place of the transaction `id` last modified at `modified` (milliseconds since 1970).
+        /// The place of the transaction `id` whose last event is `modified`.
         package init(modified: Int64, id: UInt64) {
             self.modified = modified
             self.id = id
-        }
-
-        /// The place of `transaction`.
-        package init(of transaction: PaymentTransaction) {
-            self.init(modified: transaction.updatedAt.ledgerMilliseconds, id: transaction.id)
         }
     }
 
@@ -63,15 +61,19 @@ package struct ServerHistoryQuery: Sendable, Hashable {
 
 /// The histories the App Store Server API answers (Get Transaction History, Look Up Order ID).
 extension Ledger {
-    /// The transactions `query` selects, in its order: at most `query.limit` of them.
-    package func serverHistory(_ query: ServerHistoryQuery) throws -> [PaymentTransaction] {
+    /// The transactions `query` selects, in its order: at most `query.limit` of them, each with
+    /// its place (what a revision after it names).
+    package func serverHistory(
+        _ query: ServerHistoryQuery
+    ) throws -> [(transaction: PaymentTransaction, place: ServerHistoryQuery.Position)] {
+        let modified = Self.lastModified
         var conditions = ["state = 'purchased'"]
         var arguments: [(any DatabaseValueConvertible)?] = []
         if let after = query.after {
             conditions.append(
                 query.descending
-                    ? "(updated_at < ? OR (updated_at = ? AND id < ?))"
-                    : "(updated_at > ? OR (updated_at = ? AND id > ?))")
+                    ? "(\(modified) < ? OR (\(modified) = ? AND id < ?))"
+                    : "(\(modified) > ? OR (\(modified) = ? AND id > ?))")
             arguments += [after.modified, after.modified, Int64(clamping: after.id)]
         }
         if let start = query.startDate {
@@ -103,11 +105,22 @@ extension Ledger {
         let order = query.descending ? "DESC" : "ASC"
         let limit = min(max(query.limit, 1), 1_000)
         return try read { db in
-            try PaymentTransaction.fetchAll(
+            let page = try PaymentTransaction.fetchAll(
                 db,
                 sql: "WHERE " + conditions.joined(separator: " AND ")
-                    + " ORDER BY updated_at \(order), id \(order) LIMIT \(limit)",
+                    + " ORDER BY \(modified) \(order), id \(order) LIMIT \(limit)",
                 arguments: StatementArguments(arguments))
+            return try page.map { transaction in
+                let modified = try Int64.fetchOne(
+                    db, sql: "SELECT MAX(seq) FROM transaction_events WHERE transaction_id = ?",
+                    arguments: [Int64(transaction.id)])
+                return (transaction, ServerHistoryQuery.Position(modified: modified ?? 0, id: transaction.id))
+            }
         }
     }
+
+    /// When a row of `transactions` was last modified: the sequence of its last event (an index
+    /// seek, `transaction_events_by_transaction`).
+    private static let lastModified =
+        "(SELECT MAX(seq) FROM transaction_events WHERE transaction_id = transactions.id)"
 }

@@ -52,10 +52,11 @@ extension Ledger {
         let switches = BillingSwitches(try writer.settings())
         if switches.retryOnRenewal {
             let ended = try PaymentTransaction.fetchOne(db, id: latest.id)!
-            // Already retried: the issue keeps its start (and its grace period).
-            if state.liveBillingIssue(of: ended, at: now) == nil {
+            // The renewal due at the period's end fails (now, when it was running). One that
+            // failed already keeps its issue: its start, its grace period, its retries.
+            if state.billingIssue(of: ended) == nil, let end = ended.expirationDate?.ledgerMilliseconds {
                 try failRenewal(
-                    writer, held, state, latest: ended, at: now, plan: plan, rate: try timeRate(db), switches: switches)
+                    writer, held, state, latest: ended, at: end, plan: plan, rate: try timeRate(db), switches: switches)
             }
             return .failed(ended)
         }
@@ -476,15 +477,13 @@ extension Ledger {
         return periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
     }
 
-    /// Whether anything of the holding was ever bought (besides transaction `id`): the
-    /// introductory offer is then spent. A family member's purchase shared with the customer
-    /// does not spend the customer's.
     /// The original transaction of the customer's own subscription of `group`, and its purchase
     /// date: what a new purchase in the group keeps (StoreKit's `originalID`, "the ID of the
     /// original transaction for productID or subscriptionGroupID if this is a subscription"), across
     /// upgrades, downgrades, crossgrades, lapses, resubscriptions and offers. `nil` before the
     /// group's first purchase. A ledger made before kept one chain per purchase: its new purchases
-    /// join the chain of the group's latest period.
+    /// join the chain of the group's latest period that covered time (a pending downgrade's
+    /// payment of an older release covered none), else of its latest purchase.
     func ownOriginal(_ db: Database, group: String) throws -> (id: UInt64, purchaseDate: Int64)? {
         try Row.fetchOne(
             try db.cachedStatement(
@@ -492,12 +491,15 @@ extension Ledger {
                     SELECT original_id, original_purchase_date FROM transactions
                     WHERE subscription_group_id = :group AND state = 'purchased' AND restored_from IS NULL
                       AND \(HeldSubscription.transactionsCondition)
-                    ORDER BY purchase_date DESC, id DESC LIMIT 1
+                    ORDER BY expiration_date > purchase_date DESC, purchase_date DESC, id DESC LIMIT 1
                     """),
             arguments: ["group": group, "shared": HeldSubscription.own(group).sharedKey]
         ).map { (UInt64($0[0] as Int64), $0[1]) }
     }
 
+    /// Whether anything of the holding was ever bought (besides transaction `id`): the
+    /// introductory offer is then spent. A family member's purchase shared with the customer
+    /// does not spend the customer's.
     func hasBought(_ db: Database, of held: HeldSubscription, excluding id: UInt64) throws -> Bool {
         try Bool.fetchOne(
             try db.cachedStatement(

@@ -55,6 +55,24 @@ import Testing
         }
     }
 
+    /// An interrupted purchase's replacement, made once its issue is resolved, is a purchase of
+    /// the group like any other: it keeps the group's original transaction.
+    @Test func anInterruptedPurchasesReplacementKeepsTheOriginalTransaction() async throws {
+        try await StoreFixture.with { store in
+            let first = try await store.buy(SampleCatalog.subscription)
+            _ = try await store.session.expireSubscription(SampleCatalog.subscription)
+            try store.ledger.advanceClock(by: 10 * Self.day)
+            try store.session.update { $0.interruptedPurchasesEnabled = true }
+            let interrupted = try await store.buy(SampleCatalog.yearlySubscription)
+            #expect(interrupted.state == .failed)
+            try await store.queue.finish(interrupted)
+            let replacement = try #require(try await store.session.resolveIssueForTransaction(interrupted.id))
+            #expect(replacement.state == .purchased && replacement.id != interrupted.id)
+            #expect(replacement.originalID == first.id && replacement.originalPurchaseDate == first.purchaseDate)
+            #expect(try store.ledger.verify() == [])
+        }
+    }
+
     /// A family member's purchase shared with the customer is theirs: its own original
     /// transaction, beside the customer's own subscription of the group; the customer's next
     /// purchase keeps the customer's.

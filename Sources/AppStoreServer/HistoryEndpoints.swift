@@ -23,18 +23,15 @@ extension AppStoreServerAPI {
         var history = kind == .refunds ? refundQuery() : try filters(query)
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
-        history.limit = Self.historyPageSize + 1
-        let listed = try store.serverHistory(history)
-        let hasMore = listed.count > Self.historyPageSize
-        let page = listed.prefix(Self.historyPageSize)
-        let revision = Revision.token(
-            page.last?.place ?? history.after ?? Revision.start(descending: history.descending))
-        let signed = try store.serverSignedTransactions(page.map(\.transaction)).map(\.compactSerialization)
+        history.limit = Self.historyPageSize
+        let page = try store.serverHistory(history)
+        let revision = Revision.token(page.last ?? history.after ?? Revision.start(descending: history.descending))
+        let signed = try store.serverSignedTransactions(page.transactions).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.
         let named = kind == .refunds ? nil : settings
         return try Self.ok(
             ResponseBody.History(
-                revision: revision, hasMore: hasMore, appAppleId: named?.appAppleID, bundleId: named?.bundleID,
+                revision: revision, hasMore: page.hasMore, appAppleId: named?.appAppleID, bundleId: named?.bundleID,
                 environment: named?.environment.rawValue, signedTransactions: signed))
     }
 

@@ -479,11 +479,8 @@ package struct TransactionWriter {
 
     /// Appends a `kind` event to every row `condition` selects, in id order, with each row's
     /// digest read in the same scan: `created` enters the row's state, the others keep it.
-    /// `each` sees every row of that scan (`TransactionColumns.names`) once its event is
-    /// appended (it may still wait in the batch, inserted before this returns).
     private func appendEvents(
-        _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments,
-        each: (FastStatement.Columns) throws -> Void = { _ in }
+        _ kind: TransactionEvent.Kind, toRowsWhere condition: String, arguments: StatementArguments
     ) throws {
         let rows = try FastStatement(db, HashChain.selectRows(where: condition))
         try rows.bind(arguments)
@@ -494,7 +491,6 @@ package struct TransactionWriter {
             try appender.append(
                 db, .init(transactionID: id, kind: kind, from: kind == .created ? nil : state, to: state, at: now),
                 rowDigest: chained ? HashChain.rowDigest(of: columns) : HashChain.noRow)
-            try each(columns)
         }
         try appender.finish(db)
     }

@@ -129,13 +129,7 @@ extension Ledger {
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
         row.storefront = settings.storefront.countryCode
-        // A subscription keeps the group's original transaction (a family member's share is
-        // theirs: it starts its own).
-        if row.productType == .autoRenewable, !payment.isSharedByFamily, let group = row.subscriptionGroupID,
-            let original = try ownOriginal(db, group: group)
-        {
-            row.original = original
-        }
+        try keepGroupsOriginal(db, &row, sharedByFamily: payment.isSharedByFamily)
         let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
         row.planned = (decision.state, decision.error)
         row.offer = offer

@@ -61,11 +61,16 @@ package struct ServerHistoryQuery: Sendable, Hashable {
 
 /// The histories the App Store Server API answers (Get Transaction History, Look Up Order ID).
 extension Ledger {
-    /// The transactions `query` selects, in its order: at most `query.limit` of them, each with
-    /// its place (what a revision after it names).
-    package func serverHistory(
-        _ query: ServerHistoryQuery
-    ) throws -> [(transaction: PaymentTransaction, place: ServerHistoryQuery.Position)] {
+    /// One page of a history: its transactions, whether more follow, and the place of its last
+    /// (what a revision after it names), read in one snapshot.
+    package struct Page {
+        package var transactions: [PaymentTransaction]
+        package var hasMore: Bool
+        package var last: ServerHistoryQuery.Position?
+    }
+
+    /// The transactions `query` selects, in its order: at most `query.limit` of them.
+    package func serverHistory(_ query: ServerHistoryQuery) throws -> Page {
         let modified = Self.lastModified
         var conditions = ["state = 'purchased'"]
         var arguments: [(any DatabaseValueConvertible)?] = []
@@ -105,17 +110,21 @@ extension Ledger {
         let order = query.descending ? "DESC" : "ASC"
         let limit = min(max(query.limit, 1), 1_000)
         return try read { db in
-            let page = try PaymentTransaction.fetchAll(
+            // One more than the page: whether more follow.
+            let read = try PaymentTransaction.fetchAll(
                 db,
                 sql: "WHERE " + conditions.joined(separator: " AND ")
-                    + " ORDER BY \(modified) \(order), id \(order) LIMIT \(limit)",
+                    + " ORDER BY \(modified) \(order), id \(order) LIMIT \(limit + 1)",
                 arguments: StatementArguments(arguments))
-            return try page.map { transaction in
-                let modified = try Int64.fetchOne(
-                    db, sql: "SELECT MAX(seq) FROM transaction_events WHERE transaction_id = ?",
-                    arguments: [Int64(transaction.id)])
-                return (transaction, ServerHistoryQuery.Position(modified: modified ?? 0, id: transaction.id))
+            let page = Array(read.prefix(limit))
+            let last = try page.last.map { transaction in
+                ServerHistoryQuery.Position(
+                    modified: try Int64.fetchOne(
+                        db, sql: "SELECT MAX(seq) FROM transaction_events WHERE transaction_id = ?",
+                        arguments: [Int64(transaction.id)]) ?? 0,
+                    id: transaction.id)
             }
+            return Page(transactions: page, hasMore: read.count > limit, last: last)
         }
     }
 

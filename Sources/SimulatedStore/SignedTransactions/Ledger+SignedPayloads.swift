@@ -30,23 +30,22 @@ extension Ledger {
     package func signedTransactionsWithPayloads(
         _ transactions: [PaymentTransaction]
     ) throws -> [(jws: JWS, payload: TransactionPayload)] {
-        for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
-            throw StoreControlError.notSigned(transaction.id, state: transaction.state)
-        }
+        try Self.checkSignable(transactions)
         return try read { db in try signing(db, transactions) }.signWithPayloads()
     }
 
     /// `signedTransactions(_:)` as an App Store Server API answer signs them: their `signedDate`
     /// is the store's time of signing.
     package func serverSignedTransactions(_ transactions: [PaymentTransaction]) throws -> [JWS] {
+        try Self.checkSignable(transactions)
+        return try read { db in try signing(db, transactions).signedNow(try storeNow(db)) }.sign()
+    }
+
+    /// Refuses what the App Store never signs: a transaction purchasing, deferred or failed.
+    private static func checkSignable(_ transactions: [PaymentTransaction]) throws {
         for transaction in transactions where transaction.state != .purchased && transaction.state != .restored {
             throw StoreControlError.notSigned(transaction.id, state: transaction.state)
         }
-        return try read { db in
-            var signing = try signing(db, transactions)
-            signing.signedAt = try storeNow(db)
-            return signing
-        }.sign()
     }
 
     /// Transaction `id` and its signed form, read in one snapshot (what the App Store
@@ -61,12 +60,7 @@ extension Ledger {
     /// `signedPurchase(_:)` as Get Transaction Info answers it: its `signedDate` is the store's
     /// time of signing.
     package func serverSignedPurchase(_ id: UInt64) throws -> JWS? {
-        let inputs = try read { db in
-            var signing = try purchaseSigning(db, id)
-            signing?.signedAt = try storeNow(db)
-            return signing
-        }
-        return try inputs?.sign()[0]
+        try read { db in try purchaseSigning(db, id)?.signedNow(try storeNow(db)) }?.sign()[0]
     }
 
     /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
@@ -80,10 +74,9 @@ extension Ledger {
         try read { db in
             let (key, settings) = try apiKeyAndSettings(db, keyID)
             let signing = Result {
-                var signing = try purchaseSigning(
-                    db, id, signer: PayloadSigner(identity: try identities.identity(db), settings: settings))
-                signing?.signedAt = try storeNow(db)
-                return signing
+                try purchaseSigning(
+                    db, id, signer: PayloadSigner(identity: try identities.identity(db), settings: settings)
+                )?.signedNow(try storeNow(db))
             }
             return ServerPurchase(
                 key: key, settings: settings, signing: signing.mapError { Self.mapError($0, path: path) })
@@ -152,7 +145,14 @@ extension Ledger {
         let refundedPortions: [UInt64: Int]
         /// When an App Store Server API answer signs them (the store's time of the read): their
         /// `signedDate`; `nil` elsewhere (then when the store last changed each).
-        var signedAt: Int64?
+        private(set) var signedAt: Int64?
+
+        /// These, signed as an API answer signs them at `now` (`signedAt`).
+        func signedNow(_ now: Int64) -> Signing {
+            var signing = self
+            signing.signedAt = now
+            return signing
+        }
 
         func sign() throws -> [JWS] { try signWithPayloads().map(\.jws) }
 

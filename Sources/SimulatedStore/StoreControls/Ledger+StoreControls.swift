@@ -320,12 +320,8 @@ extension Ledger {
         // Through `purchasing`, like any payment, so that subscriptions follow their group's rules.
         var replacement = NewTransactionRow(copying: interrupted, state: .purchasing, at: writer.now)
         replacement.planned = (.purchased, nil)
-        // A subscription keeps its group's original transaction, as any payment does.
-        if replacement.productType == .autoRenewable, let group = replacement.subscriptionGroupID,
-            try familySharedOriginals(db, of: [interrupted]).isEmpty
-        {
-            replacement.original = try ownOriginal(db, group: group)
-        }
+        try keepGroupsOriginal(
+            db, &replacement, sharedByFamily: !(try familySharedOriginals(db, of: [interrupted]).isEmpty))
         let replacementID = try writer.insert(replacement).id
         try db.run(
             sql: "UPDATE interrupted_purchases SET replacement_id = ? WHERE transaction_id = ?",

@@ -477,6 +477,16 @@ extension Ledger {
         return periodsEnd(run, plan: plan, rate: rate, anchor: &anchor, start: start)
     }
 
+    /// Gives `row`, a purchase about to be added, its group's original transaction when it is a
+    /// subscription of the customer's own (`ownOriginal`); a family member's share
+    /// (`sharedByFamily`) starts its own, and so does the group's first purchase.
+    func keepGroupsOriginal(_ db: Database, _ row: inout NewTransactionRow, sharedByFamily: Bool) throws {
+        guard row.productType == .autoRenewable, !sharedByFamily, let group = row.subscriptionGroupID,
+            let original = try ownOriginal(db, group: group)
+        else { return }
+        row.original = original
+    }
+
     /// The original transaction of the customer's own subscription of `group`, and its purchase
     /// date: what a new purchase in the group keeps (StoreKit's `originalID`, "the ID of the
     /// original transaction for productID or subscriptionGroupID if this is a subscription"), across
@@ -484,7 +494,7 @@ extension Ledger {
     /// group's first purchase. A ledger made before kept one chain per purchase: its new purchases
     /// join the chain of the group's latest period that covered time (a pending downgrade's
     /// payment of an older release covered none), else of its latest purchase.
-    func ownOriginal(_ db: Database, group: String) throws -> (id: UInt64, purchaseDate: Int64)? {
+    private func ownOriginal(_ db: Database, group: String) throws -> (id: UInt64, purchaseDate: Int64)? {
         try Row.fetchOne(
             try db.cachedStatement(
                 sql: """

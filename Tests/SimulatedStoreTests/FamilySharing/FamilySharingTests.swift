@@ -228,11 +228,11 @@ import Testing
             let shared = try await session.shareFamilyPurchase(Payment(productID: Self.shareable))
             var query = ServerHistoryQuery()
             query.familyShared = true
-            #expect(try ledger.serverHistory(query).map(\.transaction.id) == [shared.id])
+            #expect(try ledger.serverHistory(query).transactions.map(\.id) == [shared.id])
             query.familyShared = false
-            #expect(try ledger.serverHistory(query).map(\.transaction.id) == [own.id])
+            #expect(try ledger.serverHistory(query).transactions.map(\.id) == [own.id])
             query.familyShared = nil
-            #expect(try ledger.serverHistory(query).map(\.transaction.id) == [own.id, shared.id])
+            #expect(try ledger.serverHistory(query).transactions.map(\.id) == [own.id, shared.id])
         }
     }
 }

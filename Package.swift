@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Server Notifications V2 POSTed to the team's server (`ledger serve`).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // TLS for `ledger serve` and for notifications to `https` URLs (AsyncHTTPClient's too).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The event loops Hummingbird and AsyncHTTPClient run on, which `ledger serve` makes
         // Swift's executor.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -107,6 +109,12 @@ let package = Package(
             dependencies: [
                 "SimulatedStore", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                // HTTPS (`ledger serve --tls-certificate`) over swift-nio-ssl, and the test
+                // authority's certificates (`ledger tls create`).
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -169,6 +177,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // HTTPS clients of the server, and the test authority's certificates checked.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         .testTarget(
             name: "StoreLedgerTests",

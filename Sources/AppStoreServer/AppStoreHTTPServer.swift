@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
@@ -47,18 +48,29 @@ public struct AppStoreHTTPServer: Sendable {
     public let sendsNotifications: Bool
     /// What clients may hold.
     public let limits: Limits
+    /// The certificate and key it answers HTTPS with; `nil`: plain HTTP.
+    public let tls: ServerTLS?
+    /// The Server Notifications sender's extra trust (`NotificationSender`'s `trusting`).
+    public let notificationTrust: TrustedAuthorities?
+
+    /// `https` when the server has a certificate (`tls`), else `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
 
     /// A server of `ledger`'s store on `host` and `port` (loopback and 8080 by default), not
-    /// started yet (`run`); unless told otherwise it sends the store's notifications too.
+    /// started yet (`run`); unless told otherwise it sends the store's notifications too,
+    /// trusting `notificationTrust` besides the system's authorities. With `tls` it answers
+    /// HTTPS only.
     public init(
         ledger: Ledger, host: String = "127.0.0.1", port: Int = 8080, sendsNotifications: Bool = true,
-        limits: Limits = Limits()
+        limits: Limits = Limits(), tls: ServerTLS? = nil, notificationTrust: TrustedAuthorities? = nil
     ) {
         self.api = AppStoreServerAPI(ledger: ledger)
         self.host = host
         self.port = port
         self.sendsNotifications = sendsNotifications
         self.limits = limits
+        self.tls = tls
+        self.notificationTrust = notificationTrust
     }
 
     /// Serves until the task is cancelled, or, with `stoppingOnSignals`, until SIGINT or
@@ -108,20 +120,21 @@ public struct AppStoreHTTPServer: Sendable {
             return Self.response(await Blocking.run { api.respond(to: call) })
         }
         let (host, limits) = (host, limits)
+        let http = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    RequestBodyHandler(limit: limits.bodyTimeout, longestBody: AppStoreServerAPI.maximumBodySize)
+                ],
+                idleTimeout: .init(limits.idleTimeout)))
         let application = Application(
             responder: responder,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [
-                        RequestBodyHandler(limit: limits.bodyTimeout, longestBody: AppStoreServerAPI.maximumBodySize)
-                    ],
-                    idleTimeout: .init(limits.idleTimeout))),
+            server: try tls.map { try .tls(http, tlsConfiguration: $0.configuration) } ?? http,
             configuration: .init(
                 address: .hostname(host, port: port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections)),
             onServerRunning: { channel in await onListening(host, channel.localAddress?.port ?? 0) },
             logger: Self.quietLogger)
-        let sender = sendsNotifications ? NotificationSender(ledger: api.ledger) : nil
+        let sender = sendsNotifications ? NotificationSender(ledger: api.ledger, trusting: notificationTrust) : nil
         // The sender stops when the server does (a signal, or this task cancelled); an attempt
         // cut short is not recorded, and is made again by the next sender.
         let sending = Task { await sender?.run() }

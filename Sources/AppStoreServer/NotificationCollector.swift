@@ -1,5 +1,6 @@
 public import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 import Synchronization
@@ -45,17 +46,22 @@ public final class NotificationCollector: Sendable {
     /// The port it listens on.
     public var port: Int { boundPort.withLock { $0 } }
     /// Its address, to give the store as its notification URL.
-    public var url: String { "http://127.0.0.1:\(port)/notifications" }
+    public var url: String { "\(scheme)://127.0.0.1:\(port)/notifications" }
+    /// `https` when it was started with a certificate, else `http`.
+    private let scheme: String
     /// Every POST received, in order of arrival.
     public var arrivals: [Arrival] { received.withLock { $0 } }
     /// The `signedPayload` of each POST received, in order of arrival.
     public var signedPayloads: [String] { arrivals.compactMap(\.signedPayload) }
 
-    private init() {}
+    private init(scheme: String) {
+        self.scheme = scheme
+    }
 
-    /// A collector listening on a free loopback port, answering 200 at once.
-    public static func start() async throws -> NotificationCollector {
-        let collector = NotificationCollector()
+    /// A collector listening on a free loopback port, answering 200 at once; over HTTPS with
+    /// `tls` (its certificate must name 127.0.0.1, as `TestCertificateAuthority`'s do).
+    public static func start(tls: ServerTLS? = nil) async throws -> NotificationCollector {
+        let collector = NotificationCollector(scheme: tls == nil ? "http" : "https")
         let (ports, bound) = AsyncStream<Int>.makeStream()
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -69,7 +75,9 @@ public final class NotificationCollector: Sendable {
         var logger = Logger(label: "notification-collector")
         logger.logLevel = .critical
         let application = Application(
-            responder: responder, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            responder: responder,
+            server: try tls.map { try .tls(.http1(), tlsConfiguration: $0.configuration) } ?? .http1(),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: logger)
         // On threads of its own: a test process's other tests may hold every one of Swift's
         // cooperative threads (two on a two-core machine) while they wait for child processes,

@@ -53,12 +53,14 @@ public final class NotificationSender: Sendable {
     private let limits: Limits
     private let client: HTTPClient
 
-    /// A sender of `ledger`'s outbox. `shutdown()` it when done.
+    /// A sender of `ledger`'s outbox. `shutdown()` it when done. An `https` notification URL is
+    /// delivered to when its certificate chains to one of the system's authorities or of
+    /// `trusting`'s, and names the URL's host.
     ///
     /// Redirects are not followed: a 3xx answer is a failed attempt, as the POST's body would
     /// not reach the place it points to. The connection pool holds `limits.inFlight`
     /// connections to the receiver, so no attempt waits for one inside its timeout.
-    public init(ledger: Ledger, limits: Limits = Limits()) {
+    public init(ledger: Ledger, limits: Limits = Limits(), trusting authorities: TrustedAuthorities? = nil) {
         self.ledger = ledger
         self.limits = limits
         var configuration = HTTPClient.Configuration(
@@ -67,6 +69,11 @@ public final class NotificationSender: Sendable {
             connectionPool: .init(
                 idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, limits.inFlight)))
         configuration.httpVersion = .http1Only
+        if let authorities {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(authorities.certificates)]
+            configuration.tlsConfiguration = tls
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

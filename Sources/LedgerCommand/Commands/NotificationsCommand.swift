@@ -148,13 +148,16 @@ struct NotificationsCommand: AsyncParsableCommand {
 
         @OptionGroup var options: GlobalOptions
 
+        @OptionGroup var trust: NotificationTrustOptions
+
         func run() async throws {
+            let authorities = try trust.authorities()
             let ledger = try options.openLedger()
             try ledger.settleDueChanges()
-            let sender = NotificationSender(ledger: ledger)
-            // Round after round: a delivery makes the next notification of its original
-            // transaction due. Each notification is attempted once at most (a failed one is due
-            // again hours later by the store's clock), so this ends.
+            let sender = NotificationSender(ledger: ledger, trusting: authorities)
+            // Round after round, as a round takes at most its batch. Each notification is
+            // attempted once at most (a failed one is due again hours later by the store's
+            // clock), so this ends.
             var round = NotificationSender.Round()
             do {
                 while case let next = try await sender.sendDue(), !next.attempted.isEmpty {
@@ -172,6 +175,27 @@ struct NotificationsCommand: AsyncParsableCommand {
                     : (lines.map(\.text) + ["sent \(lines.count), delivered \(round.deliveredCount)"])
                         .joined(separator: "\n")
             }
+        }
+    }
+}
+
+/// `--notification-ca FILE`: the authorities a sender of notifications trusts besides the
+/// system's (`ledger serve`, `ledger notifications send`).
+struct NotificationTrustOptions: ParsableArguments {
+    @Option(
+        name: .customLong("notification-ca"),
+        help: ArgumentHelp(
+            "Also trust the PEM certificate authorities in this file for an https notification URL.",
+            valueName: "file"))
+    var file: String?
+
+    /// The authorities of `--notification-ca`, read now; `nil` without it.
+    func authorities() throws -> TrustedAuthorities? {
+        guard let file else { return nil }
+        do {
+            return try TrustedAuthorities(pemFile: file)
+        } catch {
+            throw CommandRefusal(description: "--notification-ca: \(error.description)")
         }
     }
 }

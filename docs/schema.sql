@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 23 (0023_family_shared_renewals).
+-- Schema version 24 (0024_renewal_changes).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -232,6 +232,13 @@ CREATE TABLE refund_requests (
     decided_at     INTEGER,
     CHECK ((outcome = 'pending') = (decided_at IS NULL)),
     CHECK (decided_at IS NULL OR decided_at >= requested_at)
+);
+
+CREATE TABLE renewal_changes (
+    transaction_id   INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
+    -- The period of the subscription whose next renewal the payment changed.
+    subscription_id  INTEGER NOT NULL CHECK (subscription_id > 0),
+    CHECK (subscription_id <> transaction_id)
 );
 
 CREATE TABLE renewal_extensions (

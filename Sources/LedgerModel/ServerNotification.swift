@@ -22,6 +22,9 @@ package enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
     case offerRedeemedWithDowngrade
     /// A promotional offer redeemed for the active subscription.
     case offerRedeemedForActiveSubscription
+    /// The product subscribed to bought again while a downgrade or crossgrade waited: the
+    /// subscription renews to it, the change cancelled.
+    case downgradeCancelled
     /// A subscription renewed.
     case renewed
     /// A subscription renewed once its billing issue was resolved.
@@ -82,6 +85,7 @@ package enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case .offerRedeemedWithUpgrade: ("OFFER_REDEEMED", "UPGRADE")
         case .offerRedeemedWithDowngrade: ("OFFER_REDEEMED", "DOWNGRADE")
         case .offerRedeemedForActiveSubscription: ("OFFER_REDEEMED", nil)
+        case .downgradeCancelled: ("DID_CHANGE_RENEWAL_PREF", nil)
         case .renewed: ("DID_RENEW", nil)
         case .renewedAfterBillingIssue: ("DID_RENEW", "BILLING_RECOVERY")
         case .autoRenewTurnedOn: ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED")
@@ -123,6 +127,7 @@ package enum NotifiedEvent: String, Sendable, CaseIterable, Codable {
         case (.upgrade, true): return .offerRedeemedWithUpgrade
         case (.downgrade, true): return .offerRedeemedWithDowngrade
         case (.sameProduct, _): return .offerRedeemedForActiveSubscription
+        case (.keepsCurrentProduct, _): return .downgradeCancelled
         }
     }
 }
@@ -140,6 +145,9 @@ package enum SubscriptionStart: Sendable, Hashable {
     /// The product subscribed to already (only with a promotional offer: it applies at the next
     /// renewal).
     case sameProduct
+    /// The product subscribed to already, while a change to another product waited: the change
+    /// is cancelled.
+    case keepsCurrentProduct
 }
 
 /// The outcome of one attempt to send a notification: Apple's `sendAttemptResult` values.

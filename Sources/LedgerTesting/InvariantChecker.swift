@@ -93,13 +93,21 @@ public enum InvariantChecker {
         return violations
     }
 
-    /// The notification types that report a charge: one per purchase or renewal.
-    static let chargeTypes: Set<String> = [
-        "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_PREF", "OFFER_REDEEMED", "ONE_TIME_CHARGE",
-    ]
+    /// Whether a notification of `type` and `subtype` reports a charge: one per purchase or
+    /// renewal. A downgrade, an offer for the active subscription and a downgrade cancelled
+    /// (`DID_CHANGE_RENEWAL_PREF` or `OFFER_REDEEMED` with subtype `DOWNGRADE` or none) change
+    /// only the next renewal: they report the current period, charged before.
+    static func reportsCharge(type: String, subtype: String?) -> Bool {
+        switch type {
+        case "SUBSCRIBED", "DID_RENEW", "ONE_TIME_CHARGE": true
+        case "DID_CHANGE_RENEWAL_PREF", "OFFER_REDEEMED": subtype != nil && subtype != "DOWNGRADE"
+        default: false
+        }
+    }
 
     /// Invariant 7 (for a store that had a notification URL from its start, as the campaign's
-    /// has): each purchased transaction (not a restored copy) has one charge notification, and
+    /// has): each purchased transaction (not a restored copy, nor a payment that only changed a
+    /// subscription's renewal) has one charge notification, and
     /// each notification's transaction has a history (it was committed with it).
     static func checkOutbox(_ ledger: Ledger, byID: [UInt64: PaymentTransaction]) throws -> [InvariantViolation] {
         guard try StoreSettings(ledger: ledger).notificationURL != nil else { return [] }
@@ -110,7 +118,9 @@ public enum InvariantChecker {
             after = last.sequence
             for notification in page {
                 guard let id = notification.transactionID else { continue }
-                if chargeTypes.contains(notification.type) { charges[id, default: 0] += 1 }
+                if reportsCharge(type: notification.type, subtype: notification.subtype) {
+                    charges[id, default: 0] += 1
+                }
                 if byID[id] == nil, try ledger.events(of: id).isEmpty {
                     violations.append(
                         InvariantViolation(
@@ -118,8 +128,11 @@ public enum InvariantChecker {
                 }
             }
         }
+        let renewalChanges = try ledger.renewalChanges(among: Array(byID.values))
         for transaction in byID.values.sorted(by: { $0.id < $1.id })
-        where transaction.state == .purchased && charges[transaction.id] != 1 {
+        where transaction.state == .purchased && !renewalChanges.contains(transaction.id)
+            && charges[transaction.id] != 1
+        {
             violations.append(
                 InvariantViolation(
                     invariant: 7,

@@ -733,10 +733,14 @@ import StoreTesting
         await receiver.stop()
     }
 
-    /// One original transaction per subscription group, as Apple's client sees it: after a
-    /// subscription is bought, upgraded, crossgraded, lapses, is bought again and refunded, every
-    /// transaction of the group in the history, and the status's last transaction, carry the first
-    /// purchase's `originalTransactionId`, and an extension asked with it extends the current one.
+    /// SERVER.md's scenario, as Apple's client sees it: a subscription bought, upgraded,
+    /// downgraded and cancelled back, crossgraded to another period, lapsed, bought again and
+    /// refunded. One original transaction throughout: every transaction of the group in the
+    /// history, and the status's last transaction, carry the first purchase's
+    /// `originalTransactionId`, and an extension asked with it extends the current one. The
+    /// downgrade, its cancellation and the crossgrade made no transaction: none is in the
+    /// history, Get Transaction Info and Look Up Order ID know none of them, and the renewal
+    /// after the crossgrade is the group's next transaction.
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesClientSeesOneOriginalTransactionPerGroup() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
@@ -747,9 +751,12 @@ import StoreTesting
             let session = StoreTestSession(ledger: ledger)
             let first = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
             try await session.advanceClock(by: day)
-            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
-            _ = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
-            try await session.advanceClock(by: 31 * day)
+            let upgrade = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let downgrade = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            let cancel = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let crossgrade = try await session.buyProduct(Payment(productID: SampleCatalog.yearlySubscription))
+            let renewed = try await session.advanceClock(by: 31 * day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.yearlySubscription])
             _ = try await session.expireSubscription(SampleCatalog.yearlySubscription)
             try await session.advanceClock(by: 10 * day)
             let refunded = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
@@ -773,14 +780,30 @@ import StoreTesting
                 extended = client.extend_subscription_renewal_date('\(first.id)', ExtendRenewalDateRequest(
                     extendByDays=3, extendReasonCode=ExtendReasonCode.OTHER, requestIdentifier='one-original'))
                 print(extended.success, extended.originalTransactionId)
+                print(sorted(int(t.transactionId) for t in decoded))
+                for payment in \([downgrade.id, cancel.id, crossgrade.id].map(String.init)):
+                    try:
+                        client.get_transaction_info(payment)
+                    except APIException as e:
+                        print('info', e.http_status_code, e.raw_api_error)
+                for order in \([downgrade.id, cancel.id, crossgrade.id].map { "'\(OrderID.of($0))'" }):
+                    found = client.look_up_order_id(order)
+                    print('order', found.status.value, found.signedTransactions)
                 """
             let result = try runProcess(python, ["-c", script])
             let lines = result.output.split(separator: "\n").map(String.init)
             #expect(result.status == 0, "\(result.output)")
-            #expect(lines.count == 3, "\(result.output)")
+            #expect(lines.count == 10, "\(result.output)")
             #expect(lines.first?.hasSuffix("['\(first.id)']") == true, "\(result.output)")
             #expect(lines.dropFirst().first == "['\(first.id)']")
-            #expect(lines.last == "True \(first.id)")
+            #expect(lines.dropFirst(2).first == "True \(first.id)")
+            let listed = Set(
+                lines.dropFirst(3).first?.dropFirst().dropLast().split(separator: ", ").map(String.init) ?? [])
+            #expect(listed.isSuperset(of: [first.id, upgrade.id, renewed[0].id].map(String.init)), "\(lines)")
+            #expect(listed.isDisjoint(with: [downgrade.id, cancel.id, crossgrade.id].map(String.init)), "\(lines)")
+            #expect(
+                Array(lines.dropFirst(4)) == Array(repeating: "info 404 4040010", count: 3)
+                    + Array(repeating: "order 1 []", count: 3))
         }
     }
 

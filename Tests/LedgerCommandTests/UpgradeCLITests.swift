@@ -51,3 +51,28 @@ import Testing
         }
     }
 }
+
+/// `ledger purchase` of a downgrade, and of the current product to cancel it, as a user sees
+/// them: the payment says it only changes the next renewal.
+@Suite struct RenewalChangeCLITests {
+    @Test func aDowngradeSaysItChangesTheNextRenewalAndAPurchaseDoesNot() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            let pro = try workspace.json("purchase", SampleCatalog.subscription)
+            #expect(pro["changesRenewalOf"] is NSNull)
+            let proID = try #require(pro["id"] as? Int)
+            let downgrade = try workspace.ledger("purchase", SampleCatalog.basicSubscription)
+            #expect(downgrade.status == 0)
+            #expect(
+                downgrade.stdout.contains(
+                    "changes the next renewal of #\(proID) (\(SampleCatalog.subscription)): no transaction of the "
+                        + "App Store, nothing charged now"), "\(downgrade.stdout)")
+            let back = try workspace.json("purchase", SampleCatalog.subscription)
+            #expect(back["changesRenewalOf"] as? Int == proID && back["state"] as? String == "purchased")
+            #expect(back["isFinished"] as? Bool == true)
+            let status = try workspace.json("subscriptions", "status", SampleCatalog.subscription)["status"]
+            #expect(
+                (status as? [String: Any])?["autoRenewProductID"] as? String == SampleCatalog.subscription,
+                "the downgrade cancelled")
+        }
+    }
+}

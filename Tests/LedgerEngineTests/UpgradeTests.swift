@@ -30,15 +30,41 @@ import Testing
         try raw.close()
     }
 
-    /// `ledger`, closed, taken back to the previous schema (as the previous release would have
-    /// left what it holds), upgraded (the last migration applied, nothing else) and opened again.
-    static func takenBackAndUpgraded(_ ledger: Ledger) throws -> Ledger {
+    /// `ledger` taken back to schema 22 (before migration 23 kept the renewal state per holding:
+    /// one row per group, the newest holding's), then upgraded: the ledger of a user of that
+    /// release who upgrades.
+    static func takenBackBeforeHoldingsAndUpgraded(_ ledger: Ledger) throws -> Ledger {
         let path = ledger.path
         try ledger.close()
         let raw = try DatabaseQueue(path: path)
-        try raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+        try raw.write { db in
+            try db.execute(sql: PreviousSchema.undoLastMigration)
+            try db.execute(
+                sql: """
+                    CREATE TABLE subscription_renewal_22 (
+                        group_id        TEXT PRIMARY KEY NOT NULL,
+                        auto_renew      INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
+                        resumed_at      INTEGER NOT NULL DEFAULT 0,
+                        next_product_id TEXT REFERENCES products(id),
+                        period_anchor   INTEGER,
+                        billing_issue_since INTEGER, grace_until INTEGER CHECK (grace_until >= billing_issue_since),
+                        retry_until INTEGER CHECK (retry_until >= billing_issue_since), pending_offer_id TEXT,
+                        pending_offer_type TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code')
+                    ) WITHOUT ROWID;
+                    INSERT OR IGNORE INTO subscription_renewal_22
+                    SELECT group_id, auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since,
+                           grace_until, retry_until, pending_offer_id, pending_offer_type
+                    FROM subscription_renewal ORDER BY shared_original_id DESC;
+                    DROP TABLE subscription_renewal;
+                    ALTER TABLE subscription_renewal_22 RENAME TO subscription_renewal;
+                    DELETE FROM grdb_migrations WHERE identifier = '0023_family_shared_renewals';
+                    """)
+        }
         try raw.close()
-        #expect(try Ledger.upgrade(at: path, configuration: configuration) == [PreviousSchema.lastMigration])
+        #expect(
+            try Ledger.upgrade(at: path, configuration: configuration) == [
+                "0023_family_shared_renewals", PreviousSchema.lastMigration,
+            ])
         return try Ledger.open(at: path, configuration: configuration)
     }
 
@@ -92,7 +118,7 @@ import Testing
                 .shareFamilyPurchase(NewPayment(productID: SampleCatalog.yearlySubscription))
             ).transactions[0]
             _ = try await ledger.perform(.setAutoRenew(productID: SampleCatalog.yearlySubscription, enabled: false))
-            let upgraded = try Self.takenBackAndUpgraded(ledger)
+            let upgraded = try Self.takenBackBeforeHoldingsAndUpgraded(ledger)
             let status = try #require(try upgraded.subscriptionStatus(forProduct: SampleCatalog.yearlySubscription))
             #expect(status.isFamilyShared && status.transaction.id == shared.id)
             #expect(!status.willAutoRenew)
@@ -125,7 +151,7 @@ import Testing
                         arguments: [Int64(share.originalID), share.purchaseDate.ledgerMilliseconds])
                 }
             }
-            let upgraded = try Self.takenBackAndUpgraded(ledger)
+            let upgraded = try Self.takenBackBeforeHoldingsAndUpgraded(ledger)
             #expect(try upgraded.pendingProductChange(for: SampleCatalog.subscription) == nil)
             #expect(
                 try upgraded.subscriptionStatus(forProduct: SampleCatalog.subscription)?.autoRenewProductID

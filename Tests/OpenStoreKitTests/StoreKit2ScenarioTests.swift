@@ -552,6 +552,33 @@ extension BillingRetryScenarioTests {
             #expect(try await yearly.subscription?.status.first?.transaction.payloadValue.originalID == bought.id)
         }
     }
+
+    /// A downgrade makes no transaction (it takes effect at the next renewal): `purchase()`
+    /// succeeds with the subscription the customer has, whose renewal info names the change, and
+    /// no list of StoreKit 2 has a transaction of it.
+    @Test func aDowngradeReturnsTheSubscriptionTheCustomerHas() async throws {
+        try await Shop.withSession { session in
+            let products = try await Product.products(for: [Shop.monthly, Shop.yearly])
+            let monthly = try #require(products.first { $0.id == Shop.monthly })
+            let yearly = try #require(products.first { $0.id == Shop.yearly })
+            guard case .success(let first) = try await yearly.purchase() else { throw StoreKitError.unknown }
+            let current = try first.payloadValue
+            await current.finish()
+            guard case .success(let second) = try await monthly.purchase() else { throw StoreKitError.unknown }
+            let returned = try second.payloadValue
+            #expect(returned.id == current.id && returned.productID == Shop.yearly)
+            let status = try #require(try await yearly.subscription?.status.first)
+            #expect(try status.transaction.payloadValue.id == current.id)
+            #expect(try status.renewalInfo.payloadValue.autoRenewPreference == Shop.monthly)
+            var all: [UInt64] = []
+            for await result in Transaction.all { all.append(try result.payloadValue.id) }
+            #expect(all == [current.id])
+            #expect(await Transaction.latest(for: Shop.monthly) == nil)
+            var unfinished = 0
+            for await _ in Transaction.unfinished { unfinished += 1 }
+            #expect(unfinished == 0, "nothing for the app to finish")
+        }
+    }
 }
 
 /// Promotional offers, signed by the app's server, redeemed with StoreKit 2's purchase option.

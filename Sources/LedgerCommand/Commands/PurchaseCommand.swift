@@ -136,8 +136,15 @@ struct PurchaseCommand: AsyncParsableCommand {
         }
         let queue = try options.openQueue()
         let added = try await queue.addReportingReplay(payment)
-        try options.output.emit(Purchased(transaction: added.transaction, replayed: added.replayed)) {
+        let changed = try queue.ledger.subscriptionChanged(byPayment: added.transaction.id)
+        try options.output.emit(
+            Purchased(transaction: added.transaction, replayed: added.replayed, changesRenewalOf: changed?.id)
+        ) {
             describe(added.transaction)
+                + (changed.map {
+                    "\nchanges the next renewal of #\($0.id) (\($0.productID)): no transaction of the App Store, "
+                        + "nothing charged now"
+                } ?? "")
                 + (added.replayed
                     ? "\nreplayed: the idempotency key names this earlier transaction; nothing was bought again" : "")
         }
@@ -152,17 +159,20 @@ struct PurchaseCommand: AsyncParsableCommand {
         }
     }
 
-    /// The transaction's fields, and whether the idempotency key replayed an earlier purchase.
+    /// The transaction's fields, whether the idempotency key replayed an earlier purchase, and
+    /// the subscription period whose next renewal the payment only changed (a downgrade), if any.
     struct Purchased: Encodable {
         let transaction: PaymentTransaction
         let replayed: Bool
+        let changesRenewalOf: UInt64?
 
-        private enum Key: String, CodingKey { case replayed }
+        private enum Key: String, CodingKey { case replayed, changesRenewalOf }
 
         func encode(to encoder: any Encoder) throws {
             try transaction.encode(to: encoder)
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(replayed, forKey: .replayed)
+            try container.encode(changesRenewalOf, forKey: .changesRenewalOf)
         }
     }
 

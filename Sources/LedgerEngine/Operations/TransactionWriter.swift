@@ -439,8 +439,8 @@ package struct TransactionWriter {
         if let delivered { for delivery in deliveries { try delivered(delivery.transaction) } }
     }
 
-    /// Deletes transactions (the store's "clear" and "delete" controls), with their
-    /// interrupted purchases. Their history stays, closed by a `deleted` event each: the hash
+    /// Deletes transactions (the store's "clear" and "delete" controls), with what is kept
+    /// beside them (interrupted purchases, refund requests, payment terms, renewal changes). Their history stays, closed by a `deleted` event each: the hash
     /// chain has no holes.
     package func delete(where condition: String, arguments: StatementArguments = []) throws {
         try vouch(where: condition, arguments: arguments)  // a deleted row's edit would vanish with it
@@ -462,8 +462,9 @@ package struct TransactionWriter {
                 DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM refund_requests WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM payment_terms WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
+                DELETE FROM renewal_changes WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
-                """, arguments: arguments + arguments + arguments + arguments)
+                """, arguments: arguments + arguments + arguments + arguments + arguments)
         noteRowChanges()
         var appender = try appender()
         for (id, stateName) in deleted {

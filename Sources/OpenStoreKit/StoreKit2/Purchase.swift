@@ -140,7 +140,10 @@ extension Product {
     }
 
     /// Buys the product. The transaction is committed to the ledger before this returns; a
-    /// successful one stays unfinished until `finish()`. What this returns is never emitted
+    /// successful one stays unfinished until `finish()`. A current subscriber's downgrade (or
+    /// crossgrade to another period, or offer for the product subscribed to) makes no
+    /// transaction: it succeeds with the subscription the customer has, which renews to the
+    /// change (`RenewalInfo.autoRenewPreference`). What this returns is never emitted
     /// again by `Transaction.updates`; a pending purchase's outcome arrives there.
     ///
     /// - Throws: `Product.PurchaseError` for a quantity outside 1...10, a product the store
@@ -176,6 +179,11 @@ extension Product {
         context.transactionUpdates.endPurchase(key: key, returning: transaction)
         switch transaction.state {
         case .purchased, .restored:
+            // A downgrade (or another change of the next renewal) makes no transaction: the
+            // purchase returns the subscription the customer has, whose renewal info names it.
+            if let changed = try? context.ledger.subscriptionChanged(byPayment: transaction.id) {
+                return .success(context.origin.result(changed))
+            }
             return .success(context.origin.result(transaction))
         case .deferred, .purchasing:
             return .pending

@@ -350,7 +350,8 @@ extension Transaction {
     }
 }
 
-/// The ledger's purchased and restored transactions, oldest first, read 100 at a time.
+/// The ledger's purchased and restored transactions, oldest first, read 100 at a time (a
+/// payment that only changed a subscription's next renewal is none).
 struct HistoryPages {
     let ledger: Ledger
     let unfinishedOnly: Bool
@@ -379,7 +380,9 @@ struct HistoryPages {
             else { return nil }
             exhausted = rows.count < 100
             afterID = rows.last?.id ?? afterID
-            page = rows[...]
+            // A payment that only changed a subscription's renewal is no transaction.
+            let changes = (try? ledger.renewalChanges(among: rows)) ?? []
+            page = rows.filter { !changes.contains($0.id) }[...]
             if rows.isEmpty { return nil }
         }
     }

@@ -59,11 +59,13 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         }
     }
 
-    /// The rows StoreKit 2 shows, without what a purchase call returns or returned.
+    /// The rows StoreKit 2 shows, without what a purchase call returns or returned, nor a
+    /// payment that only changed a subscription's next renewal (no transaction).
     private func shown(_ rows: [PaymentTransaction]) -> [PaymentTransaction] {
         let state = state.withLock { $0 }
+        let changes = (try? ledger.renewalChanges(among: rows)) ?? []
         return rows.filter { row in
-            guard HistoryPages.isShown(row) else { return false }
+            guard HistoryPages.isShown(row), !changes.contains(row.id) else { return false }
             if let key = row.idempotencyKey, state.purchasesInProgress.contains(key) { return false }
             if let returned = state.returnedByPurchase[row.id], row.state == returned.state, row.revocationDate == nil,
                 row.updatedAt <= returned.updatedAt

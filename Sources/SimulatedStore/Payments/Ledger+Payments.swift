@@ -379,7 +379,8 @@ extension Ledger {
 
     /// Moves `transaction` to `state` by the store's rules, in the writer's commit: a purchase
     /// charged starts its subscription period (`startSubscriptionPeriod`: upgrade, downgrade
-    /// and crossgrade rules) or is dated (an Ask to Buy when approved, as Apple's
+    /// and crossgrade rules; a payment that only changes the next renewal is completed as
+    /// `completeRenewalChange` says) or is dated (an Ask to Buy when approved, as Apple's
     /// `purchaseDate` is; a back-dated test purchase as the test asked), and its charge is
     /// notified.
     func moveState(
@@ -390,6 +391,10 @@ extension Ledger {
         var dates: TransactionWriter.ChargeDates?
         if state == .purchased, transaction.productType == .autoRenewable {
             let begun = try startSubscriptionPeriod(writer, transaction)
+            if let begun, let subscription = begun.changing {
+                return try completeRenewalChange(
+                    writer, transaction, changing: subscription, start: begun.start, dates: begun.dates)
+            }
             charged = begun.map { .purchase($0.start, redeeming: transaction.offer?.type) }
             dates = begun?.dates
         } else if state == .purchased, let backdated = try paymentTerms(writer.db, of: transaction.id)?.backdating {

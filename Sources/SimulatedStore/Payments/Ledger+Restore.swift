@@ -54,7 +54,9 @@ extension Ledger {
         var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
         if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
         let placeholders = types.map { _ in "?" }.joined(separator: ", ")
-        var sources = "state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders))"
+        var sources =
+            "state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders)) AND "
+            + Self.notARenewalChange
         var arguments = StatementArguments(types)
         if let name = applicationUsername {
             sources += " AND (application_username = ? OR app_account_token = ?)"

@@ -7,7 +7,8 @@ package import LedgerModel
 ///
 /// The server records what the App Store charged or refunded: purchased transactions
 /// (purchases and renewals, refunded or not). A payment that failed, waits for Ask to Buy or is
-/// still purchasing never reached it, and a restored transaction is the device's copy of a
+/// still purchasing never reached it, one that only changed a subscription's next renewal (a
+/// downgrade) was no transaction of the App Store's, and a restored transaction is the device's copy of a
 /// purchase the list has already. Pages follow when each transaction was last modified, then the
 /// id, as Apple's history sorts by "recently modified" date: a server that syncs by revision finds
 /// a refund made after it read a transaction, listed again after its revision. When is the
@@ -72,7 +73,7 @@ extension Ledger {
     /// The transactions `query` selects, in its order: at most `query.limit` of them.
     package func serverHistory(_ query: ServerHistoryQuery) throws -> Page {
         let modified = Self.lastModified
-        var conditions = ["state = 'purchased'"]
+        var conditions = ["state = 'purchased'", Self.notARenewalChange]
         var arguments: [(any DatabaseValueConvertible)?] = []
         if let after = query.after {
             conditions.append(

@@ -9,12 +9,15 @@ extension Ledger {
     // MARK: - Orders
 
     /// The charged transaction (a purchase or a renewal) whose order id is `orderID`; `nil` for
-    /// an order id the store never gave.
+    /// an order id the store never gave, or a payment that only changed a subscription's renewal.
     package func transaction(forOrder orderID: String) throws -> PaymentTransaction? {
-        guard let id = OrderID.transactionID(of: orderID), let transaction = try transaction(id),
-            transaction.state == .purchased
-        else { return nil }
-        return transaction
+        guard let id = OrderID.transactionID(of: orderID) else { return nil }
+        return try read { db in
+            guard let transaction = try PaymentTransaction.fetchOne(db, id: id), transaction.state == .purchased,
+                try !Self.isRenewalChange(db, transaction)
+            else { return nil }
+            return transaction
+        }
     }
 
     // MARK: - Consumption information

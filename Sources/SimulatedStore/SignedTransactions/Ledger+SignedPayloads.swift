@@ -84,10 +84,12 @@ extension Ledger {
     }
 
     /// Transaction `id` read and vouched for in one statement, ready to sign; `nil` when the
-    /// ledger has none or it is not purchased or restored (the App Store's server never saw it).
+    /// ledger has none, or it is not purchased or restored, or only changed a subscription's
+    /// renewal (the App Store's server never saw it).
     private func purchaseSigning(_ db: Database, _ id: UInt64, signer: PayloadSigner? = nil) throws -> Signing? {
         guard let transaction = try HashChain.vouchedTransaction(db, id: id),
-            transaction.state == .purchased || transaction.state == .restored
+            transaction.state == .purchased || transaction.state == .restored,
+            try !Self.isRenewalChange(db, transaction)
         else { return nil }
         return try signing(db, vouched: [transaction], signer: signer)
     }

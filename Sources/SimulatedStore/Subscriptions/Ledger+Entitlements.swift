@@ -43,11 +43,14 @@ extension Ledger {
     }
 
     /// The latest purchased or restored transaction of a product (revoked ones included, as
-    /// StoreKit's `Transaction.latest(for:)`), or `nil`.
+    /// StoreKit's `Transaction.latest(for:)`; a payment that only changed a subscription's
+    /// renewal is none), or `nil`.
     public func latestTransaction(for productID: String) throws -> PaymentTransaction? {
         try read { db in
             try PaymentTransaction.fetchAll(
-                db, sql: "WHERE product_id = ? AND state IN ('purchased', 'restored') ORDER BY id DESC LIMIT 1",
+                db,
+                sql: "WHERE product_id = ? AND state IN ('purchased', 'restored') AND \(Self.notARenewalChange) "
+                    + "ORDER BY id DESC LIMIT 1",
                 arguments: [productID]
             ).first
         }

@@ -261,14 +261,17 @@ extension Ledger {
         "SELECT subscription_group_id FROM products WHERE id = ? AND type = 'autoRenewable'")
 
     /// Why a subscription purchase is refused when the payment is added: buying the
-    /// subscription that is active already (StoreKit: "already subscribed"). A subscription
-    /// a family member shares does not count: the customer may buy their own.
+    /// subscription that is active already (StoreKit: "already subscribed"), unless a change to
+    /// another product waits for its renewal (buying it cancels the change). A subscription a
+    /// family member shares does not count: the customer may buy their own.
     func alreadySubscribed(_ db: Database, productID: String, at now: Int64) throws -> TransactionError? {
         let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
         lookup.bind(1, productID)
         guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
             let covering = try coveringSubscription(db, of: .own(group), at: now, excluding: 0),
-            covering.productID == productID
+            covering.productID == productID,
+            // Buying it while a change to another product waits cancels the change.
+            try renewalState(db, of: .own(group)).nextProductID == nil
         else { return nil }
         let until = covering.expirationDate.map { $0.formatted(.iso8601) } ?? "now"
         return TransactionError(code: .unknown, message: "Already subscribed to \(productID) until \(until).")
@@ -277,23 +280,25 @@ extension Ledger {
     /// The dates of a subscription being charged, by the group's rules: an upgrade (a
     /// higher service level) or a crossgrade with the same period replaces the current
     /// subscription now and marks it `isUpgraded`; a downgrade, or a crossgrade with another
-    /// period, takes effect at the next renewal: the payment completes with no period of its
-    /// own (its expiration is its purchase date) and the group renews to its product.
+    /// period, takes effect at the next renewal: the group renews to its product, and the
+    /// payment is no purchase of its own (`changing`: see `completeRenewalChange`).
     ///
     /// A promotional offer the payment redeemed (recorded with it when it was added) applies
     /// to the period it starts; when it starts none (the product subscribed to already, or a
-    /// downgrade), the offer waits for the next renewal, as the App Store applies it.
+    /// downgrade), the offer waits for the next renewal, as the App Store applies it. Buying the
+    /// product subscribed to again while a change to another one waits cancels the change.
     ///
     /// A family member's purchase shared with the customer starts a subscription of its own
     /// (`HeldSubscription`): the customer's subscription of the group, if any, is left as it is.
     ///
-    /// Returns how the payment started (what its notification reports) and the period the
-    /// writer gives it with its charge (`TransactionWriter.changeState`); `nil` for a product
-    /// the catalog no longer has as a subscription. What the start changes elsewhere (the
-    /// subscription it upgrades, the renewal state, a price increase) is written here.
+    /// Returns how the payment started (what its notification reports), the period the writer
+    /// gives it with its charge (`TransactionWriter.changeState`), and, when it only changes the
+    /// next renewal, the current period it changes; `nil` for a product the catalog no longer
+    /// has as a subscription. What the start changes elsewhere (the subscription it upgrades, the
+    /// renewal state, a price increase) is written here.
     func startSubscriptionPeriod(
         _ writer: TransactionWriter, _ transaction: PaymentTransaction
-    ) throws -> (start: SubscriptionStart, dates: TransactionWriter.ChargeDates)? {
+    ) throws -> (start: SubscriptionStart, dates: TransactionWriter.ChargeDates, changing: PaymentTransaction?)? {
         let (db, now) = (writer.db, writer.now)
         guard let held = try heldSubscription(db, of: transaction),
             let plan = try subscriptionPlan(db, productID: transaction.productID)
@@ -302,6 +307,7 @@ extension Ledger {
         var end: Int64
         var begins = now
         var start: SubscriptionStart
+        var changing: PaymentTransaction?
         var run = transaction.offer.flatMap { $0.type != .introductory ? plan.offerRun($0, pending: true) : nil }
         if let current = try coveringSubscription(db, of: held, at: now, excluding: transaction.id),
             let currentPlan = try subscriptionPlan(db, productID: current.productID)
@@ -317,16 +323,25 @@ extension Ledger {
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
-                start = current.productID != transaction.productID ? .downgrade : .sameProduct
+                changing = current
                 if current.productID != transaction.productID {
+                    start = .downgrade
                     state.nextProductID = transaction.productID
                     state.pendingOffer = run.flatMap { PendingOffer($0.offer) }
                 } else if let run {
                     // Redeeming an offer of the product subscribed to: it renews (a pending
                     // change of product is dropped, auto-renew turned on) at the offer.
+                    start = .sameProduct
                     state.nextProductID = nil
                     state.pendingOffer = PendingOffer(run.offer)
                     if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
+                } else {
+                    // The product subscribed to, bought again while a change waited (the only
+                    // way such a payment is added: `alreadySubscribed`): the change is cancelled,
+                    // with the offer that came with it.
+                    start = .keepsCurrentProduct
+                    state.nextProductID = nil
+                    state.pendingOffer = nil
                 }
             }
         } else {
@@ -349,9 +364,78 @@ extension Ledger {
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
         try saveRenewalState(db, of: held, state)
-        // A price increase was for the renewal of the period this one replaces or precedes.
-        if start != .sameProduct { try dropPriceIncrease(db, of: held) }
-        return (start, .period(start: begins, end: end, offer: run?.offer))
+        // A price increase was for the renewal of the period this one replaces or precedes (the
+        // current product's renewal, kept or restored, keeps it).
+        if start != .sameProduct, start != .keepsCurrentProduct { try dropPriceIncrease(db, of: held) }
+        return (start, .period(start: begins, end: end, offer: run?.offer), changing)
+    }
+
+    /// Completes a payment that changes only the next renewal of `subscription`'s group (a
+    /// downgrade, a crossgrade to another period, an offer for the product subscribed to, or
+    /// that product bought again to cancel a change): the App Store makes no transaction of it
+    /// and charges nothing now. The device's payment ends purchased with no period (its
+    /// expiration is its purchase date), finished at once (nothing is delivered for the app to
+    /// finish), and is recorded as the change of `subscription`'s renewal (`renewal_changes`), which
+    /// the server's views, restores and StoreKit 2's lists leave out. The change is notified
+    /// about `subscription`, the period the customer has: its renewal info names the change.
+    func completeRenewalChange(
+        _ writer: TransactionWriter, _ payment: PaymentTransaction, changing subscription: PaymentTransaction,
+        start: SubscriptionStart, dates: TransactionWriter.ChargeDates
+    ) throws -> PaymentTransaction {
+        let completed = try writer.changeState(payment, to: .purchased, error: nil, dates: dates)
+        try writer.db.run(
+            sql: "INSERT INTO renewal_changes (transaction_id, subscription_id) VALUES (?, ?)",
+            arguments: [Int64(payment.id), Int64(subscription.id)])
+        let finished = try writer.finish(completed)
+        try notify(writer, .purchase(start, redeeming: payment.offer?.type), about: subscription)
+        return finished
+    }
+
+    /// The clause that leaves out the payments that only changed a subscription's next renewal
+    /// (`completeRenewalChange`): no transaction of the App Store's.
+    static let notARenewalChange = "id NOT IN (SELECT transaction_id FROM renewal_changes)"
+
+    /// The subscription period whose next renewal payment `id` changed (`completeRenewalChange`):
+    /// what StoreKit 2's purchase returns for it; `nil` for any other payment.
+    package func subscriptionChanged(byPayment id: UInt64) throws -> PaymentTransaction? {
+        try read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT subscription_id FROM renewal_changes WHERE transaction_id = ?",
+                arguments: [Int64(clamping: id)]
+            ).flatMap { try PaymentTransaction.fetchOne(db, id: UInt64($0)) }
+        }
+    }
+
+    /// Whether `transaction` is a payment that only changed a subscription's next renewal. Only
+    /// a row that can be one (`mayBeRenewalChange`) is looked up.
+    static func isRenewalChange(_ db: Database, _ transaction: PaymentTransaction) throws -> Bool {
+        guard mayBeRenewalChange(transaction) else { return false }
+        return try Bool.fetchOne(
+            try db.cachedStatement(sql: "SELECT 1 FROM renewal_changes WHERE transaction_id = ?"),
+            arguments: [Int64(clamping: transaction.id)]) != nil
+    }
+
+    /// Whether `transaction` has the shape of a payment that only changed a renewal: an
+    /// auto-renewable subscription purchased with no period.
+    private static func mayBeRenewalChange(_ transaction: PaymentTransaction) -> Bool {
+        transaction.productType == .autoRenewable && transaction.state == .purchased
+            && transaction.expirationDate == transaction.purchaseDate
+    }
+
+    /// Which of `transactions` are payments that only changed a subscription's next renewal.
+    /// Only rows that can be one (`mayBeRenewalChange`) are looked up.
+    package func renewalChanges(among transactions: [PaymentTransaction]) throws -> Set<UInt64> {
+        let candidates = transactions.filter(Self.mayBeRenewalChange)
+        guard !candidates.isEmpty else { return [] }
+        return try read { db in
+            Set(
+                try Int64.fetchAll(
+                    db,
+                    sql: "SELECT transaction_id FROM renewal_changes WHERE transaction_id IN ("
+                        + candidates.map { _ in "?" }.joined(separator: ", ") + ")",
+                    arguments: StatementArguments(candidates.map { Int64(clamping: $0.id) })
+                ).map { UInt64($0) })
+        }
     }
 
     /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain

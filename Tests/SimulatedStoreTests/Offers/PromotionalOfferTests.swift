@@ -188,7 +188,8 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     }
 
     /// The offers' rows of the notifications table (`NotifiedEvent`): OFFER_REDEEMED with the
-    /// subtype of how the payment started, about the payment.
+    /// subtype of how the payment started, about the payment; about the current period when the
+    /// offer only changes the next renewal (a downgrade, or the product subscribed to).
     @Test(arguments: [
         (NotifiedEvent.offerRedeemedToResubscribe, "plus.monthly", "plus.monthly", "comeback", true),
         (.offerRedeemedWithUpgrade, "plus.monthly", "plus.yearly", "yearly.deal", false),
@@ -200,14 +201,17 @@ private func months(_ count: Int, after date: Date?) throws -> Date? {
     ) async throws {
         try await withPromotionalStore { queue, session, key in
             _ = try session.set(.notificationURL, to: "http://127.0.0.1:9/n")
-            try await queue.add(Payment(productID: first))
+            let current = try await queue.add(Payment(productID: first))
             if lapsed { try await session.expireSubscription(first) }
             let redeemed = try await queue.add(
                 try signedPayment(then, offer: offer, key: key, timestamp: try queue.ledger.storeDate()))
             let last = try #require(try queue.ledger.notifications().last)
             #expect(last.type == "OFFER_REDEEMED" && last.subtype == event.notification.subtype)
             #expect(event.notification.type == "OFFER_REDEEMED")
-            #expect(last.transactionID == redeemed.id)
+            let changesRenewal = event == .offerRedeemedWithDowngrade || event == .offerRedeemedForActiveSubscription
+            #expect(last.transactionID == (changesRenewal ? current.id : redeemed.id))
+            #expect(
+                try queue.ledger.subscriptionChanged(byPayment: redeemed.id)?.id == (changesRenewal ? current.id : nil))
         }
     }
 

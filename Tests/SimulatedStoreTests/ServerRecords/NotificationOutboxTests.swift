@@ -95,9 +95,18 @@ import Testing
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
             return try await session.buyProduct(Payment(productID: SampleCatalog.subscription)).id
         },
+        // A downgrade, and buying the current product again to cancel it, only change the next
+        // renewal: notified about the period the customer has.
         .downgraded: { _, session in
+            let current = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            return current.id
+        },
+        .downgradeCancelled: { _, session in
+            let current = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
-            return try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription)).id
+            return current.id
         },
         .renewed: { _, session in
             _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))

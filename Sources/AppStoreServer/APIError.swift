@@ -25,6 +25,10 @@ struct APIError: Error, Equatable {
     static let notImplemented = APIError(status: 501, body: nil)
     /// Apple's `InvalidTransactionIdError`.
     static let invalidTransactionID = APIError(status: 400, body: (4_000_006, "Invalid transaction id."))
+    /// Apple's `AppTransactionIdNotSupportedError`: an app transaction id given to an endpoint
+    /// that takes a transaction id (Get Transaction Info). The message is ours.
+    static let appTransactionIDNotSupported = APIError(
+        status: 400, body: (4_000_048, "App transactions aren't supported by this endpoint."))
     /// Apple's `TransactionIdNotFoundError`.
     static let transactionIDNotFound = APIError(status: 404, body: (4_040_010, "Transaction id not found."))
     /// Apple's `GeneralBadRequestError`: a query that does not decode.

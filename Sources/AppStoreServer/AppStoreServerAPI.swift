@@ -305,7 +305,12 @@ public struct AppStoreServerAPI: Sendable {
     /// now when the token was not verified before.
     private func transactionInfo(_ id: UInt64, read: ServerPurchase?) throws -> APIResponse {
         let signed = try read.map { try $0.sign() } ?? store.serverSignedPurchase(id)
-        guard let signed else { throw APIError.transactionIDNotFound }
+        guard let signed else {
+            // The customer's app transaction id is no transaction: Apple refuses it here
+            // (this endpoint takes a transaction id, not `anyTransactionId`).
+            if String(id) == (try store.appTransactionID()) { throw APIError.appTransactionIDNotSupported }
+            throw APIError.transactionIDNotFound
+        }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)
     }
@@ -313,11 +318,21 @@ public struct AppStoreServerAPI: Sendable {
     /// Get App Transaction Info: the one customer's app transaction, for its own id or any
     /// transaction the server knows.
     private func appTransactionInfo(_ text: String) throws -> APIResponse {
-        let id = try Self.transactionID(text)
-        if text != (try store.appTransactionID()) { try serverTransaction(id) }
+        try checkCustomer(text)
         return try Self.ok(
             ResponseBody.AppTransactionInfo(
                 signedAppTransactionInfo: try store.signedAppTransaction().compactSerialization))
+    }
+
+    /// Checks the customer a request names by Apple's `anyTransactionId` (API 1.20: "any
+    /// originalTransactionId, transactionId or appTransactionId that belongs to the customer of
+    /// your app"): a transaction the App Store's server knows, or the customer's app transaction
+    /// id. Get Transaction History, Get Refund History, Get All Subscription Statuses and Get
+    /// App Transaction Info take one.
+    /// - Throws: `APIError.invalidTransactionID`, `.transactionIDNotFound`.
+    func checkCustomer(_ text: String) throws {
+        let id = try Self.transactionID(text)
+        if text != (try store.appTransactionID()) { try serverTransaction(id) }
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).
@@ -329,12 +344,14 @@ public struct AppStoreServerAPI: Sendable {
     }
 
     /// The transaction a request names, when the App Store's server knows it: purchased or
-    /// restored (a payment that failed, waits or is still purchasing never reached it).
+    /// restored (a payment that failed, waits or is still purchasing never reached it, and one
+    /// that only changed a subscription's next renewal was no transaction).
     /// - Throws: `APIError.transactionIDNotFound` otherwise.
     @discardableResult
     func serverTransaction(_ id: UInt64) throws -> PaymentTransaction {
         guard let transaction = try store.transaction(id),
-            transaction.state == .purchased || transaction.state == .restored
+            transaction.state == .purchased || transaction.state == .restored,
+            try store.renewalChanges(among: [transaction]).isEmpty
         else { throw APIError.transactionIDNotFound }
         return transaction
     }

@@ -19,7 +19,7 @@ extension AppStoreServerAPI {
     func history(
         _ idText: String, query: QueryParameters, kind: HistoryKind, settings: StoreSettings
     ) throws -> APIResponse {
-        try serverTransaction(try Self.transactionID(idText))
+        try checkCustomer(idText)
         var history = kind == .refunds ? refundQuery() : try filters(query)
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))

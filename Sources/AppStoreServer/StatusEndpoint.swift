@@ -5,7 +5,7 @@ import SimulatedStore
 /// transaction and renewal info, signed, and Apple's status code.
 extension AppStoreServerAPI {
     func subscriptionStatuses(_ idText: String, query: QueryParameters, settings: StoreSettings) throws -> APIResponse {
-        try serverTransaction(try Self.transactionID(idText))
+        try checkCustomer(idText)
         let wanted = try Set(
             query.all("status").map { text in
                 guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }

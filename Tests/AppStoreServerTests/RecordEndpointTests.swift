@@ -42,6 +42,64 @@ import Testing
             try JSONSerialization.jsonObject(with: try JWS(compactSerialization: text).payload) as? [String: Any])
     }
 
+    // MARK: - Payments that are no transaction
+
+    /// A downgrade's payment is no transaction of the App Store: every endpoint that takes a
+    /// transaction id answers for it as for an id it never gave, and changes nothing.
+    @Test func aPaymentThatOnlyChangedARenewalIsUnknownToEveryEndpoint() async throws {
+        try await withServer { api, ledger, session, token in
+            let pro = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let downgrade = try await session.buyProduct(Payment(productID: SampleCatalog.basicSubscription))
+            #expect(try ledger.subscriptionChanged(byPayment: downgrade.id)?.id == pro.id)
+            let notFound = ["errorCode": 4_040_010]
+            for (method, path, body) in [
+                ("GET", "/inApps/v1/transactions/\(downgrade.id)", nil),
+                ("GET", "/inApps/v2/history/\(downgrade.id)", nil),
+                ("GET", "/inApps/v1/history/\(downgrade.id)", nil),
+                ("GET", "/inApps/v2/refund/lookup/\(downgrade.id)", nil),
+                ("GET", "/inApps/v1/subscriptions/\(downgrade.id)", nil),
+                ("POST", "/inApps/v1/transactions/\(downgrade.id)/finish", nil),
+                (
+                    "PUT", "/inApps/v1/transactions/\(downgrade.id)/appAccountToken",
+                    "{\"appAccountToken\":\"7e3fb20b-4cdb-47cc-936d-99d65f608138\"}"
+                ),
+                ("GET", "/inApps/v1/transactions/appTransactions/\(downgrade.id)", nil),
+            ] as [(String, String, String?)] {
+                let answer = try Self.call(api, method, path, token: token, body: body)
+                #expect(answer.status == 404, "\(method) \(path)")
+                #expect(answer.json["errorCode"] as? Int == notFound["errorCode"], "\(method) \(path)")
+            }
+            #expect(try ledger.transaction(pro.id)?.appAccountToken == nil, "nothing changed")
+            let order = try Self.call(api, "GET", "/inApps/v1/lookup/\(OrderID.of(downgrade.id))", token: token)
+            #expect(order.status == 200 && order.json["status"] as? Int == 1)
+        }
+    }
+
+    /// API 1.20's `anyTransactionId`: the customer's app transaction id names the customer for
+    /// the histories, the statuses and the app transaction; Get Transaction Info refuses it
+    /// (400, 4000048), and the endpoints that take a transaction do not know it (404).
+    @Test func theAppTransactionIDNamesTheCustomerWhereAppleTakesAnyTransactionID() async throws {
+        try await withServer { api, ledger, session, token in
+            _ = try await session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            let level = try await session.buyProduct(Payment(productID: SampleCatalog.nonConsumable))
+            _ = try await session.refundTransaction(level.id)
+            let app = try ledger.appTransactionID()
+            let history = try Self.call(api, "GET", "/inApps/v2/history/\(app)", token: token)
+            #expect(history.status == 200 && (history.json["signedTransactions"] as? [Any])?.count == 2)
+            let refunds = try Self.call(api, "GET", "/inApps/v2/refund/lookup/\(app)", token: token)
+            #expect(refunds.status == 200 && (refunds.json["signedTransactions"] as? [Any])?.count == 1)
+            let statuses = try Self.call(api, "GET", "/inApps/v1/subscriptions/\(app)", token: token)
+            #expect(statuses.status == 200 && (statuses.json["data"] as? [Any])?.count == 1)
+            let info = try Self.call(api, "GET", "/inApps/v1/transactions/\(app)", token: token)
+            #expect(info.status == 400 && info.json["errorCode"] as? Int == 4_000_048)
+            #expect(info.json["errorMessage"] as? String == "App transactions aren't supported by this endpoint.")
+            let finish = try Self.call(api, "POST", "/inApps/v1/transactions/\(app)/finish", token: token)
+            #expect(finish.status == 404 && finish.json["errorCode"] as? Int == 4_040_010)
+            let next = String(UInt64(app)! + 1)  // another id nobody was given
+            #expect(try Self.call(api, "GET", "/inApps/v2/history/\(next)", token: token).status == 404)
+        }
+    }
+
     // MARK: - Signed dates
 
     /// An App Store Server API answer is signed when it is asked for: its transactions' and

@@ -238,7 +238,9 @@ import StoreTesting
     }
 
     /// Apple's `AppStoreServerAPIClient` (only its base URL pointed at the server) gets a
-    /// transaction that Apple's `SignedDataVerifier` accepts, and Apple's error codes.
+    /// transaction that Apple's `SignedDataVerifier` accepts, and Apple's error codes; the
+    /// customer's app transaction id names the customer where API 1.20 takes `anyTransactionId`
+    /// (the histories, the statuses) and is refused by Get Transaction Info.
     @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
     func applesClientAndVerifierAcceptTheServer() async throws {
         let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
@@ -278,6 +280,13 @@ import StoreTesting
                         client.get_app_transaction_info(bad)
                     except APIException as e:
                         print('app', bad, e.http_status_code, e.raw_api_error)
+                byapp = client.get_transaction_history(app.appTransactionId, None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                groups = [g.subscriptionGroupIdentifier for g in client.get_all_subscription_statuses(app.appTransactionId).data]
+                print('by app', len(byapp.signedTransactions), groups, len(client.get_refund_history(app.appTransactionId, None).signedTransactions))
+                try:
+                    client.get_transaction_info(app.appTransactionId)
+                except APIException as e:
+                    print('info by app', e.http_status_code, e.raw_api_error)
                 """
             let result = try runProcess(python, ["-c", script])
             #expect(result.status == 0)
@@ -288,6 +297,7 @@ import StoreTesting
                     "status pro 1 \(SampleCatalog.subscription) \(SampleCatalog.subscription)",
                     "999999 404 4040010", "abc 400 4000006",
                     "app Sandbox com.example.app 1.0 True", "app 999999 404 4040010", "app abc 400 4000006",
+                    "by app 2 ['pro'] 0", "info by app 400 4000048",
                 ])
         }
     }

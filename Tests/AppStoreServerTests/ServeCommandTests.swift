@@ -939,6 +939,42 @@ import StoreTesting
         await receiver.stop()
     }
 
+    /// A downgrade and its cancellation with the CLI while `ledger serve` runs: Apple's verifier
+    /// decodes `DID_CHANGE_RENEWAL_PREF` `DOWNGRADE`, then with no subtype, each carrying the
+    /// period the customer has (no transaction of the downgrade) and renewal info naming the
+    /// product it renews to; the renewal is the current product's.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesVerifierDecodesADowngradeAndItsCancellation() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let receiver = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _, subscription) = try await Self.prepareNotifying(directory, to: receiver)
+            let lines = try await Self.verifiedWhileServing(
+                python, directory, path: path, receiver: receiver, count: 3,
+                each: """
+                    t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                    r = verifier.verify_and_decode_renewal_info(n.data.signedRenewalInfo)
+                    subtype = n.rawSubtype if n.rawSubtype else '-'
+                    print(n.rawNotificationType, subtype, t.transactionId, t.productId, r.autoRenewProductId)
+                    """
+            ) {
+                try Self.ledger(["purchase", SampleCatalog.basicSubscription], on: path)
+                try Self.ledger(["purchase", SampleCatalog.subscription], on: path)
+                try Self.ledger(["clock", "advance", "31d"], on: path)
+            }
+            let (current, pro, basic) = (subscription.id, SampleCatalog.subscription, SampleCatalog.basicSubscription)
+            #expect(lines.count == 3)
+            #expect(
+                lines.prefix(2) == [
+                    "DID_CHANGE_RENEWAL_PREF DOWNGRADE \(current) \(pro) \(basic)",
+                    "DID_CHANGE_RENEWAL_PREF - \(current) \(pro) \(pro)",
+                ])
+            #expect(lines.last?.hasPrefix("DID_RENEW - ") == true && lines.last?.hasSuffix(" \(pro) \(pro)") == true)
+            #expect(lines.last?.contains(" \(current) ") == false, "the renewal is a new transaction")
+        }
+        await receiver.stop()
+    }
+
     /// A family member's purchase shared, then no longer, with the CLI while `ledger serve`
     /// runs: Apple's verifier decodes ONE_TIME_CHARGE and REVOKE, each transaction owned
     /// FAMILY_SHARED, the second revoked as FAMILY_REVOKE.

@@ -308,7 +308,7 @@ public struct AppStoreServerAPI: Sendable {
         guard let signed else {
             // The customer's app transaction id is no transaction: Apple refuses it here
             // (this endpoint takes a transaction id, not `anyTransactionId`).
-            if String(id) == (try store.appTransactionID()) { throw APIError.appTransactionIDNotSupported }
+            if UInt64(try store.appTransactionID()) == id { throw APIError.appTransactionIDNotSupported }
             throw APIError.transactionIDNotFound
         }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
@@ -332,7 +332,7 @@ public struct AppStoreServerAPI: Sendable {
     /// - Throws: `APIError.invalidTransactionID`, `.transactionIDNotFound`.
     func checkCustomer(_ text: String) throws {
         let id = try Self.transactionID(text)
-        if text != (try store.appTransactionID()) { try serverTransaction(id) }
+        if UInt64(try store.appTransactionID()) != id { try serverTransaction(id) }
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).

@@ -82,7 +82,8 @@ extension AppStoreServerAPI {
         }
         if let id = request.transactionId ?? request.originalTransactionId {
             guard request.notificationType == nil else { throw APIError.multipleFiltersSupplied }
-            history.transactionID = try Self.transactionID(id)
+            // Any transaction of the customer's the server knows (a downgrade's payment is none).
+            history.transactionID = try serverTransaction(try Self.transactionID(id)).id
         }
         history.onlyFailures = request.onlyFailures ?? false
         if let token = try query.one("paginationToken", or: .invalidPaginationToken) {

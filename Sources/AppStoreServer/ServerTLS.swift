@@ -1,8 +1,8 @@
 import Foundation
 import NIOSSL
 
-/// The certificate and private key `AppStoreHTTPServer` answers HTTPS with (TLS 1.2 and 1.3,
-/// HTTP/1.1), read and checked when made: a server given one that cannot serve refuses to start,
+/// The certificate and private key `AppStoreHTTPServer` answers HTTPS with (TLS 1.2 and 1.3
+/// only, HTTP/1.1), read and checked when made: a server given one that cannot serve refuses to start,
 /// it does not fail at each client's handshake.
 ///
 /// `TestCertificateAuthority` makes such a pair for chosen host names (`ledger tls create`).
@@ -47,15 +47,17 @@ public struct ServerTLS: Sendable {
         } catch {
             throw TLSFileError(description: "\(names.key) holds no PEM private key that reads")
         }
-        let configuration = TLSConfiguration.makeServerConfiguration(
+        var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
         // Made once here so that a key of another certificate is refused now: the context loads
         // the key against the chain's first certificate and refuses one that is not its pair.
         do {
             _ = try NIOSSLContext(configuration: configuration)
         } catch {
             throw TLSFileError(
-                description: "\(names.key) is not the private key of the first certificate in \(names.chain)")
+                description: "\(names.key) is not the private key of the first certificate in \(names.chain) "
+                    + "(\(error))")
         }
         self.configuration = configuration
     }

@@ -24,7 +24,8 @@ import Glibc
 /// usage (digital signature) and extended key usage (server authentication), and key
 /// identifiers. The server's certificate is valid for `serverValidity` (825 days: the longest
 /// Apple's platforms accept from an authority a user added), from an hour before it was made
-/// (a client's clock a little behind still accepts it); the authority's for ten years.
+/// (a client's clock a little behind still accepts it), so until 825 days less an hour after
+/// it was made; the authority's for ten years.
 public struct TestCertificateAuthority: Sendable, Hashable {
     /// The authority's certificate, to be trusted by clients (PEM).
     public let authority: String
@@ -71,9 +72,11 @@ public struct TestCertificateAuthority: Sendable, Hashable {
             OrganizationName("StoreLedger test authority (not for real traffic)")
             CommonName("StoreLedger Test TLS CA")
         }
+        // The names are the subject alternative names; the common name only says what it is
+        // (a host name may be longer than a common name may be).
         let serverName = try DistinguishedName {
             OrganizationName("StoreLedger test authority (not for real traffic)")
-            CommonName(hosts[0])
+            CommonName("StoreLedger test server")
         }
         let authorityPublic = Certificate.PublicKey(authorityKey.publicKey)
         let serverPublic = Certificate.PublicKey(serverKey.publicKey)
@@ -89,7 +92,8 @@ public struct TestCertificateAuthority: Sendable, Hashable {
                 authorityIdentifier
             },
             issuerPrivateKey: signer)
-        let notValidAfter = now.addingTimeInterval(serverValidity)
+        // Counted from its start, as Apple's platforms count a certificate's validity.
+        let notValidAfter = start.addingTimeInterval(serverValidity)
         let server = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: serverPublic,
             notValidBefore: start, notValidAfter: notValidAfter,
@@ -122,12 +126,12 @@ public struct TestCertificateAuthority: Sendable, Hashable {
 
     /// `host` as a certificate names it: an IP address (v4 or v6) or a DNS name (RFC 1123 labels
     /// of letters, digits and inner hyphens, at most 63 bytes each and 253 in all; the first
-    /// label may be `*`).
+    /// label may be `*`; the last is not all digits, which clients read as an IPv4 address).
     static func subjectAlternativeName(_ host: String) throws -> GeneralName {
         if let address = ipAddress(host) { return .ipAddress(ASN1OctetString(contentBytes: address[...])) }
         let labels = host.split(separator: ".", omittingEmptySubsequences: false)
         let valid =
-            host.utf8.count <= 253
+            host.utf8.count <= 253 && !(labels.last ?? "").allSatisfy(\.isNumber)
             && labels.enumerated().allSatisfy { index, label in
                 if index == 0, label == "*", labels.count > 2 { return true }
                 return (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"

@@ -153,10 +153,10 @@ public struct CrashWorkload: Sendable {
                         by: Double(random.next() % 40) * 86_400)
                     log.record(.renewal, renewed)
                 case 93..<96:
-                    let refundable = try ledger!.transactions(
-                        matching: TransactionFilter(state: .purchased, limit: 200)
-                    )
-                    .filter { $0.revocationDate == nil }
+                    let purchased = try ledger!.transactions(matching: TransactionFilter(state: .purchased, limit: 200))
+                    // A downgrade's payment charged nothing: there is nothing to refund.
+                    let changes = try ledger!.renewalChanges(among: purchased)
+                    let refundable = purchased.filter { $0.revocationDate == nil && !changes.contains($0.id) }
                     guard let id = pick(&random, refundable) else { continue }
                     do {
                         log.record(.refund, [try await StoreTestSession(queue: queue).refundTransaction(id)])

@@ -64,6 +64,11 @@ import Testing
                     "{\"appAccountToken\":\"7e3fb20b-4cdb-47cc-936d-99d65f608138\"}"
                 ),
                 ("GET", "/inApps/v1/transactions/appTransactions/\(downgrade.id)", nil),
+                (
+                    "POST", "/inApps/v1/notifications/history",
+                    "{\"startDate\":\(Self.now.ledgerMilliseconds - 1_000),\"endDate\":\(Self.now.ledgerMilliseconds + 1_000),"
+                        + "\"transactionId\":\"\(downgrade.id)\"}"
+                ),
             ] as [(String, String, String?)] {
                 let answer = try Self.call(api, method, path, token: token, body: body)
                 #expect(answer.status == 404, "\(method) \(path)")

@@ -59,6 +59,7 @@ struct TLSCommand: AsyncParsableCommand {
             for path in files.all where FileManager.default.fileExists(atPath: path) {
                 throw CommandRefusal(description: "\(path) exists: no certificate or key is written over a file")
             }
+            let madeDirectory = !FileManager.default.fileExists(atPath: directory)
             do {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             } catch {
@@ -74,8 +75,10 @@ struct TLSCommand: AsyncParsableCommand {
                     written.append(path)
                 }
             } catch {
-                // None or all: what this run wrote goes when a later file cannot be written.
+                // None or all: what this run wrote goes when a later file cannot be written (and
+                // the directory, when this run made it).
                 for path in written { unlink(path) }
+                if madeDirectory { rmdir(directory) }
                 throw error
             }
             let view = Made(

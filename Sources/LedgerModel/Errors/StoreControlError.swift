@@ -13,6 +13,9 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
     case cannotRefund(UInt64, state: TransactionState)
     /// The transaction was refunded already: a transaction is refunded once.
     case alreadyRefunded(UInt64)
+    /// The payment only changed a subscription's next renewal (a downgrade): nothing was charged,
+    /// so there is nothing to refund.
+    case nothingCharged(UInt64)
     /// The transaction has no issue to resolve: it is not an interrupted purchase (nor a
     /// subscription with a billing issue).
     case notInterrupted(UInt64)
@@ -75,6 +78,8 @@ public enum StoreControlError: DescribedError, Sendable, Equatable {
             "transaction \(id) is \(state.rawValue): only purchased and restored transactions are signed"
         case .alreadyRefunded(let id):
             "transaction \(id) is already refunded"
+        case .nothingCharged(let id):
+            "transaction \(id) only changed a subscription's next renewal: nothing was charged, nothing can be refunded"
         case .noBillingIssue(let id):
             "the subscription \"\(id)\" has no billing issue to resolve: it is not in billing retry"
         case .notInterrupted(let id):

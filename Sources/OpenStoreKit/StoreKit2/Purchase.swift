@@ -143,7 +143,8 @@ extension Product {
     /// successful one stays unfinished until `finish()`. A current subscriber's downgrade (or
     /// crossgrade to another period, or offer for the product subscribed to) makes no
     /// transaction: it succeeds with the subscription the customer has, which renews to the
-    /// change (`RenewalInfo.autoRenewPreference`). What this returns is never emitted
+    /// change (`RenewalInfo.autoRenewPreference`); one approved after Ask to Buy arrives as the
+    /// group's status in `Product.SubscriptionInfo.Status.updates`, not in `Transaction.updates`. What this returns is never emitted
     /// again by `Transaction.updates`; a pending purchase's outcome arrives there.
     ///
     /// - Throws: `Product.PurchaseError` for a quantity outside 1...10, a product the store

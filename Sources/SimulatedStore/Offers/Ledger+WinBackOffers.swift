@@ -168,7 +168,8 @@ private struct WinBackCustomer {
     /// The months of the customer's own subscription they paid for in the group (a family
     /// member's shared one was not theirs to pay), counted newest first
     /// until `needed` (or all of them): every purchased period not refunded and not a free
-    /// trial, at its product's nominal length. So a check reads at most the periods it needs.
+    /// trial (nor a payment that only changed a renewal: nothing was charged), at its product's
+    /// nominal length. So a check reads at most the periods it needs.
     private mutating func paidMonths(_ db: Database, atLeast needed: Double) throws -> Double {
         if paid.all || paid.months >= needed { return paid.months }
         var months = 0.0
@@ -177,6 +178,7 @@ private struct WinBackCustomer {
             sql: """
                 SELECT p.subscription_period FROM transactions t JOIN products p ON p.id = t.product_id
                 WHERE t.subscription_group_id = :group AND t.state = 'purchased' AND t.revocation_date IS NULL
+                  AND t.id NOT IN (SELECT transaction_id FROM renewal_changes)
                   AND t.offer_payment_mode IS NOT 'freeTrial' AND \(HeldSubscription.transactionsCondition)
                 ORDER BY t.purchase_date DESC, t.id DESC
                 """, arguments: ["group": group, "shared": 0])

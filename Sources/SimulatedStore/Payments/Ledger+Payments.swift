@@ -390,7 +390,12 @@ extension Ledger {
         var charged: NotifiedEvent? = state == .purchased ? .oneTimeCharge : nil
         var dates: TransactionWriter.ChargeDates?
         if state == .purchased, transaction.productType == .autoRenewable {
-            let begun = try startSubscriptionPeriod(writer, transaction)
+            let begun: (start: SubscriptionStart, dates: TransactionWriter.ChargeDates, changing: PaymentTransaction?)?
+            do {
+                begun = try startSubscriptionPeriod(writer, transaction)
+            } catch let refused as AlreadySubscribed {
+                return try writer.changeState(transaction, to: .failed, error: refused.error)
+            }
             if let begun, let subscription = begun.changing {
                 return try completeRenewalChange(
                     writer, transaction, changing: subscription, start: begun.start, dates: begun.dates)

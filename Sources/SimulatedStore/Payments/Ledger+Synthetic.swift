@@ -19,6 +19,8 @@ extension Ledger {
             for index in 0..<(finished + unfinished) {
                 let id = try writer.insert(template, id: try ids.next())
                 let purchased = try moveState(writer, template.transaction(id: id), to: .purchased, error: nil)
+                // A payment that only changed a renewal (a downgrade) is finished already.
+                if purchased.isFinished { continue }
                 if index < finished { _ = try writer.finish(purchased) } else { unfinishedIDs.append(id) }
             }
             try ids.save(db)

@@ -38,11 +38,12 @@ extension Ledger {
     /// restored one, not refunded), replacing a decided one; a consumable's or an
     /// auto-renewable subscription's notifies `CONSUMPTION_REQUEST`. Returns the transaction.
     /// - Throws: `PaymentQueueError.unknownTransaction`; `StoreControlError.cannotRefund`,
-    ///   `.alreadyRefunded`, `.refundRequestPending`.
+    ///   `.alreadyRefunded`, `.nothingCharged`, `.refundRequestPending`.
     func requestRefund(_ db: Database, _ id: UInt64, reason: RefundRequest.Reason) throws -> PaymentTransaction {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state.canBeRevoked else { throw StoreControlError.cannotRefund(id, state: transaction.state) }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
+        guard try !Self.isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
         guard try !hasPendingRefundRequest(db, id) else { throw StoreControlError.refundRequestPending(id) }
         let now = try storeNow(db)
         try db.execute(

@@ -124,7 +124,7 @@ extension Ledger {
     /// the same, and keeps the part with the purchase (migration 19).
     /// - Returns: the transaction asked for first, then the others the refund revoked.
     /// - Throws: `PaymentQueueError.unknownTransaction`, `StoreControlError.cannotRefund`, `.alreadyRefunded`,
-    ///   `.invalidRefundPortion`.
+    ///   `.nothingCharged`, `.invalidRefundPortion`.
     func refund(_ db: Database, _ id: UInt64, reason: Int, prorated: Int? = nil) throws -> [PaymentTransaction] {
         if let prorated, !(1...99_999).contains(prorated) { throw StoreControlError.invalidRefundPortion(prorated) }
         let writer = try writer(db)
@@ -133,6 +133,7 @@ extension Ledger {
             throw StoreControlError.cannotRefund(id, state: transaction.state)
         }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
+        guard try !Self.isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
         let purchase = transaction.restoredFromID ?? transaction.id
         let related = try otherCopies(db, of: transaction, refunded: false)
         for revoked in [transaction] + related {

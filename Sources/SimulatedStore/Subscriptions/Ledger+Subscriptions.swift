@@ -273,8 +273,20 @@ extension Ledger {
             // Buying it while a change to another product waits cancels the change.
             try renewalState(db, of: .own(group)).nextProductID == nil
         else { return nil }
+        return Self.alreadySubscribedError(covering)
+    }
+
+    /// StoreKit's "already subscribed", to the period `covering`.
+    static func alreadySubscribedError(_ covering: PaymentTransaction) -> TransactionError {
         let until = covering.expirationDate.map { $0.formatted(.iso8601) } ?? "now"
-        return TransactionError(code: .unknown, message: "Already subscribed to \(productID) until \(until).")
+        return TransactionError(
+            code: .unknown, message: "Already subscribed to \(covering.productID) until \(until).")
+    }
+
+    /// A subscription payment refused when it is charged, as it would have been when it was
+    /// added (`alreadySubscribed`): the payment fails with `error`.
+    struct AlreadySubscribed: Error {
+        let error: TransactionError
     }
 
     /// The dates of a subscription being charged, by the group's rules: an upgrade (a
@@ -296,6 +308,8 @@ extension Ledger {
     /// next renewal, the current period it changes; `nil` for a product the catalog no longer
     /// has as a subscription. What the start changes elsewhere (the subscription it upgrades, the
     /// renewal state, a price increase) is written here.
+    /// - Throws: `AlreadySubscribed` (before writing anything) for the product subscribed to,
+    ///   bought with no offer and no change waiting.
     func startSubscriptionPeriod(
         _ writer: TransactionWriter, _ transaction: PaymentTransaction
     ) throws -> (start: SubscriptionStart, dates: TransactionWriter.ChargeDates, changing: PaymentTransaction?)? {
@@ -329,20 +343,25 @@ extension Ledger {
                     state.nextProductID = transaction.productID
                     state.pendingOffer = run.flatMap { PendingOffer($0.offer) }
                 } else if let run {
-                    // Redeeming an offer of the product subscribed to: it renews (a pending
-                    // change of product is dropped, auto-renew turned on) at the offer.
+                    // Redeeming an offer of the product subscribed to: it renews at the offer (a
+                    // pending change of product is dropped).
                     start = .sameProduct
                     state.nextProductID = nil
                     state.pendingOffer = PendingOffer(run.offer)
-                    if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
                 } else {
                     // The product subscribed to, bought again while a change waited (the only
                     // way such a payment is added: `alreadySubscribed`): the change is cancelled,
-                    // with the offer that came with it.
+                    // with the offer that came with it. When none waits any more (an Ask to Buy
+                    // approved later, a second payment for the product), it is refused as then.
+                    guard state.nextProductID != nil else {
+                        throw AlreadySubscribed(error: Self.alreadySubscribedError(current))
+                    }
                     start = .keepsCurrentProduct
                     state.nextProductID = nil
                     state.pendingOffer = nil
                 }
+                // The customer chose what the subscription renews to: it renews.
+                if !state.autoRenew { (state.autoRenew, state.resumedAt) = (true, now) }
             }
         } else {
             // A lapsed subscriber's promotional offer starts now; a new subscriber of the group
@@ -364,8 +383,8 @@ extension Ledger {
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
         try saveRenewalState(db, of: held, state)
-        // A price increase was for the renewal of the period this one replaces or precedes (the
-        // current product's renewal, kept or restored, keeps it).
+        // A price increase was for the renewal of the period this one replaces or precedes (an
+        // offer for the current product, or a change cancelled, leaves it as it stands).
         if start != .sameProduct, start != .keepsCurrentProduct { try dropPriceIncrease(db, of: held) }
         return (start, .period(start: begins, end: end, offer: run?.offer), changing)
     }

@@ -104,6 +104,60 @@ import Testing
         }
     }
 
+    /// An Ask to Buy downgrade approved later is a renewal change when it is charged; a purchase
+    /// of the current product approved after the change it was to cancel is gone is refused as
+    /// "already subscribed" then (no cancellation notified for nothing).
+    @Test func whatAnAskToBuyPaymentChangesIsDecidedWhenItIsApproved() async throws {
+        try await StoreFixture.with { store in
+            _ = try store.session.set(.notificationURL, to: "http://127.0.0.1:9/n")
+            let pro = try await store.buy(SampleCatalog.subscription)
+            let asked = try await store.buy(SampleCatalog.basicSubscription, outcome: .deferred)
+            #expect(asked.state == .deferred)
+            let approved = try await store.session.approveAskToBuyTransaction(asked.id)
+            #expect(approved.state == .purchased && approved.isFinished)
+            #expect(try store.ledger.subscriptionChanged(byPayment: asked.id)?.id == pro.id)
+            #expect(
+                try store.ledger.pendingProductChange(for: SampleCatalog.subscription)
+                    == SampleCatalog.basicSubscription)
+            // A purchase of pro asked while the downgrade waits, approved after another cancelled it.
+            let cancel = try await store.buy(SampleCatalog.subscription, outcome: .deferred)
+            _ = try await store.session.buyProduct(Payment(productID: SampleCatalog.subscription))
+            #expect(try store.ledger.pendingProductChange(for: SampleCatalog.subscription) == nil)
+            let notified = try store.ledger.notifications().count
+            let late = try await store.session.approveAskToBuyTransaction(cancel.id)
+            #expect(late.state == .failed && late.error?.message.hasPrefix("Already subscribed to") == true)
+            #expect(try store.ledger.subscriptionChanged(byPayment: cancel.id) == nil)
+            #expect(try store.ledger.notifications().count == notified, "nothing notified")
+        }
+    }
+
+    /// A downgrade while auto-renew is off turns it on: the customer chose what it renews to.
+    @Test func aDowngradeWithAutoRenewOffTurnsItOn() async throws {
+        try await StoreFixture.with { store in
+            _ = try await store.buy(SampleCatalog.subscription)
+            try await store.session.setAutoRenew(false, for: SampleCatalog.subscription)
+            _ = try await store.buy(SampleCatalog.basicSubscription)
+            #expect(try store.ledger.isAutoRenewEnabled(for: SampleCatalog.subscription))
+            let renewed = try await store.session.advanceClock(by: 31 * Self.day)
+            #expect(renewed.map(\.productID) == [SampleCatalog.basicSubscription])
+        }
+    }
+
+    /// Nothing was charged: a downgrade's payment cannot be refunded, nor its refund asked for.
+    @Test func aRenewalChangeCannotBeRefunded() async throws {
+        try await StoreFixture.with { store in
+            _ = try await store.buy(SampleCatalog.subscription)
+            let downgrade = try await store.buy(SampleCatalog.basicSubscription)
+            await #expect(throws: StoreControlError.nothingCharged(downgrade.id)) {
+                try await store.session.refundTransaction(downgrade.id)
+            }
+            await #expect(throws: StoreControlError.nothingCharged(downgrade.id)) {
+                try await store.session.requestRefund(downgrade.id)
+            }
+            #expect(try store.ledger.transaction(downgrade.id)?.revocationDate == nil)
+        }
+    }
+
     /// A payment interrupted by a crash between its commit and its charge is completed at the
     /// next launch by the same rule: a renewal change, finished, not a transaction.
     @Test func aDowngradeCompletedAtLaunchIsStillARenewalChange() async throws {

@@ -238,6 +238,7 @@ CREATE TABLE renewal_changes (
     transaction_id   INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
     -- The period of the subscription whose next renewal the payment changed.
     subscription_id  INTEGER NOT NULL CHECK (subscription_id > 0),
+    mac              BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK (subscription_id <> transaction_id)
 );
 

@@ -69,6 +69,28 @@ import Testing
         }
     }
 
+    /// The record of a downgrade's payment: deleted with plain SQL, `verify` reports the seal
+    /// (the server would sign the payment); one inserted to hide a purchase from the server is
+    /// refused where it is used. Deleting the payment takes its record along.
+    @Test func aRenewalChangeRecordEditedWithPlainSQLIsReportedOrRefused() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)  // 1
+            #expect(try workspace.ledger("purchase", "com.example.basic.monthly").status == 0)  // 2: a downgrade
+            #expect(try workspace.ledger("verify").status == 0)
+            try Self.tamper(workspace, "DELETE FROM renewal_changes WHERE transaction_id = 2;")
+            try Self.expectReported(workspace, "renewal_changes")
+            try Self.tamper(workspace, "INSERT INTO renewal_changes (transaction_id, subscription_id) VALUES (2, 1);")
+            #expect(try workspace.ledger("verify").status == 2, "a row without its MAC")
+            #expect(try workspace.ledger("refund", "2").status == 74, "a forged record is refused where it is used")
+        }
+        try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
+            #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)
+            #expect(try workspace.ledger("purchase", "com.example.basic.monthly").status == 0)
+            #expect(try workspace.ledger("store", "delete", "2").status == 0)
+            #expect(try workspace.ledger("verify").status == 0, "the record went with its payment")
+        }
+    }
+
     @Test func aPriceIncreaseInsertedWithPlainSQLIsNotTheRenewalPrice() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)

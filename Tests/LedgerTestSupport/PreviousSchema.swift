@@ -9,10 +9,11 @@ public enum PreviousSchema {
     /// The last migration's identifier.
     public static let lastMigration = "0024_renewal_changes"
 
-    /// Undoes migration 24: no `renewal_changes` (a ledger of the previous release made its
-    /// downgrades as charged, zero-length purchases), and the migration's record removed.
+    /// Undoes migration 24: no `renewal_changes` nor its seal (a ledger of the previous release
+    /// made its downgrades as charged, zero-length purchases), and the migration's record removed.
     public static let undoLastMigration = """
         DROP TABLE renewal_changes;
+        DELETE FROM record_seals WHERE table_name = 'renewal_changes';
         DELETE FROM grdb_migrations WHERE identifier = '0024_renewal_changes';
         """
 }

@@ -440,7 +440,8 @@ package struct TransactionWriter {
     }
 
     /// Deletes transactions (the store's "clear" and "delete" controls), with what is kept
-    /// beside them (interrupted purchases, refund requests, payment terms, renewal changes). Their history stays, closed by a `deleted` event each: the hash
+    /// beside them (interrupted purchases, refund requests, payment terms; charged prices,
+    /// refund portions and renewal changes through their authenticated records). Their history stays, closed by a `deleted` event each: the hash
     /// chain has no holes.
     package func delete(where condition: String, arguments: StatementArguments = []) throws {
         try vouch(where: condition, arguments: arguments)  // a deleted row's edit would vanish with it
@@ -451,7 +452,7 @@ package struct TransactionWriter {
         // checked, its MAC taken out of its table's seal.
         let records = AuthenticatedRecords(db: db, key: chained ? try identities.eventKey(db) : nil)
         for (id, _) in deleted {
-            for table in [AuthenticatedRecords.Table.chargedPrices, .refundPortions] {
+            for table in [AuthenticatedRecords.Table.chargedPrices, .refundPortions, .renewalChanges] {
                 try records.write(table, key: Int64(id)) {
                     try db.execute(sql: "DELETE FROM \(table.name) WHERE transaction_id = ?", arguments: [Int64(id)])
                 }
@@ -462,9 +463,8 @@ package struct TransactionWriter {
                 DELETE FROM interrupted_purchases WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM refund_requests WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM payment_terms WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
-                DELETE FROM renewal_changes WHERE transaction_id IN (SELECT id FROM transactions WHERE \(condition));
                 DELETE FROM transactions WHERE \(condition);
-                """, arguments: arguments + arguments + arguments + arguments + arguments)
+                """, arguments: arguments + arguments + arguments + arguments)
         noteRowChanges()
         var appender = try appender()
         for (id, stateName) in deleted {

@@ -1425,11 +1425,15 @@ WHERE shared_original_id = 0 AND next_product_id IS NOT NULL
 -- transaction lists and the charge notifications leave these rows out; StoreKit 2's purchase
 -- returns the subscription it changed.
 --
+-- A row reaches what the server signs (a payment it lists is signed; one listed here is not),
+-- so it is authenticated as migration 22's records are: its MAC, and the table's seal.
+--
 -- Ledgers made before keep their downgrades as they were made: charged, zero-length purchases.
 CREATE TABLE renewal_changes (
     transaction_id   INTEGER PRIMARY KEY NOT NULL REFERENCES transactions(id),
     -- The period of the subscription whose next renewal the payment changed.
     subscription_id  INTEGER NOT NULL CHECK (subscription_id > 0),
+    mac              BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK (subscription_id <> transaction_id)
 );
 """#),

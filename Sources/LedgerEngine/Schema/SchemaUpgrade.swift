@@ -134,7 +134,11 @@ enum SchemaUpgrade {
             try HeadSigner(interval: .zero, clock: .system, identities: IdentityCache()).sign(db, checkingTail: false)
         case "0022_authenticated_records":
             // The rows already there are the ledger's, as migration 10 trusted its history.
-            try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).adopt()
+            try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).adopt(
+                AuthenticatedRecords.Table.sinceSchema22)
+        case "0024_renewal_changes":
+            // A new table, empty: its seal.
+            try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).adopt([.renewalChanges])
         default:
             break
         }

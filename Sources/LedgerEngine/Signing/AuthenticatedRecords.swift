@@ -53,9 +53,17 @@ package struct AuthenticatedRecords {
                 "signed_payload",
             ])
 
-        package static let all: [Table] = [
+        /// Which payments only changed a subscription's next renewal (migration 24): a row
+        /// deleted would let the server sign such a payment, one added would hide a purchase.
+        package static let renewalChanges = Table(
+            name: "renewal_changes", key: "transaction_id", columns: ["transaction_id", "subscription_id"])
+
+        /// The tables migration 22 authenticated.
+        package static let sinceSchema22: [Table] = [
             apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreases, chargedPrices, notifications,
         ]
+
+        package static let all: [Table] = sinceSchema22 + [renewalChanges]
 
         /// What describes a row in a message: `table key`.
         package func describe(_ key: some DatabaseValueConvertible) -> String {
@@ -219,9 +227,9 @@ package struct AuthenticatedRecords {
     // MARK: - Migration 22
 
     /// Authenticates every row already there and seals each table (migration 22).
-    package func adopt() throws {
+    package func adopt(_ tables: [Table]) throws {
         guard let key else { return }
-        for table in Table.all {
+        for table in tables {
             var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
             let columns = table.columns.joined(separator: ", ")
             let update = try db.makeStatement(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?")

@@ -43,7 +43,7 @@ extension Ledger {
         let transaction = try existingTransaction(db, id: id)
         guard transaction.state.canBeRevoked else { throw StoreControlError.cannotRefund(id, state: transaction.state) }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-        guard try !Self.isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
+        guard try !isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
         guard try !hasPendingRefundRequest(db, id) else { throw StoreControlError.refundRequestPending(id) }
         let now = try storeNow(db)
         try db.execute(

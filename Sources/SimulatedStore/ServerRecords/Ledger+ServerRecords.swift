@@ -14,7 +14,7 @@ extension Ledger {
         guard let id = OrderID.transactionID(of: orderID) else { return nil }
         return try read { db in
             guard let transaction = try PaymentTransaction.fetchOne(db, id: id), transaction.state == .purchased,
-                try !Self.isRenewalChange(db, transaction)
+                try !isRenewalChange(db, transaction)
             else { return nil }
             return transaction
         }

@@ -89,7 +89,7 @@ extension Ledger {
     private func purchaseSigning(_ db: Database, _ id: UInt64, signer: PayloadSigner? = nil) throws -> Signing? {
         guard let transaction = try HashChain.vouchedTransaction(db, id: id),
             transaction.state == .purchased || transaction.state == .restored,
-            try !Self.isRenewalChange(db, transaction)
+            try !isRenewalChange(db, transaction)
         else { return nil }
         return try signing(db, vouched: [transaction], signer: signer)
     }

@@ -133,7 +133,7 @@ extension Ledger {
             throw StoreControlError.cannotRefund(id, state: transaction.state)
         }
         guard transaction.revocationDate == nil else { throw StoreControlError.alreadyRefunded(id) }
-        guard try !Self.isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
+        guard try !isRenewalChange(db, transaction) else { throw StoreControlError.nothingCharged(id) }
         let purchase = transaction.restoredFromID ?? transaction.id
         let related = try otherCopies(db, of: transaction, refunded: false)
         for revoked in [transaction] + related {

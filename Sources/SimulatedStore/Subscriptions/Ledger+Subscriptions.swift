@@ -402,9 +402,11 @@ extension Ledger {
         start: SubscriptionStart, dates: TransactionWriter.ChargeDates
     ) throws -> PaymentTransaction {
         let completed = try writer.changeState(payment, to: .purchased, error: nil, dates: dates)
-        try writer.db.run(
-            sql: "INSERT INTO renewal_changes (transaction_id, subscription_id) VALUES (?, ?)",
-            arguments: [Int64(payment.id), Int64(subscription.id)])
+        try records(writer.db).write(.renewalChanges, key: Int64(payment.id)) {
+            try writer.db.run(
+                sql: "INSERT INTO renewal_changes (transaction_id, subscription_id) VALUES (?, ?)",
+                arguments: [Int64(payment.id), Int64(subscription.id)])
+        }
         let finished = try writer.finish(completed)
         try notify(writer, .purchase(start, redeeming: payment.offer?.type), about: subscription)
         return finished
@@ -426,12 +428,12 @@ extension Ledger {
     }
 
     /// Whether `transaction` is a payment that only changed a subscription's next renewal. Only
-    /// a row that can be one (`mayBeRenewalChange`) is looked up.
-    static func isRenewalChange(_ db: Database, _ transaction: PaymentTransaction) throws -> Bool {
-        guard mayBeRenewalChange(transaction) else { return false }
-        return try Bool.fetchOne(
-            try db.cachedStatement(sql: "SELECT 1 FROM renewal_changes WHERE transaction_id = ?"),
-            arguments: [Int64(clamping: transaction.id)]) != nil
+    /// a row that can be one (`mayBeRenewalChange`) is looked up, and its record must carry its
+    /// MAC (a record forged to hide a purchase from the server is refused).
+    /// - Throws: `DamagedRow` for a record that does not check.
+    func isRenewalChange(_ db: Database, _ transaction: PaymentTransaction) throws -> Bool {
+        guard Self.mayBeRenewalChange(transaction) else { return false }
+        return try records(db).row(.renewalChanges, key: Int64(clamping: transaction.id)) != nil
     }
 
     /// Whether `transaction` has the shape of a payment that only changed a renewal: an

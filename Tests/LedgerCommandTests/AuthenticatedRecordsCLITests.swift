@@ -70,8 +70,8 @@ import Testing
     }
 
     /// The record of a downgrade's payment: deleted with plain SQL, `verify` reports the seal
-    /// (the server would sign the payment); one inserted to hide a purchase from the server is
-    /// refused where it is used. Deleting the payment takes its record along.
+    /// (the server would sign the payment); one put back without the key is refused where it is
+    /// used and reported. Deleting the payment takes its record along.
     @Test func aRenewalChangeRecordEditedWithPlainSQLIsReportedOrRefused() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)  // 1
@@ -80,8 +80,12 @@ import Testing
             try Self.tamper(workspace, "DELETE FROM renewal_changes WHERE transaction_id = 2;")
             try Self.expectReported(workspace, "renewal_changes")
             try Self.tamper(workspace, "INSERT INTO renewal_changes (transaction_id, subscription_id) VALUES (2, 1);")
-            #expect(try workspace.ledger("verify").status == 2, "a row without its MAC")
-            #expect(try workspace.ledger("refund", "2").status == 74, "a forged record is refused where it is used")
+            try Self.expectReported(workspace, "the renewal_changes row 2 was written without the ledger's key")
+            let refund = try workspace.ledger("refund", "2")
+            #expect(refund.status == 74, "a forged record is refused where it is used")
+            #expect(
+                refund.stderr.contains("the renewal_changes row 2 was written without the ledger's key"),
+                "\(refund.stderr)")
         }
         try await CLIWorkspace.withCatalog { (workspace: CLIWorkspace) throws in
             #expect(try workspace.ledger("purchase", "com.example.pro.monthly").status == 0)

@@ -4,7 +4,8 @@ package import GRDB
 import LedgerModel
 
 /// The facts kept beside the hash chain that reach a signature or an access decision, each row
-/// authenticated by a MAC made with the ledger's event key (migration 22), each table sealed
+/// authenticated by a MAC made with the ledger's event key (migration 22; `renewal_changes`,
+/// migration 24), each table sealed
 /// by its row count and the XOR of its rows' MACs, authenticated the same way.
 ///
 /// A row inserted or edited without the key has no valid MAC: `check` refuses it where it is

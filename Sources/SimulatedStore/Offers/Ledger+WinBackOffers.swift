@@ -178,7 +178,7 @@ private struct WinBackCustomer {
             sql: """
                 SELECT p.subscription_period FROM transactions t JOIN products p ON p.id = t.product_id
                 WHERE t.subscription_group_id = :group AND t.state = 'purchased' AND t.revocation_date IS NULL
-                  AND t.id NOT IN (SELECT transaction_id FROM renewal_changes)
+                  AND NOT (t.expiration_date IS t.purchase_date AND t.id IN (SELECT transaction_id FROM renewal_changes))
                   AND t.offer_payment_mode IS NOT 'freeTrial' AND \(HeldSubscription.transactionsCondition)
                 ORDER BY t.purchase_date DESC, t.id DESC
                 """, arguments: ["group": group, "shared": 0])

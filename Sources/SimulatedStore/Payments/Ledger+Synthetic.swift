@@ -19,7 +19,8 @@ extension Ledger {
             for index in 0..<(finished + unfinished) {
                 let id = try writer.insert(template, id: try ids.next())
                 let purchased = try moveState(writer, template.transaction(id: id), to: .purchased, error: nil)
-                // A payment that only changed a renewal (a downgrade) is finished already.
+                // Finished already: a payment that only changed a renewal, or one refused as
+                // "already subscribed" (callers buy no subscription; a second one would be either).
                 if purchased.isFinished { continue }
                 if index < finished { _ = try writer.finish(purchased) } else { unfinishedIDs.append(id) }
             }

@@ -413,17 +413,22 @@ extension Ledger {
     }
 
     /// The clause that leaves out the payments that only changed a subscription's next renewal
-    /// (`completeRenewalChange`): no transaction of the App Store's.
-    static let notARenewalChange = "id NOT IN (SELECT transaction_id FROM renewal_changes)"
+    /// (`completeRenewalChange`): no transaction of the App Store's. Only a row of their shape
+    /// (`mayBeRenewalChange`) can be left out; a list leaves it out without checking its record's
+    /// MAC (`verify` reports a forged one; a single transaction's use checks it).
+    static let notARenewalChange = """
+        NOT (product_type = 'autoRenewable' AND expiration_date IS purchase_date
+             AND id IN (SELECT transaction_id FROM renewal_changes))
+        """
 
     /// The subscription period whose next renewal payment `id` changed (`completeRenewalChange`):
     /// what StoreKit 2's purchase returns for it; `nil` for any other payment.
+    /// - Throws: `DamagedRow` for a record that does not check.
     package func subscriptionChanged(byPayment id: UInt64) throws -> PaymentTransaction? {
         try read { db in
-            try Int64.fetchOne(
-                db, sql: "SELECT subscription_id FROM renewal_changes WHERE transaction_id = ?",
-                arguments: [Int64(clamping: id)]
-            ).flatMap { try PaymentTransaction.fetchOne(db, id: UInt64($0)) }
+            try records(db).row(.renewalChanges, key: Int64(clamping: id)).flatMap { row in
+                try PaymentTransaction.fetchOne(db, id: UInt64(row["subscription_id"] as Int64))
+            }
         }
     }
 
@@ -444,19 +449,13 @@ extension Ledger {
     }
 
     /// Which of `transactions` are payments that only changed a subscription's next renewal.
-    /// Only rows that can be one (`mayBeRenewalChange`) are looked up.
+    /// Only rows that can be one (`mayBeRenewalChange`, a few) are looked up, each record
+    /// checked (`isRenewalChange`).
+    /// - Throws: `DamagedRow` for a record that does not check.
     package func renewalChanges(among transactions: [PaymentTransaction]) throws -> Set<UInt64> {
         let candidates = transactions.filter(Self.mayBeRenewalChange)
         guard !candidates.isEmpty else { return [] }
-        return try read { db in
-            Set(
-                try Int64.fetchAll(
-                    db,
-                    sql: "SELECT transaction_id FROM renewal_changes WHERE transaction_id IN ("
-                        + candidates.map { _ in "?" }.joined(separator: ", ") + ")",
-                    arguments: StatementArguments(candidates.map { Int64(clamping: $0.id) })
-                ).map { UInt64($0) })
-        }
+        return try read { db in Set(try candidates.filter { try isRenewalChange(db, $0) }.map(\.id)) }
     }
 
     /// One renewal the store owes: the period of `productID` from `start` to `end`, in the chain

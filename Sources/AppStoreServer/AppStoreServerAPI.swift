@@ -332,7 +332,13 @@ public struct AppStoreServerAPI: Sendable {
     /// - Throws: `APIError.invalidTransactionID`, `.transactionIDNotFound`.
     func checkCustomer(_ text: String) throws {
         let id = try Self.transactionID(text)
-        if UInt64(try store.appTransactionID()) != id { try serverTransaction(id) }
+        do {
+            try serverTransaction(id)
+        } catch let error as APIError where error == .transactionIDNotFound {
+            // The app transaction id, read only when no transaction has the id (the common
+            // request names a transaction: one read, not two).
+            guard UInt64(try store.appTransactionID()) == id else { throw error }
+        }
     }
 
     /// A transaction identifier as Apple writes them: decimal digits, at most 19 (`Int64`).

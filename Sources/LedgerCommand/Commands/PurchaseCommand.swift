@@ -136,7 +136,7 @@ struct PurchaseCommand: AsyncParsableCommand {
         }
         let queue = try options.openQueue()
         let added = try await queue.addReportingReplay(payment)
-        let changed = try queue.ledger.subscriptionChanged(byPayment: added.transaction.id)
+        let changed = try queue.ledger.subscriptionChanged(by: added.transaction)
         try options.output.emit(
             Purchased(transaction: added.transaction, replayed: added.replayed, changesRenewalOf: changed?.id)
         ) {

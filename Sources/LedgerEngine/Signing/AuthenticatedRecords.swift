@@ -111,6 +111,8 @@ package struct AuthenticatedRecords {
         if let before { try check(table, rowKey, before, key: key) }
         try change()
         let after = try stored(table, rowKey)
+        // No row before or after (a delete of what was never there): the seal stays as it is.
+        if before == nil, after == nil { return }
         var seal = try self.seal(table, key: key)
         if let old = before?.mac {
             seal.count -= 1

@@ -182,7 +182,7 @@ extension Product {
         case .purchased, .restored:
             // A downgrade (or another change of the next renewal) makes no transaction: the
             // purchase returns the subscription the customer has, whose renewal info names it.
-            if let changed = try? context.ledger.subscriptionChanged(byPayment: transaction.id) {
+            if let changed = try? context.ledger.subscriptionChanged(by: transaction) {
                 return .success(context.origin.result(changed))
             }
             return .success(context.origin.result(transaction))

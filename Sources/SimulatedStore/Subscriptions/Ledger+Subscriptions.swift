@@ -421,6 +421,14 @@ extension Ledger {
              AND id IN (SELECT transaction_id FROM renewal_changes))
         """
 
+    /// The subscription period whose next renewal `payment` changed (`completeRenewalChange`);
+    /// `nil` for any other payment, read only for a payment of a renewal change's shape
+    /// (`mayBeRenewalChange`): a purchase's caller asks it of every purchase.
+    /// - Throws: `DamagedRow` for a record that does not check.
+    package func subscriptionChanged(by payment: PaymentTransaction) throws -> PaymentTransaction? {
+        Self.mayBeRenewalChange(payment) ? try subscriptionChanged(byPayment: payment.id) : nil
+    }
+
     /// The subscription period whose next renewal payment `id` changed (`completeRenewalChange`):
     /// what StoreKit 2's purchase returns for it; `nil` for any other payment.
     /// - Throws: `DamagedRow` for a record that does not check.

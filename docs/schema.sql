@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 24 (0024_renewal_changes).
+-- Schema version 25 (0025_customers).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -46,6 +46,27 @@ CREATE TABLE consumption_information (
     body           TEXT NOT NULL CHECK (json_valid(body) AND length(body) <= 65536),
     received_at    INTEGER NOT NULL
 );
+
+CREATE TABLE customers (
+    id          INTEGER PRIMARY KEY NOT NULL CHECK (id > 0),
+    name        TEXT NOT NULL UNIQUE
+                CHECK (length(name) BETWEEN 1 AND 64 AND name NOT GLOB '*[^A-Za-z0-9._-]*'),
+    storefront  TEXT CHECK (storefront IS NULL OR (length(storefront) = 3 AND storefront NOT GLOB '*[^A-Z]*')),
+    family      TEXT CHECK (family IS NULL OR (length(family) BETWEEN 1 AND 64 AND family NOT GLOB '*[^A-Za-z0-9._-]*')),
+    -- The store's time the customer was added, in milliseconds.
+    created_at  INTEGER NOT NULL
+);
+
+CREATE TRIGGER customers_keep_their_name BEFORE UPDATE OF id, name ON customers
+BEGIN
+    SELECT RAISE(ABORT, 'a customer''s name and id never change');
+END;
+
+CREATE TRIGGER customers_keep_their_transactions BEFORE DELETE ON customers
+WHEN EXISTS (SELECT 1 FROM transactions WHERE customer_id = OLD.id)
+BEGIN
+    SELECT RAISE(ABORT, 'a customer who owns transactions is never removed');
+END;
 
 CREATE TABLE family_shares (
     original_transaction_id INTEGER PRIMARY KEY NOT NULL,
@@ -161,8 +182,9 @@ CREATE TABLE payment_terms (
     CHECK ((introductory_offer IS NULL) = (introductory_offer_nonce IS NULL))
 );
 
-CREATE TABLE price_increases (
-    group_id         TEXT PRIMARY KEY NOT NULL REFERENCES subscription_groups(id),
+CREATE TABLE "price_increases" (
+    customer_id      INTEGER NOT NULL REFERENCES customers(id),
+    group_id         TEXT NOT NULL REFERENCES subscription_groups(id),
     product_id       TEXT NOT NULL,
     -- The new price of one period, decimal text as the catalog's prices.
     price            TEXT NOT NULL,
@@ -170,10 +192,12 @@ CREATE TABLE price_increases (
     status           TEXT NOT NULL CHECK (status IN ('pending', 'agreed', 'declined')),
     -- The store's time of the request and of the subscriber's answer, in milliseconds.
     requested_at     INTEGER NOT NULL,
-    answered_at      INTEGER, mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
+    answered_at      INTEGER,
+    mac              BLOB CHECK (mac IS NULL OR length(mac) = 32),
     CHECK ((status = 'pending') = (answered_at IS NULL)),
     CHECK (needs_consent = 1 OR status = 'agreed'),
-    CHECK (answered_at IS NULL OR answered_at >= requested_at)
+    CHECK (answered_at IS NULL OR answered_at >= requested_at),
+    PRIMARY KEY (customer_id, group_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE product_localizations (
@@ -306,6 +330,7 @@ CREATE TABLE subscription_groups (
 ) WITHOUT ROWID;
 
 CREATE TABLE "subscription_renewal" (
+    customer_id         INTEGER NOT NULL REFERENCES customers(id),
     group_id            TEXT NOT NULL,
     shared_original_id  INTEGER NOT NULL DEFAULT 0 CHECK (shared_original_id >= 0),
     auto_renew          INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
@@ -321,7 +346,7 @@ CREATE TABLE "subscription_renewal" (
     retry_until         INTEGER CHECK (retry_until >= billing_issue_since),
     pending_offer_id    TEXT,
     pending_offer_type  TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code'),
-    PRIMARY KEY (group_id, shared_original_id)
+    PRIMARY KEY (customer_id, group_id, shared_original_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE transaction_events (
@@ -428,7 +453,7 @@ CREATE TABLE "transactions" (
                            CHECK (offer_payment_mode = 'freeTrial' OR offer_payment_mode = 'payAsYouGo'
                                   OR offer_payment_mode = 'payUpFront'),
     offer_period           TEXT CHECK (offer_period GLOB 'P[0-9]*[DWMY]'),
-    offer_nonce            TEXT,
+    offer_nonce            TEXT, customer_id INTEGER NOT NULL DEFAULT 1 CHECK (customer_id > 0),
     -- What the database can enforce by itself.
     CHECK (NOT (is_finished = 1 AND (state = 'purchasing' OR state = 'deferred'))),
     CHECK ((is_finished = 1) = (finished_at IS NOT NULL)),
@@ -439,21 +464,21 @@ CREATE TABLE "transactions" (
     CHECK ((delivery_count = 0) = (last_delivered_at IS NULL))
 );
 
-CREATE INDEX transactions_by_group ON transactions (subscription_group_id, purchase_date, id)
+CREATE INDEX transactions_by_group ON transactions (customer_id, subscription_group_id, purchase_date, id)
     WHERE subscription_group_id IS NOT NULL;
 
-CREATE INDEX transactions_by_product ON transactions (product_id, id);
+CREATE INDEX transactions_by_product ON transactions (customer_id, product_id, id);
 
-CREATE INDEX transactions_by_state ON transactions (state, id);
+CREATE INDEX transactions_by_state ON transactions (customer_id, state, id);
 
 CREATE UNIQUE INDEX transactions_idempotency_key ON transactions (idempotency_key) WHERE idempotency_key IS NOT NULL;
 
 CREATE UNIQUE INDEX transactions_offer_nonce ON transactions (offer_nonce) WHERE offer_nonce IS NOT NULL;
 
-CREATE INDEX transactions_restorable ON transactions (product_type, id)
+CREATE INDEX transactions_restorable ON transactions (customer_id, product_type, id)
     WHERE state = 'purchased' AND revocation_date IS NULL;
 
-CREATE INDEX transactions_unfinished ON transactions (id) WHERE is_finished = 0;
+CREATE INDEX transactions_unfinished ON transactions (customer_id, id) WHERE is_finished = 0;
 
 CREATE TRIGGER transactions_finish_rule
 BEFORE UPDATE OF is_finished ON transactions
@@ -468,6 +493,12 @@ BEFORE UPDATE OF state, is_finished ON transactions
 WHEN OLD.is_finished = 1 AND (NEW.is_finished = 0 OR NEW.state <> OLD.state)
 BEGIN
     SELECT RAISE(ABORT, 'a finished transaction cannot change state or be unfinished');
+END;
+
+CREATE TRIGGER transactions_have_a_customer BEFORE INSERT ON transactions
+WHEN NOT EXISTS (SELECT 1 FROM customers WHERE id = NEW.customer_id)
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction belongs to a customer of the store');
 END;
 
 CREATE TRIGGER transactions_identity_is_immutable
@@ -494,6 +525,12 @@ WHEN NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.state) OR N
   OR NEW.revocation_date IS NOT NULL OR NEW.revocation_reason IS NOT NULL
 BEGIN
     SELECT RAISE(ABORT, 'illegal initial transaction state');
+END;
+
+CREATE TRIGGER transactions_keep_their_customer BEFORE UPDATE OF customer_id ON transactions
+WHEN OLD.customer_id IS NOT NEW.customer_id
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction''s customer never changes');
 END;
 
 CREATE TRIGGER transactions_legal_transition

@@ -79,6 +79,9 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     public var deliveryCount: Int
     /// When the transaction was last delivered to observers; `nil` when it never was.
     public var lastDeliveredAt: Date?
+    /// The customer who owns the transaction (the key of their row in the store's customers;
+    /// 1 is the first customer, `default` in a ledger made before customers).
+    @usableFromInline package var customerID: Int64 = 1
 
     /// Every field, as the ledger stores them (the storage engine builds transactions from its rows).
     @inlinable package init(
@@ -109,7 +112,8 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
         updatedAt: Date,
         finishedAt: Date?,
         deliveryCount: Int,
-        lastDeliveredAt: Date?
+        lastDeliveredAt: Date?,
+        customerID: Int64 = 1
     ) {
         self.id = id
         self.originalID = originalID
@@ -139,6 +143,7 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
         self.finishedAt = finishedAt
         self.deliveryCount = deliveryCount
         self.lastDeliveredAt = lastDeliveredAt
+        self.customerID = customerID
     }
 }
 

@@ -103,8 +103,39 @@ package struct SigningIdentity: Sendable {
         var device = SHA256()
         device.update(data: Data("StoreLedger device 1".utf8))
         device.update(data: certificates.root)
-        let bytes = Array(device.finalize().prefix(16))
-        deviceVerificationID = UUID(
+        deviceVerificationID = Self.uuid(Array(device.finalize()))
+    }
+
+    /// The `appTransactionId` of customer `customer` (the key of their row; 1 is the first, the
+    /// one customer of a ledger made before customers, whose id is `appTransactionID`): for the
+    /// others, decimal digits derived as the first's from the root certificate and the
+    /// customer, so the same at every signature and different for each customer.
+    package func appTransactionID(ofCustomer customer: Int64) -> String {
+        guard customer != 1 else { return appTransactionID }
+        let digest = customerDigest("StoreLedger customer 1", customer).prefix(8).reduce(UInt64(0)) {
+            $0 << 8 | UInt64($1)
+        }
+        return String(digest % 1_000_000_000_000_000_000)
+    }
+
+    /// The device of customer `customer` (StoreKit's `AppStore.deviceVerificationID`): the
+    /// first customer's is `deviceVerificationID`; the others' are derived alike.
+    package func deviceVerificationID(ofCustomer customer: Int64) -> UUID {
+        guard customer != 1 else { return deviceVerificationID }
+        return Self.uuid(customerDigest("StoreLedger customer device 1", customer))
+    }
+
+    private func customerDigest(_ label: String, _ customer: Int64) -> [UInt8] {
+        var hash = SHA256()
+        hash.update(data: Data(label.utf8))
+        hash.update(data: certificates.root)
+        withUnsafeBytes(of: customer.bigEndian) { hash.update(bufferPointer: $0) }
+        return Array(hash.finalize())
+    }
+
+    /// A version 4 UUID made of `bytes`' first 16.
+    private static func uuid(_ bytes: [UInt8]) -> UUID {
+        UUID(
             uuid: (
                 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6] & 0x0F | 0x40, bytes[7],
                 bytes[8] & 0x3F | 0x80, bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]

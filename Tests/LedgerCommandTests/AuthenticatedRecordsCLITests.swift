@@ -101,12 +101,13 @@ import Testing
             try Self.tamper(
                 workspace,
                 """
-                INSERT INTO price_increases (group_id, product_id, price, needs_consent, status, requested_at, answered_at)
-                    VALUES ('pro', 'com.example.pro.monthly', '0.01', 0, 'agreed', 0, 0);
+                INSERT INTO price_increases
+                    (customer_id, group_id, product_id, price, needs_consent, status, requested_at, answered_at)
+                    VALUES (1, 'pro', 'com.example.pro.monthly', '0.01', 0, 'agreed', 0, 0);
                 """)
             let status = try workspace.ledger("subscriptions", "status", "com.example.pro.monthly")
-            #expect(status.status == 74 && status.stderr.contains(#"price_increases row "pro""#), "\(status.stderr)")
-            try Self.expectReported(workspace, #"the price_increases row "pro" was written without the ledger's key"#)
+            #expect(status.status == 74 && status.stderr.contains(#"price_increases row 1 "pro""#), "\(status.stderr)")
+            try Self.expectReported(workspace, #"the price_increases row 1 "pro" was written without the ledger's key"#)
         }
     }
 

@@ -57,9 +57,10 @@ import Testing
                 let select = try FastStatement(
                     db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
                 select.bind(1, Int64(bought.id))
+                // The first customer's row: every column but the customer's, the last.
                 let inTableOrder = try select.first { columns in
                     var encoding = ChainEncoding()
-                    for index in 0..<Int32(HashChain.rowColumns.count) { encoding.column(columns, index) }
+                    for index in 0..<Int32(HashChain.rowColumns.count - 1) { encoding.column(columns, index) }
                     return encoding.sha256
                 }
                 return (digest, inTableOrder)

@@ -39,6 +39,7 @@ import Testing
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
             try db.execute(sql: PreviousSchema.undoLastMigration)
+            try db.execute(sql: PreviousSchema.undoMigration24)
             try db.execute(
                 sql: """
                     CREATE TABLE subscription_renewal_22 (
@@ -63,7 +64,7 @@ import Testing
         try raw.close()
         #expect(
             try Ledger.upgrade(at: path, configuration: configuration) == [
-                "0023_family_shared_renewals", PreviousSchema.lastMigration,
+                "0023_family_shared_renewals", "0024_renewal_changes", PreviousSchema.lastMigration,
             ])
         return try Ledger.open(at: path, configuration: configuration)
     }
@@ -222,7 +223,7 @@ import Testing
                     seq: seq,
                     content: .init(
                         transactionID: 3, kind: .stateChanged, from: .deferred, to: .purchased, at: 32, detail: nil),
-                    rowDigest: try #require(try HashChain.rowDigest(db, id: 3)))
+                    rowDigest: try #require(try HashChain.rowDigestBeforeCustomers(db, id: 3)))
                 try db.execute(
                     sql: """
                         INSERT INTO transaction_events (seq, transaction_id, kind, from_state, to_state, at, detail, row_digest, hash)

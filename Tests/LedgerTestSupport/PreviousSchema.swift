@@ -3,15 +3,77 @@
 /// what a user of the previous release has. Update it with every new migration.
 public enum PreviousSchema {
     /// The previous schema, as `"N (identifier)"`.
-    public static let name = "23 (0023_family_shared_renewals)"
+    public static let name = "24 (0024_renewal_changes)"
     /// This build's schema, as `"N (identifier)"`.
-    public static let current = "24 (0024_renewal_changes)"
+    public static let current = "25 (0025_customers)"
     /// The last migration's identifier.
-    public static let lastMigration = "0024_renewal_changes"
+    public static let lastMigration = "0025_customers"
 
-    /// Undoes migration 24: no `renewal_changes` nor its seal (a ledger of the previous release
-    /// made its downgrades as charged, zero-length purchases), and the migration's record removed.
+    /// Undoes migration 25: no customers; the first customer's rows kept, without the column,
+    /// with the indexes and keys of before; the migration's record removed. (A price increase's
+    /// MAC stays the one that covers its customer: the ledgers these tests take back have none.)
     public static let undoLastMigration = """
+        DROP TRIGGER transactions_have_a_customer;
+        DROP TRIGGER transactions_keep_their_customer;
+        DROP TRIGGER customers_keep_their_name;
+        DROP TRIGGER customers_keep_their_transactions;
+        DROP INDEX transactions_by_group;
+        CREATE INDEX transactions_by_group ON transactions (subscription_group_id, purchase_date, id)
+            WHERE subscription_group_id IS NOT NULL;
+        DROP INDEX transactions_by_product;
+        CREATE INDEX transactions_by_product ON transactions (product_id, id);
+        DROP INDEX transactions_by_state;
+        CREATE INDEX transactions_by_state ON transactions (state, id);
+        DROP INDEX transactions_restorable;
+        CREATE INDEX transactions_restorable ON transactions (product_type, id)
+            WHERE state = 'purchased' AND revocation_date IS NULL;
+        DROP INDEX transactions_unfinished;
+        CREATE INDEX transactions_unfinished ON transactions (id) WHERE is_finished = 0;
+        ALTER TABLE transactions DROP COLUMN customer_id;
+        CREATE TABLE subscription_renewal_24 (
+            group_id            TEXT NOT NULL,
+            shared_original_id  INTEGER NOT NULL DEFAULT 0 CHECK (shared_original_id >= 0),
+            auto_renew          INTEGER NOT NULL DEFAULT 1 CHECK (auto_renew IN (0, 1)),
+            resumed_at          INTEGER NOT NULL DEFAULT 0,
+            next_product_id     TEXT REFERENCES products(id),
+            period_anchor       INTEGER,
+            billing_issue_since INTEGER,
+            grace_until         INTEGER CHECK (grace_until >= billing_issue_since),
+            retry_until         INTEGER CHECK (retry_until >= billing_issue_since),
+            pending_offer_id    TEXT,
+            pending_offer_type  TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code'),
+            PRIMARY KEY (group_id, shared_original_id)
+        ) WITHOUT ROWID;
+        INSERT INTO subscription_renewal_24
+        SELECT group_id, shared_original_id, auto_renew, resumed_at, next_product_id, period_anchor,
+               billing_issue_since, grace_until, retry_until, pending_offer_id, pending_offer_type
+        FROM subscription_renewal WHERE customer_id = 1;
+        DROP TABLE subscription_renewal;
+        ALTER TABLE subscription_renewal_24 RENAME TO subscription_renewal;
+        CREATE TABLE price_increases_24 (
+            group_id         TEXT PRIMARY KEY NOT NULL REFERENCES subscription_groups(id),
+            product_id       TEXT NOT NULL,
+            price            TEXT NOT NULL,
+            needs_consent    INTEGER NOT NULL CHECK (needs_consent IN (0, 1)),
+            status           TEXT NOT NULL CHECK (status IN ('pending', 'agreed', 'declined')),
+            requested_at     INTEGER NOT NULL,
+            answered_at      INTEGER, mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
+            CHECK ((status = 'pending') = (answered_at IS NULL)),
+            CHECK (needs_consent = 1 OR status = 'agreed'),
+            CHECK (answered_at IS NULL OR answered_at >= requested_at)
+        ) WITHOUT ROWID;
+        INSERT INTO price_increases_24
+        SELECT group_id, product_id, price, needs_consent, status, requested_at, answered_at, mac
+        FROM price_increases WHERE customer_id = 1;
+        DROP TABLE price_increases;
+        ALTER TABLE price_increases_24 RENAME TO price_increases;
+        DROP TABLE customers;
+        DELETE FROM grdb_migrations WHERE identifier = '0025_customers';
+        """
+
+    /// Undoes migration 24 (after `undoLastMigration`): no `renewal_changes` nor its seal (a
+    /// ledger of that release made its downgrades as charged, zero-length purchases).
+    public static let undoMigration24 = """
         DROP TABLE renewal_changes;
         DELETE FROM record_seals WHERE table_name = 'renewal_changes';
         DELETE FROM grdb_migrations WHERE identifier = '0024_renewal_changes';

@@ -44,29 +44,31 @@ public final class Ledger: Sendable {
     package let writer: DatabaseQueue?
     /// Batches the writes of concurrent callers into shared commits (`grouped`).
     let commitGroup: CommitGroup?
-    /// The writing connection's numbered statements (`LedgerSQL`).
-    private let statements = PreparedStatements()
+    /// What the ledger values of one file (the one `open` returns and the customers' views of
+    /// it, `forCustomer(_:)`) share: the writing connection's numbered statements and whether it
+    /// was closed.
+    package let shared: SharedConnection
+    private var statements: PreparedStatements { shared.statements }
     /// Signs the hash chain's head in this ledger's commits; `nil` when it cannot write (or
     /// does not chain, for `ledger-lab bench`).
     package let headSigner: HeadSigner?
     /// The signing identity, read once.
-    package let identities = IdentityCache()
+    package let identities: IdentityCache
     /// The changes of transaction rows its writers made (`TransactionWriter`'s row images).
-    package let rowChanges = RowChanges()
-    /// The `PRAGMA data_version` at which this connection last found the API keys' table whole
-    /// (`AuthenticatedRecords.checkWhole`): until another connection commits, it need not look
-    /// again (the server asks for every request).
-    package let apiKeysCheckedAt = Mutex<Int64?>(nil)
-    /// Set by `close()`, so that closing again does not sign again. Every use after it is
-    /// refused on the connection's own queue (`Database.ensureConnected`), where the connection
-    /// closes, so a call racing `close()` is refused too.
-    private let isClosed = Atomic<Bool>(false)
+    package let rowChanges: RowChanges
+    /// The customer whose purchases this value reads and makes (`CustomerScope`).
+    package let customerScope: CustomerScope
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
         self.configuration = configuration
         self.reader = reader
         self.writer = writer
+        self.shared = SharedConnection()
+        self.customerScope = .notChosen
+        let identities = IdentityCache()
+        self.identities = identities
+        self.rowChanges = RowChanges()
         let headSigner =
             writer != nil && configuration.keepsHashChain
             ? HeadSigner(
@@ -77,9 +79,23 @@ public final class Ledger: Sendable {
         }
     }
 
-    deinit {
-        // Nothing else can use the connection now; its statements must not outlive it.
-        statements.detach()
+    /// A view of `ledger`'s file, on its connections, that acts for `customer`.
+    private init(sharing ledger: Ledger, customerScope: CustomerScope) {
+        path = ledger.path
+        configuration = ledger.configuration
+        reader = ledger.reader
+        writer = ledger.writer
+        commitGroup = ledger.commitGroup
+        shared = ledger.shared
+        headSigner = ledger.headSigner
+        identities = ledger.identities
+        rowChanges = ledger.rowChanges
+        self.customerScope = customerScope
+    }
+
+    /// This ledger's file, acting for `scope`'s customer.
+    package func withCustomerScope(_ scope: CustomerScope) -> Ledger {
+        Ledger(sharing: self, customerScope: scope)
     }
 
     /// Opens the ledger at `path`, applying the migrations it lacks.
@@ -103,11 +119,13 @@ public final class Ledger: Sendable {
                     let applied = try inspector.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
                     throw LedgerError.olderSchema(path: path, applied: knownMigrations.filter(applied.contains))
                 }
+                let scope = try inspector.read { db in try customerScope(db, named: configuration.customer) }
+                return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
+                    .withCustomerScope(scope)
             } catch {
                 try? inspector.close()
                 throw mapError(error, path: path)
             }
-            return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
         }
         // The file's header says it is a ledger (`LedgerFile`). Opening a connection writes
         // nothing (no journal set-up of GRDB's: see `writer`), so the schema is read through the
@@ -125,11 +143,12 @@ public final class Ledger: Sendable {
             }
             try checkpointOnClose(queue, true)
             queue.writeWithoutTransaction { db in ledger.statements.attach(to: db) }
+            return ledger.withCustomerScope(
+                try queue.read { db in try customerScope(db, named: configuration.customer) })
         } catch {
             try? queue.close()
             throw mapError(error, path: path)
         }
-        return ledger
     }
 
     /// Upgrades the ledger at `path` to this build's schema, as opening it for writing does, and
@@ -228,7 +247,7 @@ public final class Ledger: Sendable {
     /// included; closing again only retries closing the connections, when they did not close.
     /// - Throws: `LedgerError` when the head could not be signed; the connections are closed all the same.
     public func close() throws {
-        let wasClosed = isClosed.exchange(true, ordering: .acquiringAndReleasing)
+        let wasClosed = shared.isClosed.exchange(true, ordering: .acquiringAndReleasing)
         var signing: (any Error)?
         if !wasClosed, let headSigner, headSigner.mayHaveUnsignedEvents, let writer {
             do {
@@ -421,5 +440,24 @@ public final class Ledger: Sendable {
         return LedgerError(
             code, path: path, reason: error.message ?? "\(error.resultCode)",
             sqliteResultCode: error.extendedResultCode.rawValue, sql: error.sql, underlyingError: error)
+    }
+}
+
+/// What the values of one ledger file opened once share (`Ledger.withCustomerScope(_:)`).
+package final class SharedConnection: Sendable {
+    /// The writing connection's numbered statements (`LedgerSQL`).
+    let statements = PreparedStatements()
+    /// Set by `close()`, so that closing again does not sign again. Every use after it is
+    /// refused on the connection's own queue (`Database.ensureConnected`), where the connection
+    /// closes, so a call racing `close()` is refused too.
+    let isClosed = Atomic<Bool>(false)
+    /// The `PRAGMA data_version` at which this connection last found the API keys' table whole
+    /// (`AuthenticatedRecords.checkWhole`): until another connection commits, it need not look
+    /// again (the server asks for every request).
+    package let apiKeysCheckedAt = Mutex<Int64?>(nil)
+
+    deinit {
+        // Nothing else can use the connection now; its statements must not outlive it.
+        statements.detach()
     }
 }

@@ -51,6 +51,10 @@ public struct LedgerConfiguration: Sendable {
     /// and `Ledger.close()` signs the rest (docs/HASH-CHAIN.md). `.zero` signs at every commit
     /// that adds to the history. The default is `defaultHeadSigningInterval`.
     public var headSigningInterval: Duration
+    /// The customer a ledger opened with this configuration acts for, by name: what it buys,
+    /// restores, finishes and reads is theirs. `nil`: the store's only customer (a store of
+    /// several then refuses what acts for a customer, `CustomerError.customerNotChosen`).
+    public var customer: String?
     /// Whether history events are chained (`true`): `ledger-lab bench` turns it off, in a scratch
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.
     package var keepsHashChain = true

@@ -15,6 +15,8 @@ public struct TransactionFilter: Sendable, Hashable {
     public var afterID: UInt64?
     /// At most this many transactions (a negative limit counts as 0); `nil` for no limit.
     public var limit: Int?
+    /// Only this customer's: the ledger value's own (`Ledger.forCustomer(_:)`).
+    var customerID: Int64?
 
     /// A filter; the defaults select every transaction, in one page.
     public init(
@@ -44,9 +46,10 @@ package struct LedgerCounts: Sendable, Hashable, Codable {
 }
 
 extension Ledger {
-    /// The transaction with this id, or `nil`.
+    /// The transaction with this id, or `nil`: this value's customer's only (another customer's
+    /// is `nil`), any customer's for a value that names none.
     public func transaction(_ id: UInt64) throws -> PaymentTransaction? {
-        try read { db in try PaymentTransaction.fetchOne(db, id: id) }
+        try read { db in try PaymentTransaction.fetchOne(db, id: id).flatMap { isOwn($0) ? $0 : nil } }
     }
 
     /// The history of one transaction, in order.
@@ -72,16 +75,28 @@ extension Ledger {
         }
     }
 
-    /// The queue: every unfinished transaction, oldest first. Reads the partial index only.
+    /// The queue: every unfinished transaction of this value's customer (of every customer,
+    /// for a value that names none), oldest first. Reads the partial index only.
     public func unfinishedTransactions() throws -> [PaymentTransaction] {
         try read { db in
-            try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            guard case .customer(let customer, _) = customerScope else {
+                return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
+            }
+            return try PaymentTransaction.fetchAll(
+                db, sql: "WHERE customer_id = ? AND is_finished = 0 ORDER BY id", arguments: [customer])
         }
     }
 
     /// One page of transactions, oldest first.
     public func transactions(matching filter: TransactionFilter = .init()) throws -> [PaymentTransaction] {
-        try read { db in try Self.transactions(db, matching: filter) }
+        try read { db in try Self.transactions(db, matching: scoped(filter)) }
+    }
+
+    /// `filter`, for this value's customer when it names one.
+    private func scoped(_ filter: TransactionFilter) -> TransactionFilter {
+        var filter = filter
+        if case .customer(let id, _) = customerScope { filter.customerID = id }
+        return filter
     }
 
     /// Hands the transactions the filter selects to `page`, oldest first, at most `pageSize`
@@ -92,7 +107,8 @@ extension Ledger {
         matching filter: TransactionFilter, pageSize: Int = 1_000,
         _ page: (_ transactions: [PaymentTransaction], _ more: Int) throws -> Void
     ) throws -> Int {
-        try read { db in
+        let filter = scoped(filter)
+        return try read { db in
             let more = try filter.limit.map { max(0, try Self.count(db, matching: filter) - max(0, $0)) } ?? 0
             var remaining = filter.limit.map { max(0, $0) } ?? .max
             var next = filter
@@ -128,6 +144,10 @@ extension Ledger {
     private static func condition(of filter: TransactionFilter) -> (sql: String, arguments: StatementArguments) {
         var clauses: [String] = []
         var arguments: StatementArguments = []
+        if let customer = filter.customerID {
+            clauses.append("customer_id = ?")
+            arguments += [customer]
+        }
         if let state = filter.state {
             clauses.append("state = ?")
             arguments += [state.rawValue]

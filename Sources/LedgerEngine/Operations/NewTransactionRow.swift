@@ -27,10 +27,14 @@ package struct NewTransactionRow {
     package var offerNonce: UUID?
     package var isUpgraded = false
     package var createdAt: Int64
+    /// The customer who owns it.
+    package var customerID: Int64
 
     /// A row for `productID` as the catalog defines it.
     /// - Throws: `UnknownProductError` when the catalog does not have it.
-    package init(_ db: Database, productID: String, state: TransactionState, at now: Int64) throws {
+    package init(
+        _ db: Database, productID: String, customerID: Int64, state: TransactionState, at now: Int64
+    ) throws {
         let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
         guard
@@ -39,6 +43,7 @@ package struct NewTransactionRow {
             })
         else { throw UnknownProductError(productIdentifier: productID) }
         self.productID = productID
+        self.customerID = customerID
         (self.productType, self.subscriptionGroupID) = product
         self.state = state
         self.purchaseDate = now
@@ -47,9 +52,10 @@ package struct NewTransactionRow {
 
     private static let productLookup = LedgerSQL("SELECT type, subscription_group_id FROM products WHERE id = ?")
 
-    /// A row that copies `source`'s product, quantity, account and storefront.
+    /// A row that copies `source`'s product, quantity, account, storefront and customer.
     package init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
         productID = source.productID
+        customerID = source.customerID
         productType = source.productType
         subscriptionGroupID = source.subscriptionGroupID
         self.state = state
@@ -102,6 +108,7 @@ extension NewTransactionRow {
         set(c.offerPaymentMode, .text(offer?.paymentMode.rawValue))
         set(c.offerPeriod, .text(offer?.period.description))
         set(c.offerNonce, .text(offerNonce?.uuidString.lowercased()))
+        set(c.customerID, .integer(customerID))
         return values
     }
 
@@ -121,7 +128,8 @@ extension NewTransactionRow {
             environment: Ledger.environment,
             idempotencyKey: idempotencyKey, restoredFromID: restoredFrom,
             createdAt: Date(ledgerMilliseconds: createdAt),
-            updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil)
+            updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil,
+            customerID: customerID)
     }
 }
 

@@ -52,7 +52,8 @@ extension PaymentTransaction {
             updatedAt: date(c.updatedAt)!,
             finishedAt: date(c.finishedAt),
             deliveryCount: row.int(c.deliveryCount),
-            lastDeliveredAt: date(c.lastDeliveredAt))
+            lastDeliveredAt: date(c.lastDeliveredAt),
+            customerID: row.int64(c.customerID))
     }
 
     /// The offer columns of a row of `selection`.

@@ -12,11 +12,12 @@ import LedgerModel
 package struct RowImage {
     private var encoding = ChainEncoding()
     /// The end of each column's bytes in `encoding`; a column starts where the one before it ends.
-    private var ends = InlineArray<36, Int>(repeating: 0)
+    private var ends = InlineArray<37, Int>(repeating: 0)
 
     /// The current row of a statement that selects `HashChain.rowColumns`, in order.
     package init(_ columns: FastStatement.Columns) {
         precondition(Self.columnCount == ends.count, "RowImage keeps \(ends.count) columns")
+        precondition(Int(Self.customerID) == Self.columnCount - 1, "the customer's column is the last")
         for index in 0..<Int32(Self.columnCount) {
             encoding.column(columns, index)
             ends[Int(index)] = encoding.bytes.count
@@ -34,8 +35,15 @@ package struct RowImage {
 
     private static let columnCount = HashChain.rowColumns.count
 
-    /// The row digest the chain records (`HashChain.rowDigest(of:)`).
-    package var digest: [UInt8] { encoding.sha256 }
+    /// The row digest the chain records (`HashChain.rowDigest(of:)`): of every column but the
+    /// customer's when the row is the first customer's, as every row made before customers
+    /// (migration 25) is, so that the digests recorded then stay right; of every column else.
+    package var digest: [UInt8] {
+        let customer = Int(Self.customerID)
+        let start = ends[customer - 1]
+        guard encoding.integer(at: start) == 1 else { return encoding.sha256 }
+        return encoding.sha256(of: 0..<start)
+    }
 
     /// Column `column` set to `value`, as an UPDATE binding it leaves the row.
     package mutating func set(_ column: Int32, _ value: ColumnValue) {
@@ -64,6 +72,7 @@ package struct RowImage {
     }
 
     private static let deliveryCount = TransactionColumns.positions.deliveryCount
+    private static let customerID = TransactionColumns.positions.customerID
     private static let lastDeliveredAt = TransactionColumns.positions.lastDeliveredAt
 }
 

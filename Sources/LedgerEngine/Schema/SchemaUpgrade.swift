@@ -139,6 +139,10 @@ enum SchemaUpgrade {
         case "0024_renewal_changes":
             // A new table, empty: its seal.
             try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).adopt([.renewalChanges])
+        case "0025_customers":
+            // The price increases' MACs cover their customer from now on.
+            try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
+                .priceIncreases, from: .priceIncreasesBeforeCustomers)
         default:
             break
         }

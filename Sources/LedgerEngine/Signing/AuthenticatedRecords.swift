@@ -20,15 +20,24 @@ package struct AuthenticatedRecords {
     /// this order; a notification's delivery status is not a fact it vouches for).
     package struct Table: Sendable, Hashable {
         package let name: String
-        package let key: String
+        /// The columns of its key, the first of `columns`, in order.
+        package let keys: [String]
         package let columns: [String]
         /// The row of one key, its columns by name then its MAC: built once, as signers ask for
         /// every transaction they sign.
         package let selectByKey: String
+        /// The condition that selects one row by its key, bound in `keys`' order.
+        package let keyCondition: String
+
+        package init(name: String, keys: [String], columns: [String]) {
+            precondition(Array(columns.prefix(keys.count)) == keys, "a table's key is its first columns")
+            (self.name, self.keys, self.columns) = (name, keys, columns)
+            keyCondition = keys.map { "\($0) = ?" }.joined(separator: " AND ")
+            selectByKey = "SELECT \(columns.joined(separator: ", ")), mac FROM \(name) WHERE \(keyCondition)"
+        }
 
         package init(name: String, key: String, columns: [String]) {
-            (self.name, self.key, self.columns) = (name, key, columns)
-            selectByKey = "SELECT \(columns.joined(separator: ", ")), mac FROM \(name) WHERE \(key) = ?"
+            self.init(name: name, keys: [key], columns: columns)
         }
 
         package static let apiKeys = Table(
@@ -41,7 +50,15 @@ package struct AuthenticatedRecords {
             columns: ["original_transaction_id", "token", "set_at"])
         package static let refundPortions = Table(
             name: "refund_portions", key: "transaction_id", columns: ["transaction_id", "percentage"])
+        /// A subscriber's price increase, keyed by customer and group (migration 25).
         package static let priceIncreases = Table(
+            name: "price_increases", keys: ["customer_id", "group_id"],
+            columns: [
+                "customer_id", "group_id", "product_id", "price", "needs_consent", "status", "requested_at",
+                "answered_at",
+            ])
+        /// The price increases as migrations 22 to 24 kept them, one per group, before customers.
+        package static let priceIncreasesBeforeCustomers = Table(
             name: "price_increases", key: "group_id",
             columns: ["group_id", "product_id", "price", "needs_consent", "status", "requested_at", "answered_at"])
         package static let chargedPrices = Table(
@@ -61,14 +78,18 @@ package struct AuthenticatedRecords {
 
         /// The tables migration 22 authenticated.
         package static let sinceSchema22: [Table] = [
-            apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreases, chargedPrices, notifications,
+            apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreasesBeforeCustomers, chargedPrices,
+            notifications,
         ]
 
-        package static let all: [Table] = sinceSchema22 + [renewalChanges]
+        package static let all: [Table] = [
+            apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreases, chargedPrices, notifications,
+            renewalChanges,
+        ]
 
         /// What describes a row in a message: `table key`.
-        package func describe(_ key: some DatabaseValueConvertible) -> String {
-            "\(name) row \(key.databaseValue)"
+        package func describe(_ key: [DatabaseValue]) -> String {
+            "\(name) row \(key.map(\.description).joined(separator: " "))"
         }
     }
 
@@ -106,6 +127,11 @@ package struct AuthenticatedRecords {
     /// table's seal. The row it replaces must check first.
     /// - Throws: `DamagedRow` for a row there before that does not check; nothing is written.
     package func write(_ table: Table, key rowKey: some DatabaseValueConvertible, _ change: () throws -> Void) throws {
+        try write(table, keys: [rowKey.databaseValue], change)
+    }
+
+    /// `write(_:key:_:)` for a table whose key has several columns, bound in its `keys`' order.
+    package func write(_ table: Table, keys rowKey: [DatabaseValue], _ change: () throws -> Void) throws {
         guard let key else { return try change() }
         let before = try stored(table, rowKey)
         if let before { try check(table, rowKey, before, key: key) }
@@ -121,7 +147,8 @@ package struct AuthenticatedRecords {
         if let after {
             let mac = Self.mac(table, after.values, key: key)
             try db.execute(
-                sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), rowKey])
+                sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.keyCondition)",
+                arguments: StatementArguments([Data(mac).databaseValue] + rowKey))
             seal.count += 1
             seal.digest = Self.xor(seal.digest, mac)
         }
@@ -130,10 +157,13 @@ package struct AuthenticatedRecords {
 
     /// Authenticates a row just inserted whose key the insert chose (a notification's
     /// sequence): there was none before it.
-    package func inserted(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
+    package func inserted(_ table: Table, key value: some DatabaseValueConvertible) throws {
+        let rowKey = [value.databaseValue]
         guard let key, let after = try stored(table, rowKey) else { return }
         let mac = Self.mac(table, after.values, key: key)
-        try db.execute(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?", arguments: [Data(mac), rowKey])
+        try db.execute(
+            sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.keyCondition)",
+            arguments: StatementArguments([Data(mac).databaseValue] + rowKey))
         var seal = try self.seal(table, key: key)
         seal.count += 1
         seal.digest = Self.xor(seal.digest, mac)
@@ -142,7 +172,7 @@ package struct AuthenticatedRecords {
 
     /// Whether `table`'s row `key` carries its MAC (no row: true).
     package func isAuthentic(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Bool {
-        guard let key, let row = try stored(table, rowKey) else { return true }
+        guard let key, let row = try stored(table, [rowKey.databaseValue]) else { return true }
         return row.mac == Self.mac(table, row.values, key: key)
     }
 
@@ -150,13 +180,18 @@ package struct AuthenticatedRecords {
 
     /// Throws `DamagedRow` unless `table`'s row `key`, when there is one, carries its MAC.
     package func check(_ table: Table, key rowKey: some DatabaseValueConvertible) throws {
-        _ = try row(table, key: rowKey)
+        _ = try row(table, keys: [rowKey.databaseValue])
     }
 
     /// `table`'s row `key` (its columns by name), once it is shown to carry its MAC: what a fact
     /// is read from where it is used, in the same read as its check. `nil` when there is none.
     /// - Throws: `DamagedRow` for a row that does not check.
     package func row(_ table: Table, key rowKey: some DatabaseValueConvertible) throws -> Row? {
+        try row(table, keys: [rowKey.databaseValue])
+    }
+
+    /// `row(_:key:)` for a table whose key has several columns, bound in its `keys`' order.
+    package func row(_ table: Table, keys rowKey: [DatabaseValue]) throws -> Row? {
         guard let row = try fetch(table, rowKey) else { return nil }
         if let key { try check(table, rowKey, Self.stored(table, row), key: key) }
         return row
@@ -169,7 +204,7 @@ package struct AuthenticatedRecords {
         if let problem = try problems(table).first { throw DamagedRow(reason: problem.message) }
     }
 
-    private func check(_ table: Table, _ rowKey: some DatabaseValueConvertible, _ row: Stored, key: [UInt8]) throws {
+    private func check(_ table: Table, _ rowKey: [DatabaseValue], _ row: Stored, key: [UInt8]) throws {
         guard row.mac == Self.mac(table, row.values, key: key) else {
             throw DamagedRow(
                 reason:
@@ -193,7 +228,7 @@ package struct AuthenticatedRecords {
         var count: Int64 = 0
         var digest = [UInt8](repeating: 0, count: 32)
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.key)")
+            db, sql: "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.keys.joined(separator: ", "))")
         while let row = try rows.next() {
             let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
             let stored = Self.blob(row[table.columns.count])
@@ -201,7 +236,7 @@ package struct AuthenticatedRecords {
                 problems.append(
                     LedgerProblem(
                         transactionID: nil,
-                        message: "the \(table.describe(values[0])) was \(stored == nil ? "written" : "changed") "
+                        message: "the \(table.describe(Array(values.prefix(table.keys.count)))) was \(stored == nil ? "written" : "changed") "
                             + "without the ledger's key"))
             }
             if let stored {
@@ -233,9 +268,11 @@ package struct AuthenticatedRecords {
     package func adopt(_ tables: [Table]) throws {
         guard let key else { return }
         for table in tables {
+            precondition(table.keys.count == 1, "adopted tables have a one-column key")
+            let keyColumn = table.keys[0]
             var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
             let columns = table.columns.joined(separator: ", ")
-            let update = try db.makeStatement(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.key) = ?")
+            let update = try db.makeStatement(sql: "UPDATE \(table.name) SET mac = ? WHERE \(keyColumn) = ?")
             // A page at a time, by key: an outbox of millions of notifications is never all in
             // memory at once.
             var after: DatabaseValue = .null
@@ -243,8 +280,8 @@ package struct AuthenticatedRecords {
                 let page = try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT \(columns) FROM \(table.name) WHERE ?1 IS NULL OR \(table.key) > ?1
-                        ORDER BY \(table.key) LIMIT 1000
+                        SELECT \(columns) FROM \(table.name) WHERE ?1 IS NULL OR \(keyColumn) > ?1
+                        ORDER BY \(keyColumn) LIMIT 1000
                         """,
                     arguments: [after])
                 guard let last = page.last else { break }
@@ -261,6 +298,30 @@ package struct AuthenticatedRecords {
         }
     }
 
+    // MARK: - Migration 25
+
+    /// Stamps every row of `table` again, under its columns, when its MACs covered `before`'s
+    /// (migration 25 keys the price increases by customer too), and seals the table again: only
+    /// when the table checked whole before, so that nothing forged is vouched for. Otherwise the
+    /// rows stay as they were, and the upgrade's check of its result refuses the ledger with
+    /// what `verify` reports. The table holds a row per subscriber and group.
+    package func restamp(_ table: Table, from before: Table) throws {
+        guard let key, try problems(before).isEmpty else { return }
+        var seal = Seal(count: 0, digest: [UInt8](repeating: 0, count: 32), mac: [])
+        let update = try db.makeStatement(sql: "UPDATE \(table.name) SET mac = ? WHERE \(table.keyCondition)")
+        for row in try Row.fetchAll(
+            db, sql: "SELECT \(table.columns.joined(separator: ", ")) FROM \(table.name) WHERE mac IS NOT NULL")
+        {
+            let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
+            let mac = Self.mac(table, values, key: key)
+            try update.execute(
+                arguments: StatementArguments([Data(mac).databaseValue] + values.prefix(table.keys.count)))
+            seal.count += 1
+            seal.digest = Self.xor(seal.digest, mac)
+        }
+        try save(table, seal, key: key)
+    }
+
     // MARK: - Rows and seals
 
     private struct Stored {
@@ -268,12 +329,12 @@ package struct AuthenticatedRecords {
         package let mac: [UInt8]?
     }
 
-    private func stored(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Stored? {
+    private func stored(_ table: Table, _ rowKey: [DatabaseValue]) throws -> Stored? {
         try fetch(table, rowKey).map { Self.stored(table, $0) }
     }
 
-    private func fetch(_ table: Table, _ rowKey: some DatabaseValueConvertible) throws -> Row? {
-        try Row.fetchOne(db.cachedStatement(sql: table.selectByKey), arguments: [rowKey])
+    private func fetch(_ table: Table, _ rowKey: [DatabaseValue]) throws -> Row? {
+        try Row.fetchOne(db.cachedStatement(sql: table.selectByKey), arguments: StatementArguments(rowKey))
     }
 
     private static func stored(_ table: Table, _ row: Row) -> Stored {

@@ -91,6 +91,11 @@ package struct ChainEncoding {
     }
 
     package var sha256: [UInt8] { SHA256.hash(data: bytes).withUnsafeBytes { [UInt8]($0) } }
+
+    /// The SHA-256 of the bytes in `range` only.
+    package func sha256(of range: Range<Int>) -> [UInt8] {
+        SHA256.hash(data: bytes[range]).withUnsafeBytes { [UInt8]($0) }
+    }
 }
 
 /// The ledger's history as a hash chain (docs/HASH-CHAIN.md). Each event row stores the digest
@@ -130,6 +135,14 @@ package enum HashChain {
     /// `nil` when there is no such row.
     package static func rowDigest(_ db: Database, id: UInt64) throws -> [UInt8]? {
         let select = try FastStatement(db, selectRow)
+        select.bind(1, Int64(id))
+        return try select.first(rowDigest(of:))
+    }
+
+    /// `rowDigest(_:id:)` of a ledger older than schema 25, whose rows have no customer yet (they
+    /// are the first customer's, whose column the digest leaves out): migration 10 digests them.
+    package static func rowDigestBeforeCustomers(_ db: Database, id: UInt64) throws -> [UInt8]? {
+        let select = try FastStatement(db, selectRowBeforeCustomers)
         select.bind(1, Int64(id))
         return try select.first(rowDigest(of:))
     }
@@ -399,7 +412,7 @@ package enum HashChain {
             let old = try TransactionEvent(row: row)
             if digests?.id != old.transactionID {
                 // The old table's foreign key kept every event's transaction.
-                digests = (old.transactionID, try rowDigest(db, id: old.transactionID) ?? noRow)
+                digests = (old.transactionID, try rowDigestBeforeCustomers(db, id: old.transactionID) ?? noRow)
             }
             let event = ChainedEvent(
                 seq: old.sequence,
@@ -419,6 +432,11 @@ package enum HashChain {
     private static let columnsOnly = "SELECT " + rowColumns.map { "t." + $0 }.joined(separator: ", ")
     /// One row by id (`rowColumns`).
     package static let selectRow = LedgerSQL(selection + " WHERE id = ?")
+    /// One row by id as migration 10 reads it, before transactions had a customer (migration
+    /// 25): the first customer's, whose column the digest leaves out.
+    private static let selectRowBeforeCustomers = LedgerSQL(
+        "SELECT " + rowColumns.map { $0 == "customer_id" ? "1" : $0 }.joined(separator: ", ")
+            + " FROM transactions WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL(
         """

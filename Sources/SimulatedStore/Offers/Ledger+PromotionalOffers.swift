@@ -49,7 +49,7 @@ extension Ledger {
             try checkSignature(
                 db, signature, of: payment, offerID: discount.offerID, bundleID: settings.bundleID, at: now)
         }
-        guard try hasBought(db, of: .own(group), excluding: 0) else {
+        guard try hasBought(db, of: try own(group), excluding: 0) else {
             throw PromotionalOfferError.ineligible(productID: payment.productID)
         }
         // One offer at a time: a second one would have to wait behind the first.
@@ -173,11 +173,14 @@ extension Ledger {
         }
     }
 
-    /// Whether `text` names one of the customer's transactions, or the app transaction.
+    /// Whether `text` names one of this value's customer's transactions, or their app transaction.
     private func isCustomers(_ db: Database, transactionID text: String) throws -> Bool {
-        if text == (try identities.identity(db).appTransactionID) { return true }
+        let customer = try customerID()
+        if text == (try identities.identity(db).appTransactionID(ofCustomer: customer)) { return true }
         guard let id = UInt64(text), let stored = Int64(exactly: id) else { return false }
-        return try Bool.fetchOne(db, sql: "SELECT 1 FROM transactions WHERE id = ?", arguments: [stored]) != nil
+        return try Bool.fetchOne(
+            db, sql: "SELECT 1 FROM transactions WHERE id = ? AND customer_id = ?", arguments: [stored, customer])
+            != nil
     }
 }
 
@@ -198,8 +201,8 @@ extension Ledger {
                 arguments: [payment.productID])
         else { throw PromotionalOfferError.unknownCode(productID: payment.productID, referenceName: referenceName) }
         let customer: CodeOffer.Customer =
-            try isSubscribed(db, group: group, at: now)
-            ? .existing : try hasBought(db, of: .own(group), excluding: 0) ? .expired : .new
+            try isSubscribed(db, of: try own(group), at: now)
+            ? .existing : try hasBought(db, of: try own(group), excluding: 0) ? .expired : .new
         guard eligibility.contains(customer) else {
             throw PromotionalOfferError.codeIneligible(
                 productID: payment.productID, referenceName: referenceName, customer: customer)

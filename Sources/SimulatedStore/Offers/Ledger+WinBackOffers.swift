@@ -13,14 +13,14 @@ package import LedgerModel
 /// on the calendar, or the store's time rate's), and the wait after their last win-back offer in
 /// the group has passed.
 extension Ledger {
-    /// The offer identifiers, among `plan`'s win-back offers, the customer of `group` may redeem
-    /// at `now`, best first (high priority first, then as the catalog lists them). Reads nothing
-    /// when the plan has none.
+    /// The offer identifiers, among `plan`'s win-back offers, the holder of `own` (a customer's
+    /// own subscription) may redeem at `now`, best first (high priority first, then as the
+    /// catalog lists them). Reads nothing when the plan has none.
     func eligibleWinBackOfferIDs(
-        _ db: Database, plan: SubscriptionPlan, group: String, at now: Int64
+        _ db: Database, plan: SubscriptionPlan, own: HeldSubscription, at now: Int64
     ) throws -> [String] {
         guard !plan.winBackOffers.isEmpty else { return [] }
-        var customer = try WinBackCustomer.load(db, ledger: self, group: group, at: now)
+        var customer = try WinBackCustomer.load(db, ledger: self, held: own, at: now)
         let eligible = try plan.winBackOffers.filter { try customer.refusal(of: $0, db) == nil }
         return (eligible.filter { $0.priority == .high } + eligible.filter { $0.priority == .normal }).map(\.offerID)
     }
@@ -31,10 +31,10 @@ extension Ledger {
     package func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
         try read { db in
             try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
-                guard let latest = try latestPeriod(db, of: .own(group)),
+                guard let latest = try latestPeriod(db, of: try own(group)),
                     try subscriptionPlan(db, productID: latest.productID)?.winBackOffers.isEmpty == false
                 else { return nil }
-                return try subscriptionStatus(db, of: .own(group)).flatMap {
+                return try subscriptionStatus(db, of: try own(group)).flatMap {
                     $0.eligibleWinBackOfferIDs.isEmpty ? nil : $0
                 }
             }
@@ -52,7 +52,7 @@ extension Ledger {
             let recorded = plan.redeemable(.winBack, offerID)?.offer
         else { throw PromotionalOfferError.unknownWinBackOffer(productID: payment.productID, offerID: offerID) }
         var customer = try WinBackCustomer.load(
-            db, ledger: self, group: try subscriptionGroup(db, productID: payment.productID), at: now)
+            db, ledger: self, held: try own(try subscriptionGroup(db, productID: payment.productID)), at: now)
         // The offers a churned customer may redeem are those of their most recent subscription in
         // the group, as `eligibleWinBackOfferIDs` lists them (Apple: "the available offers you
         // configure in App Store Connect for the customer's most recent subscription"): said
@@ -74,7 +74,9 @@ extension Ledger {
 /// (the paid months, the last win-back redemption), when one does, each read bounded by the
 /// rule (at most 120 months back).
 private struct WinBackCustomer {
-    let group: String
+    /// The customer's own subscription of the group.
+    let held: HeldSubscription
+    var group: String { held.group }
     let now: Date
     let rate: TimeRate
     /// Why no win-back offer is for the customer now (never subscribed, subscribed, in billing
@@ -90,28 +92,29 @@ private struct WinBackCustomer {
 
     private static let month = SubscriptionPeriod(value: 1, unit: .month)
 
-    static func load(_ db: Database, ledger: Ledger, group: String, at now: Int64) throws -> WinBackCustomer {
-        let latest = try ledger.latestPeriod(db, of: .own(group))
+    static func load(_ db: Database, ledger: Ledger, held: HeldSubscription, at now: Int64) throws -> WinBackCustomer {
+        let latest = try ledger.latestPeriod(db, of: held)
         let end = latest?.expirationDate ?? Date(ledgerMilliseconds: now)
         var notChurned: String?
         if latest == nil {
             notChurned = "the customer never subscribed to its subscription group"
-        } else if try ledger.isSubscribed(db, group: group, at: now) {
+        } else if try ledger.isSubscribed(db, of: held, at: now) {
             notChurned = "the customer is subscribed now; win-back offers are for churned subscribers"
-        } else if let latest, try ledger.renewalState(db, of: .own(group)).liveBillingIssue(of: latest, at: now) != nil
+        } else if let latest, try ledger.renewalState(db, of: held).liveBillingIssue(of: latest, at: now) != nil
         {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"
         }
         return WinBackCustomer(
-            group: group, now: Date(ledgerMilliseconds: now), rate: try StoreSettings(db).timeRate,
+            held: held, now: Date(ledgerMilliseconds: now), rate: try StoreSettings(db).timeRate,
             notChurned: notChurned, lapsedAt: min(end, latest?.revocationDate ?? end),
             latestProductID: latest?.productID)
     }
 
     private init(
-        group: String, now: Date, rate: TimeRate, notChurned: String?, lapsedAt: Date, latestProductID: String?
+        held: HeldSubscription, now: Date, rate: TimeRate, notChurned: String?, lapsedAt: Date,
+        latestProductID: String?
     ) {
-        self.group = group
+        self.held = held
         self.now = now
         self.rate = rate
         self.notChurned = notChurned
@@ -162,7 +165,7 @@ private struct WinBackCustomer {
                 WHERE subscription_group_id = :group AND purchase_date > :date AND offer_type = 'winBack'
                   AND reason = 'purchase' AND state <> 'failed' AND \(HeldSubscription.transactionsCondition)
                 LIMIT 1
-                """, arguments: ["group": group, "date": date.ledgerMilliseconds, "shared": 0]) == true
+                """, arguments: held.periodArguments + ["date": date.ledgerMilliseconds]) == true
     }
 
     /// The months of the customer's own subscription they paid for in the group (a family
@@ -181,7 +184,7 @@ private struct WinBackCustomer {
                   AND NOT (t.expiration_date IS t.purchase_date AND t.id IN (SELECT transaction_id FROM renewal_changes))
                   AND t.offer_payment_mode IS NOT 'freeTrial' AND \(HeldSubscription.transactionsCondition)
                 ORDER BY t.purchase_date DESC, t.id DESC
-                """, arguments: ["group": group, "shared": 0])
+                """, arguments: held.periodArguments)
         var exhausted = true
         while let text = try periods.next() {
             months += SubscriptionPeriod(iso8601: text)?.nominalMonths ?? 0

@@ -69,7 +69,7 @@ extension Ledger {
         }
         guard let plan = try subscriptionPlan(db, productID: productID) else { return }
         let group = try subscriptionGroup(db, productID: productID)
-        if try hasBought(db, of: .own(group), excluding: 0) {
+        if try hasBought(db, of: try own(group), excluding: 0) {
             throw PaymentQueueError.invalidPurchaseDate(
                 backdating.date,
                 reason: "its subscription group was bought before; only a first purchase may be back-dated")

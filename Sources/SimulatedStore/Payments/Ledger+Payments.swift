@@ -104,10 +104,12 @@ extension Ledger {
     func addPayment(
         _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
+        let customer = try customerID()
         if let key = payment.idempotencyKey,
             let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first
         {
-            guard existing.productID == payment.productID, existing.quantity == payment.quantity,
+            // Keys are the store's: another customer's payment with it is another payment.
+            guard existing.customerID == customer, existing.productID == payment.productID, existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
                 existing.redeemedOffer == payment.redeemedOffer
@@ -122,13 +124,14 @@ extension Ledger {
             try payment.discount.map { try redeemableOffer(db, payment, $0, settings: settings, at: now) }
             ?? payment.codeOffer.map { try redeemableCode(db, payment, referenceName: $0, at: now) }
             ?? payment.winBackOffer.map { try redeemableWinBack(db, payment, offerID: $0, at: now) }
-        var row = try NewTransactionRow(db, productID: payment.productID, state: .purchasing, at: now)
+        var row = try NewTransactionRow(
+            db, productID: payment.productID, customerID: customer, state: .purchasing, at: now)
         if payment.quantity > 1 { try Self.checkTotalPrice(db, payment) }
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
-        row.storefront = settings.storefront.countryCode
+        row.storefront = try customerStorefront(db, customer) ?? settings.storefront.countryCode
         try keepGroupsOriginal(db, &row, sharedByFamily: payment.isSharedByFamily)
         let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
         row.planned = (decision.state, decision.error)
@@ -197,8 +200,10 @@ extension Ledger {
     /// while the app was not running (see `renewDueSubscriptions(_:)`). Both oldest first.
     package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
         try write { db in
-            let purchasing = try FastStatement(db, "SELECT id FROM transactions WHERE state = 'purchasing' ORDER BY id")
-                .all { UInt64($0.int64(0)) }
+            let select = try FastStatement(
+                db, "SELECT id FROM transactions WHERE customer_id = ? AND state = 'purchasing' ORDER BY id")
+            select.bind(1, try customerID())
+            let purchasing = try select.all { UInt64($0.int64(0)) }
             let writer = try writer(db)
             let completed = try purchasing.map { try applyPlannedOutcome(writer, id: $0) }
             return (completed, try renewDueSubscriptions(writer))
@@ -286,15 +291,20 @@ extension Ledger {
     private func recordDeliveryOfUnfinishedTransactions(
         _ db: Database, after: Int64, through: Int64, limit: Int
     ) throws -> [PaymentTransaction] {
+        let customer = try customerID()
         // The batch's last id first: an UPDATE cannot be limited, its condition can.
         let last =
             try Int64.fetchOne(
                 db,
-                sql:
-                    "SELECT id FROM transactions WHERE is_finished = 0 AND id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
-                arguments: [after, through, limit - 1]) ?? through
+                sql: """
+                    SELECT id FROM transactions WHERE customer_id = ? AND is_finished = 0 AND id > ? AND id <= ?
+                    ORDER BY id LIMIT 1 OFFSET ?
+                    """,
+                arguments: [customer, after, through, limit - 1]) ?? through
         var delivered: [PaymentTransaction] = []
-        try writer(db).recordDelivery(where: "is_finished = 0 AND id > ? AND id <= ?", arguments: [after, last]) {
+        try writer(db).recordDelivery(
+            where: "customer_id = ? AND is_finished = 0 AND id > ? AND id <= ?", arguments: [customer, after, last]
+        ) {
             delivered.append($0)
         }
         return delivered
@@ -346,8 +356,9 @@ extension Ledger {
         return stored
     }
 
+    /// This value's customer's transaction `id`: another customer's is unknown to them.
     func existingTransaction(_ db: Database, id: UInt64) throws -> PaymentTransaction {
-        guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else {
+        guard let transaction = try PaymentTransaction.fetchOne(db, id: id), isOwn(transaction) else {
             throw PaymentQueueError.unknownTransaction(id)
         }
         return transaction
@@ -355,12 +366,14 @@ extension Ledger {
 
     /// `existingTransaction` for a row `writer` will change: read once (`TransactionWriter.transaction`).
     func existingTransaction(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
-        guard let transaction = try writer.transaction(id) else { throw PaymentQueueError.unknownTransaction(id) }
+        guard let transaction = try writer.transaction(id), isOwn(transaction) else {
+            throw PaymentQueueError.unknownTransaction(id)
+        }
         return transaction
     }
 
     func applyPlannedOutcome(_ writer: TransactionWriter, id: UInt64) throws -> PaymentTransaction {
-        guard let (transaction, planned) = try writer.plannedPurchase(id) else {
+        guard let (transaction, planned) = try writer.plannedPurchase(id), isOwn(transaction) else {
             throw PaymentQueueError.unknownTransaction(id)
         }
         guard transaction.state == .purchasing else { return transaction }

@@ -12,7 +12,8 @@ extension Ledger {
     package func appendSyntheticPurchases(productID: String, finished: Int, unfinished: Int) throws -> [UInt64] {
         try write { db in
             let writer = try writer(db)
-            var template = try NewTransactionRow(db, productID: productID, state: .purchasing, at: writer.now)
+            var template = try NewTransactionRow(
+                db, productID: productID, customerID: try customerID(), state: .purchasing, at: writer.now)
             template.planned = (.purchased, nil)
             var ids = try writer.ids()
             var unfinishedIDs: [UInt64] = []

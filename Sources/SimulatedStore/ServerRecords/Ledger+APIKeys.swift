@@ -92,9 +92,9 @@ extension Ledger {
         // connection's commit can change it behind this one's back: it is read again after one
         // (`PRAGMA data_version` changes), not for every request.
         let version = try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
-        if version == nil || apiKeysCheckedAt.withLock({ $0 }) != version {
+        if version == nil || shared.apiKeysCheckedAt.withLock({ $0 }) != version {
             try records(db).checkWhole(.apiKeys)
-            apiKeysCheckedAt.withLock { $0 = version }
+            shared.apiKeysCheckedAt.withLock { $0 = version }
         }
         return (try storedAPIKey(db, keyID), try StoreSettings(db))
     }

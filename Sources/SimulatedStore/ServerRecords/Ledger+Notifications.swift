@@ -53,7 +53,7 @@ extension Ledger {
                     RenewalInfoPayload(
                         state, settings: settings,
                         recentStart: try recentSubscriptionStart(db, of: held),
-                        appTransactionID: signer.identity.appTransactionID)
+                        appTransactionID: signer.identity.appTransactionID(ofCustomer: held.customer))
                 ).compactSerialization
                 status = state.state
             }
@@ -224,19 +224,18 @@ extension Ledger {
     /// The notifications of the outbox dated from `start` to `end` (exclusive) by the store's
     /// clock, in commit order, after `sequence`, at most `limit`; with `type` or `subtype`, only
     /// those; with `transactionID`, any transaction of the customer's, only the customer's (Get
-    /// Notification History: "to limit the request to this one customer"). The store has one
-    /// customer: theirs are the notifications about a transaction (not a test's, nor a mass
-    /// extension's summary).
+    /// Notification History: "to limit the request to this one customer"): the notifications
+    /// about that customer's transactions (not a test's, nor a mass extension's summary).
     /// - Throws: `LedgerError` (`.corrupted`) when a record was changed outside the ledger.
     package func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
         try read { db in
-            var customers: Int64?
+            var customer: Int64?
             if let id = query.transactionID {
                 guard
-                    try Int64.fetchOne(db, sql: "SELECT 1 FROM transactions WHERE id = ?", arguments: [Int64(id)])
-                        != nil
+                    let owner = try Int64.fetchOne(
+                        db, sql: "SELECT customer_id FROM transactions WHERE id = ?", arguments: [Int64(id)])
                 else { throw PaymentQueueError.unknownTransaction(id) }
-                customers = 1
+                customer = owner
             }
             return try authenticated(
                 db,
@@ -244,14 +243,15 @@ extension Ledger {
                     db,
                     where: """
                         seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
-                            AND (? IS NULL OR subtype = ?) AND (? IS NULL OR transaction_id IS NOT NULL)
+                            AND (? IS NULL OR subtype = ?)
+                            AND (? IS NULL OR transaction_id IN (SELECT id FROM transactions WHERE customer_id = ?))
                             AND (? = 0 OR status <> 'delivered')
                         ORDER BY seq LIMIT ?
                         """,
                     arguments: [
                         query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type,
                         query.type,
-                        query.subtype, query.subtype, customers, query.onlyFailures, query.limit,
+                        query.subtype, query.subtype, customer, customer, query.onlyFailures, query.limit,
                     ]))
         }
     }

@@ -70,11 +70,12 @@ extension Ledger {
         package var last: ServerHistoryQuery.Position?
     }
 
-    /// The transactions `query` selects, in its order: at most `query.limit` of them.
+    /// The transactions of this value's customer `query` selects, in its order: at most
+    /// `query.limit` of them.
     package func serverHistory(_ query: ServerHistoryQuery) throws -> Page {
         let modified = Self.lastModified
-        var conditions = ["state = 'purchased'", Self.notARenewalChange]
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var conditions = ["customer_id = ?", "state = 'purchased'", Self.notARenewalChange]
+        var arguments: [(any DatabaseValueConvertible)?] = [try customerID()]
         if let after = query.after {
             conditions.append(
                 query.descending

@@ -164,7 +164,8 @@ extension Ledger {
             try transactions.map { transaction in
                 let payload = TransactionPayload(
                     transaction, product: products[transaction.productID], settings: signer.settings,
-                    appTransactionID: signer.identity.appTransactionID, charged: chargedPrices[transaction.id],
+                    appTransactionID: signer.identity.appTransactionID(ofCustomer: transaction.customerID),
+                    charged: chargedPrices[transaction.id],
                     familyShared: familySharedOriginals.contains(transaction.originalID),
                     refundedPortion: refundedPortions[transaction.id], signedAt: signedAt)
                 return (try signer.sign(payload), payload)
@@ -198,12 +199,15 @@ extension Ledger {
         let (recentStart, now) = try read { db in
             try vouchForSigning(db, status.transaction.id)
             status.transaction = try withServerAccountTokens(db, [status.transaction])[0]
-            let held = try heldSubscription(db, of: status.transaction) ?? .own(status.groupID)
+            let held =
+                try heldSubscription(db, of: status.transaction)
+                ?? .own(status.groupID, customer: status.transaction.customerID)
             return (try recentSubscriptionStart(db, of: held), signedNow ? try storeNow(db) : nil)
         }
         let payload = RenewalInfoPayload(
             status, settings: signer.settings, recentStart: recentStart,
-            appTransactionID: signer.identity.appTransactionID, signedAt: now)
+            appTransactionID: signer.identity.appTransactionID(ofCustomer: status.transaction.customerID),
+            signedAt: now)
         return (try signer.sign(payload), payload)
     }
 
@@ -219,23 +223,27 @@ extension Ledger {
     package func signedAppTransactionWithPayload(
         nonce: UUID = UUID()
     ) throws -> (jws: JWS, payload: AppTransactionPayload) {
+        let customer = try customerID()
         let (payloadSigner, now): (PayloadSigner, Date) = try read { db in
             (try signer(db), Date(ledgerMilliseconds: try storeNow(db)))
         }
         let payload = AppTransactionPayload(
-            settings: payloadSigner.settings, identity: payloadSigner.identity, nonce: nonce, now: now)
+            settings: payloadSigner.settings, identity: payloadSigner.identity, customer: customer, nonce: nonce,
+            now: now)
         return (try payloadSigner.sign(payload), payload)
     }
 
-    /// The `appTransactionId` of the store's one customer, in every value it signs.
+    /// The `appTransactionId` of this value's customer, in every value signed for them.
     public func appTransactionID() throws -> String {
-        try read { db in try identities.identity(db).appTransactionID }
+        let customer = try customerID()
+        return try read { db in try identities.identity(db).appTransactionID(ofCustomer: customer) }
     }
 
-    /// The store's one device, which signed app transactions are bound to (StoreKit's
+    /// This value's customer's device, which signed app transactions are bound to (StoreKit's
     /// `AppStore.deviceVerificationID`).
     public func deviceVerificationID() throws -> UUID {
-        try read { db in try identities.identity(db).deviceVerificationID }
+        let customer = try customerID()
+        return try read { db in try identities.identity(db).deviceVerificationID(ofCustomer: customer) }
     }
 
     private func signer() throws -> PayloadSigner {

@@ -37,11 +37,31 @@ extension Ledger {
     private func perform(
         _ db: Database, _ action: StoreAction, delivery: DeliveryRecording
     ) throws -> StoreActionOutcome {
-        var outcome = try change(db, action)
+        var outcome = try actor(db, of: action).change(db, action)
+        // This value's customer's devices hear of their own transactions only.
+        if outcome.transactions.contains(where: { !isOwn($0) }) { outcome.notice = .none }
         if delivery == .recorded, outcome.notice == .updated {
             try writer(db).recordDelivery(ofUnfinished: &outcome.transactions)
         }
         return outcome
+    }
+
+    /// Who an action acts for: a control of one transaction (an approval, a refund, a
+    /// deletion...) is the store's hand, and acts for the transaction's owner whoever this
+    /// value acts for; the others, and a refund request (the customer's own), for this value's
+    /// customer.
+    private func actor(_ db: Database, of action: StoreAction) throws -> Ledger {
+        let id: UInt64
+        switch action {
+        case .approveAskToBuy(let transaction), .declineAskToBuy(let transaction),
+            .resolveIssue(ofTransaction: let transaction), .refund(let transaction, _, _),
+            .reverseRefund(let transaction), .decideRefundRequest(let transaction, _),
+            .deleteTransaction(let transaction), .revokeFamilySharing(let transaction):
+            id = transaction
+        default: return self
+        }
+        guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else { return self }
+        return try forOwner(of: transaction, db)
     }
 
     /// What each action writes, and how observers hear of it.
@@ -73,8 +93,14 @@ extension Ledger {
             try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
             return StoreActionOutcome(transactions: [], notice: .none)
         case .clearTransactions:
-            let count = try Int.fetchOne(try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions")) ?? 0
-            try writer(db).delete(where: "1")
+            // The customer's, or the whole store's for a value that names none.
+            var condition = ("1", StatementArguments())
+            if case .customer(let customer, _) = customerScope { condition = ("customer_id = ?", [customer]) }
+            let count =
+                try Int.fetchOne(
+                    try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE \(condition.0)"),
+                    arguments: condition.1) ?? 0
+            try writer(db).delete(where: condition.0, arguments: condition.1)
             return StoreActionOutcome(transactions: [], notice: .none, deletedCount: count)
         case .buyOutsideTheApp(var payment):
             payment.isOutsideTheApp = true
@@ -220,7 +246,7 @@ extension Ledger {
                 """,
             arguments: [
                 "group": held.group, "start": period.purchaseDate.ledgerMilliseconds, "end": end,
-                "id": Int64(period.id), "shared": held.sharedKey,
+                "id": Int64(period.id), "shared": held.sharedKey, "customer": held.customer,
             ]
         ).map { UInt64($0) }
     }

@@ -12,9 +12,11 @@ struct HeldSubscription: Hashable, Sendable {
     /// The original transaction id of the family member's shared purchase; `nil` for the
     /// customer's own subscription.
     let sharedOriginal: UInt64?
+    /// The customer who holds it (`Ledger.customerID()`).
+    let customer: Int64
 
-    static func own(_ group: String) -> HeldSubscription {
-        HeldSubscription(group: group, sharedOriginal: nil)
+    static func own(_ group: String, customer: Int64) -> HeldSubscription {
+        HeldSubscription(group: group, sharedOriginal: nil, customer: customer)
     }
 
     var isFamilyShared: Bool { sharedOriginal != nil }
@@ -28,38 +30,54 @@ struct HeldSubscription: Hashable, Sendable {
         "IIF(original_id IN (SELECT original_transaction_id FROM family_shares), original_id, 0)"
 
     /// The arguments of a query of the holding's periods: its group (`:group`), and `sharedKey`
-    /// for `transactionsCondition`.
-    var periodArguments: StatementArguments { ["group": group, "shared": sharedKey] }
+    /// and the customer for `transactionsCondition`.
+    var periodArguments: StatementArguments { ["group": group, "shared": sharedKey, "customer": customer] }
 
     /// The SQL condition that selects its transactions among the group's, with `sharedKey` bound
-    /// to `:shared`: a shared purchase's chain, or every chain no family member shared.
+    /// to `:shared` and the customer to `:customer`: the customer's rows of a shared purchase's
+    /// chain, or of every chain no family member shared.
     static let transactionsCondition = """
-        (original_id = :shared
+        customer_id = :customer AND (original_id = :shared
          OR (:shared = 0 AND original_id NOT IN (SELECT original_transaction_id FROM family_shares)))
         """
 }
 
 /// The subscriptions the customer holds: their own, and those family members share.
 extension Ledger {
-    /// How the customer holds the subscription `transaction` belongs to (`nil` for another kind
-    /// of product): shared, when its chain's purchase was shared by a family member.
+    /// The customer's own subscription to `group`: this value's customer's.
+    /// - Throws: `CustomerError.customerNotChosen`.
+    func own(_ group: String) throws -> HeldSubscription {
+        .own(group, customer: try customerID())
+    }
+
+    /// How the transaction's owner holds the subscription `transaction` belongs to (`nil` for
+    /// another kind of product): shared, when its chain's purchase was shared by a family member.
     func heldSubscription(_ db: Database, of transaction: PaymentTransaction) throws -> HeldSubscription? {
         guard let group = transaction.subscriptionGroupID else { return nil }
         let shared =
             try Bool.fetchOne(
                 try db.cachedStatement(sql: "SELECT 1 FROM family_shares WHERE original_transaction_id = ?"),
                 arguments: [Int64(clamping: transaction.originalID)]) == true
-        return HeldSubscription(group: group, sharedOriginal: shared ? transaction.originalID : nil)
+        return HeldSubscription(
+            group: group, sharedOriginal: shared ? transaction.originalID : nil, customer: transaction.customerID)
     }
 
-    /// Every holding of the group: the customer's own (always, bought or not) first, then the
-    /// shares with a renewal state, newest first.
+    /// Every holding of the group by this value's customer: their own (always, bought or not)
+    /// first, then the shares with a renewal state, newest first.
     func heldSubscriptions(_ db: Database, group: String) throws -> [HeldSubscription] {
-        [.own(group)] + (try heldSubscriptions(db, where: "group_id = ? AND shared_original_id <> 0", [group]))
+        let customer = try customerID()
+        return [.own(group, customer: customer)]
+            + (try heldSubscriptions(
+                db, where: "customer_id = ? AND group_id = ? AND shared_original_id <> 0", [customer, group]))
     }
 
-    /// Every holding with a renewal state that `condition` selects, by group, the customer's own
-    /// first, then the shares newest first.
+    /// Every holding of this value's customer with a renewal state that `condition` selects.
+    func customersHeldSubscriptions(_ db: Database, where condition: String) throws -> [HeldSubscription] {
+        try heldSubscriptions(db, where: "customer_id = ? AND \(condition)", [try customerID()])
+    }
+
+    /// Every holding with a renewal state that `condition` selects, whoever holds it, by
+    /// customer and group, the customer's own first, then the shares newest first.
     func heldSubscriptions(
         _ db: Database, where condition: String = "1", _ arguments: StatementArguments = []
     ) throws -> [HeldSubscription] {
@@ -67,12 +85,14 @@ extension Ledger {
         try Row.fetchAll(
             try db.cachedStatement(
                 sql: """
-                    SELECT group_id, shared_original_id FROM subscription_renewal
-                    WHERE \(condition) ORDER BY group_id, shared_original_id = 0 DESC, shared_original_id DESC
+                    SELECT customer_id, group_id, shared_original_id FROM subscription_renewal
+                    WHERE \(condition)
+                    ORDER BY customer_id, group_id, shared_original_id = 0 DESC, shared_original_id DESC
                     """), arguments: arguments
         ).map { row in
             let shared: Int64 = row["shared_original_id"]
-            return HeldSubscription(group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared))
+            return HeldSubscription(
+                group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"])
         }
     }
 
@@ -98,8 +118,8 @@ extension Ledger {
             lapsed = lapsed ?? subscription
         }
         if let lapsed { return lapsed }
-        if try latestPeriod(db, of: .own(group)) == nil, let shared = held.dropFirst().first { return shared }
-        return .own(group)
+        if try latestPeriod(db, of: held[0]) == nil, let shared = held.dropFirst().first { return shared }
+        return held[0]
     }
 
     /// The holding a status of the group `group` reports when one is asked for: the customer's

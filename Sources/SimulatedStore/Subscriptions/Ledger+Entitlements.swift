@@ -10,15 +10,17 @@ extension Ledger {
     /// Never consumables, never revoked transactions. Purchased and restored transactions count.
     /// A product the customer holds both ways (bought, and shared by a family member) has an
     /// entitlement for each, as StoreKit's `currentEntitlements(for:)` may yield several.
+    /// The customer's own: this value's.
     public func currentEntitlements() throws -> [PaymentTransaction] {
-        try read { db in
+        let customer = try customerID()
+        return try read { db in
             let now = try storeNow(db)
             return try PaymentTransaction.fetchAll(
                 db,
                 sql: """
                     WHERE id IN (
                         SELECT MAX(id) FROM transactions
-                        WHERE state IN ('purchased', 'restored') AND revocation_date IS NULL
+                        WHERE customer_id = ? AND state IN ('purchased', 'restored') AND revocation_date IS NULL
                           AND (product_type IN ('nonConsumable', 'nonRenewable')
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND purchase_date <= ? AND expiration_date > ?)
@@ -31,14 +33,15 @@ extension Ledger {
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND expiration_date > purchase_date AND EXISTS (
                                    SELECT 1 FROM subscription_renewal r
-                                   WHERE r.group_id = subscription_group_id
+                                   WHERE r.customer_id = transactions.customer_id
+                                     AND r.group_id = subscription_group_id
                                      AND r.shared_original_id = \(HeldSubscription.sharedKeyOfRow)
                                      AND r.billing_issue_since = expiration_date AND r.retry_until > ?
                                      AND r.grace_until > ?)))
                         GROUP BY product_id, \(HeldSubscription.sharedKeyOfRow))
                     ORDER BY product_id, id
                     """,
-                arguments: [now, now, now, now])
+                arguments: [customer, now, now, now, now])
         }
     }
 
@@ -46,12 +49,13 @@ extension Ledger {
     /// StoreKit's `Transaction.latest(for:)`; a payment that only changed a subscription's
     /// renewal is none), or `nil`.
     public func latestTransaction(for productID: String) throws -> PaymentTransaction? {
-        try read { db in
+        let customer = try customerID()
+        return try read { db in
             try PaymentTransaction.fetchAll(
                 db,
-                sql: "WHERE product_id = ? AND state IN ('purchased', 'restored') AND \(Self.notARenewalChange) "
-                    + "ORDER BY id DESC LIMIT 1",
-                arguments: [productID]
+                sql: "WHERE customer_id = ? AND product_id = ? AND state IN ('purchased', 'restored') "
+                    + "AND \(Self.notARenewalChange) ORDER BY id DESC LIMIT 1",
+                arguments: [customer, productID]
             ).first
         }
     }

@@ -11,18 +11,21 @@ extension Ledger {
     /// auto-renewable subscription); `nil` when none waits.
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`.
     public func priceIncrease(forProduct productID: String) throws -> PriceIncrease? {
-        try read { db in try priceIncrease(db, group: try subscriptionGroup(db, productID: productID)) }
+        try read { db in try priceIncrease(db, of: try own(try subscriptionGroup(db, productID: productID))) }
     }
 
     /// The price increases that wait for the subscriber's consent, of subscriptions still in
     /// their period (once it ended, it is too late to ask), with the group's latest period (what
     /// the App Store's consent message is about), by group identifier.
     package func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
-        try read { db in
+        let customer = try customerID()
+        return try read { db in
             try String.fetchAll(
-                db, sql: "SELECT group_id FROM price_increases WHERE status = 'pending' ORDER BY group_id"
+                db,
+                sql: "SELECT group_id FROM price_increases WHERE customer_id = ? AND status = 'pending' ORDER BY group_id",
+                arguments: [customer]
             ).compactMap { group in
-                guard let status = try subscriptionStatus(db, of: .own(group)), status.state == .subscribed,
+                guard let status = try subscriptionStatus(db, of: try own(group)), status.state == .subscribed,
                     let increase = status.priceIncrease, increase.status == .pending
                 else { return nil }
                 return (increase, status.transaction)
@@ -30,9 +33,10 @@ extension Ledger {
         }
     }
 
-    func priceIncrease(_ db: Database, group: String) throws -> PriceIncrease? {
+    /// The price increase of the holder's group (the customer's own subscription's).
+    func priceIncrease(_ db: Database, of held: HeldSubscription) throws -> PriceIncrease? {
         // What the renewal info says the next renewal charges: the row must be the ledger's.
-        guard let row = try records(db).row(.priceIncreases, key: group) else { return nil }
+        guard let row = try records(db).row(.priceIncreases, keys: Self.priceIncreaseKey(held)) else { return nil }
         return PriceIncrease(
             productID: row["product_id"], price: DecimalText.parse(row["price"]) ?? 0,
             needsConsent: row["needs_consent"], status: PriceIncrease.Status(rawValue: row["status"]) ?? .pending,
@@ -51,9 +55,9 @@ extension Ledger {
     func requestPriceIncrease(
         _ db: Database, productID: String, price: Decimal?, needsConsent: Bool
     ) throws -> PaymentTransaction {
-        let (group, status) = try renewingSubscription(db, productID: productID)
+        let (held, status) = try renewingSubscription(db, productID: productID)
         guard status.state == .subscribed, status.willAutoRenew else { throw StoreControlError.notRenewing(productID) }
-        if try priceIncrease(db, group: group)?.status == .pending {
+        if try priceIncrease(db, of: held)?.status == .pending {
             throw StoreControlError.priceIncreasePending(productID)
         }
         let renewsTo = status.autoRenewProductID
@@ -62,15 +66,15 @@ extension Ledger {
         }
         guard DecimalText.isExactPrice(DecimalText.format(price)) else { throw StoreControlError.invalidPrice(price) }
         let now = try storeNow(db)
-        try records(db).write(.priceIncreases, key: group) {
+        try records(db).write(.priceIncreases, keys: Self.priceIncreaseKey(held)) {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO price_increases
-                        (group_id, product_id, price, needs_consent, status, requested_at, answered_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                        (customer_id, group_id, product_id, price, needs_consent, status, requested_at, answered_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
+                    held.customer, held.group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
                     needsConsent ? nil : now,
                 ])
         }
@@ -87,12 +91,12 @@ extension Ledger {
     /// - Throws: `UnknownProductError`; `StoreControlError.notAutoRenewable`, `.noSubscription`,
     ///   `.noPriceIncrease` (none waits for an answer, or its period ended).
     func answerPriceIncrease(_ db: Database, productID: String, agree: Bool) throws -> PaymentTransaction {
-        let (group, status) = try renewingSubscription(db, productID: productID)
-        guard status.state == .subscribed, try priceIncrease(db, group: group)?.status == .pending else {
+        let (held, status) = try renewingSubscription(db, productID: productID)
+        guard status.state == .subscribed, try priceIncrease(db, of: held)?.status == .pending else {
             throw StoreControlError.noPriceIncrease(productID)
         }
         let now = try storeNow(db)
-        try settlePriceIncrease(db, group: group, from: .pending, to: agree ? .agreed : .declined, at: now)
+        try settlePriceIncrease(db, of: held, from: .pending, to: agree ? .agreed : .declined, at: now)
         if agree {
             try notify(writer(db, at: now), .priceIncreaseAccepted, about: status.transaction)
         } else {
@@ -104,15 +108,21 @@ extension Ledger {
     /// Moves the group's increase from `old` to `new`, answered `now` (or when asked, if the
     /// store's clock, which follows the system's, went back since); nothing when it is not `old`.
     func settlePriceIncrease(
-        _ db: Database, group: String, from old: PriceIncrease.Status, to new: PriceIncrease.Status, at now: Int64
+        _ db: Database, of held: HeldSubscription, from old: PriceIncrease.Status, to new: PriceIncrease.Status,
+        at now: Int64
     ) throws {
-        try records(db).write(.priceIncreases, key: group) {
+        try records(db).write(.priceIncreases, keys: Self.priceIncreaseKey(held)) {
             try db.execute(
                 sql: """
                     UPDATE price_increases SET status = ?, answered_at = MAX(?, requested_at)
-                    WHERE group_id = ? AND status = ?
-                    """, arguments: [new.rawValue, now, group, old.rawValue])
+                    WHERE customer_id = ? AND group_id = ? AND status = ?
+                    """, arguments: [new.rawValue, now, held.customer, held.group, old.rawValue])
         }
+    }
+
+    /// The key of the holder's price increase: the customer and the group.
+    private static func priceIncreaseKey(_ held: HeldSubscription) -> [DatabaseValue] {
+        [held.customer.databaseValue, held.group.databaseValue]
     }
 
     /// The group's price increase of the product the holding renews to, if any: the customer's
@@ -120,7 +130,7 @@ extension Ledger {
     func renewalPriceIncrease(
         _ db: Database, of held: HeldSubscription, renewal: RenewalState, latest: PaymentTransaction
     ) throws -> PriceIncrease? {
-        guard !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
+        guard !held.isFamilyShared, let increase = try priceIncrease(db, of: held),
             increase.productID == (renewal.nextProductID ?? latest.productID)
         else { return nil }
         return increase
@@ -141,9 +151,9 @@ extension Ledger {
     /// charged it, or made it moot.
     func dropPriceIncrease(_ db: Database, of held: HeldSubscription) throws {
         guard !held.isFamilyShared else { return }
-        try records(db).write(.priceIncreases, key: held.group) {
-            try db.cachedStatement(sql: "DELETE FROM price_increases WHERE group_id = ?").execute(
-                arguments: [held.group])
+        try records(db).write(.priceIncreases, keys: Self.priceIncreaseKey(held)) {
+            try db.cachedStatement(sql: "DELETE FROM price_increases WHERE customer_id = ? AND group_id = ?").execute(
+                arguments: [held.customer, held.group])
         }
     }
 
@@ -151,12 +161,12 @@ extension Ledger {
     /// `productID` is the product of its latest period or the one it renews to.
     private func renewingSubscription(
         _ db: Database, productID: String
-    ) throws -> (group: String, status: SubscriptionStatus) {
-        let group = try subscriptionGroup(db, productID: productID)
-        guard let status = try subscriptionStatus(db, of: .own(group)),
+    ) throws -> (held: HeldSubscription, status: SubscriptionStatus) {
+        let held = try own(try subscriptionGroup(db, productID: productID))
+        guard let status = try subscriptionStatus(db, of: held),
             status.transaction.productID == productID || status.autoRenewProductID == productID
         else { throw StoreControlError.noSubscription(productID) }
-        return (group, status)
+        return (held, status)
     }
 
     // MARK: - Charged prices
@@ -168,7 +178,7 @@ extension Ledger {
     func renewalCharge(
         _ db: Database, of held: HeldSubscription, chain: PaymentTransaction, productID: String
     ) throws -> Decimal? {
-        if !held.isFamilyShared, let increase = try priceIncrease(db, group: held.group),
+        if !held.isFamilyShared, let increase = try priceIncrease(db, of: held),
             increase.productID == productID, increase.status == .agreed
         {
             return increase.price

@@ -28,10 +28,11 @@ extension Ledger {
         }
     }
 
-    /// Extends by `days` the renewal date of every active subscription of `productID` (in a
-    /// one-customer ledger: the customer's own subscription of the group, when it is active on
-    /// that product and, with `storefronts`, bought in one of them), records the outcome and
-    /// notifies its summary, all in one commit (Extend Subscription Renewal Dates for All Active Subscribers). The same
+    /// Extends by `days` the renewal date of every active subscription of `productID` (each
+    /// customer's own subscription of the group, when it is active on that product and, with
+    /// `storefronts`, bought in one of them; a family member's share is not extended), records
+    /// the outcome and notifies its summary, all in one commit (Extend Subscription Renewal Dates
+    /// for All Active Subscribers), whatever customer this value acts for. The same
     /// `requestIdentifier` again returns the first outcome.
     /// - Throws: `RenewalExtensionError` for bad days, reason or identifier;
     ///   `UnknownProductError`; `StoreControlError.notAutoRenewable`.
@@ -44,10 +45,12 @@ extension Ledger {
             let now = try storeNow(db)
             let group = try subscriptionGroup(db, productID: productID)
             var (succeeded, failed) = (0, 0)
-            if let status = try subscriptionStatus(db, of: .own(group), at: now),
-                status.transaction.productID == productID,
-                storefronts.isEmpty || storefronts.contains(status.transaction.storefront)
-            {
+            let customers = try Int64.fetchCursor(db, sql: "SELECT id FROM customers ORDER BY id")
+            while let customer = try customers.next() {
+                guard let status = try subscriptionStatus(db, of: .own(group, customer: customer), at: now),
+                    status.transaction.productID == productID,
+                    storefronts.isEmpty || storefronts.contains(status.transaction.storefront)
+                else { continue }
                 do {
                     _ = try extend(
                         db, originalID: status.transaction.originalID, days: days, reason: reason,

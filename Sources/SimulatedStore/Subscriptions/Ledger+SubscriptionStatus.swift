@@ -78,7 +78,7 @@ extension Ledger {
     /// identifier: only those with a billing issue recorded are read.
     package func subscriptionsInBillingRetry() throws -> [SubscriptionStatus] {
         try read { db in
-            try heldSubscriptions(db, where: "billing_issue_since IS NOT NULL").compactMap { held in
+            try customersHeldSubscriptions(db, where: "billing_issue_since IS NOT NULL").compactMap { held in
                 try subscriptionStatus(db, of: held).flatMap { $0.isInBillingRetry ? $0 : nil }
             }
         }
@@ -142,7 +142,7 @@ extension Ledger {
             priceIncrease: increase, renewalPrice: renewalPrice, renewalOffer: renewalOffer,
             eligibleWinBackOfferIDs: !held.isFamilyShared && (state == .expired || state == .revoked)
                 ? try subscriptionPlan(db, productID: latest.productID).map {
-                    try eligibleWinBackOfferIDs(db, plan: $0, group: group, at: nowMS)
+                    try eligibleWinBackOfferIDs(db, plan: $0, own: held, at: nowMS)
                 } ?? [] : [])
     }
 }
@@ -176,6 +176,6 @@ extension Ledger {
     /// group, so only while the customer never bought a subscription of the group (one a
     /// family member shares spent the family member's offer, not the customer's).
     public func isEligibleForIntroductoryOffer(group groupID: String) throws -> Bool {
-        try read { db in try !hasBought(db, of: .own(groupID), excluding: 0) }
+        try read { db in try !hasBought(db, of: try own(groupID), excluding: 0) }
     }
 }

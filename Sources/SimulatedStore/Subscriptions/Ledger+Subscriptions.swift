@@ -14,7 +14,8 @@ extension Ledger {
             renewed.append(try self.insertRenewal(writer, step))
         }
         try notifyPassingTime(writer.db, at: writer.now)
-        return renewed
+        // Every customer's subscriptions renew; this value's customer's devices hear of theirs.
+        return renewed.filter(isOwn)
     }
 
     /// What a forced renewal did.
@@ -224,9 +225,9 @@ extension Ledger {
         try notify(writer(db, at: now), enabled ? .autoRenewTurnedOn : .autoRenewTurnedOff, about: latest)
         // Subscribing again within the period, after declining a price increase, takes it.
         if enabled, latest.revocationDate == nil, (latest.expirationDate?.ledgerMilliseconds ?? 0) > now,
-            !held.isFamilyShared, try priceIncrease(db, group: held.group)?.status == .declined
+            !held.isFamilyShared, try priceIncrease(db, of: held)?.status == .declined
         {
-            try settlePriceIncrease(db, group: held.group, from: .declined, to: .agreed, at: now)
+            try settlePriceIncrease(db, of: held, from: .declined, to: .agreed, at: now)
             try notify(writer(db, at: now), .priceIncreaseAccepted, about: latest)
         }
     }
@@ -247,10 +248,10 @@ extension Ledger {
     /// while it covers `now`: a promotional offer waiting for it, or the rest of a pay-as-you-go
     /// offer.
     func offerOfNextRenewal(_ db: Database, group: String, at now: Int64) throws -> TransactionOffer? {
-        guard let current = try coveringSubscription(db, of: .own(group), at: now, excluding: 0),
-            let latest = try latestPeriod(db, of: .own(group))
+        guard let current = try coveringSubscription(db, of: try own(group), at: now, excluding: 0),
+            let latest = try latestPeriod(db, of: try own(group))
         else { return nil }
-        let state = try renewalState(db, of: .own(group))
+        let state = try renewalState(db, of: try own(group))
         let productID = state.nextProductID ?? current.productID
         guard let plan = try subscriptionPlan(db, productID: productID) else { return nil }
         return try renewalOffer(
@@ -268,10 +269,10 @@ extension Ledger {
         let lookup = try FastStatement(db, Self.subscriptionGroupLookup)
         lookup.bind(1, productID)
         guard let group = try lookup.first({ $0.optionalString(0) }).flatMap({ $0 }),
-            let covering = try coveringSubscription(db, of: .own(group), at: now, excluding: 0),
+            let covering = try coveringSubscription(db, of: try own(group), at: now, excluding: 0),
             covering.productID == productID,
             // Buying it while a change to another product waits cancels the change.
-            try renewalState(db, of: .own(group)).nextProductID == nil
+            try renewalState(db, of: try own(group)).nextProductID == nil
         else { return nil }
         return Self.alreadySubscribedError(covering)
     }
@@ -566,7 +567,8 @@ extension Ledger {
     /// Stores one renewal: a `purchased` transaction of the step's product and period that
     /// keeps its chain's original id, quantity, account and storefront.
     private func insertRenewal(_ writer: TransactionWriter, _ step: RenewalStep) throws -> PaymentTransaction {
-        var row = try NewTransactionRow(writer.db, productID: step.productID, state: .purchased, at: writer.now)
+        var row = try NewTransactionRow(
+            writer.db, productID: step.productID, customerID: step.chain.customerID, state: .purchased, at: writer.now)
         row.quantity = step.chain.quantity
         row.appAccountToken = step.chain.appAccountToken
         row.applicationUsername = step.chain.applicationUsername
@@ -594,7 +596,7 @@ extension Ledger {
     /// (`sharedByFamily`) starts its own, and so does the group's first purchase.
     func keepGroupsOriginal(_ db: Database, _ row: inout NewTransactionRow, sharedByFamily: Bool) throws {
         guard row.productType == .autoRenewable, !sharedByFamily, let group = row.subscriptionGroupID,
-            let original = try ownOriginal(db, group: group)
+            let original = try ownOriginal(db, of: .own(group, customer: row.customerID))
         else { return }
         row.original = original
     }
@@ -606,7 +608,7 @@ extension Ledger {
     /// group's first purchase. A ledger made before kept one chain per purchase: its new purchases
     /// join the chain of the group's latest period that covered time (a pending downgrade's
     /// payment of an older release covered none), else of its latest purchase.
-    private func ownOriginal(_ db: Database, group: String) throws -> (id: UInt64, purchaseDate: Int64)? {
+    private func ownOriginal(_ db: Database, of held: HeldSubscription) throws -> (id: UInt64, purchaseDate: Int64)? {
         try Row.fetchOne(
             try db.cachedStatement(
                 sql: """
@@ -615,7 +617,7 @@ extension Ledger {
                       AND \(HeldSubscription.transactionsCondition)
                     ORDER BY expiration_date > purchase_date DESC, purchase_date DESC, id DESC LIMIT 1
                     """),
-            arguments: ["group": group, "shared": HeldSubscription.own(group).sharedKey]
+            arguments: held.periodArguments
         ).map { (UInt64($0[0] as Int64), $0[1]) }
     }
 
@@ -631,7 +633,7 @@ extension Ledger {
                       AND \(HeldSubscription.transactionsCondition)
                     LIMIT 1
                     """),
-            arguments: ["group": held.group, "id": Int64(id), "shared": held.sharedKey]) != nil
+            arguments: held.periodArguments + ["id": Int64(id)]) != nil
     }
 
     /// The offer the next renewal of `chain` into `productID` is charged at, if any: a
@@ -780,9 +782,9 @@ extension Ledger {
             winBackOffers: offers?.winBacks ?? [])
     }
 
-    /// Whether the customer's own subscription of the group covers `now`.
-    func isSubscribed(_ db: Database, group: String, at now: Int64) throws -> Bool {
-        try coveringSubscription(db, of: .own(group), at: now, excluding: 0) != nil
+    /// Whether the holding (a customer's own subscription of a group) covers `now`.
+    func isSubscribed(_ db: Database, of held: HeldSubscription, at now: Int64) throws -> Bool {
+        try coveringSubscription(db, of: held, at: now, excluding: 0) != nil
     }
 
     /// The holding's period that covers `now`: of two (a refund of an older period reversed
@@ -798,7 +800,7 @@ extension Ledger {
                   AND \(HeldSubscription.transactionsCondition)
                 ORDER BY purchase_date DESC, id DESC LIMIT 1
                 """,
-            arguments: ["group": held.group, "now": now, "id": Int64(id), "shared": held.sharedKey]
+            arguments: held.periodArguments + ["now": now, "id": Int64(id)]
         ).first
     }
 
@@ -876,9 +878,9 @@ extension Ledger {
                     sql: """
                         SELECT auto_renew, resumed_at, next_product_id, period_anchor, billing_issue_since, grace_until, retry_until,
                             pending_offer_id, pending_offer_type
-                        FROM subscription_renewal WHERE group_id = ? AND shared_original_id = ?
+                        FROM subscription_renewal WHERE customer_id = ? AND group_id = ? AND shared_original_id = ?
                         """),
-                arguments: [held.group, held.sharedKey])
+                arguments: [held.customer, held.group, held.sharedKey])
         else { return RenewalState() }
         let issue = (row["billing_issue_since"] as Int64?).flatMap { since in
             (row["retry_until"] as Int64?).map {
@@ -901,10 +903,10 @@ extension Ledger {
         try db.run(
             sql: """
                 INSERT INTO subscription_renewal (
-                    group_id, shared_original_id, auto_renew, resumed_at, next_product_id, period_anchor,
+                    customer_id, group_id, shared_original_id, auto_renew, resumed_at, next_product_id, period_anchor,
                     billing_issue_since, grace_until, retry_until, pending_offer_id, pending_offer_type)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (group_id, shared_original_id) DO UPDATE SET
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (customer_id, group_id, shared_original_id) DO UPDATE SET
                     auto_renew = excluded.auto_renew, resumed_at = excluded.resumed_at,
                     next_product_id = excluded.next_product_id, period_anchor = excluded.period_anchor,
                     billing_issue_since = excluded.billing_issue_since, grace_until = excluded.grace_until,
@@ -912,7 +914,7 @@ extension Ledger {
                     pending_offer_type = excluded.pending_offer_type
                 """,
             arguments: [
-                held.group, held.sharedKey, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
+                held.customer, held.group, held.sharedKey, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
                 state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
                 state.pendingOffer?.id, state.pendingOffer?.type.rawValue,
             ])

@@ -1,0 +1,143 @@
+package import GRDB
+public import LedgerModel
+
+/// Whose purchases a ledger value reads and makes: the store's customers share its file, and
+/// each value of `Ledger` acts for one of them (`Ledger.forCustomer(_:)`).
+package enum CustomerScope: Sendable, Hashable {
+    /// The customer named when the ledger was opened, or the store's only one.
+    case customer(id: Int64, name: String)
+    /// The store has several customers and none was named: what acts for a customer is
+    /// refused (`CustomerError.customerNotChosen`); what reads the whole store works.
+    case notChosen
+}
+
+extension Ledger {
+    /// The name of the customer this value acts for; `nil` when the store has several and
+    /// none was named.
+    public var customerName: String? {
+        if case .customer(_, let name) = customerScope { return name }
+        return nil
+    }
+
+    /// The id of the customer this value acts for, the key of their rows.
+    /// - Throws: `CustomerError.customerNotChosen` when the store has several and none was named.
+    package func customerID() throws -> Int64 {
+        if case .customer(let id, _) = customerScope { return id }
+        let (names, count) = try read { db in try Self.someCustomerNames(db) }
+        throw CustomerError.customerNotChosen(choices: names, count: count)
+    }
+
+    /// Whether `transaction` is this value's customer's (every transaction is, for a value of
+    /// a store of several customers that names none: what reads the whole store).
+    package func isOwn(_ transaction: PaymentTransaction) -> Bool {
+        if case .customer(let id, _) = customerScope { return transaction.customerID == id }
+        return true
+    }
+
+    /// This ledger's file acting for the customer who owns `transaction`: a store control or a
+    /// server request about a transaction acts for its owner, whoever the caller acts for.
+    package func forOwner(of transaction: PaymentTransaction, _ db: Database) throws -> Ledger {
+        if case .customer(let id, _) = customerScope, id == transaction.customerID { return self }
+        let name =
+            try String.fetchOne(
+                db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [transaction.customerID])
+            ?? ""
+        return withCustomerScope(.customer(id: transaction.customerID, name: name))
+    }
+
+    /// This ledger's file, on the same connections, acting for the customer named `name`.
+    /// - Throws: `CustomerError.unknownCustomer`.
+    public func forCustomer(_ name: String) throws -> Ledger {
+        withCustomerScope(try read { db in try Self.customerScope(db, named: name) })
+    }
+
+    /// Adds a customer to the store. A new store has one, `Customer.defaultName`.
+    /// - Throws: `CustomerError` (`.invalidName` for the name or the family's,
+    ///   `.duplicateName`, `.tooManyCustomers`); nothing is changed.
+    @discardableResult
+    public func addCustomer(_ customer: Customer) throws -> Customer {
+        try Customer.checkName(customer.name)
+        if let family = customer.family { try Customer.checkName(family) }
+        return try write { db in
+            if try Self.customerRow(db, named: customer.name) != nil {
+                throw CustomerError.duplicateName(customer.name)
+            }
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
+            guard count < Customer.maximumCount else { throw CustomerError.tooManyCustomers(limit: Customer.maximumCount) }
+            try db.execute(
+                sql: "INSERT INTO customers (name, storefront, family, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [customer.name, customer.storefront?.countryCode, customer.family, try storeNow(db)])
+            return customer
+        }
+    }
+
+    /// The customer named `name`, or `nil`.
+    public func customer(named name: String) throws -> Customer? {
+        try read { db in try Self.customerRow(db, named: name).map(Self.customer(_:)) }
+    }
+
+    /// The store's customers in the order they were added, after the one named `after` (the
+    /// last of the previous page), at most `limit` of them.
+    public func customers(after: String? = nil, limit: Int = 1_000) throws -> [Customer] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, name, storefront, family FROM customers
+                    WHERE id > COALESCE((SELECT id FROM customers WHERE name = ?), 0) ORDER BY id LIMIT ?
+                    """,
+                arguments: [after, max(0, limit)]
+            ).map(Self.customer(_:))
+        }
+    }
+
+    /// How many customers the store has.
+    public func customerCount() throws -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0 }
+    }
+
+    /// The name of the customer with this id (the owner of a row), or `nil`.
+    package func customerName(id: Int64) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT name FROM customers WHERE id = ?", arguments: [id]) }
+    }
+
+    /// The storefront customer `id` buys from, when it is not the store's (`nil`).
+    package func customerStorefront(_ db: Database, _ id: Int64) throws -> String? {
+        try String.fetchOne(
+            db.cachedStatement(sql: "SELECT storefront FROM customers WHERE id = ?"), arguments: [id])
+    }
+
+    /// The scope a value opened with `name` (or none) acts in.
+    /// - Throws: `CustomerError.unknownCustomer` for a name the store does not have.
+    package static func customerScope(_ db: Database, named name: String?) throws -> CustomerScope {
+        if let name {
+            guard let row = try customerRow(db, named: name) else {
+                let (names, count) = try someCustomerNames(db)
+                throw CustomerError.unknownCustomer(name, choices: names, count: count)
+            }
+            return .customer(id: row["id"], name: row["name"])
+        }
+        let first = try Row.fetchAll(db, sql: "SELECT id, name FROM customers ORDER BY id LIMIT 2")
+        guard first.count == 1 else { return .notChosen }
+        return .customer(id: first[0]["id"], name: first[0]["name"])
+    }
+
+    private static func customerRow(_ db: Database, named name: String) throws -> Row? {
+        try Row.fetchOne(
+            db, sql: "SELECT id, name, storefront, family FROM customers WHERE name = ?", arguments: [name])
+    }
+
+    private static func customer(_ row: Row) -> Customer {
+        Customer(
+            name: row["name"], storefront: (row["storefront"] as String?).flatMap(Storefront.init(countryCode:)),
+            family: row["family"])
+    }
+
+    /// The first ten customers' names, and how many there are, for a message.
+    private static func someCustomerNames(_ db: Database) throws -> (names: [String], count: Int) {
+        (
+            try String.fetchAll(db, sql: "SELECT name FROM customers ORDER BY id LIMIT 10"),
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
+        )
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A customer of the simulated App Store: an Apple Account, called by the name the tests give
+/// it. Every transaction belongs to one customer; what a customer buys, restores and is
+/// entitled to is theirs alone (docs/STORE.md, "Customers").
+public struct Customer: Sendable, Hashable {
+    /// The name tests and scripts call the customer by: 1 to 64 letters, digits, `.`, `_` or
+    /// `-`. A ledger made before customers has one, named `default`.
+    public let name: String
+    /// The storefront the customer buys from; `nil`: the store's `storefront` setting.
+    public let storefront: Storefront?
+    /// The family the customer belongs to (a name, as `name`); `nil`: none.
+    public let family: String?
+
+    /// A customer named `name`.
+    public init(name: String, storefront: Storefront? = nil, family: String? = nil) {
+        self.name = name
+        self.storefront = storefront
+        self.family = family
+    }
+
+    /// The name of the customer a ledger made before customers holds: it owns every
+    /// transaction the ledger had.
+    public static let defaultName = "default"
+
+    /// The most customers a store holds: a bound on what a store file grows to by this door.
+    public static let maximumCount = 1_000_000
+
+    /// The longest name, in characters.
+    public static let maximumNameLength = 64
+
+    /// Throws `CustomerError.invalidName` unless `name` is a customer's or family's name.
+    public static func checkName(_ name: String) throws {
+        let allowed = name.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+        guard allowed, (1...maximumNameLength).contains(name.utf8.count) else {
+            throw CustomerError.invalidName(name)
+        }
+    }
+}
+
+/// What the store refuses about its customers. Nothing was changed.
+public enum CustomerError: DescribedError, Sendable, Equatable {
+    /// Not a customer's (or family's) name: 1 to 64 letters, digits, `.`, `_` or `-`.
+    case invalidName(String)
+    /// The store has a customer of this name already.
+    case duplicateName(String)
+    /// The store has no customer of this name; `choices`: some of those it has.
+    case unknownCustomer(String, choices: [String], count: Int)
+    /// The store has several customers and none was named for something that acts for one.
+    case customerNotChosen(choices: [String], count: Int)
+    /// The store holds at most `Customer.maximumCount` customers.
+    case tooManyCustomers(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidName(let name):
+            "\"\(name.prefix(80))\" is not a customer's name: 1 to \(Customer.maximumNameLength) letters, digits, '.', '_' or '-'"
+        case .duplicateName(let name):
+            "the store has a customer named \(name) already"
+        case .unknownCustomer(let name, let choices, let count):
+            "the store has no customer named \(name.prefix(80)); it has \(Self.list(choices, count))"
+        case .customerNotChosen(let choices, let count):
+            "the store has \(count) customers: say which one this is for (--customer NAME, or "
+                + "Ledger.forCustomer(_:)): \(Self.list(choices, count))"
+        case .tooManyCustomers(let limit):
+            "the store holds at most \(limit) customers"
+        }
+    }
+
+    private static func list(_ names: [String], _ count: Int) -> String {
+        let shown = names.joined(separator: ", ")
+        return count > names.count ? "\(shown) and \(count - names.count) more" : shown
+    }
+}

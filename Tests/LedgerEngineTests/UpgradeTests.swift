@@ -109,6 +109,46 @@ import Testing
         }
     }
 
+    /// Migration 25 keys a price increase by customer too, and its MAC covers the customer: the
+    /// upgrade stamps again the rows that checked before, so the renewal still charges the
+    /// agreed price and verify finds nothing; one forged before is refused, and nothing changes.
+    @Test func aPriceIncreaseKeepsItsRecordAcrossTheCustomersUpgrade() async throws {
+        for forged in [false, true] {
+            try await withTemporaryDirectory { directory in
+                let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
+                _ = try await ledger.perform(.buyOutsideTheApp(NewPayment(productID: SampleCatalog.subscription)))
+                _ = try await ledger.perform(
+                    .requestPriceIncrease(productID: SampleCatalog.subscription, price: 14.99, needsConsent: false))
+                let path = ledger.path
+                try ledger.close()
+                // As the previous release kept it: stamped without the customer, then the
+                // column, key and migration taken away.
+                let raw = try DatabaseQueue(path: path)
+                try await raw.write { db in
+                    try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
+                        .priceIncreasesBeforeCustomers, from: .priceIncreases)
+                    try db.execute(sql: PreviousSchema.undoLastMigration)
+                    if forged { try db.execute(sql: "UPDATE price_increases SET price = '0.01'") }
+                }
+                try raw.close()
+                guard !forged else {
+                    #expect {
+                        try Ledger.upgrade(at: path, configuration: Self.configuration)
+                    } throws: { error in
+                        "\(error)".contains("the price_increases row 1 \"pro\" was changed without the ledger's key")
+                    }
+                    return
+                }
+                #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+                let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+                defer { try? upgraded.close() }
+                #expect(try upgraded.verify().isEmpty)
+                let increase = try #require(try upgraded.priceIncrease(forProduct: SampleCatalog.subscription))
+                #expect(increase.price == 14.99 && increase.status == .agreed)
+            }
+        }
+    }
+
     /// Before migration 23 a group had one renewal state, whoever held it. A group held only
     /// through Family Sharing keeps its state across the upgrade: it moves to the share's row,
     /// so auto-renew turned off on the shared subscription stays off.

@@ -7,8 +7,9 @@ package enum CustomerScope: Sendable, Hashable {
     /// The customer named when the ledger was opened, or the store's only one.
     case customer(id: Int64, name: String)
     /// The store has several customers and none was named: what acts for a customer is
-    /// refused (`CustomerError.customerNotChosen`); what reads the whole store works.
-    case notChosen
+    /// refused (`CustomerError.customerNotChosen`, with the first customers' names and how
+    /// many there were when the value was made); what reads the whole store works.
+    case notChosen(choices: [String], count: Int)
 }
 
 extension Ledger {
@@ -22,9 +23,10 @@ extension Ledger {
     /// The id of the customer this value acts for, the key of their rows.
     /// - Throws: `CustomerError.customerNotChosen` when the store has several and none was named.
     package func customerID() throws -> Int64 {
-        if case .customer(let id, _) = customerScope { return id }
-        let (names, count) = try read { db in try Self.someCustomerNames(db) }
-        throw CustomerError.customerNotChosen(choices: names, count: count)
+        switch customerScope {
+        case .customer(let id, _): return id
+        case .notChosen(let choices, let count): throw CustomerError.customerNotChosen(choices: choices, count: count)
+        }
     }
 
     /// Whether `transaction` is this value's customer's (every transaction is, for a value of
@@ -118,7 +120,10 @@ extension Ledger {
             return .customer(id: row["id"], name: row["name"])
         }
         let first = try Row.fetchAll(db, sql: "SELECT id, name FROM customers ORDER BY id LIMIT 2")
-        guard first.count == 1 else { return .notChosen }
+        guard first.count == 1 else {
+            let (names, count) = try someCustomerNames(db)
+            return .notChosen(choices: names, count: count)
+        }
         return .customer(id: first[0]["id"], name: first[0]["name"])
     }
 
@@ -134,7 +139,7 @@ extension Ledger {
     }
 
     /// The first ten customers' names, and how many there are, for a message.
-    private static func someCustomerNames(_ db: Database) throws -> (names: [String], count: Int) {
+    package static func someCustomerNames(_ db: Database) throws -> (names: [String], count: Int) {
         (
             try String.fetchAll(db, sql: "SELECT name FROM customers ORDER BY id LIMIT 10"),
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0

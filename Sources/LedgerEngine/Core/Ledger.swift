@@ -65,7 +65,7 @@ public final class Ledger: Sendable {
         self.reader = reader
         self.writer = writer
         self.shared = SharedConnection()
-        self.customerScope = .notChosen
+        self.customerScope = .notChosen(choices: [], count: 0)
         let identities = IdentityCache()
         self.identities = identities
         self.rowChanges = RowChanges()

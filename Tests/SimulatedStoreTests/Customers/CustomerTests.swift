@@ -1,0 +1,207 @@
+import Foundation
+import GRDB
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import StoreTesting
+import Testing
+
+/// A store of several customers: each one's purchases, subscriptions, queue and restores are
+/// theirs alone; the store's hand (a refund, an approval) acts for a transaction's owner.
+@Suite struct CustomerTests {
+    /// A store of three customers: `default` (the first, whom the sample catalog's store has),
+    /// Alice (from France) and Bob, each with a queue of their own on the same file.
+    struct Store {
+        let ledger: Ledger
+        let alice: PaymentQueue
+        let bob: PaymentQueue
+
+        static func with(_ body: (Store) async throws -> Void) async throws {
+            try await withTemporaryDirectory { directory in
+                let ledger = try SampleCatalog.ledger(in: directory, configuration: StoreFixture.configuration)
+                try ledger.addCustomer(Customer(name: "alice", storefront: Storefront(countryCode: "FRA")))
+                try ledger.addCustomer(Customer(name: "bob", family: "smiths"))
+                let store = Store(
+                    ledger: ledger, alice: try PaymentQueue(ledger: try ledger.forCustomer("alice")),
+                    bob: try PaymentQueue(ledger: try ledger.forCustomer("bob")))
+                try await body(store)
+                try ledger.close()
+            }
+        }
+    }
+
+    @Test func aNewStoreHasOneCustomerWhomEveryValueActsFor() async throws {
+        try await StoreFixture.with { store in
+            #expect(try store.ledger.customers() == [Customer(name: Customer.defaultName)])
+            #expect(store.ledger.customerName == Customer.defaultName)
+            try await store.buy(SampleCatalog.nonConsumable)
+            #expect(try store.ledger.currentEntitlements().map(\.productID) == [SampleCatalog.nonConsumable])
+        }
+    }
+
+    @Test func customersAreAddedOnceWithNamesTestsCanType() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory, configuration: StoreFixture.configuration)
+            defer { try? ledger.close() }
+            for name in ["", "a b", "é", String(repeating: "x", count: 65), "a/b"] {
+                #expect(throws: CustomerError.invalidName(name)) { try ledger.addCustomer(Customer(name: name)) }
+            }
+            #expect(throws: CustomerError.invalidName("the smiths")) {
+                try ledger.addCustomer(Customer(name: "carol", family: "the smiths"))
+            }
+            try ledger.addCustomer(Customer(name: "carol.1_x-Y", family: "smiths"))
+            #expect(throws: CustomerError.duplicateName("carol.1_x-Y")) {
+                try ledger.addCustomer(Customer(name: "carol.1_x-Y"))
+            }
+            #expect(throws: CustomerError.duplicateName(Customer.defaultName)) {
+                try ledger.addCustomer(Customer(name: Customer.defaultName))
+            }
+            #expect(try ledger.customerCount() == 2)
+            #expect(try ledger.customer(named: "carol.1_x-Y") == Customer(name: "carol.1_x-Y", family: "smiths"))
+            #expect(try ledger.customer(named: "nobody") == nil)
+            #expect(try ledger.customers(after: Customer.defaultName).map(\.name) == ["carol.1_x-Y"])
+            #expect(try ledger.customers(limit: 1).map(\.name) == [Customer.defaultName])
+        }
+    }
+
+    @Test func aStoreOfSeveralRefusesWhatActsForNoCustomerAndNamesTheChoices() async throws {
+        try await Store.with { store in
+            let opened = try Ledger.open(at: store.ledger.path, configuration: StoreFixture.configuration)
+            defer { try? opened.close() }
+            #expect(opened.customerName == nil)
+            let notChosen = CustomerError.customerNotChosen(choices: ["default", "alice", "bob"], count: 3)
+            #expect(throws: notChosen) { try opened.currentEntitlements() }
+            #expect(throws: notChosen) { try opened.appTransactionID() }
+            // A queue is a device: it launches for a customer.
+            #expect(throws: notChosen) { try PaymentQueue(ledger: opened) }
+            #expect(throws: CustomerError.unknownCustomer("carol", choices: ["default", "alice", "bob"], count: 3)) {
+                try opened.forCustomer("carol")
+            }
+            var configuration = StoreFixture.configuration
+            configuration.customer = "carol"
+            #expect(throws: CustomerError.unknownCustomer("carol", choices: ["default", "alice", "bob"], count: 3)) {
+                try Ledger.open(at: store.ledger.path, configuration: configuration)
+            }
+            configuration.customer = "bob"
+            let bob = try Ledger.open(at: store.ledger.path, configuration: configuration)
+            #expect(bob.customerName == "bob")
+            try bob.close()
+            #expect(
+                "\(notChosen)"
+                    == "the store has 3 customers: say which one this is for (--customer NAME, or Ledger.forCustomer(_:)): default, alice, bob"
+            )
+        }
+    }
+
+    @Test func eachCustomersPurchasesQueueAndEntitlementsAreTheirsAlone() async throws {
+        try await Store.with { store in
+            let level1 = try await store.alice.add(Payment(productID: SampleCatalog.nonConsumable))
+            let pro = try await store.alice.add(Payment(productID: SampleCatalog.subscription))
+            let coins = try await store.bob.add(Payment(productID: SampleCatalog.consumable))
+            #expect(try store.alice.ledger.unfinishedTransactions().map(\.id) == [level1.id, pro.id])
+            #expect(try store.bob.ledger.unfinishedTransactions().map(\.id) == [coins.id])
+            #expect(try store.bob.ledger.currentEntitlements().isEmpty)
+            #expect(
+                try store.alice.ledger.currentEntitlements().map(\.productID).sorted()
+                    == [SampleCatalog.nonConsumable, SampleCatalog.subscription].sorted())
+            #expect(try store.bob.ledger.transaction(level1.id) == nil)
+            #expect(try store.bob.ledger.latestTransaction(for: SampleCatalog.nonConsumable) == nil)
+            #expect(try store.bob.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription) == nil)
+            #expect(try store.bob.ledger.isEligibleForIntroductoryOffer(group: "pro"))
+            #expect(try !store.alice.ledger.isEligibleForIntroductoryOffer(group: "pro"))
+            // Another customer's transaction is unknown to a queue.
+            await #expect(throws: PaymentQueueError.unknownTransaction(level1.id)) {
+                try await store.bob.finish([level1.id])
+            }
+            // Alice's subscription does not make Bob "already subscribed": his is his own chain.
+            let bobsPro = try await store.bob.add(Payment(productID: SampleCatalog.subscription))
+            #expect(bobsPro.state == .purchased && bobsPro.originalID == bobsPro.id && bobsPro.originalID != pro.id)
+            // The store as a whole sees everyone's, oldest first.
+            #expect(
+                try store.ledger.withCustomerScope(.notChosen(choices: [], count: 3)).transactions().map(\.id)
+                    == [level1.id, pro.id, coins.id, bobsPro.id])
+            #expect(try store.alice.ledger.transactions().map(\.id) == [level1.id, pro.id])
+        }
+    }
+
+    @Test func aRestoreOnAnotherDeviceGivesTheCustomersOwnPurchasesOnly() async throws {
+        try await Store.with { store in
+            let level1 = try await store.alice.add(Payment(productID: SampleCatalog.nonConsumable))
+            try await store.alice.finish([level1.id])
+            try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable2))
+            // Alice's new phone: another queue on her account.
+            let phone = try PaymentQueue(ledger: try store.ledger.forCustomer("alice"))
+            let restored = await phone.restoreCompletedTransactions()
+            #expect(restored.isFinished)
+            #expect(try restored.restored.all().map(\.restoredFromID) == [level1.id])
+            #expect(try restored.restored.all().allSatisfy { $0.customerID == level1.customerID })
+            let bobs = await store.bob.restoreCompletedTransactions()
+            #expect(try bobs.restored.all().map(\.productID) == [SampleCatalog.nonConsumable2])
+        }
+    }
+
+    @Test func aCustomersStorefrontIsTheOneTheirPurchasesAreMadeIn() async throws {
+        try await Store.with { store in
+            let french = try await store.alice.add(Payment(productID: SampleCatalog.consumable))
+            let american = try await store.bob.add(Payment(productID: SampleCatalog.consumable))
+            #expect(french.storefront == "FRA" && american.storefront == "USA")
+        }
+    }
+
+    @Test func everyCustomersSubscriptionRenewsAndEachHearsOfTheirOwn() async throws {
+        try await Store.with { store in
+            let alices = try await store.alice.add(Payment(productID: SampleCatalog.subscription))
+            let bobs = try await store.bob.add(Payment(productID: SampleCatalog.subscription))
+            let session = StoreTestSession(queue: store.alice)
+            let heard = try await session.advanceClock(by: 32 * day)
+            #expect(!heard.isEmpty && heard.allSatisfy { $0.originalID == alices.originalID })
+            let renewedForBob = try store.bob.ledger.transactions().filter { $0.reason == .renewal }
+            #expect(!renewedForBob.isEmpty && renewedForBob.allSatisfy { $0.originalID == bobs.originalID })
+            #expect(
+                try store.bob.ledger.subscriptionStatus(forProduct: SampleCatalog.subscription)?.transaction.id
+                    == renewedForBob.last?.id)
+        }
+    }
+
+    @Test func aControlOfOneTransactionActsForItsOwner() async throws {
+        try await Store.with { store in
+            let bobs = try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable))
+            let observer = CollectingObserver()
+            try await store.alice.add(observer)
+            let before = observer.callbacks.count
+            // Alice's test session refunds Bob's purchase: the store's hand reaches every customer.
+            let refunded = try await StoreTestSession(queue: store.alice).refundTransaction(bobs.id)
+            #expect(refunded.id == bobs.id && refunded.revocationDate != nil)
+            #expect(try store.bob.ledger.transaction(bobs.id)?.revocationDate != nil)
+            #expect(observer.callbacks.count == before, "Alice's observers hear nothing of Bob's refund")
+            #expect(try store.ledger.verify().isEmpty)
+        }
+    }
+
+    @Test func eachCustomerHasTheirOwnAppTransactionAndDevice() async throws {
+        try await Store.with { store in
+            let first = try store.ledger.appTransactionID()
+            let alice = try store.alice.ledger.appTransactionID()
+            let bob = try store.bob.ledger.appTransactionID()
+            #expect(Set([first, alice, bob]).count == 3)
+            #expect(alice == (try store.ledger.forCustomer("alice").appTransactionID()), "the same at every read")
+            #expect(try store.alice.ledger.deviceVerificationID() != store.bob.ledger.deviceVerificationID())
+        }
+    }
+
+    /// A row's digest covers its customer unless it is the first: a row moved to another
+    /// customer with plain SQL no longer matches its history.
+    @Test func aTransactionMovedToAnotherCustomerIsReported() async throws {
+        try await Store.with { store in
+            let bobs = try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable))
+            #expect(try store.ledger.verify().isEmpty)
+            let raw = try DatabaseQueue(path: store.ledger.path)
+            let move = "UPDATE transactions SET customer_id = 1 WHERE id = \(bobs.id)"
+            #expect(throws: DatabaseError.self) { try raw.write { db in try db.execute(sql: move) } }
+            try await raw.write { db in try db.execute(sql: "DROP TRIGGER transactions_keep_their_customer; " + move) }
+            try raw.close()
+            let problems = try store.ledger.verify().map(\.message)
+            #expect(problems.contains { $0.contains("differs from") || $0.contains("edited") }, "\(problems)")
+        }
+    }
+}

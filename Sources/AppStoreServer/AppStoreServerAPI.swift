@@ -75,7 +75,8 @@ public struct AppStoreServerAPI: Sendable {
     /// The ledger whose store this API serves: the requests that change the store go to it.
     public let ledger: Ledger
     /// What this request's endpoint reads (and changes): `ledger`, or, for a `GET`, one of the
-    /// read-only connections `readers` holds.
+    /// read-only connections `readers` holds; across every customer (an endpoint about one
+    /// customer acts for the one its transaction names, `customerStore(_:)`).
     private(set) var store: Ledger
     /// Read-only connections to the ledger's file that answer `GET` requests in parallel (SQLite
     /// in WAL mode reads beside the writer); `nil`: `ledger` answers everything.
@@ -95,7 +96,7 @@ public struct AppStoreServerAPI: Sendable {
 
     init(ledger: Ledger, now: @escaping @Sendable () -> Date) {
         self.ledger = ledger
-        self.store = ledger
+        self.store = ledger.acrossCustomers
         self.now = now
     }
 
@@ -118,7 +119,7 @@ public struct AppStoreServerAPI: Sendable {
         guard request.method == "GET", let readers else { return nil }
         return readers.withFreeReader { reader in
             var serving = self
-            serving.store = reader
+            serving.store = reader.acrossCustomers
             return serving.answer(request)
         }
     }
@@ -202,7 +203,7 @@ public struct AppStoreServerAPI: Sendable {
         guard let readers else { return refusal(self) }
         let throughReader = readers.withFreeReader { reader in
             var serving = self
-            serving.store = reader
+            serving.store = reader.acrossCustomers
             return refusal(serving)
         }
         return throughReader ?? nil
@@ -306,38 +307,40 @@ public struct AppStoreServerAPI: Sendable {
     private func transactionInfo(_ id: UInt64, read: ServerPurchase?) throws -> APIResponse {
         let signed = try read.map { try $0.sign() } ?? store.serverSignedPurchase(id)
         guard let signed else {
-            // The customer's app transaction id is no transaction: Apple refuses it here
-            // (this endpoint takes a transaction id, not `anyTransactionId`).
-            if UInt64(try store.appTransactionID()) == id { throw APIError.appTransactionIDNotSupported }
+            // A customer's app transaction id is no transaction: Apple refuses it here (this
+            // endpoint takes a transaction id, not `anyTransactionId`).
+            if try store.forCustomer(withAppTransactionID: String(id)) != nil {
+                throw APIError.appTransactionIDNotSupported
+            }
             throw APIError.transactionIDNotFound
         }
         let body = ResponseBody.TransactionInfo(signedTransactionInfo: signed.compactSerialization)
         return APIResponse(status: 200, json: body.json)
     }
 
-    /// Get App Transaction Info: the one customer's app transaction, for its own id or any
-    /// transaction the server knows.
+    /// Get App Transaction Info: the app transaction of the customer `text` names, by its own
+    /// id or any transaction of theirs the server knows.
     private func appTransactionInfo(_ text: String) throws -> APIResponse {
-        try checkCustomer(text)
-        return try Self.ok(
+        try Self.ok(
             ResponseBody.AppTransactionInfo(
-                signedAppTransactionInfo: try store.signedAppTransaction().compactSerialization))
+                signedAppTransactionInfo: try customerStore(text).signedAppTransaction().compactSerialization))
     }
 
-    /// Checks the customer a request names by Apple's `anyTransactionId` (API 1.20: "any
-    /// originalTransactionId, transactionId or appTransactionId that belongs to the customer of
-    /// your app"): a transaction the App Store's server knows, or the customer's app transaction
-    /// id. Get Transaction History, Get Refund History, Get All Subscription Statuses and Get
-    /// App Transaction Info take one.
+    /// The store acting for the customer a request names by Apple's `anyTransactionId` (API
+    /// 1.20: "any originalTransactionId, transactionId or appTransactionId that belongs to the
+    /// customer of your app"): the owner of a transaction the App Store's server knows, or the
+    /// customer whose app transaction id it is. Get Transaction History, Get Refund History, Get
+    /// All Subscription Statuses and Get App Transaction Info take one.
     /// - Throws: `APIError.invalidTransactionID`, `.transactionIDNotFound`.
-    func checkCustomer(_ text: String) throws {
+    func customerStore(_ text: String) throws -> Ledger {
         let id = try Self.transactionID(text)
         do {
-            try serverTransaction(id)
+            return try store.forOwner(of: try serverTransaction(id))
         } catch let error as APIError where error == .transactionIDNotFound {
-            // The app transaction id, read only when no transaction has the id (the common
-            // request names a transaction: one read, not two).
-            guard UInt64(try store.appTransactionID()) == id else { throw error }
+            // An app transaction id, looked for only when no transaction has the id (the
+            // common request names a transaction: one read, not two).
+            guard let customer = try store.forCustomer(withAppTransactionID: String(id)) else { throw error }
+            return customer
         }
     }
 

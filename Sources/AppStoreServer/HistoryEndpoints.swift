@@ -19,12 +19,12 @@ extension AppStoreServerAPI {
     func history(
         _ idText: String, query: QueryParameters, kind: HistoryKind, settings: StoreSettings
     ) throws -> APIResponse {
-        try checkCustomer(idText)
+        let customer = try customerStore(idText)
         var history = kind == .refunds ? refundQuery() : try filters(query)
         history.excludingFinishedConsumables = kind == .transactionsV1
         history.after = try Revision.position(try query.one("revision", or: .invalidRevision))
         history.limit = Self.historyPageSize
-        let page = try store.serverHistory(history)
+        let page = try customer.serverHistory(history)
         let revision = Revision.token(page.last ?? history.after ?? Revision.start(descending: history.descending))
         let signed = try store.serverSignedTransactions(page.transactions).map(\.compactSerialization)
         // Get Refund History's body names neither the app nor the environment.

@@ -5,7 +5,7 @@ import SimulatedStore
 /// transaction and renewal info, signed, and Apple's status code.
 extension AppStoreServerAPI {
     func subscriptionStatuses(_ idText: String, query: QueryParameters, settings: StoreSettings) throws -> APIResponse {
-        try checkCustomer(idText)
+        let customer = try customerStore(idText)
         let wanted = try Set(
             query.all("status").map { text in
                 guard let code = Int(text), (1...5).contains(code) else { throw APIError.invalidStatus }
@@ -14,7 +14,7 @@ extension AppStoreServerAPI {
         // One item per group; a group the customer holds twice (their own subscription and one
         // a family member shares) lists both, as Apple's `lastTransactions` array allows.
         var groups: [ResponseBody.Group] = []
-        for status in try store.subscriptionStatuses() {
+        for status in try customer.subscriptionStatuses() {
             let code = status.state.appStoreCode
             guard wanted.isEmpty || wanted.contains(code) else { continue }
             let last = ResponseBody.LastTransaction(

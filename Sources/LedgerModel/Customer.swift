@@ -67,8 +67,7 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
         case .unknownCustomer(let name, let choices, let count):
             "the store has no customer named \(name.prefix(80)); it has \(Self.list(choices, count))"
         case .customerNotChosen(let choices, let count):
-            "the store has \(count) customers: say which one this is for (--customer NAME, or "
-                + "Ledger.forCustomer(_:)): \(Self.list(choices, count))"
+            "the store has \(count) customers: name the one this is for: \(Self.list(choices, count))"
         case .tooManyCustomers(let limit):
             "the store holds at most \(limit) customers"
         }

@@ -285,11 +285,32 @@ import Testing
         }
     }
 
-    /// `ledger list --json`'s document, as `Output.emit` would encode it whole.
+    /// `ledger list --json`'s document, as `Output.emit` would encode it whole: each
+    /// transaction with its owner's name.
     struct ListDocument: Encodable {
         let more: Int
-        let transactions: [PaymentTransaction]
+        let transactions: [Listed]
         let version: Int
+
+        init(more: Int, transactions: [PaymentTransaction], version: Int) {
+            self.more = more
+            self.transactions = transactions.map { Listed(transaction: $0, customer: "default") }
+            self.version = version
+        }
+    }
+
+    /// A transaction as `ledger list --json` writes it: its fields and `customer`.
+    struct Listed: Encodable {
+        let transaction: PaymentTransaction
+        let customer: String
+
+        enum Key: String, CodingKey { case customer }
+
+        func encode(to encoder: any Encoder) throws {
+            try transaction.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(customer, forKey: .customer)
+        }
     }
 
     @Test func theStreamedListIsByteForByteTheEncodersDocument() async throws {

@@ -100,9 +100,10 @@ struct ListCommand: AsyncParsableCommand {
         let filter = TransactionFilter(
             state: state, productID: productID, unfinishedOnly: unfinished, afterID: after,
             limit: limit ?? Self.defaultLimit)
-        var list = TransactionListWriter(json: options.json)
-        let more = try options.openLedgerForReading().readTransactions(matching: filter) { page, more in
-            list.write(page, more: more)
+        let ledger = try options.openLedgerForReading()
+        var list = TransactionListWriter(json: options.json, showsCustomers: try ledger.customerCount() > 1)
+        let more = try ledger.readTransactions(matching: filter) { page, customers, more in
+            list.write(page, customers: customers, more: more)
         }
         list.finish(more: more)
     }
@@ -113,22 +114,29 @@ struct ListCommand: AsyncParsableCommand {
 /// write it whole, streamed through a `HeldOutput`.
 struct TransactionListWriter {
     let json: Bool
+    /// Whether a line names each transaction's customer (a store of several; JSON always does).
+    let showsCustomers: Bool
     private var out = HeldOutput()
     private var lastID: UInt64?
 
-    init(json: Bool) {
+    init(json: Bool, showsCustomers: Bool) {
         self.json = json
+        self.showsCustomers = showsCustomers
     }
 
-    mutating func write(_ page: [PaymentTransaction], more: Int) {
+    /// Writes `page`, whose owners' names `customers` has by id.
+    mutating func write(_ page: [PaymentTransaction], customers: [Int64: String], more: Int) {
         if json, lastID == nil { out.bytes += Self.head(more: more).utf8 }
         out.bytes.reserveCapacity(out.bytes.count + page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
                 out.bytes += (lastID == nil ? "\n    " : ",\n    ").utf8
-                TransactionJSON.append(transaction, depth: 2, to: &out.bytes)
+                TransactionJSON.append(
+                    transaction, customer: customers[transaction.customerID] ?? "", depth: 2, to: &out.bytes)
             } else {
-                out.bytes += (describe(transaction) + "\n").utf8
+                let owner =
+                    showsCustomers ? "  customer " + TerminalText.escaped(customers[transaction.customerID] ?? "") : ""
+                out.bytes += (describe(transaction) + owner + "\n").utf8
             }
             lastID = transaction.id
         }

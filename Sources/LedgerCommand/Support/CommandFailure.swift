@@ -157,6 +157,12 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         )
     case is LedgerError:
         (LedgerExitCode.unusableLedger, nil)
+    case CustomerError.customerNotChosen:
+        (LedgerExitCode.usage, "with --customer NAME, before or after the command")
+    case CustomerError.unknownCustomer:
+        (LedgerExitCode.usage, "add one with `ledger customers add NAME`")
+    case CustomerError.invalidName:
+        (LedgerExitCode.dataError, nil)
     case let unknown as UnknownProductError:
         (
             LedgerExitCode.refused,

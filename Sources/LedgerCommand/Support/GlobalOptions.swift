@@ -13,6 +13,13 @@ package struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: "The ledger file (default: $LEDGER_DATABASE, else ./ledger.sqlite).")
     package var database: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The customer the command acts for (`ledger customers list`); with one in the store, it may be left out.",
+            valueName: "name"))
+    package var customer: String?
+
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     package var json = false
 
@@ -49,12 +56,13 @@ package struct GlobalOptions: ParsableArguments {
     package func ledgerConfiguration() throws -> LedgerConfiguration {
         let path = databasePath
         let wait = wait
-        let configuration = LedgerConfiguration(
+        var configuration = LedgerConfiguration(
             durability: durability, busyTimeout: wait,
             onLockWait: {
                 Output.message(
                     "another process holds the ledger \(path); waiting up to \(wait.formatted()) s (--wait SECONDS)...")
             })
+        configuration.customer = customer
         return try Self.configure.withLock { $0 }(configuration)
     }
 

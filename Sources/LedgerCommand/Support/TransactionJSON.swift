@@ -7,13 +7,15 @@ package import StoreLedger
 /// the two over every kind of transaction and seeded random strings.
 package enum TransactionJSON {
     /// Appends `transaction` as a JSON object whose lines after the first are indented for
-    /// `depth` levels of two spaces (the first line's indentation is the caller's).
-    package static func append(_ t: PaymentTransaction, depth: Int, to out: inout [UInt8]) {
+    /// `depth` levels of two spaces (the first line's indentation is the caller's); with
+    /// `customer`, its owner's name as the field `customer` (`ledger list`'s).
+    package static func append(_ t: PaymentTransaction, customer: String? = nil, depth: Int, to out: inout [UInt8]) {
         var object = ObjectWriter<PaymentTransaction.CodingKeys>(depth: depth, out: out)
         out = []  // the writer holds the buffer meanwhile: no copy
         object.string(.appAccountToken, t.appAccountToken?.uuidString)
         object.string(.applicationUsername, t.applicationUsername)
         object.date(.createdAt, t.createdAt)
+        if let customer { object.string(named: "customer", customer) }
         object.number(.deliveryCount, t.deliveryCount)
         object.string(.environment, t.environment)
         object.key(.error)
@@ -110,8 +112,12 @@ package enum TransactionJSON {
             self.out = out
         }
 
-        mutating func key(_ key: Key) {
-            let name = key.stringValue
+        mutating func key(_ name: Key) {
+            key(named: name.stringValue)
+        }
+
+        /// A key the object's type does not have (`customer`), in its sorted place.
+        mutating func key(named name: String) {
             out += (isEmpty ? "{\n" : ",\n").utf8
             isEmpty = false
             indent(depth + 1)
@@ -125,7 +131,11 @@ package enum TransactionJSON {
         }
 
         mutating func string(_ name: Key, _ value: String?) {
-            key(name)
+            string(named: name.stringValue, value)
+        }
+
+        mutating func string(named name: String, _ value: String?) {
+            key(named: name)
             if let value { TransactionJSON.appendString(value, to: &out) } else { out += "null".utf8 }
         }
 

@@ -47,6 +47,18 @@ extension Ledger {
         return withCustomerScope(.customer(id: transaction.customerID, name: name))
     }
 
+    /// `forOwner(of:_:)` outside a transaction.
+    package func forOwner(of transaction: PaymentTransaction) throws -> Ledger {
+        if case .customer(let id, _) = customerScope, id == transaction.customerID { return self }
+        return try read { db in try forOwner(of: transaction, db) }
+    }
+
+    /// This ledger's file reading every customer's rows, acting for none: the App Store's
+    /// server, whose requests act for the customer a transaction names (`forOwner(of:)`).
+    package var acrossCustomers: Ledger {
+        withCustomerScope(.notChosen(choices: [], count: 0))
+    }
+
     /// This ledger's file, on the same connections, acting for the customer named `name`.
     /// - Throws: `CustomerError.unknownCustomer`.
     public func forCustomer(_ name: String) throws -> Ledger {
@@ -65,7 +77,9 @@ extension Ledger {
                 throw CustomerError.duplicateName(customer.name)
             }
             let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
-            guard count < Customer.maximumCount else { throw CustomerError.tooManyCustomers(limit: Customer.maximumCount) }
+            guard count < Customer.maximumCount else {
+                throw CustomerError.tooManyCustomers(limit: Customer.maximumCount)
+            }
             try db.execute(
                 sql: "INSERT INTO customers (name, storefront, family, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [customer.name, customer.storefront?.countryCode, customer.family, try storeNow(db)])
@@ -98,9 +112,18 @@ extension Ledger {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0 }
     }
 
-    /// The name of the customer with this id (the owner of a row), or `nil`.
-    package func customerName(id: Int64) throws -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT name FROM customers WHERE id = ?", arguments: [id]) }
+    /// How many transactions this value's customer owns, and how many of them are unfinished.
+    package func customerCounts() throws -> (transactions: Int, unfinished: Int) {
+        let customer = try customerID()
+        return try read { db in
+            (
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM transactions WHERE customer_id = ?", arguments: [customer]) ?? 0,
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM transactions WHERE customer_id = ? AND is_finished = 0",
+                    arguments: [customer]) ?? 0
+            )
+        }
     }
 
     /// The storefront customer `id` buys from, when it is not the store's (`nil`).

@@ -100,12 +100,12 @@ extension Ledger {
     }
 
     /// Hands the transactions the filter selects to `page`, oldest first, at most `pageSize`
-    /// at a time, all read in one snapshot, with how many more match after the filter's limit
-    /// (0 for a filter without one); returns that number. Memory holds one page, whatever the
-    /// limit (`ledger list`).
+    /// at a time, all read in one snapshot, with their owners' names by customer id and how
+    /// many more match after the filter's limit (0 for a filter without one); returns that
+    /// number. Memory holds one page, whatever the limit (`ledger list`).
     package func readTransactions(
         matching filter: TransactionFilter, pageSize: Int = 1_000,
-        _ page: (_ transactions: [PaymentTransaction], _ more: Int) throws -> Void
+        _ page: (_ transactions: [PaymentTransaction], _ customers: [Int64: String], _ more: Int) throws -> Void
     ) throws -> Int {
         let filter = scoped(filter)
         return try read { db in
@@ -115,7 +115,14 @@ extension Ledger {
             while remaining > 0 {
                 next.limit = min(remaining, max(1, pageSize))
                 let transactions = try Self.transactions(db, matching: next)
-                if !transactions.isEmpty { try page(transactions, more) }
+                if !transactions.isEmpty {
+                    var names: [Int64: String] = [:]
+                    for customer in Set(transactions.map(\.customerID)) {
+                        names[customer] = try String.fetchOne(
+                            db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [customer])
+                    }
+                    try page(transactions, names, more)
+                }
                 remaining -= transactions.count
                 guard transactions.count == next.limit, let last = transactions.last else { break }
                 next.afterID = last.id

@@ -239,6 +239,23 @@ extension Ledger {
         return try read { db in try identities.identity(db).appTransactionID(ofCustomer: customer) }
     }
 
+    /// This store acting for the customer whose `appTransactionId` is `id`; `nil` when no
+    /// customer's is. Each customer's is derived from the signing identity: this computes them
+    /// in turn, one SHA-256 per customer (a store holds at most `Customer.maximumCount`).
+    package func forCustomer(withAppTransactionID id: String) throws -> Ledger? {
+        try read { db in
+            let identity = try identities.identity(db)
+            let customers = try Row.fetchCursor(db, sql: "SELECT id, name FROM customers ORDER BY id")
+            while let row = try customers.next() {
+                let customer: Int64 = row["id"]
+                if identity.appTransactionID(ofCustomer: customer) == id {
+                    return withCustomerScope(.customer(id: customer, name: row["name"]))
+                }
+            }
+            return nil
+        }
+    }
+
     /// This value's customer's device, which signed app transactions are bound to (StoreKit's
     /// `AppStore.deviceVerificationID`).
     public func deviceVerificationID() throws -> UUID {

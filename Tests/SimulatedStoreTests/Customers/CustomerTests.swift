@@ -88,7 +88,7 @@ import Testing
             try bob.close()
             #expect(
                 "\(notChosen)"
-                    == "the store has 3 customers: say which one this is for (--customer NAME, or Ledger.forCustomer(_:)): default, alice, bob"
+                    == "the store has 3 customers: name the one this is for: default, alice, bob"
             )
         }
     }

@@ -139,7 +139,8 @@ import Testing
                     }
                     return
                 }
-                #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+                #expect(
+                    try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
                 let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
                 defer { try? upgraded.close() }
                 #expect(try upgraded.verify().isEmpty)

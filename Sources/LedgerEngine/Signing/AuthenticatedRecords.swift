@@ -228,7 +228,10 @@ package struct AuthenticatedRecords {
         var count: Int64 = 0
         var digest = [UInt8](repeating: 0, count: 32)
         let rows = try Row.fetchCursor(
-            db, sql: "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.keys.joined(separator: ", "))")
+            db,
+            sql:
+                "SELECT \(table.columns.joined(separator: ", ")), mac FROM \(table.name) ORDER BY \(table.keys.joined(separator: ", "))"
+        )
         while let row = try rows.next() {
             let values = (0..<table.columns.count).map { row[$0] as DatabaseValue }
             let stored = Self.blob(row[table.columns.count])
@@ -236,7 +239,8 @@ package struct AuthenticatedRecords {
                 problems.append(
                     LedgerProblem(
                         transactionID: nil,
-                        message: "the \(table.describe(Array(values.prefix(table.keys.count)))) was \(stored == nil ? "written" : "changed") "
+                        message:
+                            "the \(table.describe(Array(values.prefix(table.keys.count)))) was \(stored == nil ? "written" : "changed") "
                             + "without the ledger's key"))
             }
             if let stored {

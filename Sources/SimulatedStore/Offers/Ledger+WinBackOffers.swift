@@ -100,8 +100,7 @@ private struct WinBackCustomer {
             notChurned = "the customer never subscribed to its subscription group"
         } else if try ledger.isSubscribed(db, of: held, at: now) {
             notChurned = "the customer is subscribed now; win-back offers are for churned subscribers"
-        } else if let latest, try ledger.renewalState(db, of: held).liveBillingIssue(of: latest, at: now) != nil
-        {
+        } else if let latest, try ledger.renewalState(db, of: held).liveBillingIssue(of: latest, at: now) != nil {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"
         }
         return WinBackCustomer(

@@ -109,7 +109,8 @@ extension Ledger {
             let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first
         {
             // Keys are the store's: another customer's payment with it is another payment.
-            guard existing.customerID == customer, existing.productID == payment.productID, existing.quantity == payment.quantity,
+            guard existing.customerID == customer, existing.productID == payment.productID,
+                existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
                 existing.redeemedOffer == payment.redeemedOffer

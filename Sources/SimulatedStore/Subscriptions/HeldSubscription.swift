@@ -92,7 +92,8 @@ extension Ledger {
         ).map { row in
             let shared: Int64 = row["shared_original_id"]
             return HeldSubscription(
-                group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"])
+                group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"]
+            )
         }
     }
 

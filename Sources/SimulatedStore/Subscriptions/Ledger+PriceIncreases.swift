@@ -22,7 +22,8 @@ extension Ledger {
         return try read { db in
             try String.fetchAll(
                 db,
-                sql: "SELECT group_id FROM price_increases WHERE customer_id = ? AND status = 'pending' ORDER BY group_id",
+                sql:
+                    "SELECT group_id FROM price_increases WHERE customer_id = ? AND status = 'pending' ORDER BY group_id",
                 arguments: [customer]
             ).compactMap { group in
                 guard let status = try subscriptionStatus(db, of: try own(group)), status.state == .subscribed,
@@ -74,7 +75,8 @@ extension Ledger {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    held.customer, held.group, renewsTo, DecimalText.format(price), needsConsent, needsConsent ? "pending" : "agreed", now,
+                    held.customer, held.group, renewsTo, DecimalText.format(price), needsConsent,
+                    needsConsent ? "pending" : "agreed", now,
                     needsConsent ? nil : now,
                 ])
         }

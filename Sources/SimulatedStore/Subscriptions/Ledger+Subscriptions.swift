@@ -914,7 +914,8 @@ extension Ledger {
                     pending_offer_type = excluded.pending_offer_type
                 """,
             arguments: [
-                held.customer, held.group, held.sharedKey, state.autoRenew, state.resumedAt, state.nextProductID, state.periodAnchor,
+                held.customer, held.group, held.sharedKey, state.autoRenew, state.resumedAt, state.nextProductID,
+                state.periodAnchor,
                 state.billingIssue?.since, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil,
                 state.pendingOffer?.id, state.pendingOffer?.type.rawValue,
             ])

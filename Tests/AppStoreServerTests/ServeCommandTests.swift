@@ -817,6 +817,60 @@ import StoreTesting
         }
     }
 
+    /// A store of two customers, as Apple's client sees it through one `ledger serve`: each
+    /// customer's history, statuses and app transaction are theirs (asked by any of their
+    /// transactions, or their app transaction id), and the mass extension extends both.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientSeesEachCustomerApart() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory, buying: false)
+            let ledger = try Ledger.open(at: path)
+            try ledger.addCustomer(Customer(name: "alice"))
+            try ledger.addCustomer(Customer(name: "bob"))
+            let alice = try PaymentQueue(ledger: try ledger.forCustomer("alice"))
+            let bob = try PaymentQueue(ledger: try ledger.forCustomer("bob"))
+            let alicesLevel = try await alice.add(Payment(productID: SampleCatalog.nonConsumable))
+            let alicesPro = try await alice.add(Payment(productID: SampleCatalog.subscription))
+            let bobsPro = try await bob.add(Payment(productID: SampleCatalog.subscription))
+            let bobsApp = try bob.ledger.appTransactionID()
+            try ledger.close()
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                \(Self.applePython(directory, port: server.port))
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
+                from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
+                for customer in ['\(alicesLevel.id)', '\(bobsApp)']:
+                    history = client.get_transaction_history(customer, None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                    print(sorted(int(verifier.verify_and_decode_signed_transaction(s).transactionId) for s in history.signedTransactions))
+                    statuses = client.get_all_subscription_statuses(customer)
+                    print([verifier.verify_and_decode_signed_transaction(last.signedTransactionInfo).originalTransactionId
+                           for group in statuses.data for last in group.lastTransactions])
+                    app = client.get_app_transaction_info(customer)
+                    print(verifier.verify_and_decode_app_transaction(app.signedAppTransactionInfo).appTransactionId)
+                client.extend_renewal_date_for_all_active_subscribers(MassExtendRenewalDateRequest(
+                    extendByDays=3, extendReasonCode=ExtendReasonCode.OTHER, requestIdentifier='both-customers',
+                    productId='\(SampleCatalog.subscription)'))
+                status = client.get_status_of_subscription_renewal_date_extensions('both-customers', '\(SampleCatalog.subscription)')
+                print(status.succeededCount, status.failedCount)
+                """
+            let result = try runProcess(python, ["-c", script])
+            let lines = result.output.split(separator: "\n").map(String.init)
+            #expect(result.status == 0, "\(result.output)")
+            #expect(lines.count == 7, "\(result.output)")
+            #expect(lines.first == "[\(alicesLevel.id), \(alicesPro.id)]", "\(result.output)")
+            #expect(lines.dropFirst().first == "['\(alicesPro.id)']")
+            #expect(lines.dropFirst(2).first != bobsApp && lines.dropFirst(2).first?.isEmpty == false)
+            #expect(lines.dropFirst(3).first == "[\(bobsPro.id)]")
+            #expect(lines.dropFirst(4).first == "['\(bobsPro.id)']")
+            #expect(lines.dropFirst(5).first == bobsApp)
+            #expect(lines.last == "2 0")
+        }
+    }
+
     /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,
     /// waits for `count` notifications at `receiver`, and returns what Apple's verifier printed
     /// for them with `each` (`verifyNotifications`), line by line.

@@ -16,6 +16,8 @@ public final class CollectingObserver: PaymentTransactionObserver {
         case restoreFinished
         /// `restoreCompletedTransactionsFailedWithError`: a restore failed, with the error's description.
         case restoreFailed(String)
+        /// `purchasedOnAnotherDevice`: the customer's purchases made on another of their devices.
+        case purchasedOnAnotherDevice([PaymentTransaction])
     }
 
     private let state = Mutex<(callbacks: [Callback], committedAtNotification: [PaymentTransaction?])>(([], []))
@@ -53,6 +55,12 @@ public final class CollectingObserver: PaymentTransactionObserver {
         _ queue: PaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]
     ) async {
         state.withLock { $0.callbacks.append(.revoked(productIdentifiers)) }
+    }
+
+    public func paymentQueue(
+        _ queue: PaymentQueue, purchasedOnAnotherDevice transactions: [PaymentTransaction]
+    ) async {
+        state.withLock { $0.callbacks.append(.purchasedOnAnotherDevice(transactions)) }
     }
 
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {

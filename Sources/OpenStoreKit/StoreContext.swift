@@ -62,7 +62,10 @@ package final class StoreContext: Sendable {
         self.queue = queue
         origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
-        Task { await queue.startRenewingAutomatically() }
+        Task {
+            await queue.startRenewingAutomatically()
+            await queue.startHearingOtherDevices()
+        }
         launchWork = Task { await updates.finishAbandonedFailures(in: queue) }
         // The App Store's messages of the launch: the price consents that wait.
         messages.collect()

@@ -11,18 +11,34 @@ enum LedgerFile {
     private static let magic = Array("SQLite format 3\0".utf8)
 
     /// Whether a file exists at `path`; throws when it exists but is not a usable ledger.
+    ///
+    /// The size, the header and the `-wal` beside it are read one after the other, while another
+    /// process may checkpoint and close (grow the file, write its header, delete its `-wal`)
+    /// between two of the reads: a file that looks truncated is looked at again, up to
+    /// `looks` times 10 ms apart. A file truncated for real looks so every time.
     static func exists(at path: String) throws -> Bool {
-        var size: Int64 = 0
-        switch ledger_file_status(path, &size) {
-        case 0: break
-        case 1: throw LedgerError.unusable(path: path, reason: "not a regular file")
-        default:
-            if errno == ENOENT { return false }
-            throw LedgerError.system(errno, path: path)
+        var look = 1
+        while true {
+            var size: Int64 = 0
+            switch ledger_file_status(path, &size) {
+            case 0: break
+            case 1: throw LedgerError.unusable(path: path, reason: "not a regular file")
+            default:
+                if errno == ENOENT { return false }
+                throw LedgerError.system(errno, path: path)
+            }
+            do {
+                try checkHeader(path: path, size: size)
+                return true
+            } catch let error as LedgerError where error.code == .corrupted && look < looks {
+                look += 1
+                usleep(10_000)
+            }
         }
-        try checkHeader(path: path, size: size)
-        return true
     }
+
+    /// How many times a file that looks truncated is looked at.
+    private static let looks = 3
 
     private static func checkHeader(path: String, size: Int64) throws {
         if size == 0 { throw LedgerError.emptyFile(path: path) }

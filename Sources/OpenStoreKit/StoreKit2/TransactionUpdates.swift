@@ -129,6 +129,11 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         broadcast.send(transactions.map(origin.result))
     }
 
+    /// A purchase on another of the customer's devices, or a renewal the store made meanwhile.
+    func paymentQueue(_ queue: PaymentQueue, purchasedOnAnotherDevice transactions: [PaymentTransaction]) async {
+        broadcast.send(shown(transactions).map(origin.result))
+    }
+
     /// A reversed refund: the transaction comes again, without its revocation.
     func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async {
         broadcast.send(transactions.map(origin.result))

@@ -255,6 +255,22 @@ extension Ledger {
         return result
     }
 
+    /// This value's customer's charged purchases and renewals (`purchased`, not restored
+    /// copies, not payments that only changed a renewal) with an id after `after`, oldest
+    /// first, at most `limit`: what another device of theirs hears of (`transactions_by_state`).
+    package func chargedPurchases(after: UInt64, limit: Int) throws -> [PaymentTransaction] {
+        let customer = try customerID()
+        return try read { db in
+            try PaymentTransaction.fetchAll(
+                db,
+                sql: """
+                    WHERE customer_id = ? AND state = 'purchased' AND id > ? AND restored_from IS NULL
+                      AND \(Self.notARenewalChange) ORDER BY id LIMIT ?
+                    """,
+                arguments: [customer, Int64(clamping: after), max(0, limit)])
+        }
+    }
+
     /// The largest transaction id stored (0 when there is none): where a launch's redelivery
     /// stops, so that what its own deliveries cause is not part of it.
     package func lastTransactionID() throws -> UInt64 {

@@ -39,6 +39,8 @@ public actor PaymentQueue {
     /// restore share.
     var runningRestore: (id: UUID, request: RestoreRequest, task: Task<Result<RestoreBatch, any Error>, Never>)?
     private var renewalTimer: Task<Void, Never>?
+    /// What this queue heard of itself since it last looked for other devices' purchases.
+    var otherDevices: OtherDevices
     /// Set once `startRenewingAutomatically` was called.
     private var renewalCheckInterval: Duration?
 
@@ -57,6 +59,8 @@ public actor PaymentQueue {
         self.observers = observers.map { WeakObserver(value: $0) }
         self.catalog = ProductCatalog(ledger: ledger)
         (self.completedAtLaunch, self.renewedAtLaunch) = try ledger.recoverAtLaunch()
+        // What is there now, the launch's own redelivery brings (the unfinished part of it).
+        self.otherDevices = OtherDevices(heardThrough: try ledger.lastTransactionID())
     }
 
     /// Opens the ledger at `path` and launches on it.
@@ -163,6 +167,8 @@ public actor PaymentQueue {
     /// Performs a store action (`StoreAction`: a test control, the store's renewals) with
     /// this queue's delivery policy, then tells the observers.
     package func perform(_ action: StoreAction) async throws -> StoreActionOutcome {
+        otherDevices.writesInFlight += 1
+        defer { otherDevices.writesInFlight -= 1 }
         let outcome = try await ledger.perform(action, delivery: deliveryRecording)
         await announce(outcome)
         return outcome
@@ -215,9 +221,9 @@ public actor PaymentQueue {
     }
 
     private func enqueue(_ update: PaymentQueueUpdate, to audience: Audience?) {
-        if case .updated(let transactions) = update, transactions.contains(where: { $0.productType == .autoRenewable })
-        {
-            rescheduleAutomaticRenewals()
+        if case .updated(let transactions) = update {
+            if transactions.contains(where: { $0.productType == .autoRenewable }) { rescheduleAutomaticRenewals() }
+            otherDevices.heardHere(transactions)
         }
         if audience == nil {
             for key in newcomers.keys { newcomers[key]?.append(update) }
@@ -255,6 +261,8 @@ public actor PaymentQueue {
                 await observer.paymentQueue(self, revokedTransactions: transactions)
             case .reinstated(let transactions):
                 await observer.paymentQueue(self, reinstatedTransactions: transactions)
+            case .purchasedOnAnotherDevice(let transactions):
+                await observer.paymentQueue(self, purchasedOnAnotherDevice: transactions)
             case .restoreFinished:
                 await observer.paymentQueueRestoreCompletedTransactionsFinished(self)
             case .restoreFailed(let error):
@@ -283,6 +291,8 @@ public actor PaymentQueue {
     /// `add(_:)`, also telling whether the payment's idempotency key named a transaction the
     /// ledger already held (`replayed`: nothing was created or charged again).
     public func addReportingReplay(_ payment: Payment) async throws -> PaymentAddition {
+        otherDevices.writesInFlight += 1
+        defer { otherDevices.writesInFlight -= 1 }
         let (created, isNew) = try await ledger.addPayment(payment.newPayment, delivery: deliveryRecording)
         // A retry returns the existing transaction; one still purchasing (an earlier attempt
         // failed between its two commits) gets its stored outcome now.
@@ -326,6 +336,8 @@ public actor PaymentQueue {
     /// replaced interrupted ones.
     @discardableResult
     public func finishTransactions(_ ids: [UInt64]) async throws -> FinishResult {
+        otherDevices.writesInFlight += 1
+        defer { otherDevices.writesInFlight -= 1 }
         let result = try await ledger.finish(ids, delivery: deliveryRecording)
         if !result.finished.isEmpty { await notify(.removed(result.finished)) }
         // A replacement is a new purchase: never finished, delivered in `finish`'s commit.
@@ -406,6 +418,7 @@ public actor PaymentQueue {
 
     deinit {
         renewalTimer?.cancel()
+        otherDevices.timer?.cancel()
     }
 
     /// StoreKit 2's current entitlements (see `Ledger.currentEntitlements()`).

@@ -20,6 +20,12 @@ public protocol PaymentTransactionObserver: AnyObject, Sendable {
     /// again, as stored after it (finished ones included). StoreKit 1 has no callback for it:
     /// by default, nothing.
     func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async
+    /// Purchases the customer made on another of their devices (another queue acting for the
+    /// same customer, in this process or another), and renewals the store made meanwhile, as
+    /// StoreKit 2's `Transaction.updates` hears them; only while the queue hears other devices
+    /// (`PaymentQueue.startHearingOtherDevices`). StoreKit 1 has no callback for it: by default,
+    /// nothing.
+    func paymentQueue(_ queue: PaymentQueue, purchasedOnAnotherDevice transactions: [PaymentTransaction]) async
     /// A restore delivered all its transactions.
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async
     /// A restore failed.
@@ -35,6 +41,9 @@ extension PaymentTransactionObserver {
         await paymentQueue(queue, didRevokeEntitlementsForProductIdentifiers: transactions.productIDs)
     }
     public func paymentQueue(_ queue: PaymentQueue, reinstatedTransactions transactions: [PaymentTransaction]) async {}
+    public func paymentQueue(
+        _ queue: PaymentQueue, purchasedOnAnotherDevice transactions: [PaymentTransaction]
+    ) async {}
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: PaymentQueue) async {}
     public func paymentQueue(_ queue: PaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) async
     {}
@@ -51,6 +60,9 @@ public enum PaymentQueueUpdate: Sendable {
     case revoked([PaymentTransaction])
     /// Transactions whose refund was reversed, as stored after it (`reinstatedTransactions`).
     case reinstated([PaymentTransaction])
+    /// Purchases made on another of the customer's devices, and the store's renewals, as
+    /// stored when this queue heard of them (`purchasedOnAnotherDevice`).
+    case purchasedOnAnotherDevice([PaymentTransaction])
     /// A restore delivered all its transactions; also when there was nothing to restore.
     case restoreFinished
     /// A restore failed with this error; it restored nothing.

@@ -140,6 +140,51 @@ import Testing
         }
     }
 
+    /// Apple's `Transaction.updates` "emits transactions that customers complete in your app
+    /// on another device": a queue hears its customer's purchases made by their other queues
+    /// (in this process, or on another connection as another process would), and the store's
+    /// renewals, never its own purchases again nor another customer's.
+    @Test func aPurchaseOnOneDeviceReachesTheCustomersOtherDevices() async throws {
+        try await Store.with { store in
+            var configuration = StoreFixture.configuration
+            configuration.customer = "alice"
+            let padLedger = try Ledger.open(at: store.ledger.path, configuration: configuration)
+            defer { try? padLedger.close() }
+            let (phone, pad) = (store.alice, try PaymentQueue(ledger: padLedger))
+            let (padHears, bobHears) = (CollectingObserver(), CollectingObserver())
+            try await pad.add(padHears)
+            try await store.bob.add(bobHears)
+            let level1 = try await phone.add(Payment(productID: SampleCatalog.nonConsumable))
+            let pro = try await phone.add(Payment(productID: SampleCatalog.subscription))
+            try await store.bob.add(Payment(productID: SampleCatalog.consumable))
+            try await phone.add(Payment(productID: SampleCatalog.nonConsumable2, simulatedOutcome: .userCancelled))
+            #expect(try await pad.hearOtherDevices().map(\.id) == [level1.id, pro.id])
+            #expect(padHears.callbacks.last == .purchasedOnAnotherDevice([level1, pro]))
+            #expect(try await pad.hearOtherDevices().isEmpty, "heard once")
+            #expect(try await store.bob.hearOtherDevices().isEmpty, "his own purchase, and none of Alice's")
+            #expect(!bobHears.callbacks.contains { if case .purchasedOnAnotherDevice = $0 { true } else { false } })
+            // The iPad's own purchase is not news to it; the phone hears of it.
+            let level2 = try await pad.add(Payment(productID: SampleCatalog.nonConsumable2))
+            #expect(try await pad.hearOtherDevices().isEmpty)
+            #expect(try await phone.hearOtherDevices().map(\.id) == [level2.id])
+            // A renewal the phone's session makes reaches the iPad too.
+            let renewals = try await StoreTestSession(queue: phone).advanceClock(by: 32 * day)
+            #expect(!renewals.isEmpty)
+            #expect(try await pad.hearOtherDevices().map(\.id) == renewals.map(\.id))
+            #expect(try await phone.hearOtherDevices().isEmpty)
+            // Heard by itself while both run.
+            await pad.startHearingOtherDevices(checkingEvery: .milliseconds(10))
+            let pass = try await phone.add(Payment(productID: SampleCatalog.nonRenewing))
+            var waited = 0
+            while !padHears.callbacks.contains(.purchasedOnAnotherDevice([pass])), waited < 500 {
+                try await Task.sleep(for: .milliseconds(10))
+                waited += 1
+            }
+            #expect(padHears.callbacks.contains(.purchasedOnAnotherDevice([pass])))
+            await pad.stopHearingOtherDevices()
+        }
+    }
+
     @Test func aCustomersStorefrontIsTheOneTheirPurchasesAreMadeIn() async throws {
         try await Store.with { store in
             let french = try await store.alice.add(Payment(productID: SampleCatalog.consumable))

@@ -36,7 +36,8 @@ struct BenchCommand: AsyncParsableCommand {
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
 
     enum Workload: String, CaseIterable {
-        case purchase, payers, chain, launch, redelivery, restore, show, catalog, server, hostile, notifications
+        case purchase, payers, chain, launch, redelivery, restore, show, catalog, server, hostile, notifications,
+            customers
     }
 
     func run() async throws {
@@ -59,7 +60,10 @@ struct BenchCommand: AsyncParsableCommand {
                 cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4,
                 serverSeconds: 10, burst: 1_000, backlog: 100_000)
         plan.workloads = workloads
-        if quick { (plan.catalog, plan.unfinished) = ((100, 690), [100, 1_000]) }
+        if quick {
+            (plan.catalog, plan.unfinished) = ((100, 690), [100, 1_000])
+            (plan.customerStores, plan.massSubscribers) = ([(100, 10), (1_000, 1)], 100)
+        }
         var bench = Bench(folder: folder, plan: plan, progress: !json)
         let results = try await bench.runAll()
         let report = Report(
@@ -118,6 +122,10 @@ struct BenchCommand: AsyncParsableCommand {
         var catalog = (imported: 10_000, added: 69_000)
         /// Unfinished transactions of the ledgers `ledger launch --finish` redelivers.
         var unfinished = [10_000, 100_000]
+        /// The stores of many customers: how many customers, and transactions each.
+        var customerStores: [(customers: Int, each: Int)] = [(10_000, 10), (100_000, 1)]
+        /// The subscribers of the mass extension row.
+        var massSubscribers = 10_000
     }
 
     /// One row of the results.
@@ -235,6 +243,10 @@ struct Bench {
         if run.contains(.hostile) {
             say("ledger serve with \(HostileLoad.connections) hostile connections open...")
             results += try await hostileConnections()
+        }
+        if run.contains(.customers) {
+            say("stores of many customers...")
+            results += try await customers()
         }
         if run.contains(.notifications) {
             say("notifications: a burst of \(plan.burst) purchases, a backlog of \(plan.backlog)...")

@@ -207,7 +207,7 @@ extension Bench {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
-    private func note(_ row: BenchCommand.Result, _ text: String) -> BenchCommand.Result {
+    func note(_ row: BenchCommand.Result, _ text: String) -> BenchCommand.Result {
         BenchCommand.Result(
             workload: row.workload, unit: row.unit, ledger: row.ledger, baseline: row.baseline, ratio: row.ratio,
             target: row.target, peakMemoryMB: row.peakMemoryMB, note: text)

@@ -29,4 +29,47 @@ extension Ledger {
             return unfinishedIDs
         }
     }
+
+    /// Adds `count` customers named `prefix-1`, `prefix-2`..., each with `purchasesEach`
+    /// synthetic purchases of `productID`, finished (for benchmarks: a store of many
+    /// customers in one commit). Each purchase goes through `TransactionWriter` and the store's
+    /// rules, as a payment does, for its customer. Returns the customers' names.
+    /// - Throws: `CustomerError.tooManyCustomers` past `Customer.maximumCount`;
+    ///   `CustomerError.duplicateName`; `UnknownProductError`.
+    @discardableResult
+    package func appendSyntheticCustomers(
+        count: Int, purchasesEach: Int, productID: String, prefix: String = "customer"
+    ) throws -> [String] {
+        try write { db in
+            let existing = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
+            guard existing + count <= Customer.maximumCount else {
+                throw CustomerError.tooManyCustomers(limit: Customer.maximumCount)
+            }
+            let writer = try writer(db)
+            var ids = try writer.ids()
+            let insert = try db.makeStatement(sql: "INSERT INTO customers (name, created_at) VALUES (?, ?)")
+            var names: [String] = []
+            for number in 0..<count {
+                let name = "\(prefix)-\(number + 1)"
+                if try Bool.fetchOne(db, sql: "SELECT 1 FROM customers WHERE name = ?", arguments: [name]) == true {
+                    throw CustomerError.duplicateName(name)
+                }
+                try insert.execute(arguments: [name, writer.now])
+                let customer = db.lastInsertedRowID
+                let store = withCustomerScope(.customer(id: customer, name: name))
+                var template = try NewTransactionRow(
+                    db, productID: productID, customerID: customer, state: .purchasing, at: writer.now)
+                template.planned = (.purchased, nil)
+                for _ in 0..<purchasesEach {
+                    let id = try writer.insert(template, id: try ids.next())
+                    let purchased = try store.moveState(
+                        writer, template.transaction(id: id), to: .purchased, error: nil)
+                    if !purchased.isFinished { _ = try writer.finish(purchased) }
+                }
+                names.append(name)
+            }
+            try ids.save(db)
+            return names
+        }
+    }
 }

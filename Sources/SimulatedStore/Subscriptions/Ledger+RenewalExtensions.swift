@@ -29,8 +29,9 @@ extension Ledger {
     }
 
     /// Extends by `days` the renewal date of every active subscription of `productID` (each
-    /// customer's own subscription of the group, when it is active on that product and, with
-    /// `storefronts`, bought in one of them; a family member's share is not extended), records
+    /// customer's own subscription of the group, when its period of that product runs now, not
+    /// refunded, and, with `storefronts`, bought in one of them; one that cannot be extended, in
+    /// a free offer period say, counts as failed; a family member's share is not extended), records
     /// the outcome and notifies its summary, all in one commit (Extend Subscription Renewal Dates
     /// for All Active Subscribers), whatever customer this value acts for. The same
     /// `requestIdentifier` again returns the first outcome.
@@ -47,13 +48,16 @@ extension Ledger {
             var (succeeded, failed) = (0, 0)
             let customers = try Int64.fetchCursor(db, sql: "SELECT id FROM customers ORDER BY id")
             while let customer = try customers.next() {
-                guard let status = try subscriptionStatus(db, of: .own(group, customer: customer), at: now),
-                    status.transaction.productID == productID,
-                    storefronts.isEmpty || storefronts.contains(status.transaction.storefront)
+                // A subscriber of the product whose period runs now (one read); `extend` checks
+                // the rest of what makes one eligible, and counts a failure.
+                guard let latest = try latestPeriod(db, of: .own(group, customer: customer)),
+                    latest.productID == productID, latest.revocationDate == nil,
+                    (latest.expirationDate?.ledgerMilliseconds ?? 0) > now,
+                    storefronts.isEmpty || storefronts.contains(latest.storefront)
                 else { continue }
                 do {
                     _ = try extend(
-                        db, originalID: status.transaction.originalID, days: days, reason: reason,
+                        db, originalID: latest.originalID, days: days, reason: reason,
                         request: requestIdentifier, at: now)
                     succeeded += 1
                 } catch is RenewalExtensionError {

@@ -3,7 +3,7 @@ import Foundation
 /// A customer of the simulated App Store: an Apple Account, called by the name the tests give
 /// it. Every transaction belongs to one customer; what a customer buys, restores and is
 /// entitled to is theirs alone (docs/STORE.md, "Customers").
-public struct Customer: Sendable, Hashable {
+public struct Customer: Sendable, Equatable {
     /// The name tests and scripts call the customer by: 1 to 64 letters, digits, `.`, `_` or
     /// `-`. A ledger made before customers has one, named `default`.
     public let name: String
@@ -24,13 +24,13 @@ public struct Customer: Sendable, Hashable {
     public static let defaultName = "default"
 
     /// The most customers a store holds: a bound on what a store file grows to by this door.
-    public static let maximumCount = 1_000_000
+    package static let maximumCount = 1_000_000
 
     /// The longest name, in characters.
-    public static let maximumNameLength = 64
+    package static let maximumNameLength = 64
 
     /// Throws `CustomerError.invalidName` unless `name` is a customer's or family's name.
-    public static func checkName(_ name: String) throws {
+    package static func checkName(_ name: String) throws {
         let allowed = name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

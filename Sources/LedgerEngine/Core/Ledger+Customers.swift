@@ -15,7 +15,7 @@ package enum CustomerScope: Sendable, Hashable {
 extension Ledger {
     /// The name of the customer this value acts for; `nil` when the store has several and
     /// none was named.
-    public var customerName: String? {
+    package var customerName: String? {
         if case .customer(_, let name) = customerScope { return name }
         return nil
     }
@@ -88,13 +88,13 @@ extension Ledger {
     }
 
     /// The customer named `name`, or `nil`.
-    public func customer(named name: String) throws -> Customer? {
+    package func customer(named name: String) throws -> Customer? {
         try read { db in try Self.customerRow(db, named: name).map(Self.customer(_:)) }
     }
 
     /// The store's customers in the order they were added, after the one named `after` (the
     /// last of the previous page), at most `limit` of them.
-    public func customers(after: String? = nil, limit: Int = 1_000) throws -> [Customer] {
+    package func customers(after: String? = nil, limit: Int = 1_000) throws -> [Customer] {
         try read { db in
             try Row.fetchAll(
                 db,
@@ -108,7 +108,7 @@ extension Ledger {
     }
 
     /// How many customers the store has.
-    public func customerCount() throws -> Int {
+    package func customerCount() throws -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0 }
     }
 

@@ -56,7 +56,7 @@ extension PaymentQueue {
     /// One look: the customer's charged purchases after the last one heard of, those this queue
     /// did not hand out itself delivered as another device's. Returns them.
     @discardableResult
-    public func hearOtherDevices() async throws -> [PaymentTransaction] {
+    package func hearOtherDevices() async throws -> [PaymentTransaction] {
         guard otherDevices.writesInFlight == 0 else { return [] }
         let found = try ledger.chargedPurchases(after: otherDevices.heardThrough, limit: Self.deliveryBatchLimit)
         // This queue's own write may have started while the read ran: look again next time.

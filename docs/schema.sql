@@ -68,6 +68,16 @@ BEGIN
     SELECT RAISE(ABORT, 'a customer who owns transactions is never removed');
 END;
 
+CREATE TABLE family_share_sources (
+    -- The family member's share: the original transaction of their chain (family_shares).
+    original_transaction_id INTEGER PRIMARY KEY NOT NULL CHECK (original_transaction_id > 0),
+    -- The purchase shared: the original transaction of the buyer's chain.
+    purchase_original_id    INTEGER NOT NULL CHECK (purchase_original_id > 0),
+    CHECK (purchase_original_id <> original_transaction_id)
+);
+
+CREATE INDEX family_share_sources_by_purchase ON family_share_sources (purchase_original_id);
+
 CREATE TABLE family_shares (
     original_transaction_id INTEGER PRIMARY KEY NOT NULL,
     -- The store's time of the share and of its end, in milliseconds.

@@ -26,6 +26,10 @@ public struct Customer: Sendable, Equatable {
     /// The most customers a store holds: a bound on what a store file grows to by this door.
     package static let maximumCount = 1_000_000
 
+    /// The most customers a family holds, as Apple's Family Sharing ("up to five other family
+    /// members"): a purchase is shared with at most five others.
+    package static let familySize = 6
+
     /// The longest name, in characters.
     package static let maximumNameLength = 64
 
@@ -57,6 +61,8 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
     case customerNotChosen(choices: [String], count: Int)
     /// The store holds at most `Customer.maximumCount` customers.
     case tooManyCustomers(limit: Int)
+    /// The family has as many members as Family Sharing allows.
+    case familyFull(String, limit: Int)
 
     public var description: String {
         switch self {
@@ -70,6 +76,8 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
             "the store has \(count) customers: name the one this is for: \(Self.list(choices, count))"
         case .tooManyCustomers(let limit):
             "the store holds at most \(limit) customers"
+        case .familyFull(let family, let limit):
+            "the family \(family) has \(limit) members already, as many as Family Sharing allows"
         }
     }
 

@@ -72,6 +72,25 @@ import Testing
         }
     }
 
+    @Test func aFamilyMembersPurchaseReachesTheFamilyAndAFullFamilyIsRefused() async throws {
+        try await CLIWorkspace.withCatalog { workspace in
+            for name in ["ann", "ben"] {
+                #expect(try workspace.ledger("customers", "add", name, "--family", "smiths").status == 0)
+            }
+            #expect(try workspace.ledger("purchase", "com.example.level2", "--customer", "ann").status == 0)
+            let bens = try workspace.json("entitlements", "--customer", "ben")
+            #expect(
+                (bens["entitlements"] as? [[String: Any]])?.compactMap { $0["productID"] as? String } == [
+                    "com.example.level2"
+                ])
+            for name in ["cy", "di", "ed", "flo"] {
+                #expect(try workspace.ledger("customers", "add", name, "--family", "smiths").status == 0)
+            }
+            let full = try workspace.ledger("customers", "add", "gus", "--family", "smiths")
+            #expect(full.status == 1 && full.stderr.contains("as many as Family Sharing allows"))
+        }
+    }
+
     @Test func listShowsEveryCustomersTransactionsWithTheirOwnerUnlessOneIsNamed() async throws {
         try await CLIWorkspace.withCatalog { workspace in
             #expect(try workspace.ledger("customers", "add", "alice").status == 0)

@@ -67,6 +67,7 @@ public enum PreviousSchema {
         FROM price_increases WHERE customer_id = 1;
         DROP TABLE price_increases;
         ALTER TABLE price_increases_24 RENAME TO price_increases;
+        DROP TABLE family_share_sources;
         DROP TABLE customers;
         DELETE FROM grdb_migrations WHERE identifier = '0025_customers';
         """

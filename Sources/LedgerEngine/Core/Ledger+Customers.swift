@@ -80,6 +80,12 @@ extension Ledger {
             guard count < Customer.maximumCount else {
                 throw CustomerError.tooManyCustomers(limit: Customer.maximumCount)
             }
+            if let family = customer.family,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers WHERE family = ?", arguments: [family]) ?? 0
+                    >= Customer.familySize
+            {
+                throw CustomerError.familyFull(family, limit: Customer.familySize)
+            }
             try db.execute(
                 sql: "INSERT INTO customers (name, storefront, family, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [customer.name, customer.storefront?.countryCode, customer.family, try storeNow(db)])

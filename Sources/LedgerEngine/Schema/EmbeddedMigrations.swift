@@ -1506,6 +1506,21 @@ CREATE INDEX transactions_restorable ON transactions (customer_id, product_type,
 DROP INDEX transactions_unfinished;
 CREATE INDEX transactions_unfinished ON transactions (customer_id, id) WHERE is_finished = 0;
 
+-- Family Sharing between the store's customers: a customer's purchase of a family-shareable
+-- product is shared with the other members of their family, each getting it owned
+-- FAMILY_SHARED (a chain of their own, in family_shares). Each share names the purchase it
+-- shares, so that a refund of the purchase ends the sharing. (A share made by the simulated
+-- family member of before names none.)
+CREATE TABLE family_share_sources (
+    -- The family member's share: the original transaction of their chain (family_shares).
+    original_transaction_id INTEGER PRIMARY KEY NOT NULL CHECK (original_transaction_id > 0),
+    -- The purchase shared: the original transaction of the buyer's chain.
+    purchase_original_id    INTEGER NOT NULL CHECK (purchase_original_id > 0),
+    CHECK (purchase_original_id <> original_transaction_id)
+);
+
+CREATE INDEX family_share_sources_by_purchase ON family_share_sources (purchase_original_id);
+
 -- A subscription's renewal state is the holder's: keyed by customer too.
 CREATE TABLE subscription_renewal_by_customer (
     customer_id         INTEGER NOT NULL REFERENCES customers(id),

@@ -53,6 +53,52 @@ extension Ledger {
         return try applyPlannedOutcome(try writer(db), id: created.id)
     }
 
+    /// Shares `purchase` with the other members of its buyer's family, in the caller's commit:
+    /// each gets it owned FAMILY_SHARED, as a purchase outside the app of their own
+    /// (`shareFamilyPurchase`), linked to the purchase so that its refund ends their sharing.
+    /// Only a charged purchase that begins its chain (a subscription's first: its renewals and
+    /// changes of product are the same subscription) of a family-shareable product, bought by
+    /// a customer of a family; never a share itself.
+    func shareWithFamily(_ db: Database, _ purchase: PaymentTransaction) throws {
+        guard purchase.state == .purchased, purchase.id == purchase.originalID, purchase.restoredFromID == nil,
+            purchase.productType != .consumable,
+            let family = try String.fetchOne(
+                db.cachedStatement(sql: "SELECT family FROM customers WHERE id = ?"), arguments: [purchase.customerID]),
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT family_shareable FROM products WHERE id = ?"),
+                arguments: [purchase.productID]) == true,
+            try sharingEnded(db, original: purchase.originalID) == nil
+        else { return }
+        let members = try Row.fetchAll(
+            db, sql: "SELECT id, name FROM customers WHERE family = ? AND id <> ? ORDER BY id",
+            arguments: [family, purchase.customerID])
+        for member in members {
+            let share = try withCustomerScope(.customer(id: member["id"], name: member["name"]))
+                .shareFamilyPurchase(db, NewPayment(productID: purchase.productID))
+            try db.execute(
+                sql: "INSERT INTO family_share_sources (original_transaction_id, purchase_original_id) VALUES (?, ?)",
+                arguments: [Int64(share.originalID), Int64(purchase.originalID)])
+        }
+    }
+
+    /// Ends every live share of `purchase`'s chain with the buyer's family (a refund of it), as
+    /// `revokeFamilySharing` does for each member: their entitling transactions revoked, and
+    /// `REVOKE` notified to each.
+    func endFamilySharing(_ db: Database, of purchase: PaymentTransaction) throws {
+        let shares = try Int64.fetchAll(
+            db.cachedStatement(
+                sql:
+                    "SELECT original_transaction_id FROM family_share_sources WHERE purchase_original_id = ? ORDER BY 1"
+            ),
+            arguments: [Int64(purchase.originalID)])
+        for share in shares {
+            guard try sharingIsLive(db, original: UInt64(share)),
+                let shared = try PaymentTransaction.fetchOne(db, id: UInt64(share))
+            else { continue }
+            _ = try forOwner(of: shared, db).revokeFamilySharing(db, shared.id)
+        }
+    }
+
     /// The family member stops sharing the purchase of transaction `id` (or leaves the family):
     /// the transactions of its chain that still entitle the customer (the purchase and its
     /// restored copies; a subscription's current period) are revoked, reason `other`, and

@@ -438,7 +438,10 @@ extension Ledger {
             dates = .purchaseDate(writer.now)
         }
         let updated = try writer.changeState(transaction, to: state, error: error, dates: dates)
-        if let charged { try notify(writer, charged, about: updated) }
+        if let charged {
+            try notify(writer, charged, about: updated)
+            try shareWithFamily(writer.db, updated)
+        }
         return updated
     }
 }

@@ -182,6 +182,8 @@ extension Ledger {
         try notify(
             writer, shared ? .familySharingRevoked : .refunded,
             about: refunded.first { $0.id == purchase } ?? refunded[0])
+        // The buyer's refund ends what their family shared of it.
+        if !shared { try endFamilySharing(db, of: transaction) }
         return refunded
     }
 

@@ -185,6 +185,48 @@ import Testing
         }
     }
 
+    /// Family Sharing between customers of one family: a member's purchase of a
+    /// family-shareable product reaches the others owned FAMILY_SHARED (never a customer of
+    /// another family, never a product that is not shareable), a subscription the same way;
+    /// the buyer's refund ends the sharing (each share revoked); a family holds six members.
+    @Test func aFamilyMembersPurchaseIsSharedWithTheFamilyUntilItsRefund() async throws {
+        try await Store.with { store in
+            try store.ledger.addCustomer(Customer(name: "carol", family: "smiths"))
+            try store.ledger.addCustomer(Customer(name: "dave"))
+            let carol = try PaymentQueue(ledger: try store.ledger.forCustomer("carol"))
+            let dave = try PaymentQueue(ledger: try store.ledger.forCustomer("dave"))
+            let level2 = try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable2))  // shareable
+            try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable))  // not shareable
+            let yearly = try await store.bob.add(Payment(productID: SampleCatalog.yearlySubscription))  // shareable
+            let shared = try carol.ledger.currentEntitlements()
+            #expect(
+                shared.map(\.productID) == [SampleCatalog.yearlySubscription, SampleCatalog.nonConsumable2].sorted())
+            #expect(try shared.allSatisfy { try carol.ledger.isFamilyShared($0) })
+            #expect(
+                shared.allSatisfy { $0.customerID != level2.customerID && $0.id != level2.id && $0.id != yearly.id })
+            #expect(
+                try carol.ledger.subscriptionStatus(forProduct: SampleCatalog.yearlySubscription)?.isFamilyShared
+                    == true)
+            #expect(try dave.ledger.currentEntitlements().isEmpty, "another family's customer")
+            #expect(try store.alice.ledger.currentEntitlements().isEmpty, "no family")
+            #expect(try !store.bob.ledger.isFamilyShared(level2), "the buyer's own")
+            // The buyer's refund ends the sharing of that purchase only.
+            _ = try await StoreTestSession(queue: store.bob).refundTransaction(level2.id)
+            let carols = try carol.ledger.transactions()
+            let share = try #require(carols.first { $0.productID == SampleCatalog.nonConsumable2 })
+            #expect(share.revocationDate != nil && share.revocationReason == 0)
+            #expect(try carol.ledger.currentEntitlements().map(\.productID) == [SampleCatalog.yearlySubscription])
+            // Six members at most.
+            for name in ["erin", "frank", "grace", "heidi"] {
+                try store.ledger.addCustomer(Customer(name: name, family: "smiths"))
+            }
+            #expect(throws: CustomerError.familyFull("smiths", limit: 6)) {
+                try store.ledger.addCustomer(Customer(name: "ivan", family: "smiths"))
+            }
+            #expect(try store.ledger.verify().isEmpty)
+        }
+    }
+
     @Test func aCustomersStorefrontIsTheOneTheirPurchasesAreMadeIn() async throws {
         try await Store.with { store in
             let french = try await store.alice.add(Payment(productID: SampleCatalog.consumable))

@@ -62,10 +62,7 @@ package final class StoreContext: Sendable {
         self.queue = queue
         origin.attach(queue)
         // A running app keeps its subscriptions: the store renews them when they fall due.
-        Task {
-            await queue.startRenewingAutomatically()
-            await queue.startHearingOtherDevices()
-        }
+        Task { await queue.startRenewingAutomatically() }
         launchWork = Task { await updates.finishAbandonedFailures(in: queue) }
         // The App Store's messages of the launch: the price consents that wait.
         messages.collect()

@@ -63,6 +63,9 @@ struct CustomersCommand: AsyncParsableCommand {
                 }
                 return known
             }
+            // The store's, whoever --customer names (the customer being added may be the one).
+            var options = options
+            options.customer = nil
             let added = try options.openLedger(mode: .createIfMissing).addCustomer(
                 Customer(name: name, storefront: front, family: family))
             try options.output.emit(CustomerView(added)) { "added customer " + CustomerView(added).line }

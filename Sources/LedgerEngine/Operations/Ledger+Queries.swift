@@ -65,6 +65,12 @@ extension Ledger {
         }
     }
 
+    /// The number of the history's last event (0 for none): where a listener for what happens
+    /// next starts (`PaymentQueue.hearOtherDevices`).
+    package func lastEventSequence() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM transaction_events") ?? 0 }
+    }
+
     /// The transactions with an id in `ids` after `after`, in id order, at most `limit` (the
     /// pages of a restore, read back to hand out).
     package func transactions(in ids: ClosedRange<UInt64>, after: UInt64, limit: Int) throws -> [PaymentTransaction] {

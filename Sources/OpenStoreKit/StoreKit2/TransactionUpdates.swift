@@ -129,7 +129,8 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         broadcast.send(transactions.map(origin.result))
     }
 
-    /// A purchase on another of the customer's devices, or a renewal the store made meanwhile.
+    /// A purchase on another of the customer's devices, or a renewal the store made meanwhile
+    /// (when the queue hears other devices: `PaymentQueue.startHearingOtherDevices`).
     func paymentQueue(_ queue: PaymentQueue, purchasedOnAnotherDevice transactions: [PaymentTransaction]) async {
         broadcast.send(shown(transactions).map(origin.result))
     }

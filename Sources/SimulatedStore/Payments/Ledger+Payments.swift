@@ -255,19 +255,30 @@ extension Ledger {
         return result
     }
 
-    /// This value's customer's charged purchases and renewals (`purchased`, not restored
-    /// copies, not payments that only changed a renewal) with an id after `after`, oldest
-    /// first, at most `limit`: what another device of theirs hears of (`transactions_by_state`).
-    package func chargedPurchases(after: UInt64, limit: Int) throws -> [PaymentTransaction] {
+    /// This value's customer's transactions (not restored copies, not payments that only
+    /// changed a renewal) that history events after `afterEvent` created, moved to another
+    /// state, refunded or reinstated, as stored now, oldest first; the events read are at most
+    /// `events`, and `through` the last of them (`isWhole`: none followed). What another device
+    /// of the customer hears of (`PaymentQueue.hearOtherDevices`).
+    package func changedPurchases(
+        afterEvent: Int64, events: Int
+    ) throws -> (transactions: [PaymentTransaction], through: Int64, isWhole: Bool) {
         let customer = try customerID()
         return try read { db in
-            try PaymentTransaction.fetchAll(
+            let window = try Int64.fetchAll(
+                db, sql: "SELECT seq FROM transaction_events WHERE seq > ? ORDER BY seq LIMIT ?",
+                arguments: [afterEvent, max(1, events)])
+            guard let through = window.last else { return ([], afterEvent, true) }
+            let changed = try PaymentTransaction.fetchAll(
                 db,
                 sql: """
-                    WHERE customer_id = ? AND state = 'purchased' AND id > ? AND restored_from IS NULL
-                      AND \(Self.notARenewalChange) ORDER BY id LIMIT ?
+                    WHERE customer_id = ? AND restored_from IS NULL AND \(Self.notARenewalChange) AND id IN (
+                        SELECT transaction_id FROM transaction_events WHERE seq > ? AND seq <= ?
+                          AND kind IN ('created', 'stateChanged', 'revoked', 'reinstated'))
+                    ORDER BY id
                     """,
-                arguments: [customer, Int64(clamping: after), max(0, limit)])
+                arguments: [customer, afterEvent, through])
+            return (changed, through, window.count < max(1, events))
         }
     }
 

@@ -12,14 +12,16 @@ extension Ledger {
     package func appendSyntheticPurchases(productID: String, finished: Int, unfinished: Int) throws -> [UInt64] {
         try write { db in
             let writer = try writer(db)
+            let customer = try customerID()
             var template = try NewTransactionRow(
-                db, productID: productID, customerID: try customerID(), state: .purchasing, at: writer.now)
+                db, productID: productID, customerID: customer, state: .purchasing, at: writer.now)
             template.planned = (.purchased, nil)
             var ids = try writer.ids()
+            let sharing = try Self.hasFamily(db, customer)
             var unfinishedIDs: [UInt64] = []
             for index in 0..<(finished + unfinished) {
-                let id = try writer.insert(template, id: try ids.next())
-                let purchased = try moveState(writer, template.transaction(id: id), to: .purchased, error: nil)
+                let purchased = try chargeSynthetic(writer, template, ids: &ids, sharing: sharing)
+                let id = purchased.id
                 // Finished already: a payment that only changed a renewal, or one refused as
                 // "already subscribed" (callers buy no subscription; a second one would be either).
                 if purchased.isFinished { continue }
@@ -60,10 +62,9 @@ extension Ledger {
                 var template = try NewTransactionRow(
                     db, productID: productID, customerID: customer, state: .purchasing, at: writer.now)
                 template.planned = (.purchased, nil)
+                // A new customer has no family yet: nothing of theirs is shared.
                 for _ in 0..<purchasesEach {
-                    let id = try writer.insert(template, id: try ids.next())
-                    let purchased = try store.moveState(
-                        writer, template.transaction(id: id), to: .purchased, error: nil)
+                    let purchased = try store.chargeSynthetic(writer, template, ids: &ids, sharing: false)
                     if !purchased.isFinished { _ = try writer.finish(purchased) }
                 }
                 names.append(name)
@@ -71,5 +72,26 @@ extension Ledger {
             try ids.save(db)
             return names
         }
+    }
+
+    /// One synthetic purchase, inserted with the block's next id and charged by the store's
+    /// rules. A purchase its buyer's family shares (`sharing`) takes ids for the shares through
+    /// the ledger's counter (`shareWithFamily`): the block is saved before the charge and read
+    /// again after it, so that no id is taken twice.
+    private func chargeSynthetic(
+        _ writer: TransactionWriter, _ template: NewTransactionRow, ids: inout TransactionWriter.IDBlock,
+        sharing: Bool
+    ) throws -> PaymentTransaction {
+        let id = try writer.insert(template, id: try ids.next())
+        guard sharing else { return try moveState(writer, template.transaction(id: id), to: .purchased, error: nil) }
+        try ids.save(writer.db)
+        let purchased = try moveState(writer, template.transaction(id: id), to: .purchased, error: nil)
+        ids = try writer.ids()
+        return purchased
+    }
+
+    /// Whether customer `id` belongs to a family (their purchases may be shared).
+    private static func hasFamily(_ db: Database, _ id: Int64) throws -> Bool {
+        try String.fetchOne(db, sql: "SELECT family FROM customers WHERE id = ?", arguments: [id]) != nil
     }
 }

@@ -5,12 +5,20 @@ package import LedgerModel
 /// Refund requests (migration 14): a customer asks, the App Store grants or declines.
 extension Ledger {
     /// The refund requests, by transaction id: at most `limit` (1,000 by default), of the
-    /// transactions after `afterID`, one page at a time.
+    /// transactions after `afterID`, one page at a time; this value's customer's (every
+    /// customer's, for a value that names none).
     package func refundRequests(after afterID: UInt64 = 0, limit: Int = 1_000) throws -> [RefundRequest] {
-        try read { db in
+        var customer: Int64?
+        if case .customer(let id, _) = customerScope { customer = id }
+        return try read { db in
             try Row.fetchAll(
-                db, sql: "\(Self.refundRequestColumns) WHERE transaction_id > ? ORDER BY transaction_id LIMIT ?",
-                arguments: [Int64(clamping: afterID), max(0, limit)]
+                db,
+                sql: """
+                    \(Self.refundRequestColumns) WHERE transaction_id > ?
+                      AND (? IS NULL OR transaction_id IN (SELECT id FROM transactions WHERE customer_id = ?))
+                    ORDER BY transaction_id LIMIT ?
+                    """,
+                arguments: [Int64(clamping: afterID), customer, customer, max(0, limit)]
             ).map(Self.refundRequest)
         }
     }

@@ -4,36 +4,47 @@ import Foundation
 /// or another) buys, and this one hears of it, as StoreKit 2's `Transaction.updates` "emits
 /// transactions that customers complete in your app on another device".
 extension PaymentQueue {
-    /// What a queue knows of the purchases it heard of itself, to tell them from those made on
-    /// the customer's other devices.
+    /// What a queue knows of the changes it handed out itself, to tell them from those made
+    /// elsewhere: on the customer's other devices, or by the store's hand (a renewal, an Ask
+    /// to Buy approved from another session, a refund).
     struct OtherDevices {
-        /// Every charged purchase of the customer up to this id was heard of: the launch's
-        /// (its redelivery brings the unfinished ones), this queue's own, or another device's.
-        var heardThrough: UInt64
-        /// The ids after `heardThrough` this queue handed its observers itself.
-        var heardHere: Set<UInt64> = []
+        /// The last history event looked at: every change up to it was heard of.
+        var heardThrough: Int64
+        /// The transactions this queue handed its observers itself since it last looked, as it
+        /// handed them (their state, and whether refunded).
+        var heardHere: [UInt64: Version] = [:]
         /// This queue's writes running now: while one runs, what it committed may not have
         /// reached `heardHere` yet, so nothing is looked for.
         var writesInFlight = 0
         /// The task that looks (`startHearingOtherDevices`).
         var timer: Task<Void, Never>?
 
-        init(heardThrough: UInt64) {
+        /// A transaction's state as a listener knows it.
+        struct Version: Equatable {
+            let state: TransactionState
+            let isRevoked: Bool
+
+            init(_ transaction: PaymentTransaction) {
+                (state, isRevoked) = (transaction.state, transaction.revocationDate != nil)
+            }
+        }
+
+        init(heardThrough: Int64) {
             self.heardThrough = heardThrough
         }
 
         mutating func heardHere(_ transactions: [PaymentTransaction]) {
-            for transaction in transactions where transaction.id > heardThrough {
-                heardHere.insert(transaction.id)
-            }
+            for transaction in transactions { heardHere[transaction.id] = Version(transaction) }
         }
     }
 
-    /// Makes this queue hear of the purchases its customer makes on their other devices, and of
-    /// the renewals the store makes meanwhile, while it is open: a task looks every `interval`
-    /// (one indexed read of the customer's purchases after the last one heard of; nothing
-    /// written), and hands what it finds to the observers as `purchasedOnAnotherDevice`, at most
-    /// `PaymentQueue.deliveryBatchLimit` a look. Calling it again only changes the interval;
+    /// Makes this queue hear, while it is open, of what happens to its customer's purchases
+    /// elsewhere: a purchase on another of their devices, a renewal the store made, an Ask to
+    /// Buy approved from another session, a refund. A task looks every `interval` (reads of
+    /// the history after the last event looked at and of the customer's rows it names; nothing
+    /// written) and hands the observers the customer's charged purchases as
+    /// `purchasedOnAnotherDevice` and the refunded ones as `revokedTransactions`, at most
+    /// `PaymentQueue.deliveryBatchLimit` an update. Calling it again only changes the interval;
     /// the task ends with the queue. A read that fails (the ledger busy) is tried at the next look.
     public func startHearingOtherDevices(checkingEvery interval: Duration = .seconds(1)) {
         otherDevices.timer?.cancel()
@@ -47,24 +58,42 @@ extension PaymentQueue {
         }
     }
 
-    /// Stops looking for other devices' purchases.
+    /// Stops looking for what happens elsewhere.
     public func stopHearingOtherDevices() {
         otherDevices.timer?.cancel()
         otherDevices.timer = nil
     }
 
-    /// One look: the customer's charged purchases after the last one heard of, those this queue
-    /// did not hand out itself delivered as another device's. Returns them.
+    /// How many history events one look reads at most (the next look goes on from there).
+    static let eventsPerLook = 10_000
+
+    /// One look: the customer's transactions changed by the history's events after the last
+    /// one looked at, as stored now, without what this queue handed out itself in that state.
+    /// Returns what it handed the observers.
     @discardableResult
     package func hearOtherDevices() async throws -> [PaymentTransaction] {
         guard otherDevices.writesInFlight == 0 else { return [] }
-        let found = try ledger.chargedPurchases(after: otherDevices.heardThrough, limit: Self.deliveryBatchLimit)
-        // This queue's own write may have started while the read ran: look again next time.
-        guard otherDevices.writesInFlight == 0, let newest = found.last else { return [] }
-        let others = found.filter { !otherDevices.heardHere.contains($0.id) }
-        otherDevices.heardThrough = max(otherDevices.heardThrough, newest.id)
-        otherDevices.heardHere = otherDevices.heardHere.filter { $0 > newest.id }
-        if !others.isEmpty { await notify(.purchasedOnAnotherDevice(others)) }
-        return others
+        let changes = try ledger.changedPurchases(
+            afterEvent: otherDevices.heardThrough, events: Self.eventsPerLook)
+        // This queue's own write may have started while the reads ran: look again next time.
+        guard otherDevices.writesInFlight == 0 else { return [] }
+        let news = changes.transactions.filter {
+            otherDevices.heardHere[$0.id] != OtherDevices.Version($0)
+                && ($0.revocationDate != nil || $0.state == .purchased)
+        }
+        otherDevices.heardThrough = changes.through
+        // What this queue handed out is heard of once the look has passed its events.
+        if changes.isWhole { otherDevices.heardHere = [:] }
+        let revoked = news.filter { $0.revocationDate != nil }
+        let purchased = news.filter { $0.revocationDate == nil }
+        for batch in Self.batches(revoked) { await notify(.revoked(batch)) }
+        for batch in Self.batches(purchased) { await notify(.purchasedOnAnotherDevice(batch)) }
+        return news
+    }
+
+    private static func batches(_ transactions: [PaymentTransaction]) -> [[PaymentTransaction]] {
+        stride(from: 0, to: transactions.count, by: deliveryBatchLimit).map {
+            Array(transactions[$0..<min($0 + deliveryBatchLimit, transactions.count)])
+        }
     }
 }

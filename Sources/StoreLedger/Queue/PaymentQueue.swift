@@ -60,7 +60,7 @@ public actor PaymentQueue {
         self.catalog = ProductCatalog(ledger: ledger)
         (self.completedAtLaunch, self.renewedAtLaunch) = try ledger.recoverAtLaunch()
         // What is there now, the launch's own redelivery brings (the unfinished part of it).
-        self.otherDevices = OtherDevices(heardThrough: try ledger.lastTransactionID())
+        self.otherDevices = OtherDevices(heardThrough: try ledger.lastEventSequence())
     }
 
     /// Opens the ledger at `path` and launches on it.
@@ -221,9 +221,13 @@ public actor PaymentQueue {
     }
 
     private func enqueue(_ update: PaymentQueueUpdate, to audience: Audience?) {
-        if case .updated(let transactions) = update {
+        switch update {
+        case .updated(let transactions):
             if transactions.contains(where: { $0.productType == .autoRenewable }) { rescheduleAutomaticRenewals() }
             otherDevices.heardHere(transactions)
+        case .revoked(let transactions), .reinstated(let transactions), .purchasedOnAnotherDevice(let transactions):
+            otherDevices.heardHere(transactions)
+        case .removed, .restoreFinished, .restoreFailed: break
         }
         if audience == nil {
             for key in newcomers.keys { newcomers[key]?.append(update) }

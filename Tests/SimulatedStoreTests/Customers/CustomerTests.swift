@@ -172,6 +172,19 @@ import Testing
             #expect(!renewals.isEmpty)
             #expect(try await pad.hearOtherDevices().map(\.id) == renewals.map(\.id))
             #expect(try await phone.hearOtherDevices().isEmpty)
+            // An Ask to Buy asked on the iPad and approved from elsewhere (the store's hand, by
+            // another session); a refund of the phone's purchase by someone else's session.
+            let asked = try await pad.add(Payment(productID: SampleCatalog.consumable, simulatedOutcome: .deferred))
+            #expect(asked.state == .deferred)
+            _ = try await StoreTestSession(queue: store.bob).approveAskToBuyTransaction(asked.id)
+            _ = try await StoreTestSession(queue: store.bob).refundTransaction(level1.id)
+            let heard = try await pad.hearOtherDevices()
+            #expect(heard.map(\.id) == [level1.id, asked.id])
+            #expect(
+                padHears.callbacks.suffix(2) == [
+                    .revoked([SampleCatalog.nonConsumable]), .purchasedOnAnotherDevice([heard[1]]),
+                ])
+            #expect(heard[1].state == .purchased && heard[0].revocationDate != nil)
             // Heard by itself while both run.
             await pad.startHearingOtherDevices(checkingEvery: .milliseconds(10))
             let pass = try await phone.add(Payment(productID: SampleCatalog.nonRenewing))
@@ -223,6 +236,20 @@ import Testing
             #expect(throws: CustomerError.familyFull("smiths", limit: 6)) {
                 try store.ledger.addCustomer(Customer(name: "ivan", family: "smiths"))
             }
+            #expect(try store.ledger.verify().isEmpty)
+        }
+    }
+
+    /// A family member's synthetic purchases (benchmarks) are shared as payments are, each
+    /// share with an id of its own.
+    @Test func aFamilyMembersSyntheticPurchasesAreSharedWithIdsOfTheirOwn() async throws {
+        try await Store.with { store in
+            try store.ledger.addCustomer(Customer(name: "carol", family: "smiths"))
+            try store.bob.ledger.appendSyntheticPurchases(
+                productID: SampleCatalog.nonConsumable2, finished: 2, unfinished: 1)
+            let all = try store.ledger.withCustomerScope(.notChosen(choices: [], count: 0)).transactions()
+            #expect(all.count == 6 && Set(all.map(\.id)).count == 6)
+            #expect(try store.ledger.forCustomer("carol").transactions().count == 3)
             #expect(try store.ledger.verify().isEmpty)
         }
     }

@@ -89,8 +89,8 @@ extension Bench {
     }
 
     /// A launch of one customer's device (their queue: recovery, then the redelivery of their
-    /// unfinished transactions to an observer) in the largest store of customers, against the
-    /// same launch in a store of that customer alone.
+    /// unfinished transactions to an observer) in the largest store of customers, each of the
+    /// others a subscriber, against the same launch in a store of that customer alone.
     private mutating func customerLaunch() async throws -> BenchCommand.Result {
         let largest = plan.customerStores.map(\.customers).max() ?? 1
         say("a launch of one device among \(largest) customers, and alone...")
@@ -98,8 +98,11 @@ extension Bench {
         let alone = path("launch-alone")
         for (ledgerPath, others) in [(crowded, largest), (alone, 0)] {
             try await Self.filled(ledgerPath, product: Self.product) { ledger in
+                // Each other customer subscribed: a launch that walked every subscription would
+                // grow with them.
                 if others > 0 {
-                    try ledger.appendSyntheticCustomers(count: others, purchasesEach: 1, productID: Self.product)
+                    try ledger.appendSyntheticCustomers(
+                        count: others, purchasesEach: 1, productID: Self.subscriptionProduct)
                 }
                 try ledger.addCustomer(Customer(name: "launched"))
                 try ledger.forCustomer("launched").appendSyntheticPurchases(

@@ -196,9 +196,11 @@ extension Ledger {
         try await grouped { db in try self.applyPlannedOutcome(try self.writer(db, delivery: delivery), id: id) }
     }
 
-    /// A launch's recovery, in one commit: every transaction left `purchasing` (by a killed
-    /// process) completed with its stored outcome, then the subscription renewals that fell due
-    /// while the app was not running (see `renewDueSubscriptions(_:)`). Both oldest first.
+    /// A launch's recovery, in one commit: every transaction of this value's customer left
+    /// `purchasing` (by a killed process) completed with its stored outcome, then their
+    /// subscription renewals that fell due while the app was not running (see
+    /// `renewDueSubscriptions(_:customer:)`). Both oldest first; the work grows with the
+    /// customer's, not with the store's.
     package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
         try write { db in
             let select = try FastStatement(
@@ -207,7 +209,7 @@ extension Ledger {
             let purchasing = try select.all { UInt64($0.int64(0)) }
             let writer = try writer(db)
             let completed = try purchasing.map { try applyPlannedOutcome(writer, id: $0) }
-            return (completed, try renewDueSubscriptions(writer))
+            return (completed, try renewDueSubscriptions(writer, customer: try customerID()))
         }
     }
 

@@ -8,9 +8,12 @@ extension Ledger {
     /// rest wait for the next call): for every group whose auto-renew is on and whose
     /// subscription did not lapse, one new `purchased` transaction (reason renewal, same
     /// originalID) per period that ended by the store's time, in order. Returns them oldest first.
-    func renewDueSubscriptions(_ writer: TransactionWriter) throws -> [PaymentTransaction] {
+    /// Every customer's, or only `customer`'s (a device's launch: in O(their subscriptions),
+    /// whatever the store holds; the others' renew when the store's time is next settled for
+    /// them or for everyone, dated as they fell due).
+    func renewDueSubscriptions(_ writer: TransactionWriter, customer: Int64? = nil) throws -> [PaymentTransaction] {
         var renewed: [PaymentTransaction] = []
-        try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit) { step in
+        try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit, customer: customer) { step in
             renewed.append(try self.insertRenewal(writer, step))
         }
         try notifyPassingTime(writer.db, at: writer.now)
@@ -488,13 +491,16 @@ extension Ledger {
     /// `make` can tell "more than the limit" without making any.
     @discardableResult
     func walkDueRenewals(
-        _ db: Database, at now: Int64, limit: Int, make: ((RenewalStep) throws -> Void)? = nil
+        _ db: Database, at now: Int64, limit: Int, customer: Int64? = nil, make: ((RenewalStep) throws -> Void)? = nil
     ) throws -> Int {
         var due = 0
         let settings = try StoreSettings(db)
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
-        for held in try heldSubscriptions(db, where: "auto_renew = 1") where due <= limit {
+        let holdings =
+            try customer.map { try heldSubscriptions(db, where: "customer_id = ? AND auto_renew = 1", [$0]) }
+            ?? heldSubscriptions(db, where: "auto_renew = 1")
+        for held in holdings where due <= limit {
             let state = try renewalState(db, of: held)
             guard let latest = try latestPeriod(db, of: held), var start = latest.expirationDate?.ledgerMilliseconds,
                 start <= now, try renewsAtItsEnd(db, held, state, latest: latest)

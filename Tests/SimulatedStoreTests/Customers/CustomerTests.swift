@@ -277,6 +277,23 @@ import Testing
         }
     }
 
+    /// A device's launch makes its customer's due renewals only (its work grows with theirs,
+    /// not with the store's); another customer's are made at their launch, dated as they fell due.
+    @Test func aLaunchRenewsItsCustomersSubscriptionsOnly() async throws {
+        try await Store.with { store in
+            let alices = try await store.alice.add(Payment(productID: SampleCatalog.subscription))
+            let bobs = try await store.bob.add(Payment(productID: SampleCatalog.subscription))
+            _ = try store.ledger.advanceClock(by: 32 * day)  // the clock alone: nothing renewed yet
+            let phone = try PaymentQueue(ledger: try store.ledger.forCustomer("alice"))
+            #expect(phone.renewedAtLaunch.count == 1 && phone.renewedAtLaunch[0].originalID == alices.originalID)
+            let whole = store.ledger.withCustomerScope(.notChosen(choices: [], count: 0))
+            #expect(try whole.transactions().filter { $0.reason == .renewal }.map(\.originalID) == [alices.originalID])
+            let bobsPhone = try PaymentQueue(ledger: try store.ledger.forCustomer("bob"))
+            #expect(bobsPhone.renewedAtLaunch.map(\.originalID) == [bobs.originalID])
+            #expect(bobsPhone.renewedAtLaunch[0].purchaseDate == bobs.expirationDate)
+        }
+    }
+
     @Test func aControlOfOneTransactionActsForItsOwner() async throws {
         try await Store.with { store in
             let bobs = try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable))

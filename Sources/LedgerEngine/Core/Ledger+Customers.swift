@@ -39,12 +39,18 @@ extension Ledger {
     /// This ledger's file acting for the customer who owns `transaction`: a store control or a
     /// server request about a transaction acts for its owner, whoever the caller acts for.
     package func forOwner(of transaction: PaymentTransaction, _ db: Database) throws -> Ledger {
-        if case .customer(let id, _) = customerScope, id == transaction.customerID { return self }
-        let name =
-            try String.fetchOne(
-                db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [transaction.customerID])
-            ?? ""
-        return withCustomerScope(.customer(id: transaction.customerID, name: name))
+        try forCustomer(id: transaction.customerID, db)
+    }
+
+    /// This ledger's file acting for customer `id` (the owner of a row), inside a transaction.
+    package func forCustomer(id: Int64, _ db: Database) throws -> Ledger {
+        if case .customer(let own, _) = customerScope, own == id { return self }
+        return withCustomerScope(.customer(id: id, name: try Self.customerName(db, id: id) ?? ""))
+    }
+
+    /// The name of customer `id`, or `nil`.
+    package static func customerName(_ db: Database, id: Int64) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [id])
     }
 
     /// `forOwner(of:_:)` outside a transaction.

@@ -124,8 +124,7 @@ extension Ledger {
                 if !transactions.isEmpty {
                     var names: [Int64: String] = [:]
                     for customer in Set(transactions.map(\.customerID)) {
-                        names[customer] = try String.fetchOne(
-                            db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [customer])
+                        names[customer] = try Self.customerName(db, id: customer)
                     }
                     try page(transactions, names, more)
                 }

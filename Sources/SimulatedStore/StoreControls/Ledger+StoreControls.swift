@@ -60,8 +60,13 @@ extension Ledger {
             id = transaction
         default: return self
         }
-        guard let transaction = try PaymentTransaction.fetchOne(db, id: id) else { return self }
-        return try forOwner(of: transaction, db)
+        // Its owner only: the action reads the transaction itself.
+        guard
+            let owner = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT customer_id FROM transactions WHERE id = ?"),
+                arguments: [Int64(clamping: id)])
+        else { return self }
+        return try forCustomer(id: owner, db)
     }
 
     /// What each action writes, and how observers hear of it.

@@ -18,6 +18,14 @@ extension PaymentQueue {
         var writesInFlight = 0
         /// The task that looks (`startHearingOtherDevices`).
         var timer: Task<Void, Never>?
+        /// Set when `heardHere` outgrew `rememberedLimit` and was dropped: the next look starts
+        /// from the history's end.
+        var forgot = false
+
+        /// The most of its own deliveries a queue keeps between two looks. A queue that never
+        /// looks (OpenStoreKit's) would keep every one: past it, they are forgotten, and what
+        /// happened elsewhere meanwhile is not heard.
+        static let rememberedLimit = 10_000
 
         /// A transaction's state as a listener knows it.
         struct Version: Equatable {
@@ -35,6 +43,10 @@ extension PaymentQueue {
 
         mutating func heardHere(_ transactions: [PaymentTransaction]) {
             for transaction in transactions { heardHere[transaction.id] = Version(transaction) }
+            if heardHere.count > Self.rememberedLimit {
+                heardHere = [:]
+                forgot = true
+            }
         }
     }
 
@@ -73,6 +85,11 @@ extension PaymentQueue {
     @discardableResult
     package func hearOtherDevices() async throws -> [PaymentTransaction] {
         guard otherDevices.writesInFlight == 0 else { return [] }
+        if otherDevices.forgot {
+            otherDevices.heardThrough = try ledger.lastEventSequence()
+            otherDevices.forgot = false
+            return []
+        }
         let changes = try ledger.changedPurchases(
             afterEvent: otherDevices.heardThrough, events: Self.eventsPerLook)
         // This queue's own write may have started while the reads ran: look again next time.

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 25 (0025_customers).
+-- Schema version 26 (0026_apps).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -26,6 +26,32 @@ CREATE TABLE app_account_tokens (
     token                   TEXT CHECK (token IS NULL OR length(token) = 36),
     set_at                  INTEGER NOT NULL
 , mac BLOB CHECK (mac IS NULL OR length(mac) = 32));
+
+CREATE TABLE app_settings (
+    app_id  INTEGER NOT NULL REFERENCES apps(id),
+    key     TEXT NOT NULL
+            CHECK (key IN ('environment', 'appAppleID', 'appVersion', 'notificationURL', 'promotionOrderOverridden')),
+    value   TEXT NOT NULL,
+    PRIMARY KEY (app_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE apps (
+    id          INTEGER PRIMARY KEY NOT NULL CHECK (id > 0),
+    bundle_id   TEXT NOT NULL UNIQUE CHECK (length(bundle_id) BETWEEN 1 AND 155),
+    -- The store's time the app was added, in milliseconds.
+    created_at  INTEGER NOT NULL
+);
+
+CREATE TRIGGER apps_keep_their_id BEFORE UPDATE OF id ON apps
+BEGIN
+    SELECT RAISE(ABORT, 'an app''s id never changes');
+END;
+
+CREATE TRIGGER apps_keep_their_transactions BEFORE DELETE ON apps
+WHEN EXISTS (SELECT 1 FROM transactions WHERE app_id = OLD.id)
+BEGIN
+    SELECT RAISE(ABORT, 'an app that has transactions is never removed');
+END;
 
 CREATE TABLE chain_head (
     id        INTEGER PRIMARY KEY CHECK (id = 1),
@@ -153,13 +179,21 @@ CREATE TABLE notifications (
                             CHECK (status = 'pending' OR status = 'delivered' OR status = 'failed'),
     -- When the next attempt is due by the store's clock; only while pending.
     next_attempt_at         INTEGER,
-    attempts                INTEGER NOT NULL DEFAULT 0 CHECK (attempts BETWEEN 0 AND 6), mac BLOB CHECK (mac IS NULL OR length(mac) = 32),
+    attempts                INTEGER NOT NULL DEFAULT 0 CHECK (attempts BETWEEN 0 AND 6), mac BLOB CHECK (mac IS NULL OR length(mac) = 32), app_id INTEGER NOT NULL DEFAULT 1 CHECK (app_id > 0),
     CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL))
 );
+
+CREATE INDEX notifications_by_app ON notifications (app_id, seq);
 
 CREATE INDEX notifications_by_original ON notifications (original_transaction_id, seq);
 
 CREATE INDEX notifications_due ON notifications (next_attempt_at, seq) WHERE status = 'pending';
+
+CREATE TRIGGER notifications_keep_their_app BEFORE UPDATE OF app_id ON notifications
+WHEN OLD.app_id IS NOT NEW.app_id
+BEGIN
+    SELECT RAISE(ABORT, 'a notification''s app never changes');
+END;
 
 CREATE TRIGGER notifications_keep_their_payload
 BEFORE UPDATE OF seq, uuid, type, subtype, transaction_id, original_transaction_id, event_key, created_at,
@@ -231,11 +265,25 @@ CREATE TABLE products (
     subscription_period       TEXT,
     -- Introductory and promotional offers, as JSON (read back whole, never queried).
     offers                    TEXT NOT NULL DEFAULT '[]',
-    imported_from             TEXT,
+    imported_from             TEXT, app_id INTEGER NOT NULL DEFAULT 1 CHECK (app_id > 0),
     CHECK ((type = 'autoRenewable') = (subscription_group_id IS NOT NULL
                                        AND subscription_group_level IS NOT NULL
                                        AND subscription_period IS NOT NULL))
 ) WITHOUT ROWID;
+
+CREATE INDEX products_by_app ON products (app_id, id);
+
+CREATE TRIGGER products_have_an_app BEFORE INSERT ON products
+WHEN NOT EXISTS (SELECT 1 FROM apps WHERE id = NEW.app_id)
+BEGIN
+    SELECT RAISE(ABORT, 'a product belongs to an app of the store');
+END;
+
+CREATE TRIGGER products_keep_their_app BEFORE UPDATE OF app_id ON products
+WHEN OLD.app_id IS NOT NEW.app_id
+BEGIN
+    SELECT RAISE(ABORT, 'a product''s app never changes');
+END;
 
 CREATE TABLE promotions (
     position   INTEGER PRIMARY KEY NOT NULL CHECK (position >= 0),
@@ -463,7 +511,7 @@ CREATE TABLE "transactions" (
                            CHECK (offer_payment_mode = 'freeTrial' OR offer_payment_mode = 'payAsYouGo'
                                   OR offer_payment_mode = 'payUpFront'),
     offer_period           TEXT CHECK (offer_period GLOB 'P[0-9]*[DWMY]'),
-    offer_nonce            TEXT, customer_id INTEGER NOT NULL DEFAULT 1 CHECK (customer_id > 0),
+    offer_nonce            TEXT, customer_id INTEGER NOT NULL DEFAULT 1 CHECK (customer_id > 0), app_id INTEGER NOT NULL DEFAULT 1 CHECK (app_id > 0),
     -- What the database can enforce by itself.
     CHECK (NOT (is_finished = 1 AND (state = 'purchasing' OR state = 'deferred'))),
     CHECK ((is_finished = 1) = (finished_at IS NOT NULL)),
@@ -511,6 +559,12 @@ BEGIN
     SELECT RAISE(ABORT, 'a transaction belongs to a customer of the store');
 END;
 
+CREATE TRIGGER transactions_have_an_app BEFORE INSERT ON transactions
+WHEN NOT EXISTS (SELECT 1 FROM apps WHERE id = NEW.app_id)
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction belongs to an app of the store');
+END;
+
 CREATE TRIGGER transactions_identity_is_immutable
 BEFORE UPDATE OF id, original_id, product_id, product_type, quantity, purchase_date,
                  original_purchase_date, idempotency_key, created_at, restored_from ON transactions
@@ -535,6 +589,12 @@ WHEN NOT EXISTS (SELECT 1 FROM rule_initial_states WHERE state = NEW.state) OR N
   OR NEW.revocation_date IS NOT NULL OR NEW.revocation_reason IS NOT NULL
 BEGIN
     SELECT RAISE(ABORT, 'illegal initial transaction state');
+END;
+
+CREATE TRIGGER transactions_keep_their_app BEFORE UPDATE OF app_id ON transactions
+WHEN OLD.app_id IS NOT NEW.app_id
+BEGIN
+    SELECT RAISE(ABORT, 'a transaction''s app never changes');
 END;
 
 CREATE TRIGGER transactions_keep_their_customer BEFORE UPDATE OF customer_id ON transactions

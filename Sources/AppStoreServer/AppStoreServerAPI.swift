@@ -192,7 +192,7 @@ public struct AppStoreServerAPI: Sendable {
         let refusal = { (api: AppStoreServerAPI) -> APIResponse? in
             do {
                 _ = try api.endpoint(of: request)
-                _ = try api.authorize(request) { try api.store.apiKeyAndSettings($0) }
+                _ = try api.authorize(request) { try api.store.apiKeyAndApp($0, bundleID: $1) }
                 return nil
             } catch let error as APIError {
                 return Self.answer(error)
@@ -234,12 +234,23 @@ public struct AppStoreServerAPI: Sendable {
         let known = request.authorization.map { verifiedTokens[$0] != nil } ?? false
         // Parsed once; `nil` is the one error it throws, `invalidTransactionID`, answered below.
         let id: UInt64? = if case .transactionInfo = endpoint { try? Self.transactionID(parameters[0]) } else { nil }
-        let settings = try authorize(request) { keyID in
-            guard let id, known else { return try store.apiKeyAndSettings(keyID) }
-            let read = try store.serverPurchase(id, keyID: keyID)
+        let app = try authorize(request) { keyID, bundleID in
+            guard let id, known else { return try store.apiKeyAndApp(keyID, bundleID: bundleID) }
+            let read = try store.serverPurchase(id, keyID: keyID, bundleID: bundleID)
             purchase = read
-            return (read.key, read.settings)
+            return (read.key, read.app)
         }
+        // Every answer holds only the token's app's data.
+        var serving = self
+        serving.store = store.serving(app)
+        return try serving.dispatch(endpoint, parameters, request, app: app, id: id, purchase: purchase)
+    }
+
+    private func dispatch(
+        _ endpoint: Endpoint, _ parameters: [String], _ request: APIRequest, app: ServedApp, id: UInt64?,
+        purchase: ServerPurchase?
+    ) throws -> APIResponse {
+        let settings = app.settings
         // A key given twice: which value it means is the reader's choice, so it is refused.
         if !request.body.isEmpty, JSONText.repeatedKey(in: [UInt8](request.body)) != nil {
             throw APIError.generalBadRequest
@@ -278,26 +289,28 @@ public struct AppStoreServerAPI: Sendable {
         }
     }
 
-    /// Checks the request's bearer token; returns the store's settings, read with its key in one
-    /// snapshot (once for the request: the token's bundle, and what the answers name) by
-    /// `reading` (the key and settings alone, or more for an endpoint that reads more).
+    /// Checks the request's bearer token; returns the app its bundle (`bid`) names, with its
+    /// settings, read with the key in one snapshot (once for the request: what the answers
+    /// name) by `reading` (the key and app alone, or more for an endpoint that reads more). A
+    /// token for a bundle the store has no app of is refused (401), as a token for another
+    /// team's app.
     private func authorize(
-        _ request: APIRequest, reading: (String) throws -> (key: APIKey?, settings: StoreSettings)
-    ) throws -> StoreSettings {
-        var settings: StoreSettings?
+        _ request: APIRequest, reading: (_ keyID: String, _ bundleID: String?) throws -> (key: APIKey?, app: ServedApp?)
+    ) throws -> ServedApp {
+        var app: ServedApp?
         do {
-            _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID in
-                let read = try reading(keyID)
-                settings = read.settings
-                return (read.key, read.settings.bundleID)
+            _ = try BearerToken.check(request.authorization, now: now(), verified: verifiedTokens) { keyID, bid in
+                let read = try reading(keyID, bid)
+                app = read.app
+                return (read.key, read.app != nil)
             }
         } catch .keysUnreadable {
             throw APIError.generalInternal
         } catch {
             throw APIError.unauthorized
         }
-        guard let settings else { throw APIError.generalInternal }
-        return settings
+        guard let app else { throw APIError.generalInternal }
+        return app
     }
 
     // MARK: - Endpoints

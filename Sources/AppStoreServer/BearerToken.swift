@@ -4,7 +4,7 @@ import SimulatedStore
 
 /// The bearer token of an App Store Server API request, checked as the App Store checks one:
 /// a JWT signed with ES256 by an API key the ledger holds (header `kid`), issued by that key's
-/// issuer (`iss`), for the store's bundle (`bid`), for the App Store Connect audience (`aud`),
+/// issuer (`iss`), for a bundle the store has an app of (`bid`), for the App Store Connect audience (`aud`),
 /// not expired (`exp`, by this machine's clock) and living at most an hour. `iat` is optional,
 /// as Apple's Python and Java libraries send none.
 ///
@@ -32,21 +32,24 @@ enum BearerToken {
         _ authorization: String?, bundleID: String, now: Date, verified: VerifiedTokens? = nil,
         key: (String) throws -> APIKey?
     ) throws(Refusal) -> APIKey {
-        try check(authorization, now: now, verified: verified) { keyID in (try key(keyID), bundleID) }
+        try check(authorization, now: now, verified: verified) { keyID, bid in
+            (try key(keyID), bid == bundleID)
+        }
     }
 
-    /// `check` with the key and the store's bundle read together, by `context`, once the token
-    /// names its key.
+    /// `check` with the key and the token's bundle read together, by `context`, once the token
+    /// names its key: `context` takes the key id and the token's `bid`, and says whether the
+    /// store has an app of that bundle.
     static func check(
         _ authorization: String?, now: Date, verified: VerifiedTokens? = nil,
-        context: (String) throws -> (key: APIKey?, bundleID: String)
+        context: (_ keyID: String, _ bid: String?) throws -> (key: APIKey?, knowsBundle: Bool)
     ) throws(Refusal) -> APIKey {
         guard let authorization, authorization.utf8.count <= longestHeader else { throw .missing }
         if let known = verified?[authorization] {
-            let (stored, bundleID) = try read(context, known.keyID)
+            let (stored, knowsBundle) = try read(context, known.keyID, known.bundleID)
             guard let found = stored else { throw .unknownKey }
             guard found.revokedAt == nil else { throw .revokedKey }
-            guard known.bundleID == bundleID else { throw .wrongBundle }
+            guard knowsBundle else { throw .wrongBundle }
             guard known.expiration > now.timeIntervalSince1970 else { throw .expired }
             return found
         }
@@ -54,14 +57,14 @@ enum BearerToken {
     }
 
     private static func read(
-        _ context: (String) throws -> (key: APIKey?, bundleID: String), _ keyID: String
-    ) throws(Refusal) -> (key: APIKey?, bundleID: String) {
-        do { return try context(keyID) } catch { throw .keysUnreadable }
+        _ context: (String, String?) throws -> (key: APIKey?, knowsBundle: Bool), _ keyID: String, _ bid: String?
+    ) throws(Refusal) -> (key: APIKey?, knowsBundle: Bool) {
+        do { return try context(keyID, bid) } catch { throw .keysUnreadable }
     }
 
     private static func checkInFull(
         _ authorization: String, now: Date, verified: VerifiedTokens?,
-        context: (String) throws -> (key: APIKey?, bundleID: String)
+        context: (String, String?) throws -> (key: APIKey?, knowsBundle: Bool)
     ) throws(Refusal) -> APIKey {
         guard authorization.hasPrefix("Bearer "),
             let token = try? JWS(compactSerialization: String(authorization.dropFirst("Bearer ".count))),
@@ -71,20 +74,22 @@ enum BearerToken {
         guard header["alg"] as? String == "ES256" else { throw .unsupportedAlgorithm }
         // A NUL would end the key id where SQLite reads it: `KEY1\0junk` is no key's id.
         guard let keyID = header["kid"] as? String, !keyID.holdsNUL else { throw .unknownKey }
-        let (stored, bundleID) = try read(context, keyID)
+        // A NUL would end the bundle where SQLite reads it, as a key id's.
+        let bid = (claims["bid"] as? String).flatMap { $0.holdsNUL ? nil : $0 }
+        let (stored, knowsBundle) = try read(context, keyID, bid)
         guard let found = stored else { throw .unknownKey }
         guard found.revokedAt == nil else { throw .revokedKey }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: token.signature),
             found.publicKey.isValidSignature(signature, for: Data(token.signingInput.utf8))
         else { throw .badSignature }
         guard claims["iss"] as? String == found.issuerID else { throw .wrongIssuer }
-        guard claims["bid"] as? String == bundleID else { throw .wrongBundle }
+        guard let bid, knowsBundle else { throw .wrongBundle }
         guard audiences(claims["aud"]).contains(audience) else { throw .wrongAudience }
         guard let expiration = (claims["exp"] as? NSNumber)?.doubleValue else { throw .malformed }
         guard expiration > now.timeIntervalSince1970 else { throw .expired }
         let issued = (claims["iat"] as? NSNumber)?.doubleValue ?? now.timeIntervalSince1970
         guard expiration - min(issued, now.timeIntervalSince1970) <= longestLife else { throw .livesTooLong }
-        verified?[authorization] = VerifiedTokens.Entry(keyID: keyID, bundleID: bundleID, expiration: expiration)
+        verified?[authorization] = VerifiedTokens.Entry(keyID: keyID, bundleID: bid, expiration: expiration)
         return found
     }
 

@@ -78,7 +78,7 @@ extension AppStoreServerAPI {
     /// asked (it is done in the request's commit).
     func massExtensionStatus(productID: String, requestIdentifier: String) throws -> APIResponse {
         guard let done = try store.massRenewalExtension(requestIdentifier: requestIdentifier),
-            done.productID == productID
+            done.productID == productID, try !store.products(withIDs: [productID]).isEmpty  // the token's app's
         else { throw APIError.statusRequestNotFound }
         return try Self.ok(
             ResponseBody.MassExtensionStatus(

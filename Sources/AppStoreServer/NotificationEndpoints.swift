@@ -24,7 +24,8 @@ extension AppStoreServerAPI {
     /// Get Test Notification Status: the test notification's payload and attempts.
     func testNotificationStatus(_ token: String) throws -> APIResponse {
         guard let uuid = Self.uuid(ofTestToken: token) else { throw APIError.invalidTestNotificationToken }
-        guard let test = try store.notification(uuid), test.type == NotifiedEvent.test.notification.type,
+        guard let test = try store.notification(uuid), test.appID == (try store.appID()),
+            test.type == NotifiedEvent.test.notification.type,
             Self.testToken(test) == token
         else { throw APIError.testNotificationNotFound }
         return try Self.ok(

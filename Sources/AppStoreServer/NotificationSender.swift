@@ -83,22 +83,21 @@ public final class NotificationSender: Sendable {
     }
 
     /// Attempts every notification due now by the store's clock (at most `limits.batch`), at most
-    /// `limits.inFlight` at once, and records each attempt. A store with no notification URL
-    /// sends nothing.
+    /// `limits.inFlight` at once, each to its app's notification URL, and records each attempt.
+    /// An app with no notification URL has none sent.
     ///
     /// The round's attempts are recorded together, in one commit, once every POST of the round
     /// has ended: one sync for the round, not one per notification. A sender stopped before
     /// that records none of them, and they are sent again.
     public func sendDue() async throws -> Round {
         let (ledger, batch) = (ledger, limits.batch)
-        guard let (destination, due) = try await Blocking.run({ try Self.due(in: ledger, limit: batch) }),
-            !due.isEmpty
-        else { return Round() }
+        let due = try await Blocking.run { try Self.due(in: ledger, limit: batch) }
+        guard !due.isEmpty else { return Round() }
         var outcomes: [NotificationAttemptOutcome] = []
         await withTaskGroup(of: NotificationAttemptOutcome.self) { group in
             var next = due.makeIterator()
             var running = 0
-            while let notification = next.next() {
+            while let (destination, notification) = next.next() {
                 if running == limits.inFlight, let done = await group.next() {
                     outcomes.append(done)
                     running -= 1
@@ -163,10 +162,8 @@ public final class NotificationSender: Sendable {
         let free = pipeline.freeSlots(limits)
         guard free > 0 else { return 0 }
         let taken = pipeline.sequences
-        guard
-            let (destination, due) = try await Blocking.run({ try Self.due(in: ledger, limit: free, excluding: taken) })
-        else { return 0 }
-        for notification in due {
+        let due = try await Blocking.run { try Self.due(in: ledger, limit: free, excluding: taken) }
+        for (destination, notification) in due {
             pipeline.start(notification.sequence)
             group.addTask {
                 let outcome = await self.attempt(notification, to: destination)
@@ -200,21 +197,22 @@ public final class NotificationSender: Sendable {
         case unusable(String)
     }
 
-    /// Where to send, and the notifications due (`Ledger.dueNotifications`); `nil` when the
-    /// store has no notification URL.
+    /// The notifications due (`Ledger.dueNotifications`: those of apps with a notification
+    /// URL), each with where to send it: its app's URL.
     private static func due(
         in ledger: Ledger, limit: Int, excluding taken: Set<Int64> = []
-    ) throws -> (Destination, due: [ServerNotification])? {
-        let settings = try StoreSettings(ledger: ledger)
-        let destination: Destination
-        if let url = settings.notificationURL {
-            destination = .url(url)
-        } else if let problem = settings.notificationURLProblem {
-            destination = .unusable(problem)
-        } else {
-            return nil
+    ) throws -> [(Destination, ServerNotification)] {
+        let due = try ledger.dueNotifications(limit: limit, excluding: taken)
+        var destinations: [Int64: Destination] = [:]
+        for app in Set(due.map(\.appID)) {
+            let settings = try ledger.settings(ofApp: app)
+            if let url = settings.notificationURL {
+                destinations[app] = .url(url)
+            } else if let problem = settings.notificationURLProblem {
+                destinations[app] = .unusable(problem)
+            }
         }
-        return (destination, try ledger.dueNotifications(limit: limit, excluding: taken))
+        return due.compactMap { notification in destinations[notification.appID].map { ($0, notification) } }
     }
 
     /// One attempt to send `notification`, as it ended (not recorded yet).

@@ -71,18 +71,13 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
         case .duplicateName(let name):
             "the store has a customer named \(name) already"
         case .unknownCustomer(let name, let choices, let count):
-            "the store has no customer named \(name.prefix(80)); it has \(Self.list(choices, count))"
+            "the store has no customer named \(name.prefix(80)); it has \(NameList(choices, count: count))"
         case .customerNotChosen(let choices, let count):
-            "the store has \(count) customers: name the one this is for: \(Self.list(choices, count))"
+            "the store has \(count) customers: name the one this is for: \(NameList(choices, count: count))"
         case .tooManyCustomers(let limit):
             "the store holds at most \(limit) customers"
         case .familyFull(let family, let limit):
             "the family \(family) has \(limit) members already, as many as Family Sharing allows"
         }
-    }
-
-    private static func list(_ names: [String], _ count: Int) -> String {
-        let shown = names.joined(separator: ", ")
-        return count > names.count ? "\(shown) and \(count - names.count) more" : shown
     }
 }

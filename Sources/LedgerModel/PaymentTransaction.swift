@@ -82,6 +82,9 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
     /// The customer who owns the transaction (the key of their row in the store's customers;
     /// 1 is the first customer, `default` in a ledger made before customers).
     @usableFromInline package var customerID: Int64 = 1
+    /// The app the transaction was made in (the key of its row in the store's apps; 1 is the
+    /// first app, the only one of a ledger made before apps).
+    @usableFromInline package var appID: Int64 = 1
 
     /// Every field, as the ledger stores them (the storage engine builds transactions from its rows).
     @inlinable package init(
@@ -113,7 +116,8 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
         finishedAt: Date?,
         deliveryCount: Int,
         lastDeliveredAt: Date?,
-        customerID: Int64 = 1
+        customerID: Int64 = 1,
+        appID: Int64 = 1
     ) {
         self.id = id
         self.originalID = originalID
@@ -144,6 +148,7 @@ public struct PaymentTransaction: Sendable, Hashable, Identifiable {
         self.deliveryCount = deliveryCount
         self.lastDeliveredAt = lastDeliveredAt
         self.customerID = customerID
+        self.appID = appID
     }
 }
 

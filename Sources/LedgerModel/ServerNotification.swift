@@ -238,12 +238,14 @@ package struct ServerNotification: Sendable, Hashable {
     package var nextAttemptDate: Date?
     /// Every attempt to send it, oldest first.
     package var attempts: [Attempt]
+    /// The app it is for (the key of its row in the store's apps), whose URL it is sent to.
+    package var appID: Int64 = 1
 
     /// A notification with every field, as the outbox stores it.
     package init(
         sequence: Int64, uuid: UUID, type: String, subtype: String?, transactionID: UInt64?,
         originalTransactionID: UInt64?, date: Date, signedPayload: String, status: Status, nextAttemptDate: Date?,
-        attempts: [Attempt]
+        attempts: [Attempt], appID: Int64 = 1
     ) {
         self.sequence = sequence
         self.uuid = uuid
@@ -256,6 +258,7 @@ package struct ServerNotification: Sendable, Hashable {
         self.status = status
         self.nextAttemptDate = nextAttemptDate
         self.attempts = attempts
+        self.appID = appID
     }
 
     /// How many attempts a notification gets: the first, then Apple's five retries.

@@ -195,7 +195,9 @@ package struct AppTransactionPayload: Encodable {
     /// first installed at version 1.0 (as Apple's sandbox always says), on iOS; bound to the
     /// identity's device by `nonce` (SHA-384 of the lowercased nonce then device id, as StoreKit
     /// computes `deviceVerification`).
-    package init(settings: StoreSettings, identity: SigningIdentity, customer: Int64, nonce: UUID, now: Date) {
+    package init(
+        settings: StoreSettings, identity: SigningIdentity, customer: Int64, app: Int64 = 1, nonce: UUID, now: Date
+    ) {
         receiptType = settings.environment.rawValue
         appAppleId = settings.appAppleID
         bundleId = settings.bundleID
@@ -207,7 +209,7 @@ package struct AppTransactionPayload: Encodable {
         let verified =
             deviceVerificationNonce + identity.deviceVerificationID(ofCustomer: customer).uuidString.lowercased()
         deviceVerification = Data(SHA384.hash(data: Data(verified.utf8))).base64EncodedString()
-        appTransactionId = identity.appTransactionID(ofCustomer: customer)
+        appTransactionId = identity.appTransactionID(ofCustomer: customer, app: app)
         originalPlatform = "iOS"
     }
 }

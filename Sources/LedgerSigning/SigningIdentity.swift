@@ -106,16 +106,18 @@ package struct SigningIdentity: Sendable {
         deviceVerificationID = Self.uuid(Array(device.finalize()))
     }
 
-    /// The `appTransactionId` of customer `customer` (the key of their row; 1 is the first, the
-    /// one customer of a ledger made before customers, whose id is `appTransactionID`): for the
-    /// others, decimal digits derived as the first's from the root certificate and the
-    /// customer, so the same at every signature and different for each customer.
-    package func appTransactionID(ofCustomer customer: Int64) -> String {
-        guard customer != 1 else { return appTransactionID }
-        let digest = customerDigest("StoreLedger customer 1", customer).prefix(8).reduce(UInt64(0)) {
-            $0 << 8 | UInt64($1)
-        }
-        return String(digest % 1_000_000_000_000_000_000)
+    /// The `appTransactionId` of customer `customer` in app `app` (the keys of their rows; 1 is
+    /// the first, the one customer and app of a ledger made before customers and apps, whose id
+    /// is `appTransactionID`): for the others, decimal digits derived as the first's from the
+    /// root certificate, the customer and the app, so the same at every signature and different
+    /// for each customer of each app (Apple: "a unique identifier for each Apple Account that
+    /// downloads your app").
+    package func appTransactionID(ofCustomer customer: Int64, app: Int64 = 1) -> String {
+        guard customer != 1 || app != 1 else { return appTransactionID }
+        let digest =
+            app == 1
+            ? customerDigest("StoreLedger customer 1", customer) : customerDigest("StoreLedger app 1", customer, app)
+        return String(digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000_000_000_000_000)
     }
 
     /// The device of customer `customer` (StoreKit's `AppStore.deviceVerificationID`): the
@@ -125,11 +127,11 @@ package struct SigningIdentity: Sendable {
         return Self.uuid(customerDigest("StoreLedger customer device 1", customer))
     }
 
-    private func customerDigest(_ label: String, _ customer: Int64) -> [UInt8] {
+    private func customerDigest(_ label: String, _ keys: Int64...) -> [UInt8] {
         var hash = SHA256()
         hash.update(data: Data(label.utf8))
         hash.update(data: certificates.root)
-        withUnsafeBytes(of: customer.bigEndian) { hash.update(bufferPointer: $0) }
+        for key in keys { withUnsafeBytes(of: key.bigEndian) { hash.update(bufferPointer: $0) } }
         return Array(hash.finalize())
     }
 

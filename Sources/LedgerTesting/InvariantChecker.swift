@@ -110,7 +110,7 @@ public enum InvariantChecker {
     /// subscription's renewal) has one charge notification, and
     /// each notification's transaction has a history (it was committed with it).
     static func checkOutbox(_ ledger: Ledger, byID: [UInt64: PaymentTransaction]) throws -> [InvariantViolation] {
-        guard try StoreSettings(ledger: ledger).notificationURL != nil else { return [] }
+        guard try ledger.settings(ofApp: 1).notificationURL != nil else { return [] }
         var charges: [UInt64: Int] = [:]
         var violations: [InvariantViolation] = []
         var after: Int64 = 0

@@ -871,6 +871,94 @@ import StoreTesting
         }
     }
 
+    /// A store of two apps, as Apple's client sees it through one `ledger serve`: the token's
+    /// bundle selects the app (a bundle the store does not have: 401), every answer holds only
+    /// that app's data (the other app's transaction is not found, its history is not listed),
+    /// and each app's notifications go to its own URL, signed for its bundle.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesClientSeesEachAppApartAndEachAppsNotificationsGoToItsURL() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        let first = try await NotificationCollector.start()
+        let second = try await NotificationCollector.start()
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await Self.prepare(directory, buying: false)
+            let ledger = try Ledger.open(at: path)
+            try ledger.addApp(App(bundleID: "com.example.second", environment: .sandbox))
+            let secondApp = try ledger.forApp("com.example.second")
+            try secondApp.saveProducts([Product(id: "second.level", type: .nonConsumable, price: 1.99)])
+            _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: first.url)
+            _ = try StoreTestSession(ledger: secondApp).set(.notificationURL, to: second.url)
+            try ledger.addCustomer(Customer(name: "alice"))
+            let inFirst = try await PaymentQueue(ledger: try ledger.forCustomer("alice"))
+                .add(Payment(productID: SampleCatalog.nonConsumable))
+            let inSecond = try await PaymentQueue(ledger: try secondApp.forCustomer("alice"))
+                .add(Payment(productID: "second.level"))
+            // The first app's catalog has no product of the second's.
+            await #expect(throws: UnknownProductError(productIdentifier: "second.level")) {
+                try await PaymentQueue(ledger: try ledger.forCustomer("alice")).add(Payment(productID: "second.level"))
+            }
+            try ledger.close()
+            let server = try Server.start(path)
+            defer { _ = server.stop() }
+            #expect(await first.wait(forCount: 1, within: 10))
+            #expect(await second.wait(forCount: 1, within: 10))
+            let script = """
+                \(Self.applePython(directory, port: server.port))
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                second = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.second', Environment.SANDBOX)
+                second._base_url = client._base_url
+                second_verifier = SignedDataVerifier([root], False, Environment.SANDBOX, 'com.example.second')
+                stranger = AppStoreServerAPIClient(key, 'KEY1', '\(Self.issuer)', 'com.example.stranger', Environment.SANDBOX)
+                stranger._base_url = client._base_url
+                t = second_verifier.verify_and_decode_signed_transaction(
+                    second.get_transaction_info('\(inSecond.id)').signedTransactionInfo)
+                print(t.bundleId, t.productId, t.transactionId)
+                for api, id in [(client, '\(inSecond.id)'), (second, '\(inFirst.id)'), (stranger, '\(inFirst.id)')]:
+                    try:
+                        api.get_transaction_info(id)
+                        print('answered')
+                    except APIException as e:
+                        print(e.http_status_code, e.raw_api_error)
+                history = second.get_transaction_history('\(inSecond.id)', None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                print([second_verifier.verify_and_decode_signed_transaction(s).productId for s in history.signedTransactions])
+                """
+            let result = try runProcess(python, ["-c", script])
+            let lines = result.output.split(separator: "\n").map(String.init)
+            #expect(result.status == 0, "\(result.output)")
+            #expect(
+                lines == [
+                    "com.example.second second.level \(inSecond.id)", "404 4040010", "404 4040010", "401 None",
+                    "['second.level']",
+                ], "\(result.output)")
+            // Each app's notification went to its URL, signed for its bundle.
+            for (receiver, bundle, product) in [
+                (first, "com.example.app", SampleCatalog.nonConsumable), (second, "com.example.second", "second.level"),
+            ] {
+                let received = directory + "/received-\(bundle).txt"
+                try receiver.signedPayloads.joined(separator: "\n").write(
+                    toFile: received, atomically: true, encoding: .utf8)
+                let verify = try runProcess(
+                    python,
+                    [
+                        "-c",
+                        """
+                        import sys
+                        from appstoreserverlibrary.models.Environment import Environment
+                        from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
+                        root = open('\(directory)/root.cer', 'rb').read()
+                        verifier = SignedDataVerifier([root], False, Environment.SANDBOX, '\(bundle)')
+                        for line in open(sys.argv[1]):
+                            n = verifier.verify_and_decode_notification(line.strip())
+                            t = verifier.verify_and_decode_signed_transaction(n.data.signedTransactionInfo)
+                            print(n.notificationType.value, n.data.bundleId, t.productId)
+                        """, received,
+                    ])
+                #expect(verify.output == "ONE_TIME_CHARGE \(bundle) \(product)\n", "\(verify.output)")
+            }
+        }
+    }
+
     /// Runs `steps` (`ledger` commands on the ledger at `path`) while `ledger serve` runs on it,
     /// waits for `count` notifications at `receiver`, and returns what Apple's verifier printed
     /// for them with `each` (`verifyNotifications`), line by line.

@@ -101,9 +101,10 @@ import Testing
                 )
             }
             try raw.close()
-            // Migration 25 gives every row its customer, the first: the last column.
-            #expect(after.transactions.map { Array($0.dropLast()) } == transactionsBefore)
-            #expect(after.transactions.allSatisfy { $0.last == 1.databaseValue })
+            // Migrations 25 and 26 give every row its customer and app, the first: the last
+            // two columns.
+            #expect(after.transactions.map { Array($0.dropLast(2)) } == transactionsBefore)
+            #expect(after.transactions.allSatisfy { Array($0.suffix(2)) == [1.databaseValue, 1.databaseValue] })
             // 0010 adds each event's row digest and link after its columns.
             #expect(after.events.map { Array($0.prefix(7)) } == eventsBefore)
             #expect(after.counter == 14)
@@ -167,7 +168,7 @@ import Testing
                 #expect(!program.isEmpty)
                 #expect(!program.contains("OpenEphemeral"), Comment(rawValue: sql))
             }
-            #expect(triggers.count == 11)
+            #expect(triggers.count == 13)
             for trigger in triggers {
                 #expect(!trigger.uppercased().contains("IN (SELECT"), Comment(rawValue: trigger))
             }

@@ -57,10 +57,11 @@ import Testing
                 let select = try FastStatement(
                     db, "SELECT " + HashChain.rowColumns.joined(separator: ", ") + " FROM transactions WHERE id = ?")
                 select.bind(1, Int64(bought.id))
-                // The first customer's row: every column but the customer's, the last.
+                // The first customer's row in the first app: every column but the customer's and
+                // the app's, the last two.
                 let inTableOrder = try select.first { columns in
                     var encoding = ChainEncoding()
-                    for index in 0..<Int32(HashChain.rowColumns.count - 1) { encoding.column(columns, index) }
+                    for index in 0..<Int32(HashChain.rowColumns.count - 2) { encoding.column(columns, index) }
                     return encoding.sha256
                 }
                 return (digest, inTableOrder)

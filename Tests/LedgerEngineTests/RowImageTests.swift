@@ -71,7 +71,7 @@ import Testing
             try ledger.write { db in
                 let first = try ledger.writer(db)
                 var row = try NewTransactionRow(
-                    db, productID: "nonconsumable", customerID: 1, state: .purchased, at: first.now)
+                    db, productID: "nonconsumable", owner: Owner(customer: 1, app: 1), state: .purchased, at: first.now)
                 row.planned = nil
                 var bought = try first.insert(row)  // the first writer keeps its image
                 _ = try ledger.writer(db).finish(bought)  // a second writer changes the row
@@ -109,7 +109,8 @@ import Testing
     static func randomRow(_ db: Database, _ random: inout SplitMix64) throws -> NewTransactionRow {
         let product = ["consumable", "nonconsumable", "monthly"].randomElement(using: &random)!
         var row = try NewTransactionRow(
-            db, productID: product, customerID: 1, state: .purchasing, at: testEpoch.ledgerMilliseconds)
+            db, productID: product, owner: Owner(customer: 1, app: 1), state: .purchasing,
+            at: testEpoch.ledgerMilliseconds)
         let texts = ["a", "é", "日本語", "🙂 x", "a\u{0}b", String(repeating: "z", count: 300)]
         row.planned =
             Bool.random(using: &random)

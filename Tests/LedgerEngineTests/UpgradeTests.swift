@@ -39,6 +39,7 @@ import Testing
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
             try db.execute(sql: PreviousSchema.undoLastMigration)
+            try db.execute(sql: PreviousSchema.undoMigration25)
             try db.execute(sql: PreviousSchema.undoMigration24)
             try db.execute(
                 sql: """
@@ -64,7 +65,7 @@ import Testing
         try raw.close()
         #expect(
             try Ledger.upgrade(at: path, configuration: configuration) == [
-                "0023_family_shared_renewals", "0024_renewal_changes", PreviousSchema.lastMigration,
+                "0023_family_shared_renewals", "0024_renewal_changes", "0025_customers", PreviousSchema.lastMigration,
             ])
         return try Ledger.open(at: path, configuration: configuration)
     }
@@ -128,6 +129,7 @@ import Testing
                     try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                         .priceIncreasesBeforeCustomers, from: .priceIncreases)
                     try db.execute(sql: PreviousSchema.undoLastMigration)
+                    try db.execute(sql: PreviousSchema.undoMigration25)
                     if forged { try db.execute(sql: "UPDATE price_increases SET price = '0.01'") }
                 }
                 try raw.close()
@@ -140,7 +142,9 @@ import Testing
                     return
                 }
                 #expect(
-                    try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+                    try Ledger.upgrade(at: path, configuration: Self.configuration) == [
+                        "0025_customers", PreviousSchema.lastMigration,
+                    ])
                 let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
                 defer { try? upgraded.close() }
                 #expect(try upgraded.verify().isEmpty)

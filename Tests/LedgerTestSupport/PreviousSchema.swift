@@ -3,16 +3,38 @@
 /// what a user of the previous release has. Update it with every new migration.
 public enum PreviousSchema {
     /// The previous schema, as `"N (identifier)"`.
-    public static let name = "24 (0024_renewal_changes)"
+    public static let name = "25 (0025_customers)"
     /// This build's schema, as `"N (identifier)"`.
-    public static let current = "25 (0025_customers)"
+    public static let current = "26 (0026_apps)"
     /// The last migration's identifier.
-    public static let lastMigration = "0025_customers"
+    public static let lastMigration = "0026_apps"
 
-    /// Undoes migration 25: no customers; the first customer's rows kept, without the column,
+    /// Undoes migration 26: no apps; the first app's rows kept, without the column, its
+    /// settings back among the store's; the migration's record removed.
+    public static let undoLastMigration = """
+        DROP TRIGGER apps_keep_their_id;
+        DROP TRIGGER apps_keep_their_transactions;
+        DROP TRIGGER products_have_an_app;
+        DROP TRIGGER products_keep_their_app;
+        DROP INDEX products_by_app;
+        DROP TRIGGER transactions_have_an_app;
+        DROP TRIGGER transactions_keep_their_app;
+        DROP TRIGGER notifications_keep_their_app;
+        DROP INDEX notifications_by_app;
+        INSERT OR REPLACE INTO store_settings (key, value) SELECT key, value FROM app_settings WHERE app_id = 1;
+        INSERT OR REPLACE INTO store_settings (key, value) SELECT 'bundleID', bundle_id FROM apps WHERE id = 1;
+        ALTER TABLE transactions DROP COLUMN app_id;
+        ALTER TABLE products DROP COLUMN app_id;
+        ALTER TABLE notifications DROP COLUMN app_id;
+        DROP TABLE app_settings;
+        DROP TABLE apps;
+        DELETE FROM grdb_migrations WHERE identifier = '0026_apps';
+        """
+
+    /// Undoes migration 25 (after `undoLastMigration`): no customers; the first customer's rows kept, without the column,
     /// with the indexes and keys of before; the migration's record removed. (A price increase's
     /// MAC stays the one that covers its customer: the ledgers these tests take back have none.)
-    public static let undoLastMigration = """
+    public static let undoMigration25 = """
         DROP TRIGGER transactions_have_a_customer;
         DROP TRIGGER transactions_keep_their_customer;
         DROP TRIGGER customers_keep_their_name;
@@ -72,7 +94,7 @@ public enum PreviousSchema {
         DELETE FROM grdb_migrations WHERE identifier = '0025_customers';
         """
 
-    /// Undoes migration 24 (after `undoLastMigration`): no `renewal_changes` nor its seal (a
+    /// Undoes migration 24 (after `undoMigration25`): no `renewal_changes` nor its seal (a
     /// ledger of that release made its downgrades as charged, zero-length purchases).
     public static let undoMigration24 = """
         DROP TABLE renewal_changes;

@@ -292,7 +292,8 @@ import Testing
                 ])
             }
             #expect(try ledger.allProducts().isEmpty)
-            #expect(try ledger.storeSettings().isEmpty)
+            // Nothing seeded: the app's bundle identifier is all a new store holds.
+            #expect(try ledger.storeSettings() == ["bundleID": StoreSettings.defaultBundleID])
         }
     }
 }

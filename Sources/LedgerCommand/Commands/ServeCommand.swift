@@ -101,9 +101,15 @@ struct ServeCommand: AsyncParsableCommand {
                 "the ledger has no API key that is not revoked: every request will get 401 "
                     + "(create one with `ledger api-keys create`)")
         }
-        if try StoreSettings(ledger: ledger).environment == .xcode {
+        let apps = try ledger.apps()
+        let inXcode = apps.filter { $0.environment == .xcode }.map(\.bundleID)
+        if !inXcode.isEmpty {
+            let who =
+                apps.count == 1
+                ? "the store signs"
+                : "the app\(inXcode.count == 1 ? "" : "s") \(inXcode.joined(separator: ", ")) sign\(inXcode.count == 1 ? "s" : "")"
             warnings.append(
-                "the store signs for the Xcode environment, which Apple's verifiers refuse unless told "
+                "\(who) for the Xcode environment, which Apple's verifiers refuse unless told "
                     + "(`ledger store set environment Sandbox` for a server's real verification path)")
         }
         return warnings

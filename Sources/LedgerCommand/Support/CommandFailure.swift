@@ -163,6 +163,12 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.usage, "add one with `ledger customers add NAME`")
     case CustomerError.invalidName:
         (LedgerExitCode.dataError, nil)
+    case AppError.appNotChosen:
+        (LedgerExitCode.usage, "with --app BUNDLE_ID, before or after the command")
+    case AppError.unknownApp:
+        (LedgerExitCode.usage, "add one with `ledger apps add BUNDLE_ID`")
+    case AppError.invalidBundleID:
+        (LedgerExitCode.dataError, nil)
     case let unknown as UnknownProductError:
         (
             LedgerExitCode.refused,

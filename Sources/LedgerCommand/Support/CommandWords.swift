@@ -5,7 +5,7 @@ import ArgumentParser
 package struct CommandWords {
     /// The options every command takes (`GlobalOptions`), with whether each takes a value.
     package static let globalOptions: [String: Bool] = [
-        "--database": true, "--json": false, "--durability": true, "--wait": true, "--customer": true,
+        "--database": true, "--json": false, "--durability": true, "--wait": true, "--customer": true, "--app": true,
     ]
 
     let words: [String]

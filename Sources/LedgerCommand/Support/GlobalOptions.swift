@@ -5,6 +5,7 @@ import Synchronization
 
 extension Durability: ExpressibleByArgument {}
 extension ServerNotification.Status: ExpressibleByArgument {}
+extension SigningEnvironment: ExpressibleByArgument {}
 
 /// The options every command shares.
 package struct GlobalOptions: ParsableArguments {
@@ -19,6 +20,13 @@ package struct GlobalOptions: ParsableArguments {
             "The customer the command acts for (`ledger customers list`); with one in the store, it may be left out.",
             valueName: "name"))
     package var customer: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The app the command acts in (`ledger apps list`); with one in the store, it may be left out.",
+            valueName: "bundle-id"))
+    package var app: String?
 
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     package var json = false
@@ -63,6 +71,7 @@ package struct GlobalOptions: ParsableArguments {
                     "another process holds the ledger \(path); waiting up to \(wait.formatted()) s (--wait SECONDS)...")
             })
         configuration.customer = customer
+        configuration.app = app
         return try Self.configure.withLock { $0 }(configuration)
     }
 

@@ -1,30 +1,33 @@
 package import GRDB
 public import LedgerModel
 
-/// Whose purchases a ledger value reads and makes: the store's customers share its file, and
-/// each value of `Ledger` acts for one of them (`Ledger.forCustomer(_:)`).
-package enum CustomerScope: Sendable, Hashable {
-    /// The customer named when the ledger was opened, or the store's only one.
-    case customer(id: Int64, name: String)
-    /// The store has several customers and none was named: what acts for a customer is
-    /// refused (`CustomerError.customerNotChosen`, with the first customers' names and how
-    /// many there were when the value was made); what reads the whole store works.
-    case notChosen(choices: [String], count: Int)
-}
-
 extension Ledger {
     /// The name of the customer this value acts for; `nil` when the store has several and
     /// none was named.
-    package var customerName: String? {
-        if case .customer(_, let name) = customerScope { return name }
-        return nil
+    package var customerName: String? { customerScope.name }
+
+    /// The SQL condition on a table's `customer_id` and `app_id` that selects the rows this
+    /// value sees: its customer's in its app, each part left out when none is chosen (`1` when
+    /// neither is), with its arguments.
+    package var scopeCondition: (sql: String, arguments: StatementArguments) {
+        var clauses: [String] = []
+        var arguments: StatementArguments = []
+        if let customer = customerScope.id {
+            clauses.append("customer_id = ?")
+            arguments += [customer]
+        }
+        if let app = appScope.id {
+            clauses.append("app_id = ?")
+            arguments += [app]
+        }
+        return (clauses.isEmpty ? "1" : clauses.joined(separator: " AND "), arguments)
     }
 
     /// The id of the customer this value acts for, the key of their rows.
     /// - Throws: `CustomerError.customerNotChosen` when the store has several and none was named.
     package func customerID() throws -> Int64 {
         switch customerScope {
-        case .customer(let id, _): return id
+        case .chosen(let id, _): return id
         case .notChosen(let choices, let count): throw CustomerError.customerNotChosen(choices: choices, count: count)
         }
     }
@@ -32,20 +35,38 @@ extension Ledger {
     /// Whether `transaction` is this value's customer's (every transaction is, for a value of
     /// a store of several customers that names none: what reads the whole store).
     package func isOwn(_ transaction: PaymentTransaction) -> Bool {
-        if case .customer(let id, _) = customerScope { return transaction.customerID == id }
-        return true
+        (customerScope.id.map { transaction.customerID == $0 } ?? true)
+            && (appScope.id.map { transaction.appID == $0 } ?? true)
+    }
+
+    /// The customer this value acts for and the app it acts in: the key of what they own.
+    /// - Throws: `CustomerError.customerNotChosen`, `AppError.appNotChosen`.
+    package func owner() throws -> Owner {
+        Owner(customer: try customerID(), app: try appID())
     }
 
     /// This ledger's file acting for the customer who owns `transaction`: a store control or a
     /// server request about a transaction acts for its owner, whoever the caller acts for.
     package func forOwner(of transaction: PaymentTransaction, _ db: Database) throws -> Ledger {
-        try forCustomer(id: transaction.customerID, db)
+        try forOwner(Owner(of: transaction), db)
+    }
+
+    /// This ledger's file acting for `owner`, inside a transaction.
+    package func forOwner(_ owner: Owner, _ db: Database) throws -> Ledger {
+        let app =
+            appScope.id == owner.app
+            ? appScope : .chosen(id: owner.app, name: try Self.bundleID(db, app: owner.app) ?? "")
+        let customer =
+            customerScope.id == owner.customer
+            ? customerScope : .chosen(id: owner.customer, name: try Self.customerName(db, id: owner.customer) ?? "")
+        if app == appScope && customer == customerScope { return self }
+        return withScope(LedgerScope(customer: customer, app: app))
     }
 
     /// This ledger's file acting for customer `id` (the owner of a row), inside a transaction.
     package func forCustomer(id: Int64, _ db: Database) throws -> Ledger {
-        if case .customer(let own, _) = customerScope, own == id { return self }
-        return withCustomerScope(.customer(id: id, name: try Self.customerName(db, id: id) ?? ""))
+        if customerScope.id == id { return self }
+        return withCustomerScope(.chosen(id: id, name: try Self.customerName(db, id: id) ?? ""))
     }
 
     /// The name of customer `id`, or `nil`.
@@ -55,12 +76,13 @@ extension Ledger {
 
     /// `forOwner(of:_:)` outside a transaction.
     package func forOwner(of transaction: PaymentTransaction) throws -> Ledger {
-        if case .customer(let id, _) = customerScope, id == transaction.customerID { return self }
+        if customerScope.id == transaction.customerID && appScope.id == transaction.appID { return self }
         return try read { db in try forOwner(of: transaction, db) }
     }
 
-    /// This ledger's file reading every customer's rows, acting for none: the App Store's
-    /// server, whose requests act for the customer a transaction names (`forOwner(of:)`).
+    /// This ledger's file reading every customer's rows (of this value's app), acting for
+    /// none: the App Store's server, whose requests act for the customer a transaction names
+    /// (`forOwner(of:)`).
     package var acrossCustomers: Ledger {
         withCustomerScope(.notChosen(choices: [], count: 0))
     }
@@ -126,14 +148,15 @@ extension Ledger {
 
     /// How many transactions this value's customer owns, and how many of them are unfinished.
     package func customerCounts() throws -> (transactions: Int, unfinished: Int) {
-        let customer = try customerID()
+        let owner = try owner()
         return try read { db in
             (
                 try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM transactions WHERE customer_id = ?", arguments: [customer]) ?? 0,
+                    db, sql: "SELECT COUNT(*) FROM transactions WHERE \(Owner.condition)", arguments: owner.arguments)
+                    ?? 0,
                 try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM transactions WHERE customer_id = ? AND is_finished = 0",
-                    arguments: [customer]) ?? 0
+                    db, sql: "SELECT COUNT(*) FROM transactions WHERE \(Owner.condition) AND is_finished = 0",
+                    arguments: owner.arguments) ?? 0
             )
         }
     }
@@ -146,20 +169,20 @@ extension Ledger {
 
     /// The scope a value opened with `name` (or none) acts in.
     /// - Throws: `CustomerError.unknownCustomer` for a name the store does not have.
-    package static func customerScope(_ db: Database, named name: String?) throws -> CustomerScope {
+    package static func customerScope(_ db: Database, named name: String?) throws -> ScopeChoice {
         if let name {
             guard let row = try customerRow(db, named: name) else {
                 let (names, count) = try someCustomerNames(db)
                 throw CustomerError.unknownCustomer(name, choices: names, count: count)
             }
-            return .customer(id: row["id"], name: row["name"])
+            return .chosen(id: row["id"], name: row["name"])
         }
         let first = try Row.fetchAll(db, sql: "SELECT id, name FROM customers ORDER BY id LIMIT 2")
         guard first.count == 1 else {
             let (names, count) = try someCustomerNames(db)
             return .notChosen(choices: names, count: count)
         }
-        return .customer(id: first[0]["id"], name: first[0]["name"])
+        return .chosen(id: first[0]["id"], name: first[0]["name"])
     }
 
     private static func customerRow(_ db: Database, named name: String) throws -> Row? {

@@ -56,8 +56,13 @@ public final class Ledger: Sendable {
     package let identities: IdentityCache
     /// The changes of transaction rows its writers made (`TransactionWriter`'s row images).
     package let rowChanges: RowChanges
-    /// The customer whose purchases this value reads and makes (`CustomerScope`).
-    package let customerScope: CustomerScope
+    /// The customer whose purchases this value reads and makes, and the app it makes them in
+    /// (`LedgerScope`).
+    package let scope: LedgerScope
+    /// The customer this value acts for (`scope.customer`).
+    package var customerScope: ScopeChoice { scope.customer }
+    /// The app this value acts in (`scope.app`).
+    package var appScope: ScopeChoice { scope.app }
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path
@@ -65,7 +70,7 @@ public final class Ledger: Sendable {
         self.reader = reader
         self.writer = writer
         self.shared = SharedConnection()
-        self.customerScope = .notChosen(choices: [], count: 0)
+        self.scope = LedgerScope(customer: .notChosen(choices: [], count: 0), app: .notChosen(choices: [], count: 0))
         let identities = IdentityCache()
         self.identities = identities
         self.rowChanges = RowChanges()
@@ -79,8 +84,8 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// A view of `ledger`'s file, on its connections, that acts for `customer`.
-    private init(sharing ledger: Ledger, customerScope: CustomerScope) {
+    /// A view of `ledger`'s file, on its connections, that acts in `scope`.
+    private init(sharing ledger: Ledger, scope: LedgerScope) {
         path = ledger.path
         configuration = ledger.configuration
         reader = ledger.reader
@@ -90,12 +95,17 @@ public final class Ledger: Sendable {
         headSigner = ledger.headSigner
         identities = ledger.identities
         rowChanges = ledger.rowChanges
-        self.customerScope = customerScope
+        self.scope = scope
     }
 
-    /// This ledger's file, acting for `scope`'s customer.
-    package func withCustomerScope(_ scope: CustomerScope) -> Ledger {
-        Ledger(sharing: self, customerScope: scope)
+    /// This ledger's file, acting in `scope`.
+    package func withScope(_ scope: LedgerScope) -> Ledger {
+        Ledger(sharing: self, scope: scope)
+    }
+
+    /// This ledger's file, acting for `customer` in this value's app.
+    package func withCustomerScope(_ customer: ScopeChoice) -> Ledger {
+        withScope(LedgerScope(customer: customer, app: scope.app))
     }
 
     /// Opens the ledger at `path`, applying the migrations it lacks.
@@ -119,9 +129,9 @@ public final class Ledger: Sendable {
                     let applied = try inspector.read { db in try SchemaUpgrade.appliedIdentifiers(db) }
                     throw LedgerError.olderSchema(path: path, applied: knownMigrations.filter(applied.contains))
                 }
-                let scope = try inspector.read { db in try customerScope(db, named: configuration.customer) }
+                let scope = try inspector.read { db in try LedgerScope(db, configuration) }
                 return Ledger(path: path, configuration: configuration, reader: inspector, writer: nil)
-                    .withCustomerScope(scope)
+                    .withScope(scope)
             } catch {
                 try? inspector.close()
                 throw mapError(error, path: path)
@@ -143,8 +153,7 @@ public final class Ledger: Sendable {
             }
             try checkpointOnClose(queue, true)
             queue.writeWithoutTransaction { db in ledger.statements.attach(to: db) }
-            return ledger.withCustomerScope(
-                try queue.read { db in try customerScope(db, named: configuration.customer) })
+            return ledger.withScope(try queue.read { db in try LedgerScope(db, configuration) })
         } catch {
             try? queue.close()
             throw mapError(error, path: path)
@@ -443,7 +452,7 @@ public final class Ledger: Sendable {
     }
 }
 
-/// What the values of one ledger file opened once share (`Ledger.withCustomerScope(_:)`).
+/// What the values of one ledger file opened once share (`Ledger.withScope(_:)`).
 package final class SharedConnection: Sendable {
     /// The writing connection's numbered statements (`LedgerSQL`).
     let statements = PreparedStatements()

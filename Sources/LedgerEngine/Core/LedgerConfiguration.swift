@@ -55,6 +55,10 @@ public struct LedgerConfiguration: Sendable {
     /// restores, finishes and reads is theirs. `nil`: the store's only customer (a store of
     /// several then refuses what acts for a customer, `CustomerError.customerNotChosen`).
     public var customer: String?
+    /// The app a ledger opened with this configuration acts in, by bundle identifier: its
+    /// settings, products, transactions and notifications. `nil`: the store's only app (a
+    /// store of several then refuses what acts in an app, `AppError.appNotChosen`).
+    public var app: String?
     /// Whether history events are chained (`true`): `ledger-lab bench` turns it off, in a scratch
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.
     package var keepsHashChain = true

@@ -15,9 +15,9 @@ public struct AuditExport: Sendable, Hashable {
 }
 
 extension Ledger {
-    /// The version of the audit export's format (docs/HASH-CHAIN.md): 2 since rows have a
-    /// customer (migration 25).
-    public static let auditFormatVersion = 2
+    /// The version of the audit export's format (docs/HASH-CHAIN.md): 3 since rows have an
+    /// app (migration 26), 2 when they had a customer (migration 25).
+    public static let auditFormatVersion = 3
 
     /// Writes the ledger's hash chain to a new file at `path`, as JSON Lines (docs/HASH-CHAIN.md):
     /// a header (format, the columns a row digest covers, the certificate chain, the genesis

@@ -54,12 +54,12 @@ extension Ledger {
     /// Saves a new clock offset (milliseconds added to the clock), nothing else: the store's
     /// controls that move its clock check what the move makes due.
     package static func saveClockOffset(_ db: Database, _ offset: Int64) throws {
-        try saveSettings(db, [StoreSettingKey.clockOffset: String(offset)])
+        try saveStoreWideSettings(db, [StoreSettingKey.clockOffset: String(offset)])
     }
 
     /// The store's time rate inside a transaction (its settings read as `StoreSettings`, the
-    /// one place they are parsed).
+    /// one place they are parsed): every app's.
     package func timeRate(_ db: Database) throws -> TimeRate {
-        try StoreSettings(db).timeRate
+        StoreSettings(stored: try Self.storeWideSettings(db)).timeRate
     }
 }

@@ -17,6 +17,8 @@ public struct TransactionFilter: Sendable, Hashable {
     public var limit: Int?
     /// Only this customer's: the ledger value's own (`Ledger.forCustomer(_:)`).
     var customerID: Int64?
+    /// Only this app's: the ledger value's own (`Ledger.forApp(_:)`).
+    var appID: Int64?
 
     /// A filter; the defaults select every transaction, in one page.
     public init(
@@ -84,12 +86,10 @@ extension Ledger {
     /// The queue: every unfinished transaction of this value's customer (of every customer,
     /// for a value that names none), oldest first. Reads the partial index only.
     public func unfinishedTransactions() throws -> [PaymentTransaction] {
-        try read { db in
-            guard case .customer(let customer, _) = customerScope else {
-                return try PaymentTransaction.fetchAll(db, sql: "WHERE is_finished = 0 ORDER BY id")
-            }
-            return try PaymentTransaction.fetchAll(
-                db, sql: "WHERE customer_id = ? AND is_finished = 0 ORDER BY id", arguments: [customer])
+        let (condition, arguments) = scopeCondition
+        return try read { db in
+            try PaymentTransaction.fetchAll(
+                db, sql: "WHERE \(condition) AND is_finished = 0 ORDER BY id", arguments: arguments)
         }
     }
 
@@ -98,10 +98,11 @@ extension Ledger {
         try read { db in try Self.transactions(db, matching: scoped(filter)) }
     }
 
-    /// `filter`, for this value's customer when it names one.
+    /// `filter`, for this value's customer and app when it names them.
     private func scoped(_ filter: TransactionFilter) -> TransactionFilter {
         var filter = filter
-        if case .customer(let id, _) = customerScope { filter.customerID = id }
+        filter.customerID = customerScope.id
+        filter.appID = appScope.id
         return filter
     }
 
@@ -159,6 +160,10 @@ extension Ledger {
         if let customer = filter.customerID {
             clauses.append("customer_id = ?")
             arguments += [customer]
+        }
+        if let app = filter.appID {
+            clauses.append("app_id = ?")
+            arguments += [app]
         }
         if let state = filter.state {
             clauses.append("state = ?")

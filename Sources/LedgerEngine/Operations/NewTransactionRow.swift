@@ -29,33 +29,39 @@ package struct NewTransactionRow {
     package var createdAt: Int64
     /// The customer who owns it.
     package var customerID: Int64
+    /// The app it is made in: its product's.
+    package var appID: Int64
 
-    /// A row for `productID` as the catalog defines it.
-    /// - Throws: `UnknownProductError` when the catalog does not have it.
+    /// A row of `owner`'s for `productID` as the catalog of `owner`'s app defines it.
+    /// - Throws: `UnknownProductError` when that catalog does not have it (another app's
+    ///   product is unknown to this one's, as the App Store has no product of that id for it).
     package init(
-        _ db: Database, productID: String, customerID: Int64, state: TransactionState, at now: Int64
+        _ db: Database, productID: String, owner: Owner, state: TransactionState, at now: Int64
     ) throws {
         let lookup = try FastStatement(db, Self.productLookup)
         lookup.bind(1, productID)
         guard
             let product = try lookup.first({
-                (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1))
+                (ProductType(rawValue: $0.string(0)) ?? .consumable, $0.optionalString(1), $0.int64(2))
             })
         else { throw UnknownProductError(productIdentifier: productID) }
+        guard product.2 == owner.app else { throw UnknownProductError(productIdentifier: productID) }
         self.productID = productID
-        self.customerID = customerID
-        (self.productType, self.subscriptionGroupID) = product
+        self.customerID = owner.customer
+        (self.productType, self.subscriptionGroupID, self.appID) = product
         self.state = state
         self.purchaseDate = now
         self.createdAt = now
     }
 
-    private static let productLookup = LedgerSQL("SELECT type, subscription_group_id FROM products WHERE id = ?")
+    private static let productLookup = LedgerSQL(
+        "SELECT type, subscription_group_id, app_id FROM products WHERE id = ?")
 
     /// A row that copies `source`'s product, quantity, account, storefront and customer.
     package init(copying source: PaymentTransaction, state: TransactionState, at now: Int64) {
         productID = source.productID
         customerID = source.customerID
+        appID = source.appID
         productType = source.productType
         subscriptionGroupID = source.subscriptionGroupID
         self.state = state
@@ -109,6 +115,7 @@ extension NewTransactionRow {
         set(c.offerPeriod, .text(offer?.period.description))
         set(c.offerNonce, .text(offerNonce?.uuidString.lowercased()))
         set(c.customerID, .integer(customerID))
+        set(c.appID, .integer(appID))
         return values
     }
 
@@ -129,7 +136,7 @@ extension NewTransactionRow {
             idempotencyKey: idempotencyKey, restoredFromID: restoredFrom,
             createdAt: Date(ledgerMilliseconds: createdAt),
             updatedAt: Date(ledgerMilliseconds: createdAt), finishedAt: nil, deliveryCount: 0, lastDeliveredAt: nil,
-            customerID: customerID)
+            customerID: customerID, appID: appID)
     }
 }
 

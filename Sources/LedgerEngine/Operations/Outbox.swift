@@ -16,7 +16,7 @@ extension Ledger {
             try db.cachedStatement(
                 sql: """
                     SELECT seq, uuid, type, subtype, transaction_id, original_transaction_id, created_at, signed_payload,
-                        status, next_attempt_at, attempts FROM notifications WHERE \(condition)
+                        status, next_attempt_at, attempts, app_id FROM notifications WHERE \(condition)
                     """), arguments: arguments)
         return try rows.map { row in
             let sequence: Int64 = row["seq"]
@@ -49,7 +49,7 @@ extension Ledger {
                 originalTransactionID: (row["original_transaction_id"] as Int64?).map { UInt64($0) },
                 date: Date(ledgerMilliseconds: row["created_at"]), signedPayload: row["signed_payload"],
                 status: status, nextAttemptDate: (row["next_attempt_at"] as Int64?).map(Date.init(ledgerMilliseconds:)),
-                attempts: attempts)
+                attempts: attempts, appID: row["app_id"])
         }
     }
 

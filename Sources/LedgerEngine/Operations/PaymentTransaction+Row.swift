@@ -53,7 +53,7 @@ extension PaymentTransaction {
             finishedAt: date(c.finishedAt),
             deliveryCount: row.int(c.deliveryCount),
             lastDeliveredAt: date(c.lastDeliveredAt),
-            customerID: row.int64(c.customerID))
+            customerID: row.int64(c.customerID), appID: row.int64(c.appID))
     }
 
     /// The offer columns of a row of `selection`.

@@ -12,12 +12,14 @@ import LedgerModel
 package struct RowImage {
     private var encoding = ChainEncoding()
     /// The end of each column's bytes in `encoding`; a column starts where the one before it ends.
-    private var ends = InlineArray<37, Int>(repeating: 0)
+    private var ends = InlineArray<38, Int>(repeating: 0)
 
     /// The current row of a statement that selects `HashChain.rowColumns`, in order.
     package init(_ columns: FastStatement.Columns) {
         precondition(Self.columnCount == ends.count, "RowImage keeps \(ends.count) columns")
-        precondition(Int(Self.customerID) == Self.columnCount - 1, "the customer's column is the last")
+        precondition(
+            Int(Self.customerID) == Self.columnCount - 2 && Int(Self.appID) == Self.columnCount - 1,
+            "the customer's and the app's columns are the last")
         for index in 0..<Int32(Self.columnCount) {
             encoding.column(columns, index)
             ends[Int(index)] = encoding.bytes.count
@@ -35,14 +37,17 @@ package struct RowImage {
 
     private static let columnCount = HashChain.rowColumns.count
 
-    /// The row digest the chain records (`HashChain.rowDigest(of:)`): of every column but the
-    /// customer's when the row is the first customer's, as every row made before customers
-    /// (migration 25) is, so that the digests recorded then stay right; of every column else.
+    /// The row digest the chain records (`HashChain.rowDigest(of:)`), of every column but the
+    /// last ones that are 1, as every row made before them was: without the app's when the
+    /// row is the first app's (every row made before apps, migration 26, is), and without the
+    /// customer's too when it is also the first customer's (every row made before customers,
+    /// migration 25, is), so that the digests recorded then stay right.
     package var digest: [UInt8] {
-        let customer = Int(Self.customerID)
-        let start = ends[customer - 1]
-        guard encoding.integer(at: start) == 1 else { return encoding.sha256 }
-        return encoding.sha256(of: 0..<start)
+        let customerStart = ends[Int(Self.customerID) - 1]
+        let appStart = ends[Int(Self.appID) - 1]
+        guard encoding.integer(at: appStart) == 1 else { return encoding.sha256 }
+        guard encoding.integer(at: customerStart) == 1 else { return encoding.sha256(of: 0..<appStart) }
+        return encoding.sha256(of: 0..<customerStart)
     }
 
     /// Column `column` set to `value`, as an UPDATE binding it leaves the row.
@@ -73,6 +78,7 @@ package struct RowImage {
 
     private static let deliveryCount = TransactionColumns.positions.deliveryCount
     private static let customerID = TransactionColumns.positions.customerID
+    private static let appID = TransactionColumns.positions.appID
     private static let lastDeliveredAt = TransactionColumns.positions.lastDeliveredAt
 }
 

@@ -11,6 +11,7 @@ package enum TransactionColumns {
         "environment", "idempotency_key", "planned_state", "planned_error_code", "planned_error_message", "created_at",
         "updated_at", "finished_at", "delivery_count", "last_delivered_at", "restored_from", "application_username",
         "offer_type", "offer_id", "offer_payment_mode", "offer_period", "offer_nonce", "customer_id",
+        "app_id",
     ]
 
     /// Every column, from the table.
@@ -48,6 +49,7 @@ package enum TransactionColumns {
         package let offerType = position("offer_type"), offerID = position("offer_id")
         package let offerPaymentMode = position("offer_payment_mode"), offerPeriod = position("offer_period")
         package let offerNonce = position("offer_nonce"), customerID = position("customer_id")
+        package let appID = position("app_id")
     }
 
     package static let positions = Positions()

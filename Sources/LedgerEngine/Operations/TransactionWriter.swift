@@ -63,23 +63,27 @@ package struct TransactionWriter {
         var images: [UInt64: RowImage] = [:]
         /// `rowChanges`' count after this writer's last change, or when it last dropped its images.
         var changesSeen: UInt64
-        var settings: StoreSettings?
+        var settings: (app: Int64, settings: StoreSettings)?
 
         init(changesSeen: UInt64) { self.changesSeen = changesSeen }
     }
 
-    /// The store's settings as this write transaction reads them, parsed once: a purchase's
-    /// rules (the time rate of its period) and its notification (the URL, what signs) share them.
-    package func settings() throws -> StoreSettings {
-        if let settings = held.settings { return settings }
-        let settings = try StoreSettings(db)
-        held.settings = settings
+    /// The store's settings as app `app` sees them in this write transaction, parsed once: a
+    /// purchase's rules (the time rate of its period) and its notification (the URL, what
+    /// signs) share them.
+    package func settings(app: Int64) throws -> StoreSettings {
+        if let settings = held.settings, settings.app == app { return settings.settings }
+        let settings = StoreSettings(stored: try Ledger.storedSettings(db, app: app))
+        held.settings = (app, settings)
         return settings
     }
 
-    /// The settings `settings()` parsed, if it was asked: a change that may use them (a
-    /// notification) takes them when they are there, and asks less than all of them otherwise.
-    package var settingsRead: StoreSettings? { held.settings }
+    /// The settings `settings(app:)` parsed for `app`, if it was asked: a change that may use
+    /// them (a notification) takes them when they are there, and asks less than all of them
+    /// otherwise.
+    package func settingsRead(app: Int64) -> StoreSettings? {
+        held.settings.flatMap { $0.app == app ? $0.settings : nil }
+    }
 
     // MARK: - Ids
 

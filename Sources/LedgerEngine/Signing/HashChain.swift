@@ -435,7 +435,7 @@ package enum HashChain {
     /// One row by id as migration 10 reads it, before transactions had a customer (migration
     /// 25): the first customer's, whose column the digest leaves out.
     private static let selectRowBeforeCustomers = LedgerSQL(
-        "SELECT " + rowColumns.map { $0 == "customer_id" ? "1" : $0 }.joined(separator: ", ")
+        "SELECT " + rowColumns.map { $0 == "customer_id" || $0 == "app_id" ? "1" : $0 }.joined(separator: ", ")
             + " FROM transactions WHERE id = ?")
     private static let selectEnd = LedgerSQL("SELECT seq, hash FROM transaction_events ORDER BY seq DESC LIMIT 1")
     private static let selectNext = LedgerSQL(

@@ -157,6 +157,9 @@ package enum StoreSettingKey {
     package static let appAppleID = "appAppleID"
     /// The version of the app installed (`1.0`); absent: `1.0`.
     package static let appVersion = "appVersion"
+    /// The settings that are each app's own (`app_settings`, and the bundle identifier in
+    /// `apps`); the others are the store's, shared by every app.
+    package static let appKeys: Set<String> = [bundleID, notificationURL, environment, appAppleID, appVersion]
     /// `true`: the store hands out signed transactions and renewal info whose signature does
     /// not match them (a test of an app's handling of unverified values).
     package static let invalidSignatures = "invalidSignatures"

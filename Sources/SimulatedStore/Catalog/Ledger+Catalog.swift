@@ -4,8 +4,10 @@ public import LedgerModel
 
 /// The store's catalog: the products it sells, as the ledger keeps them.
 extension Ledger {
-    /// Adds or replaces products (with their localizations and subscription groups), all in
-    /// one commit: all or none.
+    /// Adds or replaces products of this value's app (with their localizations and
+    /// subscription groups), all in one commit: all or none. A product identifier, and a
+    /// subscription group's, names one product (group) in the store: one of another app's is
+    /// refused (`AppError.productOfAnotherApp`).
     /// - Parameters:
     ///   - products: the products, each replacing the stored one with its identifier.
     ///   - sources: the file each product came from, by product id, recorded with it.
@@ -19,13 +21,15 @@ extension Ledger {
     ) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
+        let app = try appID()
         try write { db in
-            for (key, value) in seedSettings.sorted(by: { $0.key < $1.key }) {
+            for (key, value) in seedSettings.sorted(by: { $0.key < $1.key })
+            where !StoreSettingKey.appKeys.contains(key) {
                 try db.run(
                     sql: "INSERT OR IGNORE INTO store_settings (key, value) VALUES (?, ?)", arguments: [key, value])
             }
             if let offersKey {
-                try Self.saveSettings(
+                try Self.saveStoreWideSettings(
                     db,
                     [
                         StoreSettingKey.subscriptionOffersKeyID: offersKey.id,
@@ -33,6 +37,16 @@ extension Ledger {
                     ])
             }
             for product in products {
+                let owners = try Int64.fetchAll(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT app_id FROM products WHERE id = ?1
+                            UNION SELECT app_id FROM products WHERE subscription_group_id = ?2
+                            """), arguments: [product.id, product.subscription?.groupID])
+                if let other = owners.first(where: { $0 != app }) {
+                    throw AppError.productOfAnotherApp(
+                        productID: product.id, bundleID: try Self.bundleID(db, app: other) ?? String(other))
+                }
                 if let subscription = product.subscription {
                     try db.run(
                         sql: """
@@ -53,8 +67,9 @@ extension Ledger {
                 try db.run(
                     sql: """
                         INSERT INTO products (id, type, reference_name, price, family_shareable, subscription_group_id,
-                                              subscription_group_level, subscription_period, offers, imported_from)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                              subscription_group_level, subscription_period, offers, imported_from,
+                                              app_id)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         ON CONFLICT (id) DO UPDATE SET
                             type = excluded.type, reference_name = excluded.reference_name, price = excluded.price,
                             family_shareable = excluded.family_shareable,
@@ -66,7 +81,7 @@ extension Ledger {
                     arguments: [
                         product.id, product.type.rawValue, product.referenceName, DecimalText.format(product.price),
                         product.isFamilyShareable, product.subscription?.groupID, product.subscription?.level,
-                        product.subscription?.period.description, offersJSON, sources[product.id],
+                        product.subscription?.period.description, offersJSON, sources[product.id], app,
                     ])
                 try db.run(sql: "DELETE FROM product_localizations WHERE product_id = ?", arguments: [product.id])
                 for (position, localization) in product.localizations.enumerated() {
@@ -82,9 +97,11 @@ extension Ledger {
         }
     }
 
-    /// The products with these identifiers that the ledger knows, in the order asked.
+    /// The products with these identifiers that the catalog of this value's app has, in the
+    /// order asked.
     public func products(withIDs ids: [String]) throws -> [Product] {
-        try read { db in try Self.products(db, withIDs: ids) }
+        let app = try appID()
+        return try read { db in try Self.products(db, withIDs: ids, app: app) }
     }
 
     /// `products(withIDs:)` inside a transaction.
@@ -96,10 +113,12 @@ extension Ledger {
         ).flatMap(DecimalText.parse)
     }
 
-    static func products(_ db: Database, withIDs ids: [String]) throws -> [Product] {
+    /// `app`: only that app's (`nil`: any app's, for what the store knows of its transactions).
+    static func products(_ db: Database, withIDs ids: [String], app: Int64? = nil) throws -> [Product] {
         try ids.compactMap { id in
-            let product = try FastStatement(db, productQuery + " WHERE p.id = ?")
+            let product = try FastStatement(db, productQuery + " WHERE p.id = ? AND (?2 IS NULL OR p.app_id = ?2)")
             product.bind(1, id)
+            product.bind(2, app)
             let localizations = try FastStatement(db, localizationQuery + " WHERE product_id = ? ORDER BY position")
             localizations.bind(1, id)
             let found = try localizations.all(localization)
@@ -111,9 +130,12 @@ extension Ledger {
     /// product comes with its localizations as consecutive rows (no table of localizations by
     /// product to build and look up: hashing 79,000 identifiers twice was a tenth of a listing).
     public func allProducts() throws -> [Product] {
-        try read { db in
+        let app = try appID()
+        return try read { db in
             var products: [Product] = []
-            try FastStatement(db, Self.catalogQuery).forEachRow { row in
+            let catalog = try FastStatement(db, Self.catalogQuery)
+            catalog.bind(1, app)
+            try catalog.forEachRow { row in
                 let localization =
                     row.isNull(10)
                     ? nil
@@ -139,7 +161,7 @@ extension Ledger {
         """
         SELECT \(productColumns), l.locale, l.display_name, l.description
         FROM \(productTables) LEFT JOIN product_localizations l ON l.product_id = p.id
-        ORDER BY p.id, l.position
+        WHERE p.app_id = ? ORDER BY p.id, l.position
         """)
 
     private static let localizationQuery =

@@ -32,12 +32,14 @@ extension Ledger {
     /// Store Connect order applies and the list holds visibility overrides only; once an order
     /// is set, a product left out of it is hidden.
     package func promotionOrder() throws -> [PromotionInfo] {
-        try read { db in try Self.promotions(db) }
+        let app = try appID()
+        return try read { db in try Self.promotions(db, app: app) }
     }
 
     /// Whether an order was set (by `updatePromotionOrder(byIDs:)` or `updatePromotions(_:)`).
     package func isPromotionOrderOverridden() throws -> Bool {
-        try read { db in try Self.orderOverridden(db) }
+        let app = try appID()
+        return try read { db in try Self.orderOverridden(db, app: app) }
     }
 
     /// Replaces the order and visibility of every promoted product; an empty list resets to
@@ -45,20 +47,24 @@ extension Ledger {
     /// - Throws: `UnknownProductError`; `StoreControlError.duplicatePromotion`.
     @discardableResult
     package func updatePromotions(_ promotions: [PromotionInfo]) throws -> [PromotionInfo] {
-        try write { db in try Self.replacePromotions(db, promotions, orderOverridden: !promotions.isEmpty) }
+        let app = try appID()
+        return try write { db in
+            try Self.replacePromotions(db, app: app, promotions, orderOverridden: !promotions.isEmpty)
+        }
     }
 
     /// Sets the order by product identifiers, keeping the visibility of products already
     /// listed (others get `appStoreConnectDefault`); an empty list resets to the defaults.
     @discardableResult
     package func updatePromotionOrder(byIDs ids: [String]) throws -> [PromotionInfo] {
-        try write { db in
+        let app = try appID()
+        return try write { db in
             let visibility = Dictionary(
-                uniqueKeysWithValues: try Self.promotions(db).map { ($0.productID, $0.visibility) })
+                uniqueKeysWithValues: try Self.promotions(db, app: app).map { ($0.productID, $0.visibility) })
             let promotions = ids.map {
                 PromotionInfo(productID: $0, visibility: visibility[$0] ?? .appStoreConnectDefault)
             }
-            return try Self.replacePromotions(db, promotions, orderOverridden: !ids.isEmpty)
+            return try Self.replacePromotions(db, app: app, promotions, orderOverridden: !ids.isEmpty)
         }
     }
 
@@ -68,36 +74,47 @@ extension Ledger {
     package func updatePromotionVisibility(
         _ visibility: PromotionVisibility, for productID: String
     ) throws -> [PromotionInfo] {
-        try write { db in
-            var promotions = try Self.promotions(db)
+        let app = try appID()
+        return try write { db in
+            var promotions = try Self.promotions(db, app: app)
             if let index = promotions.firstIndex(where: { $0.productID == productID }) {
                 promotions[index].visibility = visibility
             } else {
                 promotions.append(PromotionInfo(productID: productID, visibility: visibility))
             }
-            return try Self.replacePromotions(db, promotions, orderOverridden: try Self.orderOverridden(db))
+            return try Self.replacePromotions(
+                db, app: app, promotions, orderOverridden: try Self.orderOverridden(db, app: app))
         }
     }
 
     private static let orderOverriddenKey = "promotionOrderOverridden"
 
-    private static func orderOverridden(_ db: Database) throws -> Bool {
+    private static func orderOverridden(_ db: Database, app: Int64) throws -> Bool {
         try String.fetchOne(
-            try db.cachedStatement(sql: "SELECT value FROM store_settings WHERE key = ?"),
-            arguments: [orderOverriddenKey]) == "true"
+            try db.cachedStatement(sql: "SELECT value FROM app_settings WHERE app_id = ? AND key = ?"),
+            arguments: [app, orderOverriddenKey]) == "true"
     }
 
-    private static func promotions(_ db: Database) throws -> [PromotionInfo] {
-        try Row.fetchAll(try db.cachedStatement(sql: "SELECT product_id, visibility FROM promotions ORDER BY position"))
-            .map {
-                PromotionInfo(
-                    productID: $0["product_id"],
-                    visibility: PromotionVisibility(rawValue: $0["visibility"]) ?? .appStoreConnectDefault)
-            }
+    /// App `app`'s promotions (those of its products), in order.
+    private static func promotions(_ db: Database, app: Int64) throws -> [PromotionInfo] {
+        try Row.fetchAll(
+            try db.cachedStatement(
+                sql: """
+                    SELECT product_id, visibility FROM promotions
+                    WHERE product_id IN (SELECT id FROM products WHERE app_id = ?) ORDER BY position
+                    """), arguments: [app]
+        )
+        .map {
+            PromotionInfo(
+                productID: $0["product_id"],
+                visibility: PromotionVisibility(rawValue: $0["visibility"]) ?? .appStoreConnectDefault)
+        }
     }
 
+    /// Replaces app `app`'s promotions, placed after every other app's (each app's keep their
+    /// order).
     private static func replacePromotions(
-        _ db: Database, _ promotions: [PromotionInfo], orderOverridden: Bool
+        _ db: Database, app: Int64, _ promotions: [PromotionInfo], orderOverridden: Bool
     ) throws -> [PromotionInfo] {
         var seen = Set<String>()
         for promotion in promotions {
@@ -106,19 +123,23 @@ extension Ledger {
             }
             guard
                 try Bool.fetchOne(
-                    try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ?"), arguments: [promotion.productID]
+                    try db.cachedStatement(sql: "SELECT 1 FROM products WHERE id = ? AND app_id = ?"),
+                    arguments: [promotion.productID, app]
                 ) != nil
             else {
                 throw UnknownProductError(productIdentifier: promotion.productID)
             }
         }
-        try db.run(sql: "DELETE FROM promotions")
-        for (position, promotion) in promotions.enumerated() {
+        try db.run(
+            sql: "DELETE FROM promotions WHERE product_id IN (SELECT id FROM products WHERE app_id = ?)",
+            arguments: [app])
+        let first = try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(position) + 1, 0) FROM promotions") ?? 0
+        for (offset, promotion) in promotions.enumerated() {
             try db.run(
                 sql: "INSERT INTO promotions (position, product_id, visibility) VALUES (?, ?, ?)",
-                arguments: [position, promotion.productID, promotion.visibility.rawValue])
+                arguments: [first + offset, promotion.productID, promotion.visibility.rawValue])
         }
-        try saveSettings(db, [orderOverriddenKey: String(orderOverridden)])
+        try saveAppSettings(db, app: app, [orderOverriddenKey: String(orderOverridden)])
         return promotions
     }
 }

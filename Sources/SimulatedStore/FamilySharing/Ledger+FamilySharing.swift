@@ -73,7 +73,7 @@ extension Ledger {
             db, sql: "SELECT id, name FROM customers WHERE family = ? AND id <> ? ORDER BY id",
             arguments: [family, purchase.customerID])
         for member in members {
-            let share = try withCustomerScope(.customer(id: member["id"], name: member["name"]))
+            let share = try withCustomerScope(.chosen(id: member["id"], name: member["name"]))
                 .shareFamilyPurchase(db, NewPayment(productID: purchase.productID))
             try db.execute(
                 sql: "INSERT INTO family_share_sources (original_transaction_id, purchase_original_id) VALUES (?, ?)",

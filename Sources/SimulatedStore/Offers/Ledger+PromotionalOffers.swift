@@ -19,7 +19,7 @@ extension Ledger {
     }
 
     static func subscriptionOffersKey(_ db: Database) throws -> SubscriptionOffersKey? {
-        let stored = try storedSettings(db)
+        let stored = try storeWideSettings(db)
         guard let id = stored[StoreSettingKey.subscriptionOffersKeyID],
             let privateKey = stored[StoreSettingKey.subscriptionOffersPrivateKey]
         else { return nil }
@@ -175,12 +175,14 @@ extension Ledger {
 
     /// Whether `text` names one of this value's customer's transactions, or their app transaction.
     private func isCustomers(_ db: Database, transactionID text: String) throws -> Bool {
-        let customer = try customerID()
-        if text == (try identities.identity(db).appTransactionID(ofCustomer: customer)) { return true }
+        let owner = try owner()
+        if text == (try identities.identity(db).appTransactionID(ofCustomer: owner.customer, app: owner.app)) {
+            return true
+        }
         guard let id = UInt64(text), let stored = Int64(exactly: id) else { return false }
         return try Bool.fetchOne(
-            db, sql: "SELECT 1 FROM transactions WHERE id = ? AND customer_id = ?", arguments: [stored, customer])
-            != nil
+            db, sql: "SELECT 1 FROM transactions WHERE id = ? AND \(Owner.condition)",
+            arguments: [stored] + owner.arguments) != nil
     }
 }
 

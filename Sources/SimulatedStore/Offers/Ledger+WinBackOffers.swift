@@ -30,7 +30,7 @@ extension Ledger {
     /// only when its latest period's product has win-back offers.
     package func subscriptionsWithWinBackOffersOpen() throws -> [SubscriptionStatus] {
         try read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").compactMap { group in
+            try appsGroups(db).compactMap { group in
                 guard let latest = try latestPeriod(db, of: try own(group)),
                     try subscriptionPlan(db, productID: latest.productID)?.winBackOffers.isEmpty == false
                 else { return nil }
@@ -104,7 +104,7 @@ private struct WinBackCustomer {
             notChurned = "the subscription is in billing retry; win-back offers are for churned subscribers"
         }
         return WinBackCustomer(
-            held: held, now: Date(ledgerMilliseconds: now), rate: try StoreSettings(db).timeRate,
+            held: held, now: Date(ledgerMilliseconds: now), rate: try ledger.timeRate(db),
             notChurned: notChurned, lapsedAt: min(end, latest?.revocationDate ?? end),
             latestProductID: latest?.productID)
     }

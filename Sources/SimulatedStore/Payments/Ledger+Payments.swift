@@ -104,12 +104,12 @@ extension Ledger {
     func addPayment(
         _ db: Database, _ payment: NewPayment, delivery: DeliveryRecording
     ) throws -> (transaction: PaymentTransaction, isNew: Bool) {
-        let customer = try customerID()
+        let owner = try owner()
         if let key = payment.idempotencyKey,
             let existing = try PaymentTransaction.fetchAll(db, sql: "WHERE idempotency_key = ?", arguments: [key]).first
         {
             // Keys are the store's: another customer's payment with it is another payment.
-            guard existing.customerID == customer, existing.productID == payment.productID,
+            guard Owner(of: existing) == owner, existing.productID == payment.productID,
                 existing.quantity == payment.quantity,
                 existing.appAccountToken == payment.appAccountToken,
                 existing.applicationUsername == payment.applicationUsername,
@@ -118,7 +118,7 @@ extension Ledger {
             return (existing, false)
         }
         // One read of the settings table gives both the store's switches and its clock.
-        let stored = try Self.storedSettings(db)
+        let stored = try Self.storedSettings(db, app: owner.app)
         let settings = StoreSettings(stored: stored)
         let now = storeNow(clockOffset: stored[StoreSettingKey.clockOffset])
         let offer =
@@ -126,13 +126,13 @@ extension Ledger {
             ?? payment.codeOffer.map { try redeemableCode(db, payment, referenceName: $0, at: now) }
             ?? payment.winBackOffer.map { try redeemableWinBack(db, payment, offerID: $0, at: now) }
         var row = try NewTransactionRow(
-            db, productID: payment.productID, customerID: customer, state: .purchasing, at: now)
+            db, productID: payment.productID, owner: owner, state: .purchasing, at: now)
         if payment.quantity > 1 { try Self.checkTotalPrice(db, payment) }
         row.quantity = payment.quantity
         row.appAccountToken = payment.appAccountToken
         row.applicationUsername = payment.applicationUsername
         row.idempotencyKey = payment.idempotencyKey
-        row.storefront = try customerStorefront(db, customer) ?? settings.storefront.countryCode
+        row.storefront = try customerStorefront(db, owner.customer) ?? settings.storefront.countryCode
         try keepGroupsOriginal(db, &row, sharedByFamily: payment.isSharedByFamily)
         let decision = try decide(db, payment, settings: settings, productType: row.productType, offer: offer, at: now)
         row.planned = (decision.state, decision.error)
@@ -204,8 +204,10 @@ extension Ledger {
     package func recoverAtLaunch() throws -> (completed: [PaymentTransaction], renewed: [PaymentTransaction]) {
         try write { db in
             let select = try FastStatement(
-                db, "SELECT id FROM transactions WHERE customer_id = ? AND state = 'purchasing' ORDER BY id")
-            select.bind(1, try customerID())
+                db, "SELECT id FROM transactions WHERE \(Owner.condition) AND state = 'purchasing' ORDER BY id")
+            let owner = try owner()
+            select.bind(1, owner.customer)
+            select.bind(2, owner.app)
             let purchasing = try select.all { UInt64($0.int64(0)) }
             let writer = try writer(db)
             let completed = try purchasing.map { try applyPlannedOutcome(writer, id: $0) }
@@ -265,7 +267,7 @@ extension Ledger {
     package func changedPurchases(
         afterEvent: Int64, events: Int
     ) throws -> (transactions: [PaymentTransaction], through: Int64, isWhole: Bool) {
-        let customer = try customerID()
+        let owner = try owner()
         return try read { db in
             let window = try Int64.fetchAll(
                 db, sql: "SELECT seq FROM transaction_events WHERE seq > ? ORDER BY seq LIMIT ?",
@@ -274,12 +276,12 @@ extension Ledger {
             let changed = try PaymentTransaction.fetchAll(
                 db,
                 sql: """
-                    WHERE customer_id = ? AND restored_from IS NULL AND \(Self.notARenewalChange) AND id IN (
+                    WHERE \(Owner.condition) AND restored_from IS NULL AND \(Self.notARenewalChange) AND id IN (
                         SELECT transaction_id FROM transaction_events WHERE seq > ? AND seq <= ?
                           AND kind IN ('created', 'stateChanged', 'revoked', 'reinstated'))
                     ORDER BY id
                     """,
-                arguments: [customer, afterEvent, through])
+                arguments: owner.arguments + [afterEvent, through])
             return (changed, through, window.count < max(1, events))
         }
     }
@@ -321,19 +323,20 @@ extension Ledger {
     private func recordDeliveryOfUnfinishedTransactions(
         _ db: Database, after: Int64, through: Int64, limit: Int
     ) throws -> [PaymentTransaction] {
-        let customer = try customerID()
+        let owner = try owner()
         // The batch's last id first: an UPDATE cannot be limited, its condition can.
         let last =
             try Int64.fetchOne(
                 db,
                 sql: """
-                    SELECT id FROM transactions WHERE customer_id = ? AND is_finished = 0 AND id > ? AND id <= ?
+                    SELECT id FROM transactions WHERE \(Owner.condition) AND is_finished = 0 AND id > ? AND id <= ?
                     ORDER BY id LIMIT 1 OFFSET ?
                     """,
-                arguments: [customer, after, through, limit - 1]) ?? through
+                arguments: owner.arguments + [after, through, limit - 1]) ?? through
         var delivered: [PaymentTransaction] = []
         try writer(db).recordDelivery(
-            where: "customer_id = ? AND is_finished = 0 AND id > ? AND id <= ?", arguments: [customer, after, last]
+            where: "\(Owner.condition) AND is_finished = 0 AND id > ? AND id <= ?",
+            arguments: owner.arguments + [after, last]
         ) {
             delivered.append($0)
         }

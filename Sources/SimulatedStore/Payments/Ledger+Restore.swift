@@ -54,11 +54,11 @@ extension Ledger {
         var types = [ProductType.nonConsumable, .autoRenewable].map(\.rawValue)
         if includeNonRenewing { types.append(ProductType.nonRenewable.rawValue) }
         let placeholders = types.map { _ in "?" }.joined(separator: ", ")
-        // The customer's own purchases, on whatever device they were made.
+        // The customer's own purchases in this app, on whatever device they were made.
         var sources =
-            "customer_id = ? AND state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders)) "
+            "\(Owner.condition) AND state = 'purchased' AND revocation_date IS NULL AND product_type IN (\(placeholders)) "
             + "AND " + Self.notARenewalChange
-        var arguments: StatementArguments = [try customerID()]
+        var arguments = try owner().arguments
         arguments += StatementArguments(types)
         if let name = applicationUsername {
             sources += " AND (application_username = ? OR app_account_token = ?)"

@@ -12,12 +12,12 @@ extension Ledger {
     package func appendSyntheticPurchases(productID: String, finished: Int, unfinished: Int) throws -> [UInt64] {
         try write { db in
             let writer = try writer(db)
-            let customer = try customerID()
+            let owner = try owner()
             var template = try NewTransactionRow(
-                db, productID: productID, customerID: customer, state: .purchasing, at: writer.now)
+                db, productID: productID, owner: owner, state: .purchasing, at: writer.now)
             template.planned = (.purchased, nil)
             var ids = try writer.ids()
-            let sharing = try Self.hasFamily(db, customer)
+            let sharing = try Self.hasFamily(db, owner.customer)
             var unfinishedIDs: [UInt64] = []
             for index in 0..<(finished + unfinished) {
                 let purchased = try chargeSynthetic(writer, template, ids: &ids, sharing: sharing)
@@ -58,9 +58,10 @@ extension Ledger {
                 }
                 try insert.execute(arguments: [name, writer.now])
                 let customer = db.lastInsertedRowID
-                let store = withCustomerScope(.customer(id: customer, name: name))
+                let store = withCustomerScope(.chosen(id: customer, name: name))
                 var template = try NewTransactionRow(
-                    db, productID: productID, customerID: customer, state: .purchasing, at: writer.now)
+                    db, productID: productID, owner: Owner(customer: customer, app: try appID()), state: .purchasing,
+                    at: writer.now)
                 template.planned = (.purchased, nil)
                 // A new customer has no family yet: nothing of theirs is shared.
                 for _ in 0..<purchasesEach {

@@ -8,17 +8,18 @@ extension Ledger {
     /// transactions after `afterID`, one page at a time; this value's customer's (every
     /// customer's, for a value that names none).
     package func refundRequests(after afterID: UInt64 = 0, limit: Int = 1_000) throws -> [RefundRequest] {
-        var customer: Int64?
-        if case .customer(let id, _) = customerScope { customer = id }
+        let scope = scopeCondition
+        // The whole store's for a value that names no one: no lookup in the transactions.
+        let owned =
+            scope.arguments.isEmpty ? "" : "AND transaction_id IN (SELECT id FROM transactions WHERE \(scope.sql))"
         return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    \(Self.refundRequestColumns) WHERE transaction_id > ?
-                      AND (? IS NULL OR transaction_id IN (SELECT id FROM transactions WHERE customer_id = ?))
+                    \(Self.refundRequestColumns) WHERE transaction_id > ? \(owned)
                     ORDER BY transaction_id LIMIT ?
                     """,
-                arguments: [Int64(clamping: afterID), customer, customer, max(0, limit)]
+                arguments: [Int64(clamping: afterID)] + scope.arguments + [max(0, limit)]
             ).map(Self.refundRequest)
         }
     }

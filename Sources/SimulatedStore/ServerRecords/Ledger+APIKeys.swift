@@ -79,14 +79,17 @@ extension Ledger {
         try read { db in try storedAPIKey(db, keyID) }
     }
 
-    /// The API key `keyID` names (`nil` when the ledger has none) and the store's settings,
-    /// read in one snapshot: what checking a request's bearer token needs.
-    package func apiKeyAndSettings(_ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
-        try read { db in try apiKeyAndSettings(db, keyID) }
+    /// The API key `keyID` names (`nil` when the ledger has none) and the app of bundle
+    /// `bundleID` with its settings (`nil` when the store has none), read in one snapshot: what
+    /// checking a request's bearer token needs (the token's `bid` names the app it is for).
+    package func apiKeyAndApp(_ keyID: String, bundleID: String?) throws -> (key: APIKey?, app: ServedApp?) {
+        try read { db in try apiKeyAndApp(db, keyID, bundleID: bundleID) }
     }
 
-    /// `apiKeyAndSettings(_:)` inside a read.
-    func apiKeyAndSettings(_ db: Database, _ keyID: String) throws -> (key: APIKey?, settings: StoreSettings) {
+    /// `apiKeyAndApp(_:bundleID:)` inside a read.
+    func apiKeyAndApp(
+        _ db: Database, _ keyID: String, bundleID: String?
+    ) throws -> (key: APIKey?, app: ServedApp?) {
         // An access decision: the keys' table is read whole (a few rows) and must check, its
         // seal included, so that no key edited, swapped or put back is accepted. Only another
         // connection's commit can change it behind this one's back: it is read again after one
@@ -96,9 +99,30 @@ extension Ledger {
             try records(db).checkWhole(.apiKeys)
             shared.apiKeysCheckedAt.withLock { $0 = version }
         }
-        return (try storedAPIKey(db, keyID), try StoreSettings(db))
+        let key = try storedAPIKey(db, keyID)
+        guard let bundleID, let app = try Self.appRowID(db, bundleID: bundleID) else { return (key, nil) }
+        return (
+            key,
+            ServedApp(
+                id: app, bundleID: bundleID, settings: StoreSettings(stored: try Self.storedSettings(db, app: app)))
+        )
     }
 
+    /// This ledger's file acting in `app` (for this value's customer).
+    package func serving(_ app: ServedApp) -> Ledger {
+        withScope(LedgerScope(customer: customerScope, app: .chosen(id: app.id, name: app.bundleID)))
+    }
+}
+
+/// The app a request to the App Store Server API is for (its bearer token's `bid`), with its
+/// settings as the token's check read them.
+package struct ServedApp: Sendable {
+    package let id: Int64
+    package let bundleID: String
+    package let settings: StoreSettings
+}
+
+extension Ledger {
     /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the
     /// ledger, revoked, and its identifier is never given to another key.
     /// - Throws: `APIKeyError.unknownKeyID`, `.alreadyRevoked`.

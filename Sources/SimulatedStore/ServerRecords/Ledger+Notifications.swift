@@ -24,12 +24,15 @@ extension Ledger {
         at date: Int64? = nil, once key: String? = nil, summary: NotificationPayload.Summary? = nil,
         refundReason: RefundRequest.Reason? = nil
     ) throws {
-        let (db, now, read) = (writer.db, date ?? writer.now, writer.settingsRead)
+        // The transaction's app's notification, or, for one about none, this value's app's.
+        let app = try transaction?.appID ?? appID()
+        let (db, now, read) = (writer.db, date ?? writer.now, writer.settingsRead(app: app))
         let vouched = transaction.map { writer.holds($0.id) } ?? false
-        guard try read.map(\.notifies) ?? Self.notifies(db) else { return }
+        guard try read.map(\.notifies) ?? Self.notifies(db, app: app) else { return }
         if let key, try Bool.fetchOne(db, sql: Self.keyTaken, arguments: [key]) == true { return }
-        let signer =
-            try read.map { PayloadSigner(identity: try identities.identity(db), settings: $0) } ?? signer(db)
+        let signer = PayloadSigner(
+            identity: try identities.identity(db),
+            settings: try read ?? StoreSettings(stored: try Self.storedSettings(db, app: app)))
         let settings = signer.settings
         var signedTransaction: String?
         var signedRenewal: String?
@@ -53,7 +56,8 @@ extension Ledger {
                     RenewalInfoPayload(
                         state, settings: settings,
                         recentStart: try recentSubscriptionStart(db, of: held),
-                        appTransactionID: signer.identity.appTransactionID(ofCustomer: held.customer))
+                        appTransactionID: signer.identity.appTransactionID(
+                            ofCustomer: state.transaction.customerID, app: state.transaction.appID))
                 ).compactSerialization
                 status = state.state
             }
@@ -72,23 +76,37 @@ extension Ledger {
         try db.execute(
             sql: """
                 INSERT INTO notifications (uuid, type, subtype, transaction_id, original_transaction_id, event_key,
-                    created_at, signed_payload, status, next_attempt_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)
+                    created_at, signed_payload, status, next_attempt_at, app_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
                 """,
             arguments: [
                 uuid.uuidString.lowercased(), type, subtype, transaction.map { Int64($0.id) },
                 transaction.map { Int64($0.originalID) }, key, now, try signer.sign(payload).compactSerialization, now,
+                app,
             ])
         try records(db).inserted(.notifications, key: db.lastInsertedRowID)
     }
 
-    /// Whether the store has a notification URL: one prepared lookup, as every purchase asks.
-    static func notifies(_ db: Database) throws -> Bool {
-        try FastStatement(db, notificationURLSet).first { _ in true } ?? false
+    /// Whether app `app` has a notification URL: one prepared lookup, as every purchase asks.
+    static func notifies(_ db: Database, app: Int64) throws -> Bool {
+        let lookup = try FastStatement(db, notificationURLSet)
+        lookup.bind(1, app)
+        return try lookup.first { _ in true } ?? false
     }
 
+    /// Whether any app of the store has a notification URL.
+    static func anyAppNotifies(_ db: Database) throws -> Bool {
+        try FastStatement(db, anyNotificationURL).first { _ in true } ?? false
+    }
+
+    /// The apps that have a notification URL, as a condition on a table's `app_id`.
+    static let notifyingApps =
+        "app_id IN (SELECT app_id FROM app_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none')"
     private static let notificationURLSet = LedgerSQL(
-        "SELECT 1 FROM store_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'")
+        "SELECT 1 FROM app_settings WHERE app_id = ? AND key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'"
+    )
+    private static let anyNotificationURL = LedgerSQL(
+        "SELECT 1 FROM app_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none' LIMIT 1")
     private static let keyTaken = "SELECT 1 FROM notifications WHERE event_key = ?"
 
     /// Records what passing time made up to `now`: subscriptions that expired with auto-renew
@@ -115,14 +133,14 @@ extension Ledger {
     /// The changes passing time made from the mark to `now`, not notified yet;
     /// none while the store has no notification URL.
     func passingTime(_ db: Database, at now: Int64) throws -> [PassingTimeChange] {
-        guard try Self.notifies(db) else { return [] }
+        guard try Self.anyAppNotifies(db) else { return [] }
         let since = try Int64.fetchOne(db, sql: Self.reportedFrom) ?? 0
         guard now > since else { return [] }
         let passed = { (date: Int64?) in date.map { $0 > since && $0 <= now } ?? false }
         var changes: [PassingTimeChange] = []
         for held in try heldSubscriptions(db) {
             guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
-                let end = latest.expirationDate?.ledgerMilliseconds
+                let end = latest.expirationDate?.ledgerMilliseconds, try Self.notifies(db, app: latest.appID)
             else { continue }
             let state = try renewalState(db, of: held)
             // Only a billing issue or a period that ended since the mark has anything to say.
@@ -183,7 +201,7 @@ extension Ledger {
     /// - Throws: `NotificationError.noURL` when the store has no notification URL.
     package func requestTestNotification() throws -> ServerNotification {
         try write { db in
-            guard try StoreSettings(db).notificationURL != nil else { throw NotificationError.noURL }
+            guard try settings(db).notificationURL != nil else { throw NotificationError.noURL }
             let now = try storeNow(db)
             try notify(writer(db, at: now), .test, about: nil)
             return try Self.notifications(db, where: "seq = last_insert_rowid()")[0]
@@ -228,12 +246,14 @@ extension Ledger {
     /// about that customer's transactions (not a test's, nor a mass extension's summary).
     /// - Throws: `LedgerError` (`.corrupted`) when a record was changed outside the ledger.
     package func notificationHistory(_ query: NotificationHistoryQuery) throws -> [ServerNotification] {
-        try read { db in
+        let app = try appID()
+        return try read { db in
             var customer: Int64?
             if let id = query.transactionID {
                 guard
                     let owner = try Int64.fetchOne(
-                        db, sql: "SELECT customer_id FROM transactions WHERE id = ?", arguments: [Int64(id)])
+                        db, sql: "SELECT customer_id FROM transactions WHERE id = ? AND app_id = ?",
+                        arguments: [Int64(id), app])
                 else { throw PaymentQueueError.unknownTransaction(id) }
                 customer = owner
             }
@@ -242,14 +262,14 @@ extension Ledger {
                 try Self.notifications(
                     db,
                     where: """
-                        seq > ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
+                        seq > ? AND app_id = ? AND created_at >= ? AND created_at < ? AND (? IS NULL OR type = ?)
                             AND (? IS NULL OR subtype = ?)
                             AND (? IS NULL OR transaction_id IN (SELECT id FROM transactions WHERE customer_id = ?))
                             AND (? = 0 OR status <> 'delivered')
                         ORDER BY seq LIMIT ?
                         """,
                     arguments: [
-                        query.after, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type,
+                        query.after, app, query.start.ledgerMilliseconds, query.end.ledgerMilliseconds, query.type,
                         query.type,
                         query.subtype, query.subtype, customer, customer, query.onlyFailures, query.limit,
                     ]))
@@ -276,6 +296,7 @@ extension Ledger {
                 db,
                 where: """
                     status = 'pending' AND next_attempt_at <= ? AND seq NOT IN (SELECT value FROM json_each(?))
+                        AND \(Self.notifyingApps)
                     ORDER BY next_attempt_at, seq LIMIT ?
                     """, arguments: [try storeNow(db), excluded, limit]
             ).map { notification in

@@ -74,8 +74,9 @@ extension Ledger {
     /// `query.limit` of them.
     package func serverHistory(_ query: ServerHistoryQuery) throws -> Page {
         let modified = Self.lastModified
-        var conditions = ["customer_id = ?", "state = 'purchased'", Self.notARenewalChange]
-        var arguments: [(any DatabaseValueConvertible)?] = [try customerID()]
+        let owner = try owner()
+        var conditions = [Owner.condition, "state = 'purchased'", Self.notARenewalChange]
+        var arguments: [(any DatabaseValueConvertible)?] = [owner.customer, owner.app]
         if let after = query.after {
             conditions.append(
                 query.descending

@@ -13,7 +13,8 @@ extension Ledger {
     package func transaction(forOrder orderID: String) throws -> PaymentTransaction? {
         guard let id = OrderID.transactionID(of: orderID) else { return nil }
         return try read { db in
-            guard let transaction = try PaymentTransaction.fetchOne(db, id: id), transaction.state == .purchased,
+            guard let transaction = try PaymentTransaction.fetchOne(db, id: id), isInApp(transaction),
+                transaction.state == .purchased,
                 try !isRenewalChange(db, transaction)
             else { return nil }
             return transaction

@@ -49,18 +49,21 @@ extension Ledger {
     }
 
     /// Transaction `id` and its signed form, read in one snapshot (what the App Store
-    /// Server API's Get Transaction Info answers); `nil` when the ledger has no such transaction
-    /// or it is not purchased or restored (the App Store's server never saw it).
-    /// - Throws: `LedgerError` (`.corrupted`) when its row differs from what its history recorded.
+    /// Server API's Get Transaction Info answers); `nil` when this value's app has no such
+    /// transaction or it is not purchased or restored (the App Store's server never saw it).
+    /// - Throws: `LedgerError` (`.corrupted`) when its row differs from what its history
+    ///   recorded; `AppError.appNotChosen`.
     public func signedPurchase(_ id: UInt64) throws -> (transaction: PaymentTransaction, signed: JWS)? {
-        guard let inputs = try read({ db in try purchaseSigning(db, id) }) else { return nil }
+        let app = try appID()
+        guard let inputs = try read({ db in try purchaseSigning(db, id, inApp: app) }) else { return nil }
         return (inputs.transactions[0], try inputs.sign()[0])
     }
 
     /// `signedPurchase(_:)` as Get Transaction Info answers it: its `signedDate` is the store's
     /// time of signing.
     package func serverSignedPurchase(_ id: UInt64) throws -> JWS? {
-        try read { db in try purchaseSigning(db, id)?.signedNow(try storeNow(db)) }?.sign()[0]
+        let app = try appID()
+        return try read { db in try purchaseSigning(db, id, inApp: app)?.signedNow(try storeNow(db)) }?.sign()[0]
     }
 
     /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
@@ -70,24 +73,27 @@ extension Ledger {
     /// the transaction's read (a row edited outside the ledger) answers only after the token
     /// held, as it would have read alone.
     /// - Throws: `LedgerError` when the key or the settings cannot be read.
-    package func serverPurchase(_ id: UInt64, keyID: String) throws -> ServerPurchase {
+    package func serverPurchase(_ id: UInt64, keyID: String, bundleID: String?) throws -> ServerPurchase {
         try read { db in
-            let (key, settings) = try apiKeyAndSettings(db, keyID)
+            let (key, app) = try apiKeyAndApp(db, keyID, bundleID: bundleID)
             let signing = Result {
-                try purchaseSigning(
-                    db, id, signer: PayloadSigner(identity: try identities.identity(db), settings: settings)
+                guard let app else { return Signing?.none }
+                return try purchaseSigning(
+                    db, id, inApp: app.id,
+                    signer: PayloadSigner(identity: try identities.identity(db), settings: app.settings)
                 )?.signedNow(try storeNow(db))
             }
-            return ServerPurchase(
-                key: key, settings: settings, signing: signing.mapError { Self.mapError($0, path: path) })
+            return ServerPurchase(key: key, app: app, signing: signing.mapError { Self.mapError($0, path: path) })
         }
     }
 
-    /// Transaction `id` read and vouched for in one statement, ready to sign; `nil` when the
-    /// ledger has none, or it is not purchased or restored, or only changed a subscription's
-    /// renewal (the App Store's server never saw it).
-    private func purchaseSigning(_ db: Database, _ id: UInt64, signer: PayloadSigner? = nil) throws -> Signing? {
-        guard let transaction = try HashChain.vouchedTransaction(db, id: id),
+    /// Transaction `id` of app `app` read and vouched for in one statement, ready to sign; `nil`
+    /// when the ledger has none, or it is another app's, or it is not purchased or restored, or
+    /// only changed a subscription's renewal (the App Store's server never saw it).
+    private func purchaseSigning(
+        _ db: Database, _ id: UInt64, inApp app: Int64, signer: PayloadSigner? = nil
+    ) throws -> Signing? {
+        guard let transaction = try HashChain.vouchedTransaction(db, id: id), transaction.appID == app,
             transaction.state == .purchased || transaction.state == .restored,
             try !isRenewalChange(db, transaction)
         else { return nil }
@@ -164,7 +170,8 @@ extension Ledger {
             try transactions.map { transaction in
                 let payload = TransactionPayload(
                     transaction, product: products[transaction.productID], settings: signer.settings,
-                    appTransactionID: signer.identity.appTransactionID(ofCustomer: transaction.customerID),
+                    appTransactionID: signer.identity.appTransactionID(
+                        ofCustomer: transaction.customerID, app: transaction.appID),
                     charged: chargedPrices[transaction.id],
                     familyShared: familySharedOriginals.contains(transaction.originalID),
                     refundedPortion: refundedPortions[transaction.id], signedAt: signedAt)
@@ -206,7 +213,8 @@ extension Ledger {
         }
         let payload = RenewalInfoPayload(
             status, settings: signer.settings, recentStart: recentStart,
-            appTransactionID: signer.identity.appTransactionID(ofCustomer: status.transaction.customerID),
+            appTransactionID: signer.identity.appTransactionID(
+                ofCustomer: status.transaction.customerID, app: status.transaction.appID),
             signedAt: now)
         return (try signer.sign(payload), payload)
     }
@@ -223,33 +231,38 @@ extension Ledger {
     package func signedAppTransactionWithPayload(
         nonce: UUID = UUID()
     ) throws -> (jws: JWS, payload: AppTransactionPayload) {
-        let customer = try customerID()
+        let owner = try owner()
         let (payloadSigner, now): (PayloadSigner, Date) = try read { db in
             (try signer(db), Date(ledgerMilliseconds: try storeNow(db)))
         }
         let payload = AppTransactionPayload(
-            settings: payloadSigner.settings, identity: payloadSigner.identity, customer: customer, nonce: nonce,
-            now: now)
+            settings: payloadSigner.settings, identity: payloadSigner.identity, customer: owner.customer,
+            app: owner.app, nonce: nonce, now: now)
         return (try payloadSigner.sign(payload), payload)
     }
 
-    /// The `appTransactionId` of this value's customer, in every value signed for them.
+    /// The `appTransactionId` of this value's customer in its app, in every value signed for
+    /// them there.
     public func appTransactionID() throws -> String {
-        let customer = try customerID()
-        return try read { db in try identities.identity(db).appTransactionID(ofCustomer: customer) }
+        let owner = try owner()
+        return try read { db in
+            try identities.identity(db).appTransactionID(ofCustomer: owner.customer, app: owner.app)
+        }
     }
 
-    /// This store acting for the customer whose `appTransactionId` is `id`; `nil` when no
-    /// customer's is. Each customer's is derived from the signing identity: this computes them
-    /// in turn, one SHA-256 per customer (a store holds at most `Customer.maximumCount`).
+    /// This store acting for the customer whose `appTransactionId` in this value's app is `id`;
+    /// `nil` when no customer's is. Each customer's is derived from the signing identity: this
+    /// computes them in turn, one SHA-256 per customer (a store holds at most
+    /// `Customer.maximumCount`).
     package func forCustomer(withAppTransactionID id: String) throws -> Ledger? {
-        try read { db in
+        let app = try appID()
+        return try read { db in
             let identity = try identities.identity(db)
             let customers = try Row.fetchCursor(db, sql: "SELECT id, name FROM customers ORDER BY id")
             while let row = try customers.next() {
                 let customer: Int64 = row["id"]
-                if identity.appTransactionID(ofCustomer: customer) == id {
-                    return withCustomerScope(.customer(id: customer, name: row["name"]))
+                if identity.appTransactionID(ofCustomer: customer, app: app) == id {
+                    return withCustomerScope(.chosen(id: customer, name: row["name"]))
                 }
             }
             return nil
@@ -269,7 +282,7 @@ extension Ledger {
 
     /// The identity and settings that sign, as a transaction sees them.
     func signer(_ db: Database) throws -> PayloadSigner {
-        PayloadSigner(identity: try identities.identity(db), settings: try StoreSettings(db))
+        PayloadSigner(identity: try identities.identity(db), settings: try settings(db))
     }
 }
 
@@ -277,8 +290,9 @@ extension Ledger {
 package struct ServerPurchase {
     /// The API key the bearer token names, if the ledger has it.
     package let key: APIKey?
-    /// The store's settings, read with the key.
-    package let settings: StoreSettings
+    /// The app the token's bundle names, with its settings, read with the key; `nil` when the
+    /// store has no app of that bundle.
+    package let app: ServedApp?
     fileprivate let signing: Result<Ledger.Signing?, any Error>
 
     /// The transaction signed; `nil` when the ledger has no such transaction or it is not

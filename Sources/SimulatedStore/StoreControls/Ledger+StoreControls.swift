@@ -98,9 +98,8 @@ extension Ledger {
             try writer(db).delete(where: "id = ?", arguments: [Int64(id)])
             return StoreActionOutcome(transactions: [], notice: .none)
         case .clearTransactions:
-            // The customer's, or the whole store's for a value that names none.
-            var condition = ("1", StatementArguments())
-            if case .customer(let customer, _) = customerScope { condition = ("customer_id = ?", [customer]) }
+            // The customer's in the app, or the whole store's for a value that names neither.
+            let condition = scopeCondition
             let count =
                 try Int.fetchOne(
                     try db.cachedStatement(sql: "SELECT COUNT(*) FROM transactions WHERE \(condition.0)"),

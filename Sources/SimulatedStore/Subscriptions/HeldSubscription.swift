@@ -44,6 +44,10 @@ struct HeldSubscription: Hashable, Sendable {
 
 /// The subscriptions the customer holds: their own, and those family members share.
 extension Ledger {
+    /// The SQL condition on a table's `group_id` that selects the subscription groups of the
+    /// app bound to `?` (a group is one app's, as its products are).
+    static let groupOfApp = "group_id IN (SELECT subscription_group_id FROM products WHERE app_id = ?)"
+
     /// The customer's own subscription to `group`: this value's customer's.
     /// - Throws: `CustomerError.customerNotChosen`.
     func own(_ group: String) throws -> HeldSubscription {
@@ -73,7 +77,8 @@ extension Ledger {
 
     /// Every holding of this value's customer with a renewal state that `condition` selects.
     func customersHeldSubscriptions(_ db: Database, where condition: String) throws -> [HeldSubscription] {
-        try heldSubscriptions(db, where: "customer_id = ? AND \(condition)", [try customerID()])
+        try heldSubscriptions(
+            db, where: "customer_id = ? AND \(Self.groupOfApp) AND \(condition)", try owner().arguments)
     }
 
     /// Every holding with a renewal state that `condition` selects, whoever holds it, by

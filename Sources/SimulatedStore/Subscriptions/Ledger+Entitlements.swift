@@ -12,7 +12,7 @@ extension Ledger {
     /// entitlement for each, as StoreKit's `currentEntitlements(for:)` may yield several.
     /// The customer's own: this value's.
     public func currentEntitlements() throws -> [PaymentTransaction] {
-        let customer = try customerID()
+        let owner = try owner()
         return try read { db in
             let now = try storeNow(db)
             return try PaymentTransaction.fetchAll(
@@ -20,7 +20,7 @@ extension Ledger {
                 sql: """
                     WHERE id IN (
                         SELECT MAX(id) FROM transactions
-                        WHERE customer_id = ? AND state IN ('purchased', 'restored') AND revocation_date IS NULL
+                        WHERE \(Owner.condition) AND state IN ('purchased', 'restored') AND revocation_date IS NULL
                           AND (product_type IN ('nonConsumable', 'nonRenewable')
                                OR (product_type = 'autoRenewable' AND is_upgraded = 0
                                    AND purchase_date <= ? AND expiration_date > ?)
@@ -41,7 +41,7 @@ extension Ledger {
                         GROUP BY product_id, \(HeldSubscription.sharedKeyOfRow))
                     ORDER BY product_id, id
                     """,
-                arguments: [customer, now, now, now, now])
+                arguments: owner.arguments + [now, now, now, now])
         }
     }
 
@@ -49,13 +49,13 @@ extension Ledger {
     /// StoreKit's `Transaction.latest(for:)`; a payment that only changed a subscription's
     /// renewal is none), or `nil`.
     public func latestTransaction(for productID: String) throws -> PaymentTransaction? {
-        let customer = try customerID()
+        let owner = try owner()
         return try read { db in
             try PaymentTransaction.fetchAll(
                 db,
-                sql: "WHERE customer_id = ? AND product_id = ? AND state IN ('purchased', 'restored') "
+                sql: "WHERE \(Owner.condition) AND product_id = ? AND state IN ('purchased', 'restored') "
                     + "AND \(Self.notARenewalChange) ORDER BY id DESC LIMIT 1",
-                arguments: [customer, productID]
+                arguments: owner.arguments + [productID]
             ).first
         }
     }

@@ -18,13 +18,15 @@ extension Ledger {
     /// their period (once it ended, it is too late to ask), with the group's latest period (what
     /// the App Store's consent message is about), by group identifier.
     package func pendingPriceIncreases() throws -> [(increase: PriceIncrease, transaction: PaymentTransaction)] {
-        let customer = try customerID()
+        let owner = try owner()
         return try read { db in
             try String.fetchAll(
                 db,
-                sql:
-                    "SELECT group_id FROM price_increases WHERE customer_id = ? AND status = 'pending' ORDER BY group_id",
-                arguments: [customer]
+                sql: """
+                    SELECT group_id FROM price_increases WHERE customer_id = ? AND status = 'pending'
+                      AND \(Self.groupOfApp) ORDER BY group_id
+                    """,
+                arguments: owner.arguments
             ).compactMap { group in
                 guard let status = try subscriptionStatus(db, of: try own(group)), status.state == .subscribed,
                     let increase = status.priceIncrease, increase.status == .pending

@@ -19,7 +19,9 @@ extension Ledger {
     ) throws -> RenewalExtension {
         try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
         return try write { db in
-            if let done = try Self.renewalExtension(db, request: requestIdentifier, original: originalID) {
+            if let done = try Self.renewalExtension(db, request: requestIdentifier, original: originalID),
+                try PaymentTransaction.fetchOne(db, id: originalID).map(isInApp) ?? true
+            {
                 return done
             }
             return try extend(
@@ -42,9 +44,10 @@ extension Ledger {
     ) throws -> MassRenewalExtension {
         try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
         return try write { db in
+            // The product first: another app's is unknown to this one, even for a request made.
+            let group = try subscriptionGroup(db, productID: productID)
             if let done = try Self.massRenewalExtension(db, request: requestIdentifier) { return done }
             let now = try storeNow(db)
-            let group = try subscriptionGroup(db, productID: productID)
             var (succeeded, failed) = (0, 0)
             let customers = try Int64.fetchCursor(db, sql: "SELECT id FROM customers ORDER BY id")
             while let customer = try customers.next() {
@@ -118,7 +121,7 @@ extension Ledger {
         _ db: Database, originalID: UInt64, days: Int, reason: Int, request: String, at now: Int64
     ) throws -> RenewalExtension {
         guard let original = try PaymentTransaction.fetchOne(db, id: originalID), original.originalID == originalID,
-            original.productType == .autoRenewable, let held = try heldSubscription(db, of: original)
+            isInApp(original), original.productType == .autoRenewable, let held = try heldSubscription(db, of: original)
         else { throw RenewalExtensionError.unknownOriginalTransaction(originalID) }
         guard !held.isFamilyShared else { throw RenewalExtensionError.familyShared(originalID) }
         guard let status = try subscriptionStatus(db, of: held, at: now), status.state == .subscribed,

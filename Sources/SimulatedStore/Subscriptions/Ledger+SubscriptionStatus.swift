@@ -50,8 +50,17 @@ extension Ledger {
     }
 
     private func checkSubscriptionGroup(_ db: Database, _ groupID: String) throws {
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM subscription_groups WHERE id = ?", arguments: [groupID]) != nil
-        else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
+        guard try appsGroups(db).contains(groupID) else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
+    }
+
+    /// The subscription groups of this value's app (those of its products), in identifier order.
+    func appsGroups(_ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT DISTINCT subscription_group_id FROM products
+                    WHERE app_id = ? AND subscription_group_id IS NOT NULL ORDER BY 1
+                    """), arguments: [try appID()])
     }
 
     /// The status of every subscription the customer holds, by group identifier (of a group
@@ -59,7 +68,7 @@ extension Ledger {
     /// API's Get All Subscription Statuses).
     public func subscriptionStatuses() throws -> [SubscriptionStatus] {
         try read { db in
-            try String.fetchAll(db, sql: "SELECT id FROM subscription_groups ORDER BY id").flatMap { group in
+            try appsGroups(db).flatMap { group in
                 try heldSubscriptions(db, group: group).compactMap { try subscriptionStatus(db, of: $0) }
             }
         }

@@ -53,7 +53,7 @@ extension Ledger {
         guard let plan = try subscriptionPlan(db, productID: productID) else {
             throw StoreControlError.notAutoRenewable(productID)
         }
-        let switches = BillingSwitches(try writer.settings())
+        let switches = BillingSwitches(try writer.settings(app: latest.appID))
         if switches.retryOnRenewal {
             let ended = try PaymentTransaction.fetchOne(db, id: latest.id)!
             // The renewal due at the period's end fails (now, when it was running). One that
@@ -337,7 +337,8 @@ extension Ledger {
             if immediate {
                 start = .upgrade
                 try markUpgraded(writer, current)
-                end = periodsEnd(run, plan: plan, rate: try writer.settings().timeRate, start: now)
+                end = periodsEnd(
+                    run, plan: plan, rate: try writer.settings(app: transaction.appID).timeRate, start: now)
                 state = RenewalState(autoRenew: true, resumedAt: now, nextProductID: nil, periodAnchor: now)
             } else {
                 end = now
@@ -382,7 +383,7 @@ extension Ledger {
             // charge (an Ask to Buy approved later): its history cannot be rewritten.
             let backdating = start == .firstTime ? terms?.backdating : nil
             begins = backdating?.date.ledgerMilliseconds ?? now
-            end = periodsEnd(run, plan: plan, rate: try writer.settings().timeRate, start: begins)
+            end = periodsEnd(run, plan: plan, rate: try writer.settings(app: transaction.appID).timeRate, start: begins)
             state = RenewalState(
                 autoRenew: backdating?.renews ?? true, resumedAt: begins, nextProductID: nil, periodAnchor: begins)
         }
@@ -494,7 +495,8 @@ extension Ledger {
         _ db: Database, at now: Int64, limit: Int, customer: Int64? = nil, make: ((RenewalStep) throws -> Void)? = nil
     ) throws -> Int {
         var due = 0
-        let settings = try StoreSettings(db)
+        // The store's switches, every app's.
+        let settings = StoreSettings(stored: try Self.storeWideSettings(db))
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
         let holdings =
@@ -574,7 +576,7 @@ extension Ledger {
     /// keeps its chain's original id, quantity, account and storefront.
     private func insertRenewal(_ writer: TransactionWriter, _ step: RenewalStep) throws -> PaymentTransaction {
         var row = try NewTransactionRow(
-            writer.db, productID: step.productID, customerID: step.chain.customerID, state: .purchased, at: writer.now)
+            writer.db, productID: step.productID, owner: Owner(of: step.chain), state: .purchased, at: writer.now)
         row.quantity = step.chain.quantity
         row.appAccountToken = step.chain.appAccountToken
         row.applicationUsername = step.chain.applicationUsername
@@ -837,8 +839,10 @@ extension Ledger {
     func subscriptionGroup(_ db: Database, productID: String) throws -> String {
         guard
             let row = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT type, subscription_group_id FROM products WHERE id = ?"),
-                arguments: [productID])
+                try db.cachedStatement(sql: "SELECT type, subscription_group_id, app_id FROM products WHERE id = ?"),
+                arguments: [productID]),
+            // Another app's product is unknown to this one.
+            appScope.id.map({ row["app_id"] == $0 }) ?? true
         else { throw UnknownProductError(productIdentifier: productID) }
         guard let group = row["subscription_group_id"] as String?, row["type"] == ProductType.autoRenewable.rawValue
         else {

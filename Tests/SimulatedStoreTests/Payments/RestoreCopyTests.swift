@@ -89,7 +89,8 @@ import Testing
     @Test func aRefusedStatementReportsItsCodeAndStaysUsable() async throws {
         try await withLedger { ledger, _ in
             let outcome = try ledger.write { db -> (first: Result<UInt64, any Error>, second: UInt64) in
-                var row = try NewTransactionRow(db, productID: "consumable", customerID: 1, state: .purchasing, at: 0)
+                var row = try NewTransactionRow(
+                    db, productID: "consumable", owner: Owner(customer: 1, app: 1), state: .purchasing, at: 0)
                 row.planned = (.purchased, nil)
                 row.idempotencyKey = "same"
                 let writer = ledger.writer(db, at: 0)

@@ -1,0 +1,111 @@
+package import GRDB
+public import LedgerModel
+
+/// The store's apps: each value of `Ledger` acts in one (`forApp(_:)`), reading and making
+/// that app's products, settings, transactions and notifications.
+extension Ledger {
+    /// The id of the app this value acts in, the key of its rows.
+    /// - Throws: `AppError.appNotChosen` when the store has several and none was named.
+    package func appID() throws -> Int64 {
+        switch appScope {
+        case .chosen(let id, _): return id
+        case .notChosen(let choices, let count): throw AppError.appNotChosen(choices: choices, count: count)
+        }
+    }
+
+    /// Whether `transaction` was made in this value's app (every transaction is, for a value
+    /// of a store of several apps that names none).
+    package func isInApp(_ transaction: PaymentTransaction) -> Bool {
+        appScope.id.map { transaction.appID == $0 } ?? true
+    }
+
+    /// The bundle identifier of the app this value acts in; `nil` when the store has several
+    /// and none was named.
+    package var bundleID: String? { appScope.name }
+
+    /// This ledger's file, on the same connections, acting in the app `bundleID` (for this
+    /// value's customer).
+    /// - Throws: `AppError.unknownApp`.
+    public func forApp(_ bundleID: String) throws -> Ledger {
+        let app = try read { db in try Self.appScope(db, bundleID: bundleID) }
+        return withScope(LedgerScope(customer: customerScope, app: app))
+    }
+
+    /// This ledger's file acting in app `id`, inside a transaction.
+    package func forApp(id: Int64, _ db: Database) throws -> Ledger {
+        if appScope.id == id { return self }
+        return withScope(
+            LedgerScope(customer: customerScope, app: .chosen(id: id, name: try Self.bundleID(db, app: id) ?? "")))
+    }
+
+    /// Adds an app to the store, with its environment and Apple ID. A new store has one,
+    /// `StoreSettings.defaultBundleID`.
+    /// - Throws: `AppError` (`.invalidBundleID`, `.duplicateBundleID`, `.tooManyApps`); nothing
+    ///   is changed.
+    @discardableResult
+    public func addApp(_ app: App) throws -> App {
+        try App.checkBundleID(app.bundleID)
+        return try write { db in
+            if try Self.appRowID(db, bundleID: app.bundleID) != nil { throw AppError.duplicateBundleID(app.bundleID) }
+            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") ?? 0 < App.maximumCount else {
+                throw AppError.tooManyApps(limit: App.maximumCount)
+            }
+            try db.execute(
+                sql: "INSERT INTO apps (bundle_id, created_at) VALUES (?, ?)",
+                arguments: [app.bundleID, try storeNow(db)])
+            let id = db.lastInsertedRowID
+            var settings = [StoreSettingKey.environment: app.environment.rawValue]
+            if let appleID = app.appAppleID { settings[StoreSettingKey.appAppleID] = String(appleID) }
+            try Self.saveAppSettings(db, app: id, settings)
+            return app
+        }
+    }
+
+    /// The store's apps in the order they were added, at most `limit` of them.
+    package func apps(limit: Int = App.maximumCount) throws -> [App] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT id, bundle_id FROM apps ORDER BY id LIMIT ?", arguments: [max(0, limit)])
+                .map { row in
+                    let settings = StoreSettings(stored: try Self.storedSettings(db, app: row["id"]))
+                    return App(
+                        bundleID: row["bundle_id"], environment: settings.environment, appAppleID: settings.appAppleID)
+                }
+        }
+    }
+
+    /// The bundle identifier of app `id`, or `nil`.
+    package static func bundleID(_ db: Database, app id: Int64) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT bundle_id FROM apps WHERE id = ?"), arguments: [id])
+    }
+
+    /// The id of the app `bundleID`, or `nil`.
+    package static func appRowID(_ db: Database, bundleID: String) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM apps WHERE bundle_id = ?"), arguments: [bundleID])
+    }
+
+    /// The app a value opened with `bundleID` (or none) acts in.
+    /// - Throws: `AppError.unknownApp` for a bundle the store does not have.
+    package static func appScope(_ db: Database, bundleID: String?) throws -> ScopeChoice {
+        if let bundleID {
+            guard let id = try appRowID(db, bundleID: bundleID) else {
+                let (names, count) = try someBundleIDs(db)
+                throw AppError.unknownApp(bundleID, choices: names, count: count)
+            }
+            return .chosen(id: id, name: bundleID)
+        }
+        let first = try Row.fetchAll(db, sql: "SELECT id, bundle_id FROM apps ORDER BY id LIMIT 2")
+        guard first.count == 1 else {
+            let (names, count) = try someBundleIDs(db)
+            return .notChosen(choices: names, count: count)
+        }
+        return .chosen(id: first[0]["id"], name: first[0]["bundle_id"])
+    }
+
+    /// The first ten apps' bundle identifiers, and how many apps there are, for a message.
+    package static func someBundleIDs(_ db: Database) throws -> (names: [String], count: Int) {
+        (
+            try String.fetchAll(db, sql: "SELECT bundle_id FROM apps ORDER BY id LIMIT 10"),
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") ?? 0
+        )
+    }
+}

@@ -110,6 +110,40 @@ import Testing
         }
     }
 
+    /// Migration 26 makes a ledger of before a store of one app: its bundle identifier and the
+    /// settings that are an app's own (environment, Apple ID, version, notification URL) become
+    /// that app's; its transactions and notifications are the app's; verify is clean.
+    @Test func aLedgerOfBeforeAppsIsAStoreOfOneAppWithItsSettings() async throws {
+        try await withTemporaryDirectory { directory in
+            let ledger = try SampleCatalog.ledger(in: directory, configuration: Self.configuration)
+            try ledger.write { db in
+                try ledger.saveSettings(
+                    db,
+                    [
+                        "bundleID": "com.example.kept", "environment": "Sandbox", "appAppleID": "99",
+                        "appVersion": "3.1", "notificationURL": "http://127.0.0.1:9/kept", "askToBuy": "false",
+                    ])
+            }
+            let bought = try await ledger.addPayment(NewPayment(productID: SampleCatalog.nonConsumable)).transaction
+            _ = try await ledger.applyPlannedOutcome(of: bought.id)
+            let path = ledger.path
+            try ledger.close()
+            let raw = try DatabaseQueue(path: path)
+            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+            try raw.close()
+            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+            let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
+            defer { try? upgraded.close() }
+            #expect(try upgraded.apps() == [App(bundleID: "com.example.kept", environment: .sandbox, appAppleID: 99)])
+            let settings = try StoreSettings(ledger: upgraded)
+            #expect(
+                settings.appVersion == "3.1" && settings.notificationURL?.absoluteString == "http://127.0.0.1:9/kept")
+            #expect(try upgraded.transactions().map(\.appID) == [1])
+            #expect(try upgraded.notifications().map(\.appID) == [1])
+            #expect(try upgraded.verify().isEmpty)
+        }
+    }
+
     /// Migration 25 keys a price increase by customer too, and its MAC covers the customer: the
     /// upgrade stamps again the rows that checked before, so the renewal still charges the
     /// agreed price and verify finds nothing; one forged before is refused, and nothing changes.

@@ -101,9 +101,10 @@ struct ListCommand: AsyncParsableCommand {
             state: state, productID: productID, unfinishedOnly: unfinished, afterID: after,
             limit: limit ?? Self.defaultLimit)
         let ledger = try options.openLedgerForReading()
-        var list = TransactionListWriter(json: options.json, showsCustomers: try ledger.customerCount() > 1)
-        let more = try ledger.readTransactions(matching: filter) { page, customers, more in
-            list.write(page, customers: customers, more: more)
+        var list = TransactionListWriter(
+            json: options.json, showsCustomers: try ledger.customerCount() > 1, showsApps: try ledger.apps().count > 1)
+        let more = try ledger.readTransactions(matching: filter) { page, owners, more in
+            list.write(page, owners: owners, more: more)
         }
         list.finish(more: more)
     }
@@ -116,27 +117,33 @@ struct TransactionListWriter {
     let json: Bool
     /// Whether a line names each transaction's customer (a store of several; JSON always does).
     let showsCustomers: Bool
+    /// Whether a line names each transaction's app (a store of several; JSON always does).
+    let showsApps: Bool
     private var out = HeldOutput()
     private var lastID: UInt64?
 
-    init(json: Bool, showsCustomers: Bool) {
+    init(json: Bool, showsCustomers: Bool, showsApps: Bool = false) {
         self.json = json
         self.showsCustomers = showsCustomers
+        self.showsApps = showsApps
     }
 
-    /// Writes `page`, whose owners' names `customers` has by id.
-    mutating func write(_ page: [PaymentTransaction], customers: [Int64: String], more: Int) {
+    /// Writes `page`, whose owners' names and apps' bundle identifiers `owners` has by id.
+    mutating func write(_ page: [PaymentTransaction], owners: TransactionOwners, more: Int) {
         if json, lastID == nil { out.bytes += Self.head(more: more).utf8 }
         out.bytes.reserveCapacity(out.bytes.count + page.count * (json ? 1_024 : 128))
         for transaction in page {
             if json {
                 out.bytes += (lastID == nil ? "\n    " : ",\n    ").utf8
                 TransactionJSON.append(
-                    transaction, customer: customers[transaction.customerID] ?? "", depth: 2, to: &out.bytes)
+                    transaction, customer: owners.customers[transaction.customerID] ?? "",
+                    app: owners.apps[transaction.appID] ?? "", depth: 2, to: &out.bytes)
             } else {
-                let owner =
-                    showsCustomers ? "  customer " + TerminalText.escaped(customers[transaction.customerID] ?? "") : ""
-                out.bytes += (describe(transaction) + owner + "\n").utf8
+                let customer =
+                    showsCustomers
+                    ? "  customer " + TerminalText.escaped(owners.customers[transaction.customerID] ?? "") : ""
+                let app = showsApps ? "  app " + TerminalText.escaped(owners.apps[transaction.appID] ?? "") : ""
+                out.bytes += (describe(transaction) + customer + app + "\n").utf8
             }
             lastID = transaction.id
         }

@@ -8,10 +8,14 @@ package import StoreLedger
 package enum TransactionJSON {
     /// Appends `transaction` as a JSON object whose lines after the first are indented for
     /// `depth` levels of two spaces (the first line's indentation is the caller's); with
-    /// `customer`, its owner's name as the field `customer` (`ledger list`'s).
-    package static func append(_ t: PaymentTransaction, customer: String? = nil, depth: Int, to out: inout [UInt8]) {
+    /// `customer` and `app`, its owner's name and its app's bundle identifier as the fields
+    /// `customer` and `app` (`ledger list`'s).
+    package static func append(
+        _ t: PaymentTransaction, customer: String? = nil, app: String? = nil, depth: Int, to out: inout [UInt8]
+    ) {
         var object = ObjectWriter<PaymentTransaction.CodingKeys>(depth: depth, out: out)
         out = []  // the writer holds the buffer meanwhile: no copy
+        if let app { object.string(named: "app", app) }
         object.string(.appAccountToken, t.appAccountToken?.uuidString)
         object.string(.applicationUsername, t.applicationUsername)
         object.date(.createdAt, t.createdAt)

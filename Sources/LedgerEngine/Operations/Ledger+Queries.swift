@@ -33,6 +33,14 @@ public struct TransactionFilter: Sendable, Hashable {
     }
 }
 
+/// Who owns a page of transactions: customers' names and apps' bundle identifiers, by id.
+package struct TransactionOwners: Sendable {
+    package var customers: [Int64: String] = [:]
+    package var apps: [Int64: String] = [:]
+
+    package init() {}
+}
+
 /// How many transactions a ledger holds, for `ledger info`.
 package struct LedgerCounts: Sendable, Hashable, Codable {
     /// Every transaction, finished or not.
@@ -107,12 +115,12 @@ extension Ledger {
     }
 
     /// Hands the transactions the filter selects to `page`, oldest first, at most `pageSize`
-    /// at a time, all read in one snapshot, with their owners' names by customer id and how
-    /// many more match after the filter's limit (0 for a filter without one); returns that
-    /// number. Memory holds one page, whatever the limit (`ledger list`).
+    /// at a time, all read in one snapshot, with their owners' names and apps' bundle
+    /// identifiers and how many more match after the filter's limit (0 for a filter without
+    /// one); returns that number. Memory holds one page, whatever the limit (`ledger list`).
     package func readTransactions(
         matching filter: TransactionFilter, pageSize: Int = 1_000,
-        _ page: (_ transactions: [PaymentTransaction], _ customers: [Int64: String], _ more: Int) throws -> Void
+        _ page: (_ transactions: [PaymentTransaction], _ owners: TransactionOwners, _ more: Int) throws -> Void
     ) throws -> Int {
         let filter = scoped(filter)
         return try read { db in
@@ -123,11 +131,12 @@ extension Ledger {
                 next.limit = min(remaining, max(1, pageSize))
                 let transactions = try Self.transactions(db, matching: next)
                 if !transactions.isEmpty {
-                    var names: [Int64: String] = [:]
+                    var owners = TransactionOwners()
                     for customer in Set(transactions.map(\.customerID)) {
-                        names[customer] = try Self.customerName(db, id: customer)
+                        owners.customers[customer] = try Self.customerName(db, id: customer)
                     }
-                    try page(transactions, names, more)
+                    for app in Set(transactions.map(\.appID)) { owners.apps[app] = try Self.bundleID(db, app: app) }
+                    try page(transactions, owners, more)
                 }
                 remaining -= transactions.count
                 guard transactions.count == next.limit, let last = transactions.last else { break }

@@ -294,22 +294,26 @@ import Testing
 
         init(more: Int, transactions: [PaymentTransaction], version: Int) {
             self.more = more
-            self.transactions = transactions.map { Listed(transaction: $0, customer: "default") }
+            self.transactions = transactions.map {
+                Listed(transaction: $0, customer: "default", app: "com.example.app")
+            }
             self.version = version
         }
     }
 
-    /// A transaction as `ledger list --json` writes it: its fields and `customer`.
+    /// A transaction as `ledger list --json` writes it: its fields, `customer` and `app`.
     struct Listed: Encodable {
         let transaction: PaymentTransaction
         let customer: String
+        let app: String
 
-        enum Key: String, CodingKey { case customer }
+        enum Key: String, CodingKey { case customer, app }
 
         func encode(to encoder: any Encoder) throws {
             try transaction.encode(to: encoder)
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(customer, forKey: .customer)
+            try container.encode(app, forKey: .app)
         }
     }
 

@@ -1,5 +1,5 @@
 package import GRDB
-public import LedgerModel
+package import LedgerModel
 
 extension Ledger {
     /// Every stored setting of the simulated store, as the app this value acts in sees them:

@@ -94,6 +94,22 @@ BEGIN
     SELECT RAISE(ABORT, 'a customer who owns transactions is never removed');
 END;
 
+CREATE TABLE devices (
+    id          INTEGER PRIMARY KEY NOT NULL CHECK (id > 0),
+    customer_id INTEGER NOT NULL REFERENCES customers(id),
+    app_id      INTEGER NOT NULL REFERENCES apps(id),
+    name        TEXT NOT NULL
+                CHECK (length(name) BETWEEN 1 AND 64 AND name NOT GLOB '*[^A-Za-z0-9._-]*'),
+    -- The store's time the device was added, in milliseconds.
+    created_at  INTEGER NOT NULL,
+    UNIQUE (customer_id, app_id, name)
+);
+
+CREATE TRIGGER devices_keep_their_name BEFORE UPDATE ON devices
+BEGIN
+    SELECT RAISE(ABORT, 'a device is never changed');
+END;
+
 CREATE TABLE family_share_sources (
     -- The family member's share: the original transaction of their chain (family_shares).
     original_transaction_id INTEGER PRIMARY KEY NOT NULL CHECK (original_transaction_id > 0),

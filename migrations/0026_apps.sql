@@ -1,4 +1,4 @@
--- StoreLedger schema, version 26: a store of several apps.
+-- StoreLedger schema, version 26: a store of several apps, and each customer's devices.
 -- Shipped migrations are never edited: a change to the schema is a new file.
 --
 -- An app is a bundle identifier with its own settings (the environment its signed values name,
@@ -95,3 +95,24 @@ BEGIN
 END;
 
 CREATE INDEX notifications_by_app ON notifications (app_id, seq);
+
+-- A device is one install of an app for one customer (an iPhone, an iPad), named by the tests:
+-- what a payment queue runs on. Each has its own device verification identifier (StoreKit's
+-- `AppStore.deviceVerificationID`, which app transactions are bound to); the customer's
+-- purchases, finishes and restores are theirs on every device (docs/STORE.md, "Devices"). A
+-- customer with no named device in an app has one device there, as every ledger made before.
+CREATE TABLE devices (
+    id          INTEGER PRIMARY KEY NOT NULL CHECK (id > 0),
+    customer_id INTEGER NOT NULL REFERENCES customers(id),
+    app_id      INTEGER NOT NULL REFERENCES apps(id),
+    name        TEXT NOT NULL
+                CHECK (length(name) BETWEEN 1 AND 64 AND name NOT GLOB '*[^A-Za-z0-9._-]*'),
+    -- The store's time the device was added, in milliseconds.
+    created_at  INTEGER NOT NULL,
+    UNIQUE (customer_id, app_id, name)
+);
+
+CREATE TRIGGER devices_keep_their_name BEFORE UPDATE ON devices
+BEGIN
+    SELECT RAISE(ABORT, 'a device is never changed');
+END;

@@ -19,7 +19,8 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             """,
         version: LedgerRootCommand.version,
         subcommands: [
-            InitCommand.self, InfoCommand.self, CustomersCommand.self, AppsCommand.self, ProductsCommand.self,
+            InitCommand.self, InfoCommand.self, CustomersCommand.self, AppsCommand.self, DevicesCommand.self,
+            ProductsCommand.self,
             PurchaseCommand.self,
             ApproveCommand.self,
             DeclineCommand.self, FinishCommand.self, LaunchCommand.self, ListCommand.self, ShowCommand.self,

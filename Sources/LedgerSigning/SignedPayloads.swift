@@ -196,7 +196,8 @@ package struct AppTransactionPayload: Encodable {
     /// identity's device by `nonce` (SHA-384 of the lowercased nonce then device id, as StoreKit
     /// computes `deviceVerification`).
     package init(
-        settings: StoreSettings, identity: SigningIdentity, customer: Int64, app: Int64 = 1, nonce: UUID, now: Date
+        settings: StoreSettings, identity: SigningIdentity, customer: Int64, app: Int64 = 1, device: Int64? = nil,
+        nonce: UUID, now: Date
     ) {
         receiptType = settings.environment.rawValue
         appAppleId = settings.appAppleID
@@ -207,7 +208,8 @@ package struct AppTransactionPayload: Encodable {
         originalApplicationVersion = "1.0"
         deviceVerificationNonce = nonce.uuidString.lowercased()
         let verified =
-            deviceVerificationNonce + identity.deviceVerificationID(ofCustomer: customer).uuidString.lowercased()
+            deviceVerificationNonce
+            + identity.deviceVerificationID(ofCustomer: customer, device: device).uuidString.lowercased()
         deviceVerification = Data(SHA384.hash(data: Data(verified.utf8))).base64EncodedString()
         appTransactionId = identity.appTransactionID(ofCustomer: customer, app: app)
         originalPlatform = "iOS"

@@ -121,8 +121,10 @@ package struct SigningIdentity: Sendable {
     }
 
     /// The device of customer `customer` (StoreKit's `AppStore.deviceVerificationID`): the
-    /// first customer's is `deviceVerificationID`; the others' are derived alike.
-    package func deviceVerificationID(ofCustomer customer: Int64) -> UUID {
+    /// first customer's unnamed device's is `deviceVerificationID`; the others' are derived
+    /// alike; a named device's (`device`, the key of its row) from it alone, each its own.
+    package func deviceVerificationID(ofCustomer customer: Int64, device: Int64? = nil) -> UUID {
+        if let device { return Self.uuid(customerDigest("StoreLedger named device 1", device)) }
         guard customer != 1 else { return deviceVerificationID }
         return Self.uuid(customerDigest("StoreLedger customer device 1", customer))
     }

@@ -86,6 +86,9 @@ public final class SKTestSession: @unchecked Sendable {
 
     /// The ledger file of this session's store.
     public let ledgerPath: String
+    /// Whom and where its store's launches act for: the store's only customer and device, or
+    /// those a session made by `session(forCustomer:device:)` names.
+    private let launchConfiguration: LedgerConfiguration
     private let binding: StoreBinding
     private let directory: TemporaryDirectory
     private let configuration: StoreKitConfiguration
@@ -117,11 +120,32 @@ public final class SKTestSession: @unchecked Sendable {
         // or when the process exits: a session bound to the process is never released before.
         directory = try TemporaryDirectory.make(prefix: "OpenStoreKitTest-", removedAtExit: true)
         ledgerPath = directory.path + "/ledger.sqlite"
+        launchConfiguration = LedgerConfiguration()
         let ledger = try Ledger.open(at: ledgerPath, mode: .createIfMissing)
         try ProductCatalog(ledger: ledger).importConfigurations(checked)
         try StoreTestSession(ledger: ledger).applySettings(of: configuration)
         binding = StoreBinding(try StoreContext(ledger: ledger, resources: directory))
         if scope == .process { StoreContext.bindProcessStore(binding) }
+    }
+
+    /// A session on this session's store (the same ledger file, catalog and test environment)
+    /// for customer `customer`'s device `device` (`nil`: their only one): its StoreKit calls,
+    /// made inside its `withTaskLocalStore(_:)`, are that device's app (another device of the
+    /// same account, or another customer's), and its controls act for that customer. Add the
+    /// customer and device first (`Ledger.addCustomer(_:)`, `Ledger.addDevice(_:)` on a ledger
+    /// opened at `ledgerPath`). Not in StoreKitTest, whose one session is one device.
+    /// - Throws: `CustomerError.unknownCustomer`, `DeviceError.unknownDevice`, `LedgerError`.
+    public func session(forCustomer customer: String, device: String? = nil) throws -> SKTestSession {
+        var launch = launchConfiguration
+        (launch.customer, launch.device) = (customer, device)
+        return try SKTestSession(sharing: self, as: launch)
+    }
+
+    private init(sharing session: SKTestSession, as launch: LedgerConfiguration) throws {
+        (ledgerPath, directory, configuration, launchConfiguration) =
+            (session.ledgerPath, session.directory, session.configuration, launch)
+        binding = StoreBinding(
+            try StoreContext(ledger: try Ledger.open(at: ledgerPath, configuration: launch), resources: directory))
     }
 
     package static func locateConfiguration(
@@ -154,7 +178,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// launch hear nothing more. Not in StoreKitTest: crash-recovery tests use it.
     /// - Throws: `LedgerError` when the ledger cannot be opened again.
     public func relaunch() throws {
-        let ledger = try Ledger.open(at: ledgerPath)
+        let ledger = try Ledger.open(at: ledgerPath, configuration: launchConfiguration)
         binding.replace(
             with: try StoreContext(
                 ledger: ledger, resources: directory, failures: context.failures, presentations: context.presentations))

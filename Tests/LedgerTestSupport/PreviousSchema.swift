@@ -9,9 +9,10 @@ public enum PreviousSchema {
     /// The last migration's identifier.
     public static let lastMigration = "0026_apps"
 
-    /// Undoes migration 26: no apps; the first app's rows kept, without the column, its
-    /// settings back among the store's; the migration's record removed.
+    /// Undoes migration 26: no apps nor devices; the first app's rows kept, without the
+    /// column, its settings back among the store's; the migration's record removed.
     public static let undoLastMigration = """
+        DROP TABLE devices;
         DROP TRIGGER apps_keep_their_id;
         DROP TRIGGER apps_keep_their_transactions;
         DROP TRIGGER products_have_an_app;

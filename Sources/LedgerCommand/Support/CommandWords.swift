@@ -6,6 +6,7 @@ package struct CommandWords {
     /// The options every command takes (`GlobalOptions`), with whether each takes a value.
     package static let globalOptions: [String: Bool] = [
         "--database": true, "--json": false, "--durability": true, "--wait": true, "--customer": true, "--app": true,
+        "--device": true,
     ]
 
     let words: [String]

@@ -28,6 +28,13 @@ package struct GlobalOptions: ParsableArguments {
             valueName: "bundle-id"))
     package var app: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The customer's device the command runs on (`ledger devices list`); with one, it may be left out.",
+            valueName: "name"))
+    package var device: String?
+
     @Flag(name: .long, help: "Print exactly one JSON document on stdout.")
     package var json = false
 
@@ -72,6 +79,7 @@ package struct GlobalOptions: ParsableArguments {
             })
         configuration.customer = customer
         configuration.app = app
+        configuration.device = device
         return try Self.configure.withLock { $0 }(configuration)
     }
 

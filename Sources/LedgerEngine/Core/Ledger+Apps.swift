@@ -27,8 +27,14 @@ extension Ledger {
     /// value's customer).
     /// - Throws: `AppError.unknownApp`.
     public func forApp(_ bundleID: String) throws -> Ledger {
-        let app = try read { db in try Self.appScope(db, bundleID: bundleID) }
-        return withScope(LedgerScope(customer: customerScope, app: app))
+        withScope(
+            try read { db in
+                let app = try Self.appScope(db, bundleID: bundleID)
+                // The customer's only device in that app, if they named one.
+                return LedgerScope(
+                    customer: customerScope, app: app,
+                    device: try Self.deviceScope(db, customer: customerScope, app: app, named: nil))
+            })
     }
 
     /// This ledger's file acting in app `id`, inside a transaction.

@@ -90,7 +90,14 @@ extension Ledger {
     /// This ledger's file, on the same connections, acting for the customer named `name`.
     /// - Throws: `CustomerError.unknownCustomer`.
     public func forCustomer(_ name: String) throws -> Ledger {
-        withCustomerScope(try read { db in try Self.customerScope(db, named: name) })
+        withScope(
+            try read { db in
+                let customer = try Self.customerScope(db, named: name)
+                // The customer's only device in the app, if they named one.
+                return LedgerScope(
+                    customer: customer, app: appScope,
+                    device: try Self.deviceScope(db, customer: customer, app: appScope, named: nil))
+            })
     }
 
     /// Adds a customer to the store. A new store has one, `Customer.defaultName`.

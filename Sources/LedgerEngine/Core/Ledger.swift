@@ -63,6 +63,8 @@ public final class Ledger: Sendable {
     package var customerScope: ScopeChoice { scope.customer }
     /// The app this value acts in (`scope.app`).
     package var appScope: ScopeChoice { scope.app }
+    /// The device this value runs on (`scope.device`).
+    package var deviceScope: ScopeChoice? { scope.device }
 
     private init(path: String, configuration: LedgerConfiguration, reader: DatabaseQueue, writer: DatabaseQueue?) {
         self.path = path

@@ -29,18 +29,25 @@ package enum ScopeChoice: Sendable, Hashable {
 package struct LedgerScope: Sendable, Hashable {
     package var customer: ScopeChoice
     package var app: ScopeChoice
+    /// The customer's device in the app: one of their named devices, or `nil` for the one
+    /// device of a customer who named none there (every ledger made before devices).
+    package var device: ScopeChoice?
 
-    /// The scope a value opened with `configuration` acts in: the customer and app it names, or
-    /// the store's only ones.
-    /// - Throws: `CustomerError.unknownCustomer`, `AppError.unknownApp`.
+    /// The scope a value opened with `configuration` acts in: the customer, app and device it
+    /// names, or the store's (the customer's) only ones.
+    /// - Throws: `CustomerError.unknownCustomer`, `AppError.unknownApp`,
+    ///   `DeviceError.unknownDevice`; for a device named without its customer and app chosen,
+    ///   `CustomerError.customerNotChosen` or `AppError.appNotChosen`.
     package init(_ db: Database, _ configuration: LedgerConfiguration) throws {
         customer = try Ledger.customerScope(db, named: configuration.customer)
         app = try Ledger.appScope(db, bundleID: configuration.app)
+        device = try Ledger.deviceScope(db, customer: customer, app: app, named: configuration.device)
     }
 
-    package init(customer: ScopeChoice, app: ScopeChoice) {
+    package init(customer: ScopeChoice, app: ScopeChoice, device: ScopeChoice? = nil) {
         self.customer = customer
         self.app = app
+        self.device = device
     }
 }
 

@@ -104,7 +104,8 @@ extension AppStore {
     }
 
     /// The device the store's signed values are bound to (`AppStore.deviceVerificationID`):
-    /// one per ledger, derived from its signing identity; `nil` when the store cannot be read.
+    /// one per device of each customer, derived from the ledger's signing identity; `nil` when
+    /// the store cannot be read.
     public static var deviceVerificationID: UUID? {
         guard let context = try? StoreContext.current() else { return nil }
         return try? context.ledger.deviceVerificationID()

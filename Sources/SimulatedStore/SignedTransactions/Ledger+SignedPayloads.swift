@@ -231,13 +231,13 @@ extension Ledger {
     package func signedAppTransactionWithPayload(
         nonce: UUID = UUID()
     ) throws -> (jws: JWS, payload: AppTransactionPayload) {
-        let owner = try owner()
+        let (owner, device) = (try owner(), try deviceID())
         let (payloadSigner, now): (PayloadSigner, Date) = try read { db in
             (try signer(db), Date(ledgerMilliseconds: try storeNow(db)))
         }
         let payload = AppTransactionPayload(
             settings: payloadSigner.settings, identity: payloadSigner.identity, customer: owner.customer,
-            app: owner.app, nonce: nonce, now: now)
+            app: owner.app, device: device, nonce: nonce, now: now)
         return (try payloadSigner.sign(payload), payload)
     }
 
@@ -269,11 +269,15 @@ extension Ledger {
         }
     }
 
-    /// This value's customer's device, which signed app transactions are bound to (StoreKit's
+    /// The device this value runs on (its customer's named device, or their one device in the
+    /// app), which signed app transactions are bound to (StoreKit's
     /// `AppStore.deviceVerificationID`).
+    /// - Throws: `DeviceError.deviceNotChosen`, `CustomerError.customerNotChosen`.
     public func deviceVerificationID() throws -> UUID {
-        let customer = try customerID()
-        return try read { db in try identities.identity(db).deviceVerificationID(ofCustomer: customer) }
+        let (customer, device) = (try customerID(), try deviceID())
+        return try read { db in
+            try identities.identity(db).deviceVerificationID(ofCustomer: customer, device: device)
+        }
     }
 
     private func signer() throws -> PayloadSigner {

@@ -55,6 +55,8 @@ public actor PaymentQueue {
     /// update of unfinished transactions (the queue's `transactions` lists those): a layer that
     /// must not miss a change registers this way (StoreKit 2's `Transaction.updates`).
     public init(ledger: Ledger, observers: [any PaymentTransactionObserver]) throws {
+        // A queue runs on one device: a customer with several names it.
+        _ = try ledger.deviceID()
         self.ledger = ledger
         self.observers = observers.map { WeakObserver(value: $0) }
         self.catalog = ProductCatalog(ledger: ledger)

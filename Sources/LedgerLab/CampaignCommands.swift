@@ -139,13 +139,14 @@ enum CampaignRun {
         case .power, .io:
             let campaign = CrashCampaign(progress: nil)
             return await execute(
-                try await campaign.plannedRun(mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.subject)
+                try await campaign.plannedRun(
+                    mode == .power ? .power : .io, seed: seed, subject: CrashWorkload.storeSubject)
             )
         }
     }
 
     static func execute(_ run: CrashRun) async -> Result {
-        let outcome = await run.runInTemporaryFolder(CrashWorkload.subject)
+        let outcome = await run.runInTemporaryFolder(CrashWorkload.storeSubject)
         return Result(
             violations: outcome.violations, faultFired: outcome.faultFired, faults: FaultInjection.counters.faults,
             acknowledged: outcome.acknowledged, replay: run.description)
@@ -160,7 +161,8 @@ enum CampaignRun {
             child.executableURL = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             child.arguments = [
-                "torture", "--seed", "\(seed)", "--operations", "\(operations)", "--ack-log", ackLog, "--database",
+                "torture", "--customers", "--seed", "\(seed)", "--operations", "\(operations)", "--ack-log", ackLog,
+                "--database",
                 database,
             ]
             child.standardOutput = FileHandle.nullDevice

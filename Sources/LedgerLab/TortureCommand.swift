@@ -28,15 +28,19 @@ struct TortureCommand: AsyncParsableCommand {
         help: "Other processes run workloads on the same ledger: skip what they answered or refunded first.")
     var sharedLedger = false
 
+    @Flag(help: "A store of several customers and devices: each operation runs on one of them.")
+    var customers = false
+
     func validate() throws {
         guard operations >= 0 else { throw ValidationError("--operations must be 0 or more") }
     }
 
     func run() async throws {
         let configuration = LedgerConfiguration(durability: options.durability)
-        try CrashWorkload.prepareLedger(at: options.databasePath, configuration: configuration)
+        try CrashWorkload.prepareLedger(at: options.databasePath, configuration: configuration, customers: customers)
         let log = try ackLog.map(AcknowledgementLog.init(appendingTo:)) ?? AcknowledgementLog()
-        let workload = CrashWorkload(seed: seed, operations: operations, sharesLedger: sharedLedger)
+        let workload = CrashWorkload(
+            seed: seed, operations: operations, sharesLedger: sharedLedger, customers: customers)
         if let error = await workload.run(ledgerAt: options.databasePath, configuration: configuration, log: log) {
             throw error
         }

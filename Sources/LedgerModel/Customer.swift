@@ -30,6 +30,10 @@ public struct Customer: Sendable, Equatable {
     /// members"): a purchase is shared with at most five others.
     package static let familySize = 6
 
+    /// The most devices a customer has in one app: a bound on what a store file grows to by
+    /// this door (Apple lets an account use ten devices for purchases).
+    package static let maximumDevices = 100
+
     /// The longest name, in characters.
     package static let maximumNameLength = 64
 
@@ -49,9 +53,10 @@ public struct Customer: Sendable, Equatable {
     }
 }
 
-/// What the store refuses about its customers. Nothing was changed.
+/// What the store refuses about its customers and their devices (one install of an app for
+/// one customer: `Ledger.addDevice(_:)`). Nothing was changed.
 public enum CustomerError: DescribedError, Sendable, Equatable {
-    /// Not a customer's (or family's) name: 1 to 64 letters, digits, `.`, `_` or `-`.
+    /// Not a customer's (or family's, or device's) name: 1 to 64 letters, digits, `.`, `_` or `-`.
     case invalidName(String)
     /// The store has a customer of this name already.
     case duplicateName(String)
@@ -63,11 +68,20 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
     case tooManyCustomers(limit: Int)
     /// The family has as many members as Family Sharing allows.
     case familyFull(String, limit: Int)
+    /// The customer has a device of this name in this app already.
+    case duplicateDevice(String)
+    /// The customer has no device of this name in this app; `choices`: some of those they have.
+    case unknownDevice(String, choices: [String], count: Int)
+    /// The customer has several devices in this app and none was named for something that
+    /// runs on one.
+    case deviceNotChosen(choices: [String], count: Int)
+    /// A customer has at most `Customer.maximumDevices` devices in one app.
+    case tooManyDevices(limit: Int)
 
     public var description: String {
         switch self {
         case .invalidName(let name):
-            "\"\(name.prefix(80))\" is not a customer's name: 1 to \(Customer.maximumNameLength) letters, digits, '.', '_' or '-'"
+            "\"\(name.prefix(80))\" is not a name (of a customer, family or device): 1 to \(Customer.maximumNameLength) letters, digits, '.', '_' or '-'"
         case .duplicateName(let name):
             "the store has a customer named \(name) already"
         case .unknownCustomer(let name, let choices, let count):
@@ -78,6 +92,17 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
             "the store holds at most \(limit) customers"
         case .familyFull(let family, let limit):
             "the family \(family) has \(limit) members already, as many as Family Sharing allows"
+        case .duplicateDevice(let name):
+            "the customer has a device named \(name) in this app already"
+        case .unknownDevice(let name, let choices, let count):
+            "the customer has no device named \(name.prefix(80)) in this app; "
+                + (count == 0
+                    ? "they have none (add one with `ledger devices add NAME`)"
+                    : "they have \(NameList(choices, count: count))")
+        case .deviceNotChosen(let choices, let count):
+            "the customer has \(count) devices in this app: name the one this runs on: \(NameList(choices, count: count))"
+        case .tooManyDevices(let limit):
+            "a customer has at most \(limit) devices in one app"
         }
     }
 }

@@ -85,12 +85,17 @@ extension CrashWorkload: CrashTestSubject {
     /// workload's own.
     public static var subject: CrashWorkload { CrashWorkload(seed: 0, operations: 0) }
 
+    /// The built-in workload on a store of several customers and devices (`customers`): what
+    /// `ledger-lab crash-campaign` runs.
+    public static var storeSubject: CrashWorkload { CrashWorkload(seed: 0, operations: 0, customers: true) }
+
     public func prepare(_ context: CrashTestContext) async throws {
-        try Self.prepareLedger(at: context.ledgerPath, configuration: context.configuration)
+        try Self.prepareLedger(at: context.ledgerPath, configuration: context.configuration, customers: customers)
     }
 
     public func run(_ context: CrashTestContext) async throws {
-        let workload = CrashWorkload(seed: context.seed, operations: context.operations, sharesLedger: sharesLedger)
+        let workload = CrashWorkload(
+            seed: context.seed, operations: context.operations, sharesLedger: sharesLedger, customers: customers)
         let failure = await workload.run(
             ledgerAt: context.ledgerPath, configuration: context.configuration, log: context.log, powerLossAtEnd: true)
         if let error = failure {

@@ -4,7 +4,9 @@ import StoreTesting
 
 /// A seeded random mix of what an app and the store do to a ledger: purchases with every
 /// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted
-/// purchases. The same seed performs the same operations, so a failing run can be replayed.
+/// purchases; with `customers`, each on one of the store's devices (three customers, one of
+/// them with an iPhone and an iPad), picked at random. The same seed performs the same
+/// operations, so a failing run can be replayed.
 public struct CrashWorkload: Sendable {
     /// The seed that picks every operation and its arguments: the same seed performs the same operations.
     public var seed: UInt64
@@ -16,12 +18,19 @@ public struct CrashWorkload: Sendable {
     /// by the ledger, as it must be, and the workload moves on instead of stopping. Off, any
     /// refusal stops the run: one workload alone never loses such a race.
     public var sharesLedger: Bool
+    /// The store has several customers and devices (`prepareLedger(at:configuration:customers:)`),
+    /// and each operation runs on one of them: the guarantees are the store file's, whoever
+    /// writes. Off, the store's one customer and device do everything (the sequences of the
+    /// seeds of before).
+    public var customers: Bool
 
-    /// A workload of `operations` operations drawn from `seed`; `sharesLedger` off by default.
-    public init(seed: UInt64, operations: Int, sharesLedger: Bool = false) {
+    /// A workload of `operations` operations drawn from `seed`; `sharesLedger` and `customers`
+    /// off by default.
+    public init(seed: UInt64, operations: Int, sharesLedger: Bool = false, customers: Bool = false) {
         self.seed = seed
         self.operations = operations
         self.sharesLedger = sharesLedger
+        self.customers = customers
     }
 
     /// A refusal that only another process's change to the same transaction explains.
@@ -54,8 +63,11 @@ public struct CrashWorkload: Sendable {
         }
         """
 
-    /// Creates the ledger at `path` (when missing) and imports the workload's catalog.
-    public static func prepareLedger(at path: String, configuration: LedgerConfiguration) throws {
+    /// Creates the ledger at `path` (when missing) and imports the workload's catalog; with
+    /// `customers`, adds Alice, with an iPhone and an iPad, and Bob.
+    public static func prepareLedger(
+        at path: String, configuration: LedgerConfiguration, customers: Bool = false
+    ) throws {
         let catalogPath = path + ".catalog-\(getpid()).storekit"
         try Data(catalog.utf8).write(to: URL(fileURLWithPath: catalogPath))
         defer { try? FileManager.default.removeItem(atPath: catalogPath) }
@@ -65,10 +77,31 @@ public struct CrashWorkload: Sendable {
         // Every change Apple notifies records its notification in its commit (invariant 7);
         // nothing is sent (no server runs).
         _ = try StoreTestSession(ledger: ledger).set(.notificationURL, to: notificationURL)
+        // Several customers and devices write at once (the guarantees are the store file's):
+        // added once, when two processes share the ledger.
+        guard customers else { return }
+        for name in ["alice", "bob"] where try ledger.customer(named: name) == nil {
+            try ledger.addCustomer(Customer(name: name))
+        }
+        let alice = try ledger.forCustomer("alice")
+        for device in ["iphone", "ipad"] where try !alice.deviceNames().contains(device) {
+            try alice.addDevice(device)
+        }
     }
 
     /// The notification URL of the campaign's stores (never served).
     public static let notificationURL = "http://127.0.0.1:9/crash-campaign"
+
+    /// The store's devices a workload acts on, each a queue launched on `ledger`'s file: with
+    /// `customers`, the first customer's, Alice's iPhone and iPad, and Bob's; else the store's one.
+    func devices(of ledger: Ledger) throws -> [PaymentQueue] {
+        guard customers else { return [try PaymentQueue(ledger: ledger)] }
+        let alice = try ledger.forCustomer("alice")
+        return try [
+            ledger.forCustomer(Customer.defaultName), alice.forDevice("iphone"), alice.forDevice("ipad"),
+            ledger.forCustomer("bob"),
+        ].map { try PaymentQueue(ledger: $0) }
+    }
 
     private static let products = [
         "workload.nonconsumable.a", "workload.nonconsumable.b", "workload.consumable", "workload.season",
@@ -91,8 +124,10 @@ public struct CrashWorkload: Sendable {
         }
         do {
             ledger = try Ledger.open(at: path, configuration: configuration)
-            var queue = try PaymentQueue(ledger: ledger!)
+            var devices = try self.devices(of: ledger!)
             for index in 0..<operations {
+                // One device draws nothing: the sequences of a store of one stay as they were.
+                let queue = devices.count == 1 ? devices[0] : devices[Int(random.next() % UInt64(devices.count))]
                 let roll = random.next() % 100
                 switch roll {
                 case 40..<45:
@@ -138,12 +173,15 @@ public struct CrashWorkload: Sendable {
                     log.record(.finish, result.transactions)
                     log.record(.resolve, result.replacements)
                 case 80..<85:
-                    // A relaunch: a new ledger connection and queue; the first observer gets the queue.
+                    // A relaunch: a new ledger connection and queues; the first observer of each
+                    // gets its queue.
                     try ledger?.close()
                     ledger = try Ledger.open(at: path, configuration: configuration)
-                    queue = try PaymentQueue(ledger: ledger!)
-                    log.record(.renewal, queue.renewedAtLaunch)
-                    _ = try await queue.redeliverUnfinishedTransactions()
+                    devices = try self.devices(of: ledger!)
+                    for device in devices {
+                        log.record(.renewal, device.renewedAtLaunch)
+                        _ = try await device.redeliverUnfinishedTransactions()
+                    }
                 case 85..<89:
                     let result = await queue.restoreCompletedTransactions()
                     if case .failed(let error) = result.outcome { throw error }

@@ -66,31 +66,46 @@ public enum InvariantChecker {
                     InvariantViolation(invariant: 2, message: "idempotency key \(key) names \(ids.sorted())"))
             }
 
-            let queue = try PaymentQueue(ledger: ledger)
+            // Every device of every customer launches (each completes its customer's payments).
+            let queues = try Self.launches(of: ledger)
             let purchasing = try ledger.transactions(matching: TransactionFilter(state: .purchasing))
             if !purchasing.isEmpty {
                 violations.append(
                     InvariantViolation(invariant: 5, message: "left purchasing after launch: \(purchasing.map(\.id))"))
             }
-            let expected = try ledger.unfinishedTransactions().map(\.id)
-            let observer = LaunchObserver()
-            try await queue.add(observer)
-            let delivered = observer.delivered
-            if delivered.map(\.id) != expected {
-                violations.append(
-                    InvariantViolation(
-                        invariant: 4,
-                        message: "the launch delivered \(delivered.map(\.id)), the unfinished ones are \(expected)"))
-            }
-            if delivered.contains(where: \.isFinished) {
-                violations.append(
-                    InvariantViolation(invariant: 4, message: "the launch delivered a finished transaction"))
+            for queue in queues {
+                let expected = try queue.ledger.unfinishedTransactions().map(\.id)
+                let observer = LaunchObserver()
+                try await queue.add(observer)
+                let delivered = observer.delivered
+                if delivered.map(\.id) != expected {
+                    violations.append(
+                        InvariantViolation(
+                            invariant: 4,
+                            message: "the launch delivered \(delivered.map(\.id)), the unfinished ones are \(expected)")
+                    )
+                }
+                if delivered.contains(where: \.isFinished) {
+                    violations.append(
+                        InvariantViolation(invariant: 4, message: "the launch delivered a finished transaction"))
+                }
             }
         } catch {
             violations.append(
                 InvariantViolation(invariant: 6, message: "the ledger failed while being checked: \(error)"))
         }
         return violations
+    }
+
+    /// A launch of each device of each customer of `ledger`'s store (of its first 100
+    /// customers: a campaign's store has a few), in the order they were added.
+    static func launches(of ledger: Ledger) throws -> [PaymentQueue] {
+        try ledger.customers(limit: 100).flatMap { customer in
+            let owner = try ledger.forCustomer(customer.name)
+            let devices = try owner.deviceNames()
+            return try (devices.isEmpty ? [owner] : devices.map { try owner.forDevice($0) })
+                .map { try PaymentQueue(ledger: $0) }
+        }
     }
 
     /// Whether a notification of `type` and `subtype` reports a charge: one per purchase or

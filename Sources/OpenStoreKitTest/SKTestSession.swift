@@ -134,7 +134,7 @@ public final class SKTestSession: @unchecked Sendable {
     /// same account, or another customer's), and its controls act for that customer. Add the
     /// customer and device first (`Ledger.addCustomer(_:)`, `Ledger.addDevice(_:)` on a ledger
     /// opened at `ledgerPath`). Not in StoreKitTest, whose one session is one device.
-    /// - Throws: `CustomerError.unknownCustomer`, `DeviceError.unknownDevice`, `LedgerError`.
+    /// - Throws: `CustomerError.unknownCustomer`, `CustomerError.unknownDevice`, `LedgerError`.
     public func session(forCustomer customer: String, device: String? = nil) throws -> SKTestSession {
         var launch = launchConfiguration
         (launch.customer, launch.device) = (customer, device)

@@ -33,7 +33,7 @@ import Testing
             let duplicate = try workspace.ledger("devices", "add", "ipad")
             #expect(duplicate.status == 1 && duplicate.stderr.contains("has a device named ipad in this app already"))
             let invalid = try workspace.ledger("devices", "add", "my ipad")
-            #expect(invalid.status == 65 && invalid.stderr.contains("is not a device's name"))
+            #expect(invalid.status == 65 && invalid.stderr.contains("is not a name (of a customer, family or device)"))
         }
     }
 }

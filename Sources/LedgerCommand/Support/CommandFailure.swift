@@ -169,12 +169,10 @@ func failure(_ error: any Error) -> (code: Int32, hint: String?) {
         (LedgerExitCode.usage, "add one with `ledger apps add BUNDLE_ID`")
     case AppError.invalidBundleID:
         (LedgerExitCode.dataError, nil)
-    case DeviceError.deviceNotChosen:
+    case CustomerError.deviceNotChosen:
         (LedgerExitCode.usage, "with --device NAME, before or after the command")
-    case DeviceError.unknownDevice:
+    case CustomerError.unknownDevice:
         (LedgerExitCode.usage, nil)
-    case DeviceError.invalidName:
-        (LedgerExitCode.dataError, nil)
     case let unknown as UnknownProductError:
         (
             LedgerExitCode.refused,

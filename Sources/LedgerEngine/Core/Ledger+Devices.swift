@@ -6,12 +6,12 @@ public import LedgerModel
 extension Ledger {
     /// The id of the device this value runs on, the key of its row; `nil` for the one device
     /// of a customer who named none in the app.
-    /// - Throws: `DeviceError.deviceNotChosen` when the customer has several and none was named.
+    /// - Throws: `CustomerError.deviceNotChosen` when the customer has several and none was named.
     package func deviceID() throws -> Int64? {
         switch deviceScope {
         case nil: return nil
         case .chosen(let id, _): return id
-        case .notChosen(let choices, let count): throw DeviceError.deviceNotChosen(choices: choices, count: count)
+        case .notChosen(let choices, let count): throw CustomerError.deviceNotChosen(choices: choices, count: count)
         }
     }
 
@@ -21,16 +21,16 @@ extension Ledger {
 
     /// Adds a device of this value's customer in its app, named `name` (an iPhone, an iPad):
     /// its queue is another device of theirs, with its own device verification identifier.
-    /// - Throws: `DeviceError` (`.invalidName`, `.duplicateName`, `.tooManyDevices`);
-    ///   `CustomerError.customerNotChosen`, `AppError.appNotChosen`; nothing is changed.
+    /// - Throws: `CustomerError` (`.invalidName`, `.duplicateDevice`, `.tooManyDevices`,
+    ///   `.customerNotChosen`), `AppError.appNotChosen`; nothing is changed.
     public func addDevice(_ name: String) throws {
-        do { try Customer.checkName(name) } catch { throw DeviceError.invalidName(name) }
+        try Customer.checkName(name)
         let owner = try owner()
         try write { db in
             let names = try Self.deviceNames(db, owner)
-            guard !names.contains(name) else { throw DeviceError.duplicateName(name) }
-            guard names.count < DeviceError.maximumDevices else {
-                throw DeviceError.tooManyDevices(limit: DeviceError.maximumDevices)
+            guard !names.contains(name) else { throw CustomerError.duplicateDevice(name) }
+            guard names.count < Customer.maximumDevices else {
+                throw CustomerError.tooManyDevices(limit: Customer.maximumDevices)
             }
             try db.execute(
                 sql: "INSERT INTO devices (customer_id, app_id, name, created_at) VALUES (?, ?, ?, ?)",
@@ -40,7 +40,7 @@ extension Ledger {
 
     /// This ledger's file, on the same connections, running on this value's customer's device
     /// `name` in its app.
-    /// - Throws: `DeviceError.unknownDevice`; `CustomerError.customerNotChosen`,
+    /// - Throws: `CustomerError.unknownDevice`; `CustomerError.customerNotChosen`,
     ///   `AppError.appNotChosen`.
     public func forDevice(_ name: String) throws -> Ledger {
         let device = try read { db in
@@ -62,7 +62,7 @@ extension Ledger {
 
     /// The device a value of `customer` in `app` opened with `name` (or none) runs on: `nil`
     /// when neither is chosen, or the customer named no device there.
-    /// - Throws: `DeviceError.unknownDevice`; for a name given without a customer and app
+    /// - Throws: `CustomerError.unknownDevice`; for a name given without a customer and app
     ///   chosen, `CustomerError.customerNotChosen` or `AppError.appNotChosen`.
     package static func deviceScope(
         _ db: Database, customer: ScopeChoice, app: ScopeChoice, named name: String?
@@ -86,7 +86,7 @@ extension Ledger {
         if let name {
             let found = try devices.first(where: { $0["name"] == name }) ?? named(db, owner, name)
             guard let row = found else {
-                throw DeviceError.unknownDevice(name, choices: choices, count: count)
+                throw CustomerError.unknownDevice(name, choices: choices, count: count)
             }
             return .chosen(id: row["id"], name: name)
         }

@@ -62,7 +62,7 @@ public struct LedgerConfiguration: Sendable {
     /// The customer's device a ledger opened with this configuration runs on, by name (one
     /// install of the app: `Ledger.addDevice(_:)`). `nil`: the customer's only device in the
     /// app (a customer with several then has what runs on a device refused,
-    /// `DeviceError.deviceNotChosen`).
+    /// `CustomerError.deviceNotChosen`).
     public var device: String?
     /// Whether history events are chained (`true`): `ledger-lab bench` turns it off, in a scratch
     /// ledger, to measure what the chain costs. A ledger written without it fails `verify`.

@@ -36,7 +36,7 @@ package struct LedgerScope: Sendable, Hashable {
     /// The scope a value opened with `configuration` acts in: the customer, app and device it
     /// names, or the store's (the customer's) only ones.
     /// - Throws: `CustomerError.unknownCustomer`, `AppError.unknownApp`,
-    ///   `DeviceError.unknownDevice`; for a device named without its customer and app chosen,
+    ///   `CustomerError.unknownDevice`; for a device named without its customer and app chosen,
     ///   `CustomerError.customerNotChosen` or `AppError.appNotChosen`.
     package init(_ db: Database, _ configuration: LedgerConfiguration) throws {
         customer = try Ledger.customerScope(db, named: configuration.customer)

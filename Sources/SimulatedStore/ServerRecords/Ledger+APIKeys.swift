@@ -122,6 +122,7 @@ package struct ServedApp: Sendable {
     package let settings: StoreSettings
 }
 
+/// Revoking API keys.
 extension Ledger {
     /// Revokes an API key from now: tokens it signs are refused from then on. It stays in the
     /// ledger, revoked, and its identifier is never given to another key.

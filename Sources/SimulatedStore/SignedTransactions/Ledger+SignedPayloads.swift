@@ -272,7 +272,7 @@ extension Ledger {
     /// The device this value runs on (its customer's named device, or their one device in the
     /// app), which signed app transactions are bound to (StoreKit's
     /// `AppStore.deviceVerificationID`).
-    /// - Throws: `DeviceError.deviceNotChosen`, `CustomerError.customerNotChosen`.
+    /// - Throws: `CustomerError.deviceNotChosen`, `CustomerError.customerNotChosen`.
     public func deviceVerificationID() throws -> UUID {
         let (customer, device) = (try customerID(), try deviceID())
         return try read { db in

@@ -125,6 +125,18 @@ import Testing
                 ])
             }
             #expect(try store.second.allProducts().count == 2, "nothing saved")
+            // Each app's promoted products and their order.
+            try store.ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable])
+            try store.second.updatePromotionOrder(byIDs: [Store.secondLevel])
+            #expect(throws: UnknownProductError(productIdentifier: SampleCatalog.nonConsumable)) {
+                try store.second.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable])
+            }
+            #expect(try store.ledger.promotionOrder().map(\.productID) == [SampleCatalog.nonConsumable])
+            #expect(try store.second.promotionOrder().map(\.productID) == [Store.secondLevel])
+            try store.second.updatePromotions([])
+            #expect(try !store.second.isPromotionOrderOverridden() && store.second.promotionOrder().isEmpty)
+            #expect(try store.ledger.isPromotionOrderOverridden(), "the first app's order stays")
+            #expect(try store.ledger.promotionOrder().map(\.productID) == [SampleCatalog.nonConsumable])
             await #expect(throws: UnknownProductError(productIdentifier: Store.secondLevel)) {
                 try await PaymentQueue(ledger: store.ledger).add(Payment(productID: Store.secondLevel))
             }

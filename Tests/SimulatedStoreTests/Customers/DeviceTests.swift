@@ -39,9 +39,9 @@ import Testing
     @Test func devicesAreAddedOnceWithNamesTestsCanType() async throws {
         try await Self.withAlicesDevices { alice in
             for bad in ["", "a b", "é", String(repeating: "x", count: 65)] {
-                #expect(throws: DeviceError.invalidName(bad)) { try alice.addDevice(bad) }
+                #expect(throws: CustomerError.invalidName(bad)) { try alice.addDevice(bad) }
             }
-            #expect(throws: DeviceError.duplicateName("ipad")) { try alice.addDevice("ipad") }
+            #expect(throws: CustomerError.duplicateDevice("ipad")) { try alice.addDevice("ipad") }
             #expect(try alice.deviceNames() == ["iphone", "ipad"])
             // Devices are the customer's, in one app: another customer has none of them.
             #expect(try alice.forCustomer(Customer.defaultName).deviceNames().isEmpty)
@@ -55,11 +55,11 @@ import Testing
 
     @Test func aCustomerWithSeveralDevicesNamesTheOneAQueueRunsOn() async throws {
         try await Self.withAlicesDevices { alice in
-            let notChosen = DeviceError.deviceNotChosen(choices: ["iphone", "ipad"], count: 2)
+            let notChosen = CustomerError.deviceNotChosen(choices: ["iphone", "ipad"], count: 2)
             #expect(throws: notChosen) { try PaymentQueue(ledger: alice) }
             #expect(throws: notChosen) { try alice.deviceVerificationID() }
             #expect(throws: notChosen) { try alice.signedAppTransaction() }
-            #expect(throws: DeviceError.unknownDevice("watch", choices: ["iphone", "ipad"], count: 2)) {
+            #expect(throws: CustomerError.unknownDevice("watch", choices: ["iphone", "ipad"], count: 2)) {
                 try alice.forDevice("watch")
             }
             var configuration = StoreFixture.configuration

@@ -14,7 +14,7 @@ struct InfoCommand: AsyncParsableCommand {
     func run() async throws {
         let ledger = try options.openLedgerForReading()
         let counts = try ledger.counts()
-        let settings = try StoreSettings(ledger: ledger)
+        let settings = try ledger.storeWideSettings()
         let migrations = try ledger.appliedMigrations()
         let info = Info(
             path: ledger.path, schemaVersion: migrations.last ?? "", migrations: migrations,

@@ -254,7 +254,7 @@ struct ClockCommand: AsyncParsableCommand {
         func run() async throws {
             let ledger = try options.openLedgerForReading()
             let now = try ledger.storeDate()
-            let rate = try StoreSettings(ledger: ledger).timeRate
+            let rate = try ledger.storeWideSettings().timeRate
             try options.output.emit(
                 Shown(now: now, offsetSeconds: now.timeIntervalSinceNow.rounded(), timeRate: rate.name)
             ) {

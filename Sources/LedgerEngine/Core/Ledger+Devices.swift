@@ -1,5 +1,5 @@
 package import GRDB
-public import LedgerModel
+import LedgerModel
 
 /// A customer's devices in an app: each install runs its own payment queue and has its own
 /// device verification identifier; the customer's purchases are theirs on every device.

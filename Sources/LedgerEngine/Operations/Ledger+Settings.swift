@@ -14,6 +14,13 @@ extension Ledger {
         try Self.storedSettings(db, app: try appID())
     }
 
+    /// The settings every app shares (the time rate, the storefront, the test switches), with
+    /// the defaults for the app's own: what reads the whole store (`ledger info`, `clock show`)
+    /// shows in a store of several apps.
+    package func storeWideSettings() throws -> StoreSettings {
+        try read { db in StoreSettings(stored: try Self.storeWideSettings(db)) }
+    }
+
     /// The settings app `app` sees (a sender sends each app's notifications to its own URL).
     package func settings(ofApp app: Int64) throws -> StoreSettings {
         try read { db in StoreSettings(stored: try Self.storedSettings(db, app: app)) }

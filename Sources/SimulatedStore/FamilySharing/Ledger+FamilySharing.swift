@@ -73,7 +73,8 @@ extension Ledger {
             db, sql: "SELECT id, name FROM customers WHERE family = ? AND id <> ? ORDER BY id",
             arguments: [family, purchase.customerID])
         for member in members {
-            let share = try withCustomerScope(.chosen(id: member["id"], name: member["name"]))
+            // In the purchase's app, whatever app the caller (the store's hand) acts in.
+            let share = try forOwner(Owner(customer: member["id"], app: purchase.appID), db)
                 .shareFamilyPurchase(db, NewPayment(productID: purchase.productID))
             try db.execute(
                 sql: "INSERT INTO family_share_sources (original_transaction_id, purchase_original_id) VALUES (?, ?)",

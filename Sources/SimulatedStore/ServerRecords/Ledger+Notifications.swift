@@ -210,15 +210,18 @@ extension Ledger {
 
     // MARK: - Reading the outbox
 
-    /// The notifications of the outbox in commit order, with their attempts: those with
-    /// `status` (all when `nil`), from `after` on (exclusive), at most `limit`.
+    /// The notifications of the outbox in commit order, with their attempts: this value's app's
+    /// (every app's for a value that names none), those with `status` (all when `nil`), from
+    /// `after` on (exclusive), at most `limit`.
     package func notifications(
         status: ServerNotification.Status? = nil, after sequence: Int64 = 0, limit: Int = 1000
     ) throws -> [ServerNotification] {
-        try read { db in
+        // This value's app's, or every app's for a value that names none.
+        let app = appScope.id
+        return try read { db in
             try Self.notifications(
-                db, where: "seq > ? AND (? IS NULL OR status = ?) ORDER BY seq LIMIT ?",
-                arguments: [sequence, status?.rawValue, status?.rawValue, limit])
+                db, where: "seq > ? AND (? IS NULL OR status = ?) AND (? IS NULL OR app_id = ?) ORDER BY seq LIMIT ?",
+                arguments: [sequence, status?.rawValue, status?.rawValue, app, app, limit])
         }
     }
 

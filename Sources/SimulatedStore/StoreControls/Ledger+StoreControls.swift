@@ -60,13 +60,13 @@ extension Ledger {
             id = transaction
         default: return self
         }
-        // Its owner only: the action reads the transaction itself.
+        // Its owner, in its app, only: the action reads the transaction itself.
         guard
-            let owner = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT customer_id FROM transactions WHERE id = ?"),
+            let owner = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT customer_id, app_id FROM transactions WHERE id = ?"),
                 arguments: [Int64(clamping: id)])
         else { return self }
-        return try forCustomer(id: owner, db)
+        return try forOwner(Owner(customer: owner[0], app: owner[1]), db)
     }
 
     /// What each action writes, and how observers hear of it.

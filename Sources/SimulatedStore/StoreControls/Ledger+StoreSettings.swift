@@ -6,9 +6,14 @@ extension Ledger {
     /// Sets several settings at once, all or none.
     package func setStoreSettings(_ settings: [String: String]) throws {
         try write { db in
+            guard settings[StoreSettingKey.notificationURL] != nil else { return try saveSettings(db, settings) }
+            // A new notification URL hears of the changes made from now on, not of the past. The
+            // mark is the store's: what passing time made for the apps that had a URL is
+            // recorded first, so that moving it loses none of theirs.
+            let now = try storeNow(db)
+            try notifyPassingTime(db, at: now)
             try saveSettings(db, settings)
-            // A new notification URL hears of the changes made from now on, not of the past.
-            if settings[StoreSettingKey.notificationURL] != nil { try reportPassingTime(db, from: try storeNow(db)) }
+            try reportPassingTime(db, from: now)
         }
     }
 }

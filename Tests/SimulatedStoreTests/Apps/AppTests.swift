@@ -198,10 +198,35 @@ import Testing
                 Payment(productID: SampleCatalog.nonConsumable))
             let bought = try await PaymentQueue(ledger: try store.second.forCustomer(Customer.defaultName)).add(
                 Payment(productID: Store.secondLevel))
-            let outbox = try store.ledger.notifications()
-            #expect(outbox.map(\.transactionID) == [bought.id])
+            #expect(try store.second.notifications().map(\.transactionID) == [bought.id])
+            #expect(try store.ledger.notifications().isEmpty, "the first app's outbox")
             #expect(try store.second.notificationHistory(.init(start: .distantPast, end: .distantFuture)).count == 1)
             #expect(try store.ledger.notificationHistory(.init(start: .distantPast, end: .distantFuture)).isEmpty)
+        }
+    }
+
+    /// The store's hand on a transaction acts for its owner in its app, whatever the session
+    /// names: an Ask to Buy of the second app's family-shareable product, approved from a value
+    /// that names no app nor customer, is charged and shared with the buyer's family in that app.
+    @Test func aStoreControlActsInItsTransactionsApp() async throws {
+        try await Store.with { store in
+            try store.second.saveProducts([
+                Product(id: "second.shared", type: .nonConsumable, price: 3.99, isFamilyShareable: true)
+            ])
+            try store.ledger.addCustomer(Customer(name: "dana", family: "smiths"))
+            try store.ledger.addCustomer(Customer(name: "erin", family: "smiths"))
+            try StoreTestSession(ledger: store.ledger).update { $0.askToBuyEnabled = true }
+            let asked = try await PaymentQueue(ledger: try store.second.forCustomer("dana"))
+                .add(Payment(productID: "second.shared"))
+            #expect(asked.state == .deferred && asked.appID != 1)
+            let whole = try Ledger.open(at: store.ledger.path, configuration: StoreFixture.configuration)
+            defer { try? whole.close() }
+            let approved = try await StoreTestSession(ledger: whole).approveAskToBuyTransaction(asked.id)
+            #expect(approved.state == .purchased && approved.appID == asked.appID)
+            let erins = try store.second.forCustomer("erin").transactions()
+            #expect(erins.map(\.productID) == ["second.shared"] && erins.allSatisfy { $0.appID == asked.appID })
+            #expect(try store.ledger.forCustomer("erin").transactions().isEmpty, "nothing in the first app")
+            #expect(try store.ledger.verify().isEmpty)
         }
     }
 

@@ -128,8 +128,14 @@ import Testing
             _ = try await ledger.applyPlannedOutcome(of: bought.id)
             let path = ledger.path
             try ledger.close()
+            // As the previous release kept it: its notification stamped without an app, then the
+            // migration taken away.
             let raw = try DatabaseQueue(path: path)
-            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+            try await raw.write { db in
+                try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
+                    .notificationsBeforeApps, from: .notifications)
+                try db.execute(sql: PreviousSchema.undoLastMigration)
+            }
             try raw.close()
             #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
             let upgraded = try Ledger.open(at: path, configuration: Self.configuration)

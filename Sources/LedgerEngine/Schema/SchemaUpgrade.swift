@@ -143,6 +143,10 @@ enum SchemaUpgrade {
             // The price increases' MACs cover their customer from now on.
             try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                 .priceIncreases, from: .priceIncreasesBeforeCustomers)
+        case "0026_apps":
+            // The notifications' MACs cover their app from now on.
+            try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
+                .notifications, from: .notificationsBeforeApps)
         default:
             break
         }

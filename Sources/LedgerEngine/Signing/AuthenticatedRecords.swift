@@ -63,12 +63,20 @@ package struct AuthenticatedRecords {
             columns: ["group_id", "product_id", "price", "needs_consent", "status", "requested_at", "answered_at"])
         package static let chargedPrices = Table(
             name: "charged_prices", key: "transaction_id", columns: ["transaction_id", "price"])
+        /// A notification, with the app it is for (migration 26): which URL it goes to and which
+        /// app's server sees it.
         package static let notifications = Table(
             name: "notifications", key: "seq",
             columns: [
                 "seq", "uuid", "type", "subtype", "transaction_id", "original_transaction_id", "event_key",
-                "created_at",
-                "signed_payload",
+                "created_at", "signed_payload", "app_id",
+            ])
+        /// The notifications as migrations 22 to 25 kept them, before apps.
+        package static let notificationsBeforeApps = Table(
+            name: "notifications", key: "seq",
+            columns: [
+                "seq", "uuid", "type", "subtype", "transaction_id", "original_transaction_id", "event_key",
+                "created_at", "signed_payload",
             ])
 
         /// Which payments only changed a subscription's next renewal (migration 24): a row
@@ -79,7 +87,7 @@ package struct AuthenticatedRecords {
         /// The tables migration 22 authenticated.
         package static let sinceSchema22: [Table] = [
             apiKeys, familyShares, appAccountTokens, refundPortions, priceIncreasesBeforeCustomers, chargedPrices,
-            notifications,
+            notificationsBeforeApps,
         ]
 
         package static let all: [Table] = [

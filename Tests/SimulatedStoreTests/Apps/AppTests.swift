@@ -246,4 +246,22 @@ import Testing
             #expect(problems.contains { $0.contains("differs from") || $0.contains("edited") }, "\(problems)")
         }
     }
+
+    /// A notification's MAC covers its app: one moved to another app (which would send it to
+    /// that app's URL) with plain SQL is reported.
+    @Test func aNotificationMovedToAnotherAppIsReported() async throws {
+        try await Store.with { store in
+            _ = try StoreTestSession(ledger: store.second).set(.notificationURL, to: "http://127.0.0.1:9/second")
+            try await PaymentQueue(ledger: try store.second.forCustomer(Customer.defaultName))
+                .add(Payment(productID: Store.secondLevel))
+            #expect(try store.ledger.verify().isEmpty)
+            let raw = try DatabaseQueue(path: store.ledger.path)
+            try await raw.write { db in
+                try db.execute(sql: "DROP TRIGGER notifications_keep_their_app; UPDATE notifications SET app_id = 1")
+            }
+            try raw.close()
+            let problems = try store.ledger.verify().map(\.message)
+            #expect(problems.contains { $0.contains("notifications row") }, "\(problems)")
+        }
+    }
 }

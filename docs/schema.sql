@@ -143,15 +143,17 @@ CREATE TABLE ledger_counters (
     value INTEGER NOT NULL CHECK (value >= 0)
 ) WITHOUT ROWID;
 
-CREATE TABLE mass_renewal_extensions (
-    request_identifier TEXT PRIMARY KEY CHECK (length(request_identifier) BETWEEN 1 AND 128),
+CREATE TABLE "mass_renewal_extensions" (
+    app_id             INTEGER NOT NULL REFERENCES apps(id),
+    request_identifier TEXT NOT NULL CHECK (length(request_identifier) BETWEEN 1 AND 128),
     product_id         TEXT NOT NULL,
     days               INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
     reason             INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
     storefronts        TEXT,
     at                 INTEGER NOT NULL,
     succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
-    failed             INTEGER NOT NULL CHECK (failed >= 0)
+    failed             INTEGER NOT NULL CHECK (failed >= 0),
+    PRIMARY KEY (app_id, request_identifier)
 ) WITHOUT ROWID;
 
 CREATE TABLE notification_attempts (

@@ -116,3 +116,25 @@ CREATE TRIGGER devices_keep_their_name BEFORE UPDATE ON devices
 BEGIN
     SELECT RAISE(ABORT, 'a device is never changed');
 END;
+
+-- A mass extension's request identifier is its app's: two apps' servers may each use one.
+CREATE TABLE mass_renewal_extensions_by_app (
+    app_id             INTEGER NOT NULL REFERENCES apps(id),
+    request_identifier TEXT NOT NULL CHECK (length(request_identifier) BETWEEN 1 AND 128),
+    product_id         TEXT NOT NULL,
+    days               INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+    reason             INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+    storefronts        TEXT,
+    at                 INTEGER NOT NULL,
+    succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
+    failed             INTEGER NOT NULL CHECK (failed >= 0),
+    PRIMARY KEY (app_id, request_identifier)
+) WITHOUT ROWID;
+
+INSERT INTO mass_renewal_extensions_by_app
+    (app_id, request_identifier, product_id, days, reason, storefronts, at, succeeded, failed)
+SELECT 1, request_identifier, product_id, days, reason, storefronts, at, succeeded, failed
+FROM mass_renewal_extensions;
+
+DROP TABLE mass_renewal_extensions;
+ALTER TABLE mass_renewal_extensions_by_app RENAME TO mass_renewal_extensions;

@@ -10,9 +10,25 @@ public enum PreviousSchema {
     public static let lastMigration = "0026_apps"
 
     /// Undoes migration 26: no apps nor devices; the first app's rows kept, without the
-    /// column, its settings back among the store's; the migration's record removed.
+    /// column, its settings back among the store's, its mass extensions keyed by request alone;
+    /// the migration's record removed.
     public static let undoLastMigration = """
         DROP TABLE devices;
+        CREATE TABLE mass_renewal_extensions_25 (
+            request_identifier TEXT PRIMARY KEY CHECK (length(request_identifier) BETWEEN 1 AND 128),
+            product_id         TEXT NOT NULL,
+            days               INTEGER NOT NULL CHECK (days BETWEEN 1 AND 90),
+            reason             INTEGER NOT NULL CHECK (reason BETWEEN 0 AND 3),
+            storefronts        TEXT,
+            at                 INTEGER NOT NULL,
+            succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
+            failed             INTEGER NOT NULL CHECK (failed >= 0)
+        ) WITHOUT ROWID;
+        INSERT INTO mass_renewal_extensions_25
+        SELECT request_identifier, product_id, days, reason, storefronts, at, succeeded, failed
+        FROM mass_renewal_extensions WHERE app_id = 1;
+        DROP TABLE mass_renewal_extensions;
+        ALTER TABLE mass_renewal_extensions_25 RENAME TO mass_renewal_extensions;
         DROP TRIGGER apps_keep_their_id;
         DROP TRIGGER apps_keep_their_transactions;
         DROP TRIGGER products_have_an_app;

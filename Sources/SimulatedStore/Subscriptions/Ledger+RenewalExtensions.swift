@@ -43,10 +43,11 @@ extension Ledger {
         productID: String, days: Int, reason: Int, requestIdentifier: String, storefronts: [String] = []
     ) throws -> MassRenewalExtension {
         try Self.checkExtension(days: days, reason: reason, requestIdentifier: requestIdentifier)
+        let app = try appID()
         return try write { db in
             // The product first: another app's is unknown to this one, even for a request made.
             let group = try subscriptionGroup(db, productID: productID)
-            if let done = try Self.massRenewalExtension(db, request: requestIdentifier) { return done }
+            if let done = try Self.massRenewalExtension(db, app: app, request: requestIdentifier) { return done }
             let now = try storeNow(db)
             var (succeeded, failed) = (0, 0)
             let customers = try Int64.fetchCursor(db, sql: "SELECT id FROM customers ORDER BY id")
@@ -74,11 +75,11 @@ extension Ledger {
             try db.execute(
                 sql: """
                     INSERT INTO mass_renewal_extensions
-                        (request_identifier, product_id, days, reason, storefronts, at, succeeded, failed)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        (app_id, request_identifier, product_id, days, reason, storefronts, at, succeeded, failed)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
-                    requestIdentifier, productID, days, reason, storefronts.joined(separator: ","), now, succeeded,
+                    app, requestIdentifier, productID, days, reason, storefronts.joined(separator: ","), now, succeeded,
                     failed,
                 ])
             try notify(
@@ -90,9 +91,10 @@ extension Ledger {
         }
     }
 
-    /// The mass extension `requestIdentifier` names, if it was made.
+    /// The mass extension `requestIdentifier` names in this value's app, if it was made.
     package func massRenewalExtension(requestIdentifier: String) throws -> MassRenewalExtension? {
-        try read { db in try Self.massRenewalExtension(db, request: requestIdentifier) }
+        let app = try appID()
+        return try read { db in try Self.massRenewalExtension(db, app: app, request: requestIdentifier) }
     }
 
     /// The extensions of the subscription of original transaction `originalID`, oldest first.
@@ -171,9 +173,12 @@ extension Ledger {
             effectiveDate: Date(ledgerMilliseconds: row["effective_date"]))
     }
 
-    private static func massRenewalExtension(_ db: Database, request: String) throws -> MassRenewalExtension? {
+    private static func massRenewalExtension(
+        _ db: Database, app: Int64, request: String
+    ) throws -> MassRenewalExtension? {
         try Row.fetchOne(
-            db, sql: "SELECT * FROM mass_renewal_extensions WHERE request_identifier = ?", arguments: [request]
+            db, sql: "SELECT * FROM mass_renewal_extensions WHERE app_id = ? AND request_identifier = ?",
+            arguments: [app, request]
         ).map { row in
             let storefronts: String = row["storefronts"] ?? ""
             return MassRenewalExtension(

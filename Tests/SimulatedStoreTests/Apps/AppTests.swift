@@ -264,4 +264,32 @@ import Testing
             #expect(problems.contains { $0.contains("notifications row") }, "\(problems)")
         }
     }
+
+    /// A mass extension goes over its app's subscribers, and its request identifier is its
+    /// app's: another app's server may use the same one for its own.
+    @Test func aMassExtensionIsItsAppsAlone() async throws {
+        try await Store.with { store in
+            try await PaymentQueue(ledger: try store.ledger.forCustomer("alice"))
+                .add(Payment(productID: SampleCatalog.subscription))
+            try await PaymentQueue(ledger: try store.second.forCustomer("alice"))
+                .add(Payment(productID: Store.secondMonthly))
+            try await PaymentQueue(ledger: try store.second.forCustomer(Customer.defaultName))
+                .add(Payment(productID: Store.secondMonthly))
+            let first = try store.ledger.extendRenewalDatesForActiveSubscribers(
+                productID: SampleCatalog.subscription, days: 3, reason: 0, requestIdentifier: "same")
+            let second = try store.second.extendRenewalDatesForActiveSubscribers(
+                productID: Store.secondMonthly, days: 3, reason: 0, requestIdentifier: "same")
+            #expect(first.succeededCount == 1 && first.productID == SampleCatalog.subscription)
+            #expect(second.succeededCount == 2 && second.productID == Store.secondMonthly)
+            #expect(
+                try store.ledger.massRenewalExtension(requestIdentifier: "same")?.productID
+                    == SampleCatalog.subscription)
+            #expect(try store.second.massRenewalExtension(requestIdentifier: "same")?.productID == Store.secondMonthly)
+            // Another app's product is unknown to this app's server.
+            #expect(throws: UnknownProductError(productIdentifier: Store.secondMonthly)) {
+                try store.ledger.extendRenewalDatesForActiveSubscribers(
+                    productID: Store.secondMonthly, days: 3, reason: 0, requestIdentifier: "other")
+            }
+        }
+    }
 }

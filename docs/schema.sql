@@ -403,7 +403,13 @@ CREATE TABLE store_settings (
 CREATE TABLE subscription_groups (
     id   TEXT PRIMARY KEY NOT NULL CHECK (id <> ''),
     name TEXT NOT NULL
-) WITHOUT ROWID;
+, app_id INTEGER NOT NULL DEFAULT 1 CHECK (app_id > 0)) WITHOUT ROWID;
+
+CREATE TRIGGER subscription_groups_keep_their_app BEFORE UPDATE OF app_id ON subscription_groups
+WHEN OLD.app_id IS NOT NEW.app_id
+BEGIN
+    SELECT RAISE(ABORT, 'a subscription group''s app never changes');
+END;
 
 CREATE TABLE "subscription_renewal" (
     customer_id         INTEGER NOT NULL REFERENCES customers(id),

@@ -34,6 +34,8 @@ public enum PreviousSchema {
         DROP TRIGGER products_have_an_app;
         DROP TRIGGER products_keep_their_app;
         DROP INDEX products_by_app;
+        DROP TRIGGER subscription_groups_keep_their_app;
+        ALTER TABLE subscription_groups DROP COLUMN app_id;
         DROP TRIGGER transactions_have_an_app;
         DROP TRIGGER transactions_keep_their_app;
         DROP TRIGGER notifications_keep_their_app;

@@ -1651,6 +1651,16 @@ END;
 
 CREATE INDEX products_by_app ON products (app_id, id);
 
+-- Each subscription group is one app's too, and stays so when a new catalog drops its products
+-- (its subscribers' renewal states are keyed by customer and group).
+ALTER TABLE subscription_groups ADD COLUMN app_id INTEGER NOT NULL DEFAULT 1 CHECK (app_id > 0);
+
+CREATE TRIGGER subscription_groups_keep_their_app BEFORE UPDATE OF app_id ON subscription_groups
+WHEN OLD.app_id IS NOT NEW.app_id
+BEGIN
+    SELECT RAISE(ABORT, 'a subscription group''s app never changes');
+END;
+
 -- The app of each transaction: its product's. Rows made before are the first app's. A row's
 -- digest in the hash chain covers the column when it is not 1 (docs/HASH-CHAIN.md), so the
 -- digests recorded before stay right.

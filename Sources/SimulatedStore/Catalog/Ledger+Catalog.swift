@@ -41,7 +41,7 @@ extension Ledger {
                     db.cachedStatement(
                         sql: """
                             SELECT app_id FROM products WHERE id = ?1
-                            UNION SELECT app_id FROM products WHERE subscription_group_id = ?2
+                            UNION SELECT app_id FROM subscription_groups WHERE id = ?2
                             """), arguments: [product.id, product.subscription?.groupID])
                 if let other = owners.first(where: { $0 != app }) {
                     throw AppError.productOfAnotherApp(
@@ -50,10 +50,10 @@ extension Ledger {
                 if let subscription = product.subscription {
                     try db.run(
                         sql: """
-                            INSERT INTO subscription_groups (id, name) VALUES (?, ?)
+                            INSERT INTO subscription_groups (id, name, app_id) VALUES (?, ?, ?)
                             ON CONFLICT (id) DO UPDATE SET name = excluded.name
                             """,
-                        arguments: [subscription.groupID, subscription.groupName])
+                        arguments: [subscription.groupID, subscription.groupName, app])
                 }
                 let codes = product.subscription?.codeOffers ?? []
                 let winBacks = product.subscription?.winBackOffers ?? []

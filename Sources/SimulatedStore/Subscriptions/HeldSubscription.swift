@@ -46,7 +46,7 @@ struct HeldSubscription: Hashable, Sendable {
 extension Ledger {
     /// The SQL condition on a table's `group_id` that selects the subscription groups of the
     /// app bound to `?` (a group is one app's, as its products are).
-    static let groupOfApp = "group_id IN (SELECT subscription_group_id FROM products WHERE app_id = ?)"
+    static let groupOfApp = "group_id IN (SELECT id FROM subscription_groups WHERE app_id = ?)"
 
     /// The customer's own subscription to `group`: this value's customer's.
     /// - Throws: `CustomerError.customerNotChosen`.

@@ -53,14 +53,11 @@ extension Ledger {
         guard try appsGroups(db).contains(groupID) else { throw StoreControlError.unknownSubscriptionGroup(groupID) }
     }
 
-    /// The subscription groups of this value's app (those of its products), in identifier order.
+    /// The subscription groups of this value's app, in identifier order.
     func appsGroups(_ db: Database) throws -> [String] {
         try String.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT DISTINCT subscription_group_id FROM products
-                    WHERE app_id = ? AND subscription_group_id IS NOT NULL ORDER BY 1
-                    """), arguments: [try appID()])
+            db.cachedStatement(sql: "SELECT id FROM subscription_groups WHERE app_id = ? ORDER BY id"),
+            arguments: [try appID()])
     }
 
     /// The status of every subscription the customer holds, by group identifier (of a group

@@ -125,6 +125,25 @@ import Testing
                 ])
             }
             #expect(try store.second.allProducts().count == 2, "nothing saved")
+            // A group stays its app's when a new catalog moves its products elsewhere.
+            try store.second.saveProducts([
+                Product(
+                    id: Store.secondMonthly, type: .autoRenewable, price: 2.99,
+                    subscription: SubscriptionInfo(
+                        groupID: "second.other", groupName: "Other", level: 1,
+                        period: SubscriptionPeriod(value: 1, unit: .month)))
+            ])
+            #expect(
+                throws: AppError.productOfAnotherApp(productID: "first.monthly", bundleID: Store.secondBundle)
+            ) {
+                try store.ledger.saveProducts([
+                    Product(
+                        id: "first.monthly", type: .autoRenewable, price: 1,
+                        subscription: SubscriptionInfo(
+                            groupID: "second.group", groupName: "x", level: 1,
+                            period: SubscriptionPeriod(value: 1, unit: .month)))
+                ])
+            }
             // Each app's promoted products and their order.
             try store.ledger.updatePromotionOrder(byIDs: [SampleCatalog.nonConsumable])
             try store.second.updatePromotionOrder(byIDs: [Store.secondLevel])

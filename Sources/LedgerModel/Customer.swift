@@ -68,6 +68,8 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
     case tooManyCustomers(limit: Int)
     /// The family has as many members as Family Sharing allows.
     case familyFull(String, limit: Int)
+    /// The customer belongs to no family (there is none for them to leave).
+    case noFamily(String)
     /// The customer has a device of this name in this app already.
     case duplicateDevice(String)
     /// The customer has no device of this name in this app; `choices`: some of those they have.
@@ -92,6 +94,8 @@ public enum CustomerError: DescribedError, Sendable, Equatable {
             "the store holds at most \(limit) customers"
         case .familyFull(let family, let limit):
             "the family \(family) has \(limit) members already, as many as Family Sharing allows"
+        case .noFamily(let name):
+            "the customer \(name) belongs to no family"
         case .duplicateDevice(let name):
             "the customer has a device named \(name) in this app already"
         case .unknownDevice(let name, let choices, let count):

@@ -88,6 +88,17 @@ import Testing
             }
             let full = try workspace.ledger("customers", "add", "gus", "--family", "smiths")
             #expect(full.status == 1 && full.stderr.contains("as many as Family Sharing allows"))
+            // Ben leaves: his share of Ann's purchase is revoked; he can leave only once.
+            let left = try workspace.json("customers", "leave-family", "ben")
+            #expect(
+                (left["revoked"] as? [[String: Any]])?.compactMap { $0["productID"] as? String } == [
+                    "com.example.level2"
+                ])
+            #expect(
+                try workspace.json("entitlements", "--customer", "ben")["entitlements"].map { ($0 as? [Any])?.count }
+                    == 0)
+            let again = try workspace.ledger("customers", "leave-family", "ben")
+            #expect(again.status == 1 && again.stderr.contains("the customer ben belongs to no family"))
         }
     }
 

@@ -11,7 +11,7 @@ struct CustomersCommand: AsyncParsableCommand {
             A new store has one customer, `default`. With several, the commands that act for one \
             take --customer NAME (before or after the command); `list` without it shows everyone's.
             """,
-        subcommands: [Add.self, List.self, Show.self])
+        subcommands: [Add.self, List.self, Show.self, LeaveFamily.self])
 
     /// A customer as the subcommands print it.
     struct CustomerView: Encodable {
@@ -138,6 +138,33 @@ struct CustomersCommand: AsyncParsableCommand {
                 app transaction id \(shown.appTransactionID)
                 \(shown.transactions) transactions, \(shown.unfinished) unfinished
                 """
+            }
+        }
+    }
+
+    struct LeaveFamily: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "leave-family",
+            abstract: "A customer leaves their family: the shares on either side of them are revoked (REVOKE).",
+            discussion: """
+                What they held of other members' purchases, and what other members held of theirs, is \
+                revoked with reason 0, in one commit; their own purchases stay theirs. Prints what was revoked.
+                """)
+
+        @OptionGroup var options: GlobalOptions
+
+        @Argument(help: "The customer's name.")
+        var name: String
+
+        func run() async throws {
+            var options = options
+            options.customer = nil
+            let revoked = try options.openLedger().leaveFamily(name)
+            try options.output.emit(["revoked": revoked]) {
+                revoked.isEmpty
+                    ? "\(TerminalText.escaped(name)) left the family; nothing was shared"
+                    : "\(TerminalText.escaped(name)) left the family; revoked "
+                        + revoked.map { "#\($0.id) (\(TerminalText.escaped($0.productID)))" }.joined(separator: ", ")
             }
         }
     }

@@ -82,6 +82,44 @@ extension Ledger {
         }
     }
 
+    /// Customer `name` leaves their family: every live share they hold of another member's
+    /// purchase, and every live share another member holds of theirs, is revoked, reason 0,
+    /// with `REVOKE` to each holder (Apple: "the revocation reason value is 0 if the customer
+    /// leaves the family group or the owner stops sharing"), and they belong to no family from
+    /// then on, all in one commit. Their own purchases stay theirs. Returns what was revoked.
+    /// - Throws: `CustomerError.unknownCustomer`, `.noFamily`; nothing is changed.
+    package func leaveFamily(_ name: String) throws -> [PaymentTransaction] {
+        try write { db in
+            guard
+                let member = try Row.fetchOne(
+                    db, sql: "SELECT id, family FROM customers WHERE name = ?", arguments: [name])
+            else {
+                let (names, count) = try Self.someCustomerNames(db)
+                throw CustomerError.unknownCustomer(name, choices: names, count: count)
+            }
+            guard (member["family"] as String?) != nil else { throw CustomerError.noFamily(name) }
+            let id: Int64 = member["id"]
+            // The shares on either side of the member: theirs of others' purchases, others' of theirs.
+            let shares = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT s.original_transaction_id FROM family_share_sources s
+                    JOIN transactions held ON held.id = s.original_transaction_id
+                    JOIN transactions bought ON bought.id = s.purchase_original_id
+                    WHERE held.customer_id = ? OR bought.customer_id = ? ORDER BY 1
+                    """, arguments: [id, id])
+            var revoked: [PaymentTransaction] = []
+            for share in shares {
+                guard try sharingIsLive(db, original: UInt64(share)),
+                    let shared = try PaymentTransaction.fetchOne(db, id: UInt64(share))
+                else { continue }
+                revoked += try forOwner(of: shared, db).revokeFamilySharing(db, shared.id)
+            }
+            try db.execute(sql: "UPDATE customers SET family = NULL WHERE id = ?", arguments: [id])
+            return revoked
+        }
+    }
+
     /// Ends every live share of `purchase`'s chain with the buyer's family (a refund of it), as
     /// `revokeFamilySharing` does for each member: their entitling transactions revoked, and
     /// `REVOKE` notified to each.

@@ -240,6 +240,46 @@ import Testing
         }
     }
 
+    /// A member who leaves the family loses what others shared with them, and the others lose
+    /// what they shared (revocation reason 0, `REVOKE` to each holder, as Apple documents for a
+    /// customer who "leaves the family group"); their own purchases stay theirs, and what the
+    /// family buys afterwards is not shared with them.
+    @Test func aMemberWhoLeavesTheFamilyLosesItsSharesOnEitherSide() async throws {
+        try await Store.with { store in
+            _ = try StoreTestSession(ledger: store.ledger).set(.notificationURL, to: "http://127.0.0.1:9/n")
+            try store.ledger.addCustomer(Customer(name: "carol", family: "smiths"))
+            try store.ledger.addCustomer(Customer(name: "dana", family: "smiths"))
+            let carol = try PaymentQueue(ledger: try store.ledger.forCustomer("carol"))
+            let bobs = try await store.bob.add(Payment(productID: SampleCatalog.nonConsumable2))  // shared with both
+            let carols = try await carol.add(Payment(productID: SampleCatalog.yearlySubscription))  // with both
+            let before = try store.ledger.notifications().count
+            let revoked = try store.ledger.leaveFamily("carol")
+            // Carol's share of Bob's purchase; Bob's and Dana's shares of Carol's subscription.
+            #expect(revoked.count == 3 && revoked.allSatisfy { $0.revocationReason == 0 })
+            #expect(Set(revoked.map(\.customerID)).count == 3)
+            #expect(try carol.ledger.currentEntitlements().map(\.id) == [carols.id], "her own stays")
+            #expect(try store.bob.ledger.currentEntitlements().map(\.id) == [bobs.id])
+            let danas = try store.ledger.forCustomer("dana").currentEntitlements()
+            #expect(danas.map(\.productID) == [SampleCatalog.nonConsumable2], "Bob's share stays hers")
+            let revokes = try store.ledger.notifications().dropFirst(before).map(\.type)
+            #expect(revokes == Array(repeating: "REVOKE", count: 3))
+            #expect(try store.ledger.customer(named: "carol")?.family == nil)
+            // What the family buys afterwards is not shared with her.
+            try await PaymentQueue(ledger: try store.ledger.forCustomer("dana"))
+                .add(Payment(productID: SampleCatalog.yearlySubscription))  // shareable: Bob's now, not hers
+            #expect(try carol.ledger.currentEntitlements().map(\.id) == [carols.id])
+            #expect(try store.bob.ledger.currentEntitlements().count == 2)
+            #expect(throws: CustomerError.noFamily("carol")) { try store.ledger.leaveFamily("carol") }
+            #expect(
+                throws: CustomerError.unknownCustomer(
+                    "zed", choices: ["default", "alice", "bob", "carol", "dana"], count: 5)
+            ) {
+                try store.ledger.leaveFamily("zed")
+            }
+            #expect(try store.ledger.verify().isEmpty)
+        }
+    }
+
     /// A family member's synthetic purchases (benchmarks) are shared as payments are, each
     /// share with an id of its own.
     @Test func aFamilyMembersSyntheticPurchasesAreSharedWithIdsOfTheirOwn() async throws {

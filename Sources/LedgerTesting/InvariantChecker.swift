@@ -125,6 +125,7 @@ public enum InvariantChecker {
     /// subscription's renewal) has one charge notification, and
     /// each notification's transaction has a history (it was committed with it).
     static func checkOutbox(_ ledger: Ledger, byID: [UInt64: PaymentTransaction]) throws -> [InvariantViolation] {
+        // The campaign's stores have one app, whose URL was set from the start.
         guard try ledger.settings(ofApp: 1).notificationURL != nil else { return [] }
         var charges: [UInt64: Int] = [:]
         var violations: [InvariantViolation] = []

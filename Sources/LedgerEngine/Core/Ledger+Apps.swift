@@ -37,13 +37,6 @@ extension Ledger {
             })
     }
 
-    /// This ledger's file acting in app `id`, inside a transaction.
-    package func forApp(id: Int64, _ db: Database) throws -> Ledger {
-        if appScope.id == id { return self }
-        return withScope(
-            LedgerScope(customer: customerScope, app: .chosen(id: id, name: try Self.bundleID(db, app: id) ?? "")))
-    }
-
     /// Adds an app to the store, with its environment and Apple ID. A new store has one,
     /// `StoreSettings.defaultBundleID`.
     /// - Throws: `AppError` (`.invalidBundleID`, `.duplicateBundleID`, `.tooManyApps`); nothing

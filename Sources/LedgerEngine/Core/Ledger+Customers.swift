@@ -63,12 +63,6 @@ extension Ledger {
         return withScope(LedgerScope(customer: customer, app: app))
     }
 
-    /// This ledger's file acting for customer `id` (the owner of a row), inside a transaction.
-    package func forCustomer(id: Int64, _ db: Database) throws -> Ledger {
-        if customerScope.id == id { return self }
-        return withCustomerScope(.chosen(id: id, name: try Self.customerName(db, id: id) ?? ""))
-    }
-
     /// The name of customer `id`, or `nil`.
     package static func customerName(_ db: Database, id: Int64) throws -> String? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM customers WHERE id = ?"), arguments: [id])

@@ -32,12 +32,13 @@ extension Ledger {
     }
 
     /// The settings app `app` sees: the store's, with the app's own and its bundle identifier.
+    /// One statement: a purchase and a verified token's request read them each time.
     package static func storedSettings(_ db: Database, app: Int64) throws -> [String: String] {
-        var settings = try storeWideSettings(db)
-        let own = try FastStatement(db, appSettings)
-        own.bind(1, app)
-        try own.forEachRow { settings[$0.string(0)] = $0.string(1) }
-        settings[StoreSettingKey.bundleID] = try bundleID(db, app: app)
+        var settings: [String: String] = [:]
+        let all = try FastStatement(db, appsSettings)
+        all.bind(1, app)
+        // The app's own come after the store's: the same key in both (never written so) is the app's.
+        try all.forEachRow { settings[$0.string(0)] = $0.string(1) }
         return settings
     }
 
@@ -48,7 +49,12 @@ extension Ledger {
     }
 
     private static let allSettings = LedgerSQL("SELECT key, value FROM store_settings")
-    private static let appSettings = LedgerSQL("SELECT key, value FROM app_settings WHERE app_id = ?")
+    private static let appsSettings = LedgerSQL(
+        """
+        SELECT key, value FROM store_settings
+        UNION ALL SELECT key, value FROM app_settings WHERE app_id = ?1
+        UNION ALL SELECT '\(StoreSettingKey.bundleID)', bundle_id FROM apps WHERE id = ?1
+        """)
 
     /// Saves settings inside a transaction, nothing else (the store's rules on what a setting
     /// changes are their callers'): an app's own (`StoreSettingKey.appKeys`, the bundle

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 26 (0026_apps).
+-- Schema version 27 (0027_due_subscriptions).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -427,9 +427,11 @@ CREATE TABLE "subscription_renewal" (
     grace_until         INTEGER CHECK (grace_until >= billing_issue_since),
     retry_until         INTEGER CHECK (retry_until >= billing_issue_since),
     pending_offer_id    TEXT,
-    pending_offer_type  TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code'),
+    pending_offer_type  TEXT CHECK (pending_offer_type = 'promotional' OR pending_offer_type = 'code'), due_from INTEGER DEFAULT 0,
     PRIMARY KEY (customer_id, group_id, shared_original_id)
 ) WITHOUT ROWID;
+
+CREATE INDEX subscription_renewal_by_due ON subscription_renewal (due_from) WHERE due_from IS NOT NULL;
 
 CREATE TABLE transaction_events (
     seq            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -561,6 +563,21 @@ CREATE INDEX transactions_restorable ON transactions (customer_id, product_type,
     WHERE state = 'purchased' AND revocation_date IS NULL;
 
 CREATE INDEX transactions_unfinished ON transactions (customer_id, id) WHERE is_finished = 0;
+
+CREATE TRIGGER changed_subscription_periods_are_due_at_their_end
+AFTER UPDATE OF expiration_date, state, revocation_date, is_upgraded, purchase_date ON transactions
+WHEN NEW.subscription_group_id IS NOT NULL AND NEW.expiration_date IS NOT NULL
+BEGIN
+    UPDATE subscription_renewal SET due_from = MIN(COALESCE(due_from, NEW.expiration_date), NEW.expiration_date)
+    WHERE customer_id = NEW.customer_id AND group_id = NEW.subscription_group_id;
+END;
+
+CREATE TRIGGER subscription_periods_are_due_at_their_end AFTER INSERT ON transactions
+WHEN NEW.subscription_group_id IS NOT NULL AND NEW.expiration_date IS NOT NULL
+BEGIN
+    UPDATE subscription_renewal SET due_from = MIN(COALESCE(due_from, NEW.expiration_date), NEW.expiration_date)
+    WHERE customer_id = NEW.customer_id AND group_id = NEW.subscription_group_id;
+END;
 
 CREATE TRIGGER transactions_finish_rule
 BEFORE UPDATE OF is_finished ON transactions

@@ -30,7 +30,9 @@ public struct InvariantViolation: Sendable, Hashable, CustomStringConvertible {
 /// 6. `PRAGMA integrity_check` is ok and the ledger opens;
 /// 7. the outbox of notifications went with the changes it reports: every charge (a purchase
 ///    or a renewal) made while the store had a notification URL has exactly one notification,
-///    and no notification reports a transaction that never existed.
+///    and no notification reports a transaction that never existed;
+/// 8. the store's clock will look at every subscription when something is due for it: its
+///    index (`subscription_renewal.due_from`) is nowhere later than the truth.
 public enum InvariantChecker {
     /// Reopens the ledger at `path` with `configuration` and returns the invariants it breaks, in the
     /// order found (empty when none). `acknowledged` is the run's log, in order; `lossAllowed` lets
@@ -56,6 +58,7 @@ public enum InvariantChecker {
             let byID = Dictionary(uniqueKeysWithValues: try ledger.allTransactions().map { ($0.id, $0) })
             violations += checkAcknowledged(acknowledged, byID: byID, lossAllowed: lossAllowed)
             violations += try checkOutbox(ledger, byID: byID)
+            violations += try ledger.dueIndexProblems().map { InvariantViolation(invariant: 8, message: $0) }
 
             var keys: [String: Set<UInt64>] = [:]
             for transaction in byID.values {

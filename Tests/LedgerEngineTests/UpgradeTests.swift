@@ -39,6 +39,7 @@ import Testing
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
             try db.execute(sql: PreviousSchema.undoLastMigration)
+            try db.execute(sql: PreviousSchema.undoMigration26)
             try db.execute(sql: PreviousSchema.undoMigration25)
             try db.execute(sql: PreviousSchema.undoMigration24)
             try db.execute(
@@ -65,7 +66,8 @@ import Testing
         try raw.close()
         #expect(
             try Ledger.upgrade(at: path, configuration: configuration) == [
-                "0023_family_shared_renewals", "0024_renewal_changes", "0025_customers", PreviousSchema.lastMigration,
+                "0023_family_shared_renewals", "0024_renewal_changes", "0025_customers", "0026_apps",
+                PreviousSchema.lastMigration,
             ])
         return try Ledger.open(at: path, configuration: configuration)
     }
@@ -135,9 +137,13 @@ import Testing
                 try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                     .notificationsBeforeApps, from: .notifications)
                 try db.execute(sql: PreviousSchema.undoLastMigration)
+                try db.execute(sql: PreviousSchema.undoMigration26)
             }
             try raw.close()
-            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+            #expect(
+                try Ledger.upgrade(at: path, configuration: Self.configuration) == [
+                    "0026_apps", PreviousSchema.lastMigration,
+                ])
             let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
             defer { try? upgraded.close() }
             #expect(try upgraded.apps() == [App(bundleID: "com.example.kept", environment: .sandbox, appAppleID: 99)])
@@ -169,6 +175,7 @@ import Testing
                     try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                         .priceIncreasesBeforeCustomers, from: .priceIncreases)
                     try db.execute(sql: PreviousSchema.undoLastMigration)
+                    try db.execute(sql: PreviousSchema.undoMigration26)
                     try db.execute(sql: PreviousSchema.undoMigration25)
                     if forged { try db.execute(sql: "UPDATE price_increases SET price = '0.01'") }
                 }
@@ -183,7 +190,7 @@ import Testing
                 }
                 #expect(
                     try Ledger.upgrade(at: path, configuration: Self.configuration) == [
-                        "0025_customers", PreviousSchema.lastMigration,
+                        "0025_customers", "0026_apps", PreviousSchema.lastMigration,
                     ])
                 let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
                 defer { try? upgraded.close() }

@@ -3,16 +3,26 @@
 /// what a user of the previous release has. Update it with every new migration.
 public enum PreviousSchema {
     /// The previous schema, as `"N (identifier)"`.
-    public static let name = "25 (0025_customers)"
+    public static let name = "26 (0026_apps)"
     /// This build's schema, as `"N (identifier)"`.
-    public static let current = "26 (0026_apps)"
+    public static let current = "27 (0027_due_subscriptions)"
     /// The last migration's identifier.
-    public static let lastMigration = "0026_apps"
+    public static let lastMigration = "0027_due_subscriptions"
 
-    /// Undoes migration 26: no apps nor devices; the first app's rows kept, without the
-    /// column, its settings back among the store's, its mass extensions keyed by request alone;
-    /// the migration's record removed.
+    /// Undoes migration 27: no index of what the store's clock has for each subscription; the
+    /// migration's record removed.
     public static let undoLastMigration = """
+        DROP TRIGGER subscription_periods_are_due_at_their_end;
+        DROP TRIGGER changed_subscription_periods_are_due_at_their_end;
+        DROP INDEX subscription_renewal_by_due;
+        ALTER TABLE subscription_renewal DROP COLUMN due_from;
+        DELETE FROM grdb_migrations WHERE identifier = '0027_due_subscriptions';
+        """
+
+    /// Undoes migration 26 (after `undoLastMigration`): no apps nor devices; the first app's
+    /// rows kept, without the column, its settings back among the store's, its mass extensions
+    /// keyed by request alone; the migration's record removed.
+    public static let undoMigration26 = """
         DROP TABLE devices;
         CREATE TABLE mass_renewal_extensions_25 (
             request_identifier TEXT PRIMARY KEY CHECK (length(request_identifier) BETWEEN 1 AND 128),
@@ -50,7 +60,7 @@ public enum PreviousSchema {
         DELETE FROM grdb_migrations WHERE identifier = '0026_apps';
         """
 
-    /// Undoes migration 25 (after `undoLastMigration`): no customers; the first customer's rows kept, without the column,
+    /// Undoes migration 25 (after `undoMigration26`): no customers; the first customer's rows kept, without the column,
     /// with the indexes and keys of before; the migration's record removed. (A price increase's
     /// MAC stays the one that covers its customer: the ledgers these tests take back have none.)
     public static let undoMigration25 = """

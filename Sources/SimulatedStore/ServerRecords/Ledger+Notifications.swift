@@ -94,19 +94,14 @@ extension Ledger {
         return try lookup.first { _ in true } ?? false
     }
 
-    /// Whether any app of the store has a notification URL.
-    static func anyAppNotifies(_ db: Database) throws -> Bool {
-        try FastStatement(db, anyNotificationURL).first { _ in true } ?? false
-    }
-
     /// The apps that have a notification URL, as a condition on a table's `app_id`.
-    static let notifyingApps =
-        "app_id IN (SELECT app_id FROM app_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none')"
+    static let notifyingApps = "app_id IN (\(notifyingAppIDs))"
+    /// The apps that have a notification URL.
+    private static let notifyingAppIDs =
+        "SELECT app_id FROM app_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'"
     private static let notificationURLSet = LedgerSQL(
         "SELECT 1 FROM app_settings WHERE app_id = ? AND key = '\(StoreSettingKey.notificationURL)' AND value <> 'none'"
     )
-    private static let anyNotificationURL = LedgerSQL(
-        "SELECT 1 FROM app_settings WHERE key = '\(StoreSettingKey.notificationURL)' AND value <> 'none' LIMIT 1")
     private static let keyTaken = "SELECT 1 FROM notifications WHERE event_key = ?"
 
     /// Records what passing time made up to `now`: subscriptions that expired with auto-renew
@@ -114,10 +109,10 @@ extension Ledger {
     /// made, and notified, by `renewDueSubscriptions`, which runs first). Each is notified once
     /// (its event key), and only when it happened after the store got its notification URL
     /// (`reportPassingTime(_:from:)`): setting one does not report the past. Writes nothing
-    /// when nothing passed.
-    func notifyPassingTime(_ db: Database, at now: Int64) throws {
+    /// when nothing passed. Of `holdings` only: those something may be due for (`dueHoldings`).
+    func notifyPassingTime(_ db: Database, at now: Int64, holdings: [HeldSubscription]) throws {
         let writer = writer(db, at: now)
-        for change in try passingTime(db, at: now) {
+        for change in try passingTime(db, at: now, holdings: holdings) {
             try notify(writer, change.event, about: change.transaction, at: change.date, once: change.key)
         }
     }
@@ -130,17 +125,19 @@ extension Ledger {
         let key: String
     }
 
-    /// The changes passing time made from the mark to `now`, not notified yet;
+    /// The changes passing time made to `holdings` from the mark to `now`, not notified yet;
     /// none while the store has no notification URL.
-    func passingTime(_ db: Database, at now: Int64) throws -> [PassingTimeChange] {
-        guard try Self.anyAppNotifies(db) else { return [] }
+    func passingTime(_ db: Database, at now: Int64, holdings: [HeldSubscription]) throws -> [PassingTimeChange] {
+        // The apps with a URL, read once for the look.
+        let notifying = Set(try Int64.fetchAll(db, sql: Self.notifyingAppIDs))
+        guard !notifying.isEmpty else { return [] }
         let since = try Int64.fetchOne(db, sql: Self.reportedFrom) ?? 0
         guard now > since else { return [] }
         let passed = { (date: Int64?) in date.map { $0 > since && $0 <= now } ?? false }
         var changes: [PassingTimeChange] = []
-        for held in try heldSubscriptions(db) {
+        for held in holdings {
             guard let latest = try latestPeriod(db, of: held), latest.revocationDate == nil,
-                let end = latest.expirationDate?.ledgerMilliseconds, try Self.notifies(db, app: latest.appID)
+                let end = latest.expirationDate?.ledgerMilliseconds, notifying.contains(latest.appID)
             else { continue }
             let state = try renewalState(db, of: held)
             // Only a billing issue or a period that ended since the mark has anything to say.
@@ -173,18 +170,22 @@ extension Ledger {
 
     /// Makes what the store's clock made due since the last look: the renewals (and their
     /// billing failures), then the notifications of passing time (`notifyPassingTime`), in one
-    /// commit (`StoreAction.renewDueSubscriptions`); nothing, and no write, when nothing is due.
-    /// What `ledger serve` runs every second, as the App Store renews whether the app runs or not.
+    /// commit (`StoreAction.renewDueSubscriptions`); nothing, and no write, when the index says
+    /// nothing may be due (one indexed read, whatever the store holds: `hasDueHoldings`). What
+    /// `ledger serve` runs every second, as the App Store renews whether the app runs or not.
     /// Returns whether it wrote. It blocks its thread while it waits for the write lock.
     @discardableResult
     package func settleDueChanges() throws -> Bool {
-        let due = try read { db in
-            let now = try storeNow(db)
-            return try walkDueRenewals(db, at: now, limit: 0) > 0 || !(try passingTime(db, at: now).isEmpty)
-        }
-        guard due else { return false }
+        guard try clockMayHaveSomethingDue() else { return false }
         try perform(.renewDueSubscriptions)
         return true
+    }
+
+    /// Whether the store's clock may have something due for a subscription (a renewal, an
+    /// expiry, the end of a grace period or billing retry), or a holding changed since the last
+    /// look and waits for its next moment: one indexed read (`hasDueHoldings`).
+    package func clockMayHaveSomethingDue() throws -> Bool {
+        try read { db in try hasDueHoldings(db, at: try storeNow(db)) }
     }
 
     /// Sets the mark from which passing time is reported: what it made before `now` is not.

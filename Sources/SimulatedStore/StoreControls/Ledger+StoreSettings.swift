@@ -9,9 +9,10 @@ extension Ledger {
             guard settings[StoreSettingKey.notificationURL] != nil else { return try saveSettings(db, settings) }
             // A new notification URL hears of the changes made from now on, not of the past. The
             // mark is the store's: what passing time made for the apps that had a URL is
-            // recorded first, so that moving it loses none of theirs.
+            // recorded first, so that moving it loses none of theirs: every holding's, beyond
+            // what one look at the clock handles.
             let now = try storeNow(db)
-            try notifyPassingTime(db, at: now)
+            try notifyPassingTime(db, at: now, holdings: try dueHoldings(db, at: now, limit: nil))
             try saveSettings(db, settings)
             try reportPassingTime(db, from: now)
         }

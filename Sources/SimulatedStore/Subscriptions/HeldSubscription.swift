@@ -19,6 +19,17 @@ struct HeldSubscription: Hashable, Sendable {
         HeldSubscription(group: group, sharedOriginal: nil, customer: customer)
     }
 
+    /// The holding a row of `subscription_renewal` (its key columns) is.
+    init(_ row: Row) {
+        let shared: Int64 = row["shared_original_id"]
+        self.init(
+            group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"])
+    }
+
+    init(group: String, sharedOriginal: UInt64?, customer: Int64) {
+        (self.group, self.sharedOriginal, self.customer) = (group, sharedOriginal, customer)
+    }
+
     var isFamilyShared: Bool { sharedOriginal != nil }
 
     /// Its key in `subscription_renewal.shared_original_id` (0 for the customer's own).
@@ -94,12 +105,7 @@ extension Ledger {
                     WHERE \(condition)
                     ORDER BY customer_id, group_id, shared_original_id = 0 DESC, shared_original_id DESC
                     """), arguments: arguments
-        ).map { row in
-            let shared: Int64 = row["shared_original_id"]
-            return HeldSubscription(
-                group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"]
-            )
-        }
+        ).map(HeldSubscription.init)
     }
 
     /// The holding of `productID`'s group a store control acts on: one subscribed to

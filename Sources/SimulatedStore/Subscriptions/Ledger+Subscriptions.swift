@@ -11,12 +11,20 @@ extension Ledger {
     /// Every customer's, or only `customer`'s (a device's launch: in O(their subscriptions),
     /// whatever the store holds; the others' renew when the store's time is next settled for
     /// them or for everyone, dated as they fell due).
+    ///
+    /// The store's holdings looked at are those the index says something may be due for
+    /// (`dueHoldings`, at most `holdingsPerLook`): what is due for them is made and notified,
+    /// and each is given its next moment (`scheduleNextLooks`), in the writer's commit.
     func renewDueSubscriptions(_ writer: TransactionWriter, customer: Int64? = nil) throws -> [PaymentTransaction] {
+        let (db, now) = (writer.db, writer.now)
+        let due = try dueHoldings(db, at: now)
+        let walked = try customer.map { try heldSubscriptions(db, where: "customer_id = ? AND auto_renew = 1", [$0]) }
         var renewed: [PaymentTransaction] = []
-        try walkDueRenewals(writer.db, at: writer.now, limit: configuration.renewalLimit, customer: customer) { step in
+        try walkDueRenewals(db, at: now, limit: configuration.renewalLimit, holdings: walked ?? due) { step in
             renewed.append(try self.insertRenewal(writer, step))
         }
-        try notifyPassingTime(writer.db, at: writer.now)
+        try notifyPassingTime(db, at: now, holdings: due)
+        try scheduleNextLooks(db, of: due + (walked ?? []), at: now)
         // Every customer's subscriptions renew; this value's customer's devices hear of theirs.
         return renewed.filter(isOwn)
     }
@@ -492,16 +500,14 @@ extension Ledger {
     /// `make` can tell "more than the limit" without making any.
     @discardableResult
     func walkDueRenewals(
-        _ db: Database, at now: Int64, limit: Int, customer: Int64? = nil, make: ((RenewalStep) throws -> Void)? = nil
+        _ db: Database, at now: Int64, limit: Int, holdings: [HeldSubscription],
+        make: ((RenewalStep) throws -> Void)? = nil
     ) throws -> Int {
         var due = 0
         // The store's switches, every app's.
         let settings = StoreSettings(stored: try Self.storeWideSettings(db))
         let rate = settings.timeRate
         let billingIssues = BillingSwitches(settings)
-        let holdings =
-            try customer.map { try heldSubscriptions(db, where: "customer_id = ? AND auto_renew = 1", [$0]) }
-            ?? heldSubscriptions(db, where: "auto_renew = 1")
         for held in holdings where due <= limit {
             let state = try renewalState(db, of: held)
             guard let latest = try latestPeriod(db, of: held), var start = latest.expirationDate?.ledgerMilliseconds,
@@ -554,7 +560,17 @@ extension Ledger {
     public func nextRenewalDate() throws -> Date? {
         try read { db in
             var next: Int64?
-            for held in try heldSubscriptions(db, where: "auto_renew = 1") {
+            // In the index's order: a holding's renewal is never before its `due_from`, so the
+            // walk ends at the first one due after the earliest renewal found.
+            let holdings = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT customer_id, group_id, shared_original_id, due_from FROM subscription_renewal
+                    WHERE auto_renew = 1 AND due_from IS NOT NULL ORDER BY due_from
+                    """)
+            while let row = try holdings.next() {
+                if let next, row["due_from"] >= next { break }
+                let held = HeldSubscription(row)
                 guard let latest = try latestPeriod(db, of: held), let end = latest.expirationDate?.ledgerMilliseconds,
                     try renewsAtItsEnd(db, held, try renewalState(db, of: held), latest: latest)
                 else { continue }
@@ -567,9 +583,90 @@ extension Ledger {
     /// Refuses a clock move that would make more than `configuration.renewalLimit` renewals due.
     func checkRenewalsDue(_ db: Database, at now: Int64) throws {
         let limit = configuration.renewalLimit
-        if try walkDueRenewals(db, at: now, limit: limit) > limit {
+        if try walkDueRenewals(db, at: now, limit: limit, holdings: try dueHoldings(db, at: now)) > limit {
             throw StoreControlError.tooManyRenewals(limit: limit)
         }
+    }
+
+    // MARK: - What the clock has for each holding (`subscription_renewal.due_from`, migration 27)
+
+    /// The most holdings one look at the store's clock handles (`dueHoldings`): the others are
+    /// handled by the next look, their renewals and notifications dated as they fell due.
+    static let holdingsPerLook = 10_000
+
+    /// The holdings something may be due for at `now` (`due_from` at or before it), the longest
+    /// due first, at most `limit` (`nil`: all); in the walks' order (by customer and group, the
+    /// customer's own first, then the shares newest first).
+    func dueHoldings(_ db: Database, at now: Int64, limit: Int? = holdingsPerLook) throws -> [HeldSubscription] {
+        try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT customer_id, group_id, shared_original_id FROM (
+                        SELECT customer_id, group_id, shared_original_id FROM subscription_renewal
+                        WHERE due_from <= ? ORDER BY due_from LIMIT ?)
+                    ORDER BY customer_id, group_id, shared_original_id = 0 DESC, shared_original_id DESC
+                    """), arguments: [now, limit ?? -1]
+        ).map(HeldSubscription.init)
+    }
+
+    /// Whether something may be due for a holding at `now`: one indexed read.
+    func hasDueHoldings(_ db: Database, at now: Int64) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM subscription_renewal WHERE due_from <= ? LIMIT 1"), arguments: [now])
+            ?? false
+    }
+
+    /// Gives each of `holdings`, just looked at `now`, its next moment (`nextMoment`).
+    func scheduleNextLooks(_ db: Database, of holdings: [HeldSubscription], at now: Int64) throws {
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE subscription_renewal SET due_from = ?
+                WHERE customer_id = ? AND group_id = ? AND shared_original_id = ?
+                """)
+        for held in Set(holdings) {
+            try update.execute(arguments: [
+                try nextMoment(db, of: held, at: now), held.customer, held.group, held.sharedKey,
+            ])
+        }
+    }
+
+    /// Where the index is later than the truth: each holding whose next moment at the store's
+    /// time (`nextMoment`) comes before its `due_from`, or has none, so that the store's looks
+    /// would miss it (a renewal, an expiry, the end of a grace period or billing retry). Every
+    /// holding of the store is read: a check for tests and the crash campaign, not for a look.
+    package func dueIndexProblems() throws -> [String] {
+        try read { db in
+            let now = try storeNow(db)
+            return try Row.fetchAll(
+                db, sql: "SELECT customer_id, group_id, shared_original_id, due_from FROM subscription_renewal"
+            ).compactMap { row in
+                let held = HeldSubscription(row)
+                guard let moment = try nextMoment(db, of: held, at: now) else { return nil }
+                let dueFrom: Int64? = row["due_from"]
+                guard dueFrom.map({ $0 > moment }) ?? true else { return nil }
+                return "the subscription group \(held.group) of customer \(held.customer)"
+                    + (held.sharedOriginal.map { " (shared, original \($0))" } ?? "")
+                    + " has a moment at \(moment), and the store's clock would look at it "
+                    + (dueFrom.map { "at \($0)" } ?? "never")
+            }
+        }
+    }
+
+    /// The next moment passing time does something to a holding looked at `now`: its latest
+    /// period's end when it renews then and has not yet (more than the renewal limit fell due);
+    /// else the first after `now` of its period's end, its grace period's and its billing
+    /// retry's; `nil` when none is to come (only a change can bring one, and lowers the index).
+    private func nextMoment(_ db: Database, of held: HeldSubscription, at now: Int64) throws -> Int64? {
+        guard let latest = try latestPeriod(db, of: held), let end = latest.expirationDate?.ledgerMilliseconds else {
+            return nil
+        }
+        let state = try renewalState(db, of: held)
+        // No period starts at the store's last millisecond (`walkDueRenewals`).
+        if end <= now, end < Self.latestStoreMilliseconds, try renewsAtItsEnd(db, held, state, latest: latest) {
+            return end
+        }
+        return [end, state.billingIssue?.graceUntil, state.billingIssue?.retryUntil].compactMap { $0 }
+            .filter { $0 > now }.min()
     }
 
     /// Stores one renewal: a `purchased` transaction of the step's product and period that

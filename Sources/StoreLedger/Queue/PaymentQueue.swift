@@ -401,10 +401,11 @@ public actor PaymentQueue {
         renewalTimer = nil
     }
 
-    /// Makes and delivers the renewals due by the store's clock, if any: a read first, so that
-    /// a call with nothing due writes nothing.
+    /// Makes and delivers the renewals due by the store's clock, if any: a read first (one
+    /// indexed lookup, `Ledger.clockMayHaveSomethingDue()`), so that a call with nothing due
+    /// writes nothing.
     public func renewDueSubscriptions() async throws {
-        if let due = try ledger.nextRenewalDate(), due <= (try ledger.storeDate()) {
+        if try ledger.clockMayHaveSomethingDue() {
             try await processSubscriptionRenewals()
         }
     }

@@ -66,6 +66,7 @@ import Testing
                 } catch StoreControlError.clockOutOfRange {
                     #expect(try queue.ledger.storeDate() == clockBefore)
                 }
+                #expect(try queue.ledger.dueIndexProblems() == [], "seed \(seed)")
             }
             #expect(try queue.ledger.verify() == [], "seed \(seed)")
             try Self.expectExactChains(try queue.ledger.allTransactions(), seed: seed)

@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 27 (0027_due_subscriptions).
+-- Schema version 27 (0027_bounded_store_work).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -152,9 +152,11 @@ CREATE TABLE "mass_renewal_extensions" (
     storefronts        TEXT,
     at                 INTEGER NOT NULL,
     succeeded          INTEGER NOT NULL CHECK (succeeded >= 0),
-    failed             INTEGER NOT NULL CHECK (failed >= 0),
+    failed             INTEGER NOT NULL CHECK (failed >= 0), through_customer INTEGER NOT NULL DEFAULT 0, completed_at INTEGER,
     PRIMARY KEY (app_id, request_identifier)
 ) WITHOUT ROWID;
+
+CREATE INDEX mass_renewal_extensions_running ON mass_renewal_extensions (at) WHERE completed_at IS NULL;
 
 CREATE TABLE notification_attempts (
     notification_seq INTEGER NOT NULL REFERENCES notifications (seq),

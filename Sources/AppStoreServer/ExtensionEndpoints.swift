@@ -49,8 +49,9 @@ extension AppStoreServerAPI {
                 success: true, effectiveDate: done.effectiveDate.ledgerMilliseconds))
     }
 
-    /// Extend Subscription Renewal Dates for All Active Subscribers: done at once;
-    /// `{"requestIdentifier"}`.
+    /// Extend Subscription Renewal Dates for All Active Subscribers: recorded with its first
+    /// batch of customers (a store of up to `Ledger.massExtensionBatch` customers is done at
+    /// once); the sender of `ledger serve` runs the other batches; `{"requestIdentifier"}`.
     func massExtendRenewalDates(_ body: Data) throws -> APIResponse {
         let (days, reason, id, request) = try Self.extensionRequest(body)
         guard let productID = request.productId, (1...255).contains(productID.utf8.count), !productID.holdsNUL else {
@@ -63,7 +64,8 @@ extension AppStoreServerAPI {
         }
         do {
             _ = try store.extendRenewalDatesForActiveSubscribers(
-                productID: productID, days: days, reason: reason, requestIdentifier: id, storefronts: storefronts)
+                productID: productID, days: days, reason: reason, requestIdentifier: id, storefronts: storefronts,
+                batches: 1)
         } catch is UnknownProductError {
             throw APIError.invalidProductID
         } catch StoreControlError.notAutoRenewable {
@@ -74,17 +76,17 @@ extension AppStoreServerAPI {
         return try Self.ok(ResponseBody.MassExtensionRequested(requestIdentifier: id))
     }
 
-    /// Get Status of Subscription Renewal Date Extensions: a mass extension is complete when
-    /// asked (it is done in the request's commit).
+    /// Get Status of Subscription Renewal Date Extensions: `complete` false, without a
+    /// `completeDate`, while batches are left; the counts so far.
     func massExtensionStatus(productID: String, requestIdentifier: String) throws -> APIResponse {
-        guard let done = try store.massRenewalExtension(requestIdentifier: requestIdentifier),
-            done.productID == productID, try !store.products(withIDs: [productID]).isEmpty  // the token's app's
+        guard let made = try store.massRenewalExtension(requestIdentifier: requestIdentifier),
+            made.productID == productID, try !store.products(withIDs: [productID]).isEmpty  // the token's app's
         else { throw APIError.statusRequestNotFound }
         return try Self.ok(
             ResponseBody.MassExtensionStatus(
-                requestIdentifier: done.requestIdentifier, complete: true,
-                completeDate: done.date.ledgerMilliseconds, succeededCount: done.succeededCount,
-                failedCount: done.failedCount))
+                requestIdentifier: made.requestIdentifier, complete: made.completeDate != nil,
+                completeDate: made.completeDate?.ledgerMilliseconds, succeededCount: made.succeededCount,
+                failedCount: made.failedCount))
     }
 
     private static func apiError(_ error: RenewalExtensionError) -> APIError {

@@ -115,7 +115,9 @@ public final class NotificationSender: Sendable {
     /// Sends until cancelled: what is due, as soon as it is due (committed by this process or
     /// another, looked for every `pollInterval`); with `renewing`, it also makes the renewals,
     /// expiries and ends of grace periods that fall due on the store's clock, as the App Store
-    /// does whether or not the app runs. Errors of one round (a busy ledger) wait for the next.
+    /// does whether or not the app runs. It runs the batches of mass extensions left to run
+    /// (`Ledger.continueMassRenewalExtension()`), one a round. Errors of one round (a busy
+    /// ledger) wait for the next.
     ///
     /// Sending and recording overlap: a POST starts as soon as one of `limits.inFlight` slots is
     /// free, and the attempts that ended are recorded together, in one commit, while others are
@@ -132,13 +134,20 @@ public final class NotificationSender: Sendable {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.record(pipeline) }
             var lastSettled = ContinuousClock.now - .seconds(1)
+            // Whether a mass extension may have batches left: looked for once a second, then
+            // one batch a round (its own commit) until none is left.
+            var extending = true
             while !Task.isCancelled {
                 var started = 0
                 do {
-                    if renewing, ContinuousClock.now - lastSettled >= .seconds(1) {
+                    let ledger = ledger
+                    if ContinuousClock.now - lastSettled >= .seconds(1) {
                         lastSettled = .now
-                        let ledger = ledger
-                        _ = try await Blocking.run { try ledger.settleDueChanges() }
+                        if renewing { _ = try await Blocking.run { try ledger.settleDueChanges() } }
+                        extending = true
+                    }
+                    if extending {
+                        extending = try await Blocking.run { try ledger.continueMassRenewalExtension() }
                     }
                     started = try await startDue(in: pipeline, reading: reader, group: &group)
                 } catch {

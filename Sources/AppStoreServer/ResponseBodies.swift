@@ -71,7 +71,7 @@ enum ResponseBody {
     struct MassExtensionStatus: Encodable {
         let requestIdentifier: String
         let complete: Bool
-        let completeDate: Int64
+        let completeDate: Int64?
         let succeededCount: Int
         let failedCount: Int
     }

@@ -144,8 +144,9 @@ extension Bench {
         defer { try? ledger.close() }
         // As a server's store: passing time is notified too (nobody listens; nothing is sent).
         try ledger.setStoreSettings([StoreSettingKey.notificationURL: "http://127.0.0.1:9/bench"])
-        // The first look makes what is due (the subscribers' periods are current: nothing).
-        try ledger.settleDueChanges()
+        // The first looks set each new subscription's next moment (10,000 a look); the
+        // subscribers' periods are current: nothing else is due.
+        while try ledger.settleDueChanges() {}
         var best = Double.infinity
         for _ in 0..<rounds {
             var wrote = false
@@ -165,7 +166,8 @@ extension Bench {
     }
 
     /// Extend Subscription Renewal Dates for All Active Subscribers over `massSubscribers`
-    /// customers, each subscribed: one commit.
+    /// customers, each subscribed: in batches, one commit each (the longest is how long the
+    /// write lock is held at a time).
     private mutating func massExtension() async throws -> BenchCommand.Result {
         let subscribers = plan.massSubscribers
         say("the mass extension of \(subscribers) subscribers...")
@@ -176,18 +178,28 @@ extension Bench {
         }
         let ledger = try Ledger.open(at: ledgerPath, configuration: LedgerConfiguration(durability: .normal))
         defer { try? ledger.close() }
-        var done: MassRenewalExtension?
-        let seconds = try await time {
-            done = try ledger.extendRenewalDatesForActiveSubscribers(
-                productID: Self.subscriptionProduct, days: 7, reason: 0, requestIdentifier: "bench")
+        var batches: [Double] = []
+        batches.append(
+            try await time {
+                _ = try ledger.extendRenewalDatesForActiveSubscribers(
+                    productID: Self.subscriptionProduct, days: 7, reason: 0, requestIdentifier: "bench", batches: 1)
+            })
+        while true {
+            var ran = false
+            batches.append(try await time { ran = try ledger.continueMassRenewalExtension() })
+            if !ran { break }
         }
-        guard done?.succeededCount == subscribers else {
+        let done = try ledger.massRenewalExtension(requestIdentifier: "bench")
+        guard done?.completeDate != nil, done?.succeededCount == subscribers else {
             throw BenchError("the mass extension extended \(done?.succeededCount ?? 0) of \(subscribers)")
         }
+        let seconds = batches.reduce(0, +)
         return BenchCommand.Result(
-            workload: "mass extension of \(subscribers) subscribers (one commit)", unit: "ms", ledger: seconds * 1_000,
-            baseline: nil, ratio: nil, target: "-", peakMemoryMB: Memory.peakMB,
-            note: String(format: "%.0f subscribers a second", Double(subscribers) / seconds))
+            workload: "mass extension of \(subscribers) subscribers (\(batches.count - 1) batches)", unit: "ms",
+            ledger: seconds * 1_000, baseline: nil, ratio: nil, target: "-", peakMemoryMB: Memory.peakMB,
+            note: String(
+                format: "%.0f subscribers a second; the longest batch (write lock held) %.0f ms",
+                Double(subscribers) / seconds, (batches.max() ?? 0) * 1_000))
     }
 
     /// An auto-renewable subscription, for the mass extension's store.

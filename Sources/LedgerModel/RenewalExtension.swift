@@ -47,7 +47,8 @@ package struct RenewalExtension: Sendable, Hashable {
 }
 
 /// A mass extension of renewal dates (Extend Subscription Renewal Dates for All Active
-/// Subscribers), done in the commit that records it.
+/// Subscribers), as it stands: it goes over the store's customers in batches, one commit each,
+/// and is complete after the last.
 package struct MassRenewalExtension: Sendable, Hashable {
     /// The request's identifier: the same request again is not made twice.
     package var requestIdentifier: String
@@ -59,17 +60,19 @@ package struct MassRenewalExtension: Sendable, Hashable {
     package var reason: Int
     /// The storefronts it was limited to; empty: all.
     package var storefronts: [String]
-    /// When it was done, by the store's clock.
+    /// When it was asked for, by the store's clock.
     package var date: Date
     /// How many subscriptions it extended.
     package var succeededCount: Int
     /// How many active subscriptions it could not extend (extended twice this year already).
     package var failedCount: Int
+    /// When it went over the last customer, by the store's clock; `nil` while it runs.
+    package var completeDate: Date?
 
     /// A mass extension with every field.
     package init(
         requestIdentifier: String, productID: String, days: Int, reason: Int, storefronts: [String], date: Date,
-        succeededCount: Int, failedCount: Int
+        succeededCount: Int, failedCount: Int, completeDate: Date?
     ) {
         self.requestIdentifier = requestIdentifier
         self.productID = productID
@@ -79,6 +82,7 @@ package struct MassRenewalExtension: Sendable, Hashable {
         self.date = date
         self.succeededCount = succeededCount
         self.failedCount = failedCount
+        self.completeDate = completeDate
     }
 }
 

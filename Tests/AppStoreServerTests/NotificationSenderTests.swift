@@ -207,6 +207,31 @@ import Testing
         }
     }
 
+    /// The sender of `ledger serve` runs the batches a mass extension has left, one a round,
+    /// until it is complete: the server answered after the first.
+    @Test func aRunningSenderRunsAMassExtensionToItsEnd() async throws {
+        try await withTemporaryLedger(configuration: LedgerConfiguration(clock: .fixed(Self.now))) { ledger in
+            try ledger.appendSyntheticCustomers(
+                count: 1_200, purchasesEach: 1, productID: SampleCatalog.subscription, prefix: "subscriber")
+            let first = try ledger.extendRenewalDatesForActiveSubscribers(
+                productID: SampleCatalog.subscription, days: 3, reason: 0, requestIdentifier: "mass", batches: 1)
+            #expect(first.completeDate == nil)
+            let sender = NotificationSender(ledger: ledger)
+            let running = Task { await sender.run(renewing: false) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try ledger.massRenewalExtension(requestIdentifier: "mass")?.completeDate == nil,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            running.cancel()
+            await running.value
+            try await sender.shutdown()
+            let done = try #require(try ledger.massRenewalExtension(requestIdentifier: "mass"))
+            #expect(done.completeDate != nil && done.succeededCount == 1_200 && done.failedCount == 0)
+        }
+    }
+
     /// At most `limits.inFlight` attempts run at once, and a running sender starts the next as
     /// soon as one ends (not at its next look).
     @Test func aRunningSenderKeepsItsSlotsFullAndNoFuller() async throws {

@@ -5,18 +5,21 @@ public enum PreviousSchema {
     /// The previous schema, as `"N (identifier)"`.
     public static let name = "26 (0026_apps)"
     /// This build's schema, as `"N (identifier)"`.
-    public static let current = "27 (0027_due_subscriptions)"
+    public static let current = "27 (0027_bounded_store_work)"
     /// The last migration's identifier.
-    public static let lastMigration = "0027_due_subscriptions"
+    public static let lastMigration = "0027_bounded_store_work"
 
-    /// Undoes migration 27: no index of what the store's clock has for each subscription; the
-    /// migration's record removed.
+    /// Undoes migration 27: no index of what the store's clock has for each subscription, mass
+    /// extensions done at once (none running); the migration's record removed.
     public static let undoLastMigration = """
+        DROP INDEX mass_renewal_extensions_running;
+        ALTER TABLE mass_renewal_extensions DROP COLUMN through_customer;
+        ALTER TABLE mass_renewal_extensions DROP COLUMN completed_at;
         DROP TRIGGER subscription_periods_are_due_at_their_end;
         DROP TRIGGER changed_subscription_periods_are_due_at_their_end;
         DROP INDEX subscription_renewal_by_due;
         ALTER TABLE subscription_renewal DROP COLUMN due_from;
-        DELETE FROM grdb_migrations WHERE identifier = '0027_due_subscriptions';
+        DELETE FROM grdb_migrations WHERE identifier = '0027_bounded_store_work';
         """
 
     /// Undoes migration 26 (after `undoLastMigration`): no apps nor devices; the first app's

@@ -1,5 +1,7 @@
--- StoreLedger schema, version 27: the subscriptions the store's clock has something for, found
--- through an index instead of a walk over every subscription of the store.
+-- StoreLedger schema, version 27: the store's work over all its customers in bounded steps. The
+-- subscriptions the store's clock has something for are found through an index instead of a
+-- walk over every subscription of the store; a mass renewal extension goes over the customers in
+-- batches, one commit each.
 -- Shipped migrations are never edited: a change to the schema is a new file.
 --
 -- `due_from` is a store time (milliseconds) no later than the next moment passing time does
@@ -33,3 +35,12 @@ BEGIN
     UPDATE subscription_renewal SET due_from = MIN(COALESCE(due_from, NEW.expiration_date), NEW.expiration_date)
     WHERE customer_id = NEW.customer_id AND group_id = NEW.subscription_group_id;
 END;
+
+-- A mass extension (Extend Subscription Renewal Dates for All Active Subscribers) runs in
+-- batches of customers, each its own commit, as the App Store's runs asynchronously ("the request
+-- may take multiple hours or days"): `through_customer` is the last customer it went over,
+-- `completed_at` the store time it ended (NULL while it runs). Those made before ended at once.
+ALTER TABLE mass_renewal_extensions ADD COLUMN through_customer INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE mass_renewal_extensions ADD COLUMN completed_at INTEGER;
+UPDATE mass_renewal_extensions SET completed_at = at, through_customer = (SELECT COALESCE(MAX(id), 0) FROM customers);
+CREATE INDEX mass_renewal_extensions_running ON mass_renewal_extensions (at) WHERE completed_at IS NULL;

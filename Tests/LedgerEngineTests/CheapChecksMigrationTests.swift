@@ -168,7 +168,7 @@ import Testing
                 #expect(!program.isEmpty)
                 #expect(!program.contains("OpenEphemeral"), Comment(rawValue: sql))
             }
-            #expect(triggers.count == 13)
+            #expect(triggers.count == 15)
             for trigger in triggers {
                 #expect(!trigger.uppercased().contains("IN (SELECT"), Comment(rawValue: trigger))
             }

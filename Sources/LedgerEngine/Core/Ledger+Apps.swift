@@ -45,10 +45,9 @@ extension Ledger {
     public func addApp(_ app: App) throws -> App {
         try App.checkBundleID(app.bundleID)
         return try write { db in
-            if try Self.appRowID(db, bundleID: app.bundleID) != nil { throw AppError.duplicateBundleID(app.bundleID) }
-            guard try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") ?? 0 < App.maximumCount else {
-                throw AppError.tooManyApps(limit: App.maximumCount)
-            }
+            try NamedRows.apps.checkRoom(
+                db, for: app.bundleID, limit: App.maximumCount, duplicate: AppError.duplicateBundleID,
+                full: AppError.tooManyApps)
             try db.execute(
                 sql: "INSERT INTO apps (bundle_id, created_at) VALUES (?, ?)",
                 arguments: [app.bundleID, try storeNow(db)])
@@ -85,26 +84,7 @@ extension Ledger {
     /// The app a value opened with `bundleID` (or none) acts in.
     /// - Throws: `AppError.unknownApp` for a bundle the store does not have.
     package static func appScope(_ db: Database, bundleID: String?) throws -> ScopeChoice {
-        if let bundleID {
-            guard let id = try appRowID(db, bundleID: bundleID) else {
-                let (names, count) = try someBundleIDs(db)
-                throw AppError.unknownApp(bundleID, choices: names, count: count)
-            }
-            return .chosen(id: id, name: bundleID)
-        }
-        let first = try Row.fetchAll(db, sql: "SELECT id, bundle_id FROM apps ORDER BY id LIMIT 2")
-        guard first.count == 1 else {
-            let (names, count) = try someBundleIDs(db)
-            return .notChosen(choices: names, count: count)
-        }
-        return .chosen(id: first[0]["id"], name: first[0]["bundle_id"])
-    }
-
-    /// The first ten apps' bundle identifiers, and how many apps there are, for a message.
-    package static func someBundleIDs(_ db: Database) throws -> (names: [String], count: Int) {
-        (
-            try String.fetchAll(db, sql: "SELECT bundle_id FROM apps ORDER BY id LIMIT 10"),
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM apps") ?? 0
-        )
+        try NamedRows.apps.choice(db, named: bundleID, unknown: AppError.unknownApp)
+            ?? .notChosen(choices: [], count: 0)
     }
 }

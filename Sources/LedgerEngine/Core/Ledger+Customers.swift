@@ -102,13 +102,9 @@ extension Ledger {
         try Customer.checkName(customer.name)
         if let family = customer.family { try Customer.checkName(family) }
         return try write { db in
-            if try Self.customerRow(db, named: customer.name) != nil {
-                throw CustomerError.duplicateName(customer.name)
-            }
-            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
-            guard count < Customer.maximumCount else {
-                throw CustomerError.tooManyCustomers(limit: Customer.maximumCount)
-            }
+            try NamedRows.customers.checkRoom(
+                db, for: customer.name, limit: Customer.maximumCount, duplicate: CustomerError.duplicateName,
+                full: CustomerError.tooManyCustomers)
             if let family = customer.family,
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers WHERE family = ?", arguments: [family]) ?? 0
                     >= Customer.familySize
@@ -171,19 +167,8 @@ extension Ledger {
     /// The scope a value opened with `name` (or none) acts in.
     /// - Throws: `CustomerError.unknownCustomer` for a name the store does not have.
     package static func customerScope(_ db: Database, named name: String?) throws -> ScopeChoice {
-        if let name {
-            guard let row = try customerRow(db, named: name) else {
-                let (names, count) = try someCustomerNames(db)
-                throw CustomerError.unknownCustomer(name, choices: names, count: count)
-            }
-            return .chosen(id: row["id"], name: row["name"])
-        }
-        let first = try Row.fetchAll(db, sql: "SELECT id, name FROM customers ORDER BY id LIMIT 2")
-        guard first.count == 1 else {
-            let (names, count) = try someCustomerNames(db)
-            return .notChosen(choices: names, count: count)
-        }
-        return .chosen(id: first[0]["id"], name: first[0]["name"])
+        try NamedRows.customers.choice(db, named: name, unknown: CustomerError.unknownCustomer)
+            ?? .notChosen(choices: [], count: 0)
     }
 
     private static func customerRow(_ db: Database, named name: String) throws -> Row? {
@@ -195,13 +180,5 @@ extension Ledger {
         Customer(
             name: row["name"], storefront: (row["storefront"] as String?).flatMap(Storefront.init(countryCode:)),
             family: row["family"])
-    }
-
-    /// The first ten customers' names, and how many there are, for a message.
-    package static func someCustomerNames(_ db: Database) throws -> (names: [String], count: Int) {
-        (
-            try String.fetchAll(db, sql: "SELECT name FROM customers ORDER BY id LIMIT 10"),
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM customers") ?? 0
-        )
     }
 }

@@ -27,11 +27,9 @@ extension Ledger {
         try Customer.checkName(name)
         let owner = try owner()
         try write { db in
-            let names = try Self.deviceNames(db, owner)
-            guard !names.contains(name) else { throw CustomerError.duplicateDevice(name) }
-            guard names.count < Customer.maximumDevices else {
-                throw CustomerError.tooManyDevices(limit: Customer.maximumDevices)
-            }
+            try NamedRows.devices(of: owner).checkRoom(
+                db, for: name, limit: Customer.maximumDevices, duplicate: CustomerError.duplicateDevice,
+                full: CustomerError.tooManyDevices)
             try db.execute(
                 sql: "INSERT INTO devices (customer_id, app_id, name, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [owner.customer, owner.app, name, try storeNow(db)])
@@ -77,29 +75,7 @@ extension Ledger {
             }
             return nil
         }
-        let owner = Owner(customer: customerID, app: appID)
-        let devices = try Row.fetchAll(
-            db, sql: "SELECT id, name FROM devices WHERE \(Owner.condition) ORDER BY id LIMIT 11",
-            arguments: owner.arguments)
-        let count = devices.count <= 10 ? devices.count : try deviceNames(db, owner).count
-        let choices = devices.prefix(10).map { $0["name"] as String }
-        if let name {
-            let found = try devices.first(where: { $0["name"] == name }) ?? named(db, owner, name)
-            guard let row = found else {
-                throw CustomerError.unknownDevice(name, choices: choices, count: count)
-            }
-            return .chosen(id: row["id"], name: name)
-        }
-        switch devices.count {
-        case 0: return nil
-        case 1: return .chosen(id: devices[0]["id"], name: devices[0]["name"])
-        default: return .notChosen(choices: choices, count: count)
-        }
-    }
-
-    private static func named(_ db: Database, _ owner: Owner, _ name: String) throws -> Row? {
-        try Row.fetchOne(
-            db, sql: "SELECT id, name FROM devices WHERE \(Owner.condition) AND name = ?",
-            arguments: owner.arguments + [name])
+        return try NamedRows.devices(of: Owner(customer: customerID, app: appID)).choice(
+            db, named: name, unknown: CustomerError.unknownDevice)
     }
 }

@@ -23,6 +23,79 @@ package enum ScopeChoice: Sendable, Hashable {
     }
 }
 
+/// A table of named rows a ledger value chooses one of: the store's customers, its apps, a
+/// customer's devices in an app. One rule for all three: the row named, or the only row when none
+/// is named; in a table of several, none is chosen (with the first ten names for a message).
+package struct NamedRows: Sendable {
+    let table: String
+    let nameColumn: String
+    /// The rows of the table that count (a customer's devices in one app), with `arguments`.
+    var condition = "1"
+    var arguments: StatementArguments = []
+
+    package static let customers = NamedRows(table: "customers", nameColumn: "name")
+    package static let apps = NamedRows(table: "apps", nameColumn: "bundle_id")
+
+    /// The devices of `owner`'s customer in its app.
+    package static func devices(of owner: Owner) -> NamedRows {
+        NamedRows(table: "devices", nameColumn: "name", condition: Owner.condition, arguments: owner.arguments)
+    }
+
+    /// The first ten names, in the order the rows were added, and how many rows there are.
+    package func someNames(_ db: Database) throws -> (names: [String], count: Int) {
+        (
+            try String.fetchAll(
+                db, sql: "SELECT \(nameColumn) FROM \(table) WHERE \(condition) ORDER BY id LIMIT 10",
+                arguments: arguments),
+            try count(db)
+        )
+    }
+
+    private func count(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(table) WHERE \(condition)", arguments: arguments) ?? 0
+    }
+
+    /// Refuses a new row named `name` when a row has that name already (`duplicate`), or when
+    /// the table holds `limit` rows (`full`).
+    package func checkRoom(
+        _ db: Database, for name: String, limit: Int, duplicate: (String) -> any Error, full: (Int) -> any Error
+    ) throws {
+        guard try id(db, named: name) == nil else { throw duplicate(name) }
+        guard try count(db) < limit else { throw full(limit) }
+    }
+
+    /// The id of the row named `name`, if there is one.
+    private func id(_ db: Database, named name: String) throws -> Int64? {
+        try Int64.fetchOne(
+            db, sql: "SELECT id FROM \(table) WHERE \(condition) AND \(nameColumn) = ?", arguments: arguments + [name])
+    }
+
+    /// The row named `name`, or the only row when `name` is `nil`: `.notChosen` with
+    /// `someNames` when there are several, `nil` when there are none.
+    /// - Throws: what `unknown` makes of a name no row has (with `someNames`).
+    package func choice(
+        _ db: Database, named name: String?, unknown: (String, [String], Int) -> any Error
+    ) throws -> ScopeChoice? {
+        if let name {
+            guard let id = try id(db, named: name) else {
+                let (names, count) = try someNames(db)
+                throw unknown(name, names, count)
+            }
+            return .chosen(id: id, name: name)
+        }
+        let first = try Row.fetchAll(
+            db, sql: "SELECT id, \(nameColumn) AS name FROM \(table) WHERE \(condition) ORDER BY id LIMIT 2",
+            arguments: arguments)
+        switch first.count {
+        case 0: return nil
+        case 1: return .chosen(id: first[0]["id"], name: first[0]["name"])
+        default:
+            let (names, count) = try someNames(db)
+            return .notChosen(choices: names, count: count)
+        }
+    }
+}
+
 /// Whose purchases a ledger value reads and makes, and in which app: the store's customers and
 /// apps share its file, and each value of `Ledger` acts for one customer in one app
 /// (`Ledger.forCustomer(_:)`, `Ledger.forApp(_:)`).

@@ -94,7 +94,7 @@ extension Ledger {
                 let member = try Row.fetchOne(
                     db, sql: "SELECT id, family FROM customers WHERE name = ?", arguments: [name])
             else {
-                let (names, count) = try Self.someCustomerNames(db)
+                let (names, count) = try NamedRows.customers.someNames(db)
                 throw CustomerError.unknownCustomer(name, choices: names, count: count)
             }
             guard (member["family"] as String?) != nil else { throw CustomerError.noFamily(name) }

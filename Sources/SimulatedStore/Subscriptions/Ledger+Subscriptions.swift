@@ -12,19 +12,21 @@ extension Ledger {
     /// whatever the store holds; the others' renew when the store's time is next settled for
     /// them or for everyone, dated as they fell due).
     ///
-    /// The store's holdings looked at are those the index says something may be due for
-    /// (`dueHoldings`, at most `holdingsPerLook`): what is due for them is made and notified,
-    /// and each is given its next moment (`scheduleNextLooks`), in the writer's commit.
+    /// The holdings looked at are the customer's, or, for everyone, those the index says
+    /// something may be due for (`dueHoldings`, at most `holdingsPerLook`): what is due for them
+    /// is made and notified (passing time too), and each is given its next moment
+    /// (`scheduleNextLooks`), in the writer's commit.
     func renewDueSubscriptions(_ writer: TransactionWriter, customer: Int64? = nil) throws -> [PaymentTransaction] {
         let (db, now) = (writer.db, writer.now)
-        let due = try dueHoldings(db, at: now)
-        let walked = try customer.map { try heldSubscriptions(db, where: "customer_id = ? AND auto_renew = 1", [$0]) }
+        let looked =
+            try customer.map { try heldSubscriptions(db, where: "customer_id = ?", [$0]) }
+            ?? dueHoldings(db, at: now)
         var renewed: [PaymentTransaction] = []
-        try walkDueRenewals(db, at: now, limit: configuration.renewalLimit, holdings: walked ?? due) { step in
+        try walkDueRenewals(db, at: now, limit: configuration.renewalLimit, holdings: looked) { step in
             renewed.append(try self.insertRenewal(writer, step))
         }
-        try notifyPassingTime(db, at: now, holdings: due)
-        try scheduleNextLooks(db, of: due + (walked ?? []), at: now)
+        try notifyPassingTime(db, at: now, holdings: looked)
+        try scheduleNextLooks(db, of: looked, at: now)
         // Every customer's subscriptions renew; this value's customer's devices hear of theirs.
         return renewed.filter(isOwn)
     }

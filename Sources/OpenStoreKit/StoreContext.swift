@@ -61,8 +61,13 @@ package final class StoreContext: Sendable {
         let queue = try PaymentQueue(ledger: ledger, observers: [updates, statusUpdates])
         self.queue = queue
         origin.attach(queue)
-        // A running app keeps its subscriptions: the store renews them when they fall due.
-        Task { await queue.startRenewingAutomatically() }
+        // A running app keeps its subscriptions: the store renews them when they fall due. It
+        // hears what happens to its customer's purchases elsewhere (another device's purchase,
+        // a refund made by the tool), as StoreKit 2's `Transaction.updates` does.
+        Task {
+            await queue.startRenewingAutomatically()
+            await queue.startHearingOtherDevices()
+        }
         launchWork = Task { await updates.finishAbandonedFailures(in: queue) }
         // The App Store's messages of the launch: the price consents that wait.
         messages.collect()
@@ -79,7 +84,10 @@ package final class StoreContext: Sendable {
         subscriptionStatusUpdates.stop()
         messages.stop()
         let queue = queue
-        Task { await queue.stopRenewingAutomatically() }
+        Task {
+            await queue.stopRenewingAutomatically()
+            await queue.stopHearingOtherDevices()
+        }
     }
 
     /// Runs `body` on the queue after the StoreKit 1 calls made before it (a test control's

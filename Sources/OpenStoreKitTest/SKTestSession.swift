@@ -586,9 +586,19 @@ public final class SKTestSession: @unchecked Sendable {
     @discardableResult
     private func perform(_ action: StoreAction) throws -> StoreActionOutcome {
         let context = context
-        let outcome = try ledger.perform(action, delivery: context.deliveryRecording)
+        // Counted from before the commit to the end of the announcement: the queue's look for
+        // other devices' purchases must not take this change for one.
+        context.queue.changesToAnnounce.add(1, ordering: .releasing)
+        let outcome: StoreActionOutcome
+        do {
+            outcome = try ledger.perform(action, delivery: context.deliveryRecording)
+        } catch {
+            context.queue.changesToAnnounce.subtract(1, ordering: .releasing)
+            throw error
+        }
         context.afterPendingCalls {
             await $0.announce(outcome)
+            $0.changesToAnnounce.subtract(1, ordering: .releasing)
             context.storeDidChange()
         }
         return outcome

@@ -17,6 +17,20 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
         var returnedByPurchase: [UInt64: (state: TransactionState, updatedAt: Date)] = [:]
         /// Whether a sequence of this launch was given the unfinished transactions already.
         var replayedUnfinished = false
+        /// The versions the first sequence was given from the ledger: a change committed before
+        /// that read and announced after it is given once, not twice.
+        var replayed: [UInt64: Version] = [:]
+    }
+
+    /// A transaction row as a sequence was given it.
+    private struct Version: Equatable {
+        let state: TransactionState
+        let updatedAt: Date
+        let isRevoked: Bool
+
+        init(_ row: PaymentTransaction) {
+            (state, updatedAt, isRevoked) = (row.state, row.updatedAt, row.revocationDate != nil)
+        }
     }
 
     /// The start of the idempotency key of every payment a StoreKit 2 `purchase()` call makes:
@@ -42,8 +56,24 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
                 return !state.replayedUnfinished
             }
             guard first else { return [] }
-            let unfinished = (try? ledger.unfinishedTransactions()) ?? []
-            return shown(unfinished).map(origin.result)
+            let unfinished = shown((try? ledger.unfinishedTransactions()) ?? [])
+            state.withLock { state in
+                state.replayed = Dictionary(
+                    unfinished.map { ($0.id, Version($0)) }, uniquingKeysWith: { first, _ in first })
+            }
+            return unfinished.map(origin.result)
+        }
+    }
+
+    /// `rows` without the versions the first sequence was given already (each left out once).
+    private func notReplayed(_ rows: [PaymentTransaction]) -> [PaymentTransaction] {
+        state.withLock { state in
+            guard !state.replayed.isEmpty else { return rows }
+            return rows.filter { row in
+                guard state.replayed[row.id] == Version(row) else { return true }
+                state.replayed[row.id] = nil
+                return false
+            }
         }
     }
 
@@ -77,7 +107,7 @@ final class TransactionUpdates: PaymentTransactionObserver, Sendable {
     }
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
-        broadcast.send(shown(transactions).map(origin.result))
+        broadcast.send(shown(notReplayed(transactions)).map(origin.result))
         await finishAbandonedFailures(transactions, in: queue)
     }
 

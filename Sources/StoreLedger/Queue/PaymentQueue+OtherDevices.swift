@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The customer's other devices: another queue acting for the same customer (in this process,
 /// or another) buys, and this one hears of it, as StoreKit 2's `Transaction.updates` "emits
@@ -84,7 +85,7 @@ extension PaymentQueue {
     /// Returns what it handed the observers.
     @discardableResult
     package func hearOtherDevices() async throws -> [PaymentTransaction] {
-        guard otherDevices.writesInFlight == 0 else { return [] }
+        guard isQuiet else { return [] }
         if otherDevices.forgot {
             otherDevices.heardThrough = try ledger.lastEventSequence()
             otherDevices.forgot = false
@@ -92,8 +93,9 @@ extension PaymentQueue {
         }
         let changes = try ledger.changedPurchases(
             afterEvent: otherDevices.heardThrough, events: Self.eventsPerLook)
-        // This queue's own write may have started while the reads ran: look again next time.
-        guard otherDevices.writesInFlight == 0 else { return [] }
+        // This queue's own write, or a change to announce, may have started while the reads
+        // ran: look again next time.
+        guard isQuiet else { return [] }
         let news = changes.transactions.filter {
             otherDevices.heardHere[$0.id] != OtherDevices.Version($0)
                 && ($0.revocationDate != nil || $0.state == .purchased)
@@ -106,6 +108,12 @@ extension PaymentQueue {
         for batch in Self.batches(revoked) { await notify(.revoked(batch)) }
         for batch in Self.batches(purchased) { await notify(.purchasedOnAnotherDevice(batch)) }
         return news
+    }
+
+    /// Whether nothing this queue will hand out itself is being committed: none of its own
+    /// writes runs, and no change committed for it waits to be announced.
+    private var isQuiet: Bool {
+        otherDevices.writesInFlight == 0 && changesToAnnounce.load(ordering: .acquiring) == 0
     }
 
     private static func batches(_ transactions: [PaymentTransaction]) -> [[PaymentTransaction]] {

@@ -1,4 +1,5 @@
 import Foundation
+package import Synchronization
 
 /// The app's payment queue (`SKPaymentQueue`), on a durable ledger.
 ///
@@ -41,6 +42,10 @@ public actor PaymentQueue {
     private var renewalTimer: Task<Void, Never>?
     /// What this queue heard of itself since it last looked for other devices' purchases.
     var otherDevices: OtherDevices
+    /// Changes committed for this queue's app by someone who announces them to it after their
+    /// commit (`announce(_:)`: OpenStoreKit's test session): while one waits, no look for
+    /// other devices' purchases is made, which would take it for one of theirs.
+    package nonisolated let changesToAnnounce = Atomic<Int>(0)
     /// Set once `startRenewingAutomatically` was called.
     private var renewalCheckInterval: Duration?
 

@@ -123,13 +123,17 @@ public enum InvariantChecker {
         }
     }
 
-    /// Invariant 7 (for a store that had a notification URL from its start, as the campaign's
-    /// has): each purchased transaction (not a restored copy, nor a payment that only changed a
-    /// subscription's renewal) has one charge notification, and
-    /// each notification's transaction has a history (it was committed with it).
+    /// Invariant 7 (for the apps that had a notification URL from their start, as the
+    /// campaign's has): each purchased transaction of theirs (not a restored copy, nor a payment
+    /// that only changed a subscription's renewal) has one charge notification, and each
+    /// notification's transaction has a history (it was committed with it).
     static func checkOutbox(_ ledger: Ledger, byID: [UInt64: PaymentTransaction]) throws -> [InvariantViolation] {
-        // The campaign's stores have one app, whose URL was set from the start.
-        guard try ledger.settings(ofApp: 1).notificationURL != nil else { return [] }
+        var notifying: Set<Int64> = []
+        for app in try ledger.apps() {
+            let id = try ledger.forApp(app.bundleID).appID()
+            if try ledger.settings(ofApp: id).notificationURL != nil { notifying.insert(id) }
+        }
+        guard !notifying.isEmpty else { return [] }
         var charges: [UInt64: Int] = [:]
         var violations: [InvariantViolation] = []
         var after: Int64 = 0
@@ -149,8 +153,8 @@ public enum InvariantChecker {
         }
         let renewalChanges = try ledger.renewalChanges(among: Array(byID.values))
         for transaction in byID.values.sorted(by: { $0.id < $1.id })
-        where transaction.state == .purchased && !renewalChanges.contains(transaction.id)
-            && charges[transaction.id] != 1
+        where notifying.contains(transaction.appID) && transaction.state == .purchased
+            && !renewalChanges.contains(transaction.id) && charges[transaction.id] != 1
         {
             violations.append(
                 InvariantViolation(

@@ -44,6 +44,35 @@ import Testing
         }
     }
 
+    /// Every app with a URL is checked, not the first only: a second app's purchase made while
+    /// its URL was off is found; one of an app that never had a URL is not asked for.
+    @Test func aSecondAppsPurchaseWithoutItsNotificationIsFound() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/ledger.sqlite"
+            try CrashWorkload.prepareLedger(at: path, configuration: LedgerConfiguration())
+            let ledger = try Ledger.open(at: path)
+            var sessions: [StoreTestSession] = []
+            for bundle in ["com.example.second", "com.example.quiet"] {
+                try ledger.addApp(App(bundleID: bundle))
+                let app = try ledger.forApp(bundle)
+                try app.saveProducts([Product(id: bundle + ".coin", type: .consumable, price: 1)])
+                sessions.append(StoreTestSession(ledger: app))
+            }
+            let (second, quiet) = (sessions[0], sessions[1])
+            _ = try second.set(.notificationURL, to: CrashWorkload.notificationURL)
+            _ = try await second.buyProduct(Payment(productID: "com.example.second.coin"))
+            _ = try second.set(.notificationURL, to: "none")
+            let silent = try await second.buyProduct(Payment(productID: "com.example.second.coin"))
+            _ = try second.set(.notificationURL, to: CrashWorkload.notificationURL)
+            _ = try await quiet.buyProduct(Payment(productID: "com.example.quiet.coin"))
+            try ledger.close()
+            #expect(
+                await Self.outboxViolations(path).map(\.message) == [
+                    "purchased \(silent.id) has 0 charge notifications, not 1"
+                ])
+        }
+    }
+
     @Test(.enabled(if: SQLiteShell.shouldRun, "\(SQLiteShell.unavailableReason)"))
     func aNotificationOfATransactionNeverCommittedIsFound() async throws {
         let shell = try #require(SQLiteShell.path, "\(SQLiteShell.unavailableReason)")

@@ -120,6 +120,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                // The API keys' table (`APIKeys.swift`).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The C part of the fault-injecting SQLite VFS (SQLite's VFS API is C).

@@ -230,13 +230,13 @@ public struct AppStoreServerAPI: Sendable {
         // verified: the key, the settings and the transaction in one snapshot (signed once the
         // token still holds). A token not yet verified (a forged one, say) costs the key's read
         // alone until its signature checks.
-        var purchase: ServerPurchase?
+        var purchase: ServerPurchase<APIKey>?
         let known = request.authorization.map { verifiedTokens[$0] != nil } ?? false
         // Parsed once; `nil` is the one error it throws, `invalidTransactionID`, answered below.
         let id: UInt64? = if case .transactionInfo = endpoint { try? Self.transactionID(parameters[0]) } else { nil }
         let app = try authorize(request) { keyID, bundleID in
             guard let id, known else { return try store.apiKeyAndApp(keyID, bundleID: bundleID) }
-            let read = try store.serverPurchase(id, keyID: keyID, bundleID: bundleID)
+            let read = try store.serverPurchase(id, bundleID: bundleID) { try store.checkedAPIKey($0, keyID) }
             purchase = read
             return (read.key, read.app)
         }
@@ -248,7 +248,7 @@ public struct AppStoreServerAPI: Sendable {
 
     private func dispatch(
         _ endpoint: Endpoint, _ parameters: [String], _ request: APIRequest, app: ServedApp, id: UInt64?,
-        purchase: ServerPurchase?
+        purchase: ServerPurchase<APIKey>?
     ) throws -> APIResponse {
         let settings = app.settings
         // A key given twice: which value it means is the reader's choice, so it is refused.
@@ -317,7 +317,7 @@ public struct AppStoreServerAPI: Sendable {
 
     /// Get Transaction Info, from what the token's check read with the key (`read`), or read
     /// now when the token was not verified before.
-    private func transactionInfo(_ id: UInt64, read: ServerPurchase?) throws -> APIResponse {
+    private func transactionInfo(_ id: UInt64, read: ServerPurchase<APIKey>?) throws -> APIResponse {
         let signed = try read.map { try $0.sign() } ?? store.serverSignedPurchase(id)
         guard let signed else {
             // A customer's app transaction id is no transaction: Apple refuses it here (this

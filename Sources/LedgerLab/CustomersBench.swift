@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import AppStoreServer
 import StoreLedger
 
 /// The rows of a store of many customers (`--workloads customers`): Get Transaction Info under

@@ -1,3 +1,4 @@
+import AppStoreServer
 import Crypto
 import Foundation
 import LedgerTesting

@@ -1,5 +1,5 @@
 public import Foundation
-import GRDB
+package import GRDB
 public import LedgerModel
 public import LedgerSigning
 
@@ -67,15 +67,17 @@ extension Ledger {
     }
 
     /// What Get Transaction Info needs, read in one snapshot, its settings parsed once: the API
-    /// key `keyID` names and the store's settings (for the bearer token's check), and transaction
-    /// `id` ready to sign when it is purchased or restored. The caller checks the token, then
-    /// signs (`ServerPurchase.sign()`): a request refused costs no signature, and what failed in
-    /// the transaction's read (a row edited outside the ledger) answers only after the token
-    /// held, as it would have read alone.
+    /// key the request names (`key` reads it) and the app's settings (for the bearer token's
+    /// check), and transaction `id` ready to sign when it is purchased or restored. The caller
+    /// checks the token, then signs (`ServerPurchase.sign()`): a request refused costs no
+    /// signature, and what failed in the transaction's read (a row edited outside the ledger)
+    /// answers only after the token held, as it would have read alone.
     /// - Throws: `LedgerError` when the key or the settings cannot be read.
-    package func serverPurchase(_ id: UInt64, keyID: String, bundleID: String?) throws -> ServerPurchase {
+    package func serverPurchase<Key>(
+        _ id: UInt64, bundleID: String?, key readKey: (Database) throws -> Key?
+    ) throws -> ServerPurchase<Key> {
         try read { db in
-            let (key, app) = try apiKeyAndApp(db, keyID, bundleID: bundleID)
+            let (key, app) = (try readKey(db), try servedApp(db, bundleID: bundleID))
             let signing = Result {
                 guard let app else { return Signing?.none }
                 return try purchaseSigning(
@@ -291,9 +293,9 @@ extension Ledger {
 }
 
 /// Get Transaction Info's reads (`Ledger.serverPurchase`), before the transaction is signed.
-package struct ServerPurchase {
+package struct ServerPurchase<Key> {
     /// The API key the bearer token names, if the ledger has it.
-    package let key: APIKey?
+    package let key: Key?
     /// The app the token's bundle names, with its settings, read with the key; `nil` when the
     /// store has no app of that bundle.
     package let app: ServedApp?

@@ -1,7 +1,9 @@
 public import Crypto
 public import Foundation
 import GRDB
+public import LedgerEngine
 import LedgerModel
+import SimulatedStore
 import Synchronization
 
 /// A key of the App Store Server API, as App Store Connect issues them: the ledger keeps its
@@ -82,14 +84,13 @@ extension Ledger {
     /// The API key `keyID` names (`nil` when the ledger has none) and the app of bundle
     /// `bundleID` with its settings (`nil` when the store has none), read in one snapshot: what
     /// checking a request's bearer token needs (the token's `bid` names the app it is for).
-    package func apiKeyAndApp(_ keyID: String, bundleID: String?) throws -> (key: APIKey?, app: ServedApp?) {
-        try read { db in try apiKeyAndApp(db, keyID, bundleID: bundleID) }
+    func apiKeyAndApp(_ keyID: String, bundleID: String?) throws -> (key: APIKey?, app: ServedApp?) {
+        try read { db in (try checkedAPIKey(db, keyID), try servedApp(db, bundleID: bundleID)) }
     }
 
-    /// `apiKeyAndApp(_:bundleID:)` inside a read.
-    func apiKeyAndApp(
-        _ db: Database, _ keyID: String, bundleID: String?
-    ) throws -> (key: APIKey?, app: ServedApp?) {
+    /// The API key `keyID` names, inside a read (`nil` when the ledger has none), the keys'
+    /// table checked.
+    func checkedAPIKey(_ db: Database, _ keyID: String) throws -> APIKey? {
         // An access decision: the keys' table is read whole (a few rows) and must check, its
         // seal included, so that no key edited, swapped or put back is accepted. Only another
         // connection's commit can change it behind this one's back: it is read again after one
@@ -99,27 +100,8 @@ extension Ledger {
             try records(db).checkWhole(.apiKeys)
             shared.apiKeysCheckedAt.withLock { $0 = version }
         }
-        let key = try storedAPIKey(db, keyID)
-        guard let bundleID, let app = try Self.appRowID(db, bundleID: bundleID) else { return (key, nil) }
-        return (
-            key,
-            ServedApp(
-                id: app, bundleID: bundleID, settings: StoreSettings(stored: try Self.storedSettings(db, app: app)))
-        )
+        return try storedAPIKey(db, keyID)
     }
-
-    /// This ledger's file acting in `app` (for this value's customer).
-    package func serving(_ app: ServedApp) -> Ledger {
-        withScope(LedgerScope(customer: customerScope, app: .chosen(id: app.id, name: app.bundleID)))
-    }
-}
-
-/// The app a request to the App Store Server API is for (its bearer token's `bid`), with its
-/// settings as the token's check read them.
-package struct ServedApp: Sendable {
-    package let id: Int64
-    package let bundleID: String
-    package let settings: StoreSettings
 }
 
 /// Revoking API keys.

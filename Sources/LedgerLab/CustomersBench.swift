@@ -1,6 +1,6 @@
+import AppStoreServer
 import Crypto
 import Foundation
-import AppStoreServer
 import StoreLedger
 
 /// The rows of a store of many customers (`--workloads customers`): Get Transaction Info under

@@ -1,7 +1,7 @@
+import AppStoreServer
 import ArgumentParser
 import Crypto
 import Foundation
-import AppStoreServer
 import StoreLedger
 
 /// `ledger api-keys`: the keys the App Store Server API accepts bearer tokens from.

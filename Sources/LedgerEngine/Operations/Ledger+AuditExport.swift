@@ -5,19 +5,19 @@ import LedgerModel
 import LedgerSigning
 
 /// What `Ledger.exportAudit(to:)` wrote.
-public struct AuditExport: Sendable, Hashable {
+package struct AuditExport: Sendable, Hashable {
     /// The events written, all of the history.
-    public var eventCount: Int
+    package var eventCount: Int
     /// The transaction rows written.
-    public var transactionCount: Int
+    package var transactionCount: Int
     /// The signed head written; `nil` for an empty history.
-    public var head: ChainHead?
+    package var head: ChainHead?
 }
 
 extension Ledger {
     /// The version of the audit export's format (docs/HASH-CHAIN.md): 3 since rows have an
     /// app (migration 26), 2 when they had a customer (migration 25).
-    public static let auditFormatVersion = 3
+    package static let auditFormatVersion = 3
 
     /// Writes the ledger's hash chain to a new file at `path`, as JSON Lines (docs/HASH-CHAIN.md):
     /// a header (format, the columns a row digest covers, the certificate chain, the genesis
@@ -28,7 +28,7 @@ extension Ledger {
     /// - Throws: `LedgerError.destinationExists` when `path` is taken; `LedgerError` when the
     ///   ledger cannot be read or the file written.
     @discardableResult
-    public func exportAudit(to path: String) throws -> AuditExport {
+    package func exportAudit(to path: String) throws -> AuditExport {
         try read { db in
             let identity = try SigningIdentity.load(db)
             let head = try ChainHead.load(db)

@@ -4,24 +4,24 @@ import LedgerModel
 import LedgerSigning
 
 /// Where a ledger's hash chain stands (`Ledger.chainStatus()`), as stored: `verify()` checks it.
-public struct ChainStatus: Sendable, Hashable {
+package struct ChainStatus: Sendable, Hashable {
     /// How many events the history holds.
-    public var eventCount: Int
+    package var eventCount: Int
     /// The last event's number; `nil` while the history is empty.
-    public var lastSequence: Int64?
+    package var lastSequence: Int64?
     /// The last event's link (32 bytes); `nil` while the history is empty.
-    public var lastHash: [UInt8]?
+    package var lastHash: [UInt8]?
     /// The last signed head; `nil` while the history is empty.
-    public var head: ChainHead?
+    package var head: ChainHead?
     /// The events after the signed head: chained, not yet signed (see
     /// `LedgerConfiguration.headSigningInterval`).
-    public var unsignedEventCount: Int
+    package var unsignedEventCount: Int
 }
 
 extension Ledger {
     /// How many events the history holds, its last link and its signed head (not checked:
     /// `verify()` checks them).
-    public func chainStatus() throws -> ChainStatus {
+    package func chainStatus() throws -> ChainStatus {
         try read { db in
             let end = try HashChain.last(db)
             let head = try ChainHead.load(db)

@@ -5,7 +5,7 @@ extension Ledger {
     /// Every stored setting of the simulated store, as the app this value acts in sees them:
     /// the store's test switches with the app's own settings.
     /// - Throws: `AppError.appNotChosen` in a store of several apps when none was named.
-    public func storeSettings() throws -> [String: String] {
+    package func storeSettings() throws -> [String: String] {
         try read { db in try storedSettings(db) }
     }
 

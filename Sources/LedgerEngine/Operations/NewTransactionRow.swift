@@ -142,5 +142,5 @@ extension NewTransactionRow {
 
 extension Ledger {
     /// The environment recorded on every transaction: StoreKit's name for local testing.
-    public static let environment = "xcode"
+    package static let environment = "xcode"
 }

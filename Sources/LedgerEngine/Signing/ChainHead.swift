@@ -1,8 +1,8 @@
 import Crypto
-public import Foundation
+package import Foundation
 package import GRDB
 import LedgerModel
-public import LedgerSigning
+package import LedgerSigning
 import SwiftASN1
 import Synchronization
 import X509
@@ -10,19 +10,19 @@ import X509
 /// The signed end of the hash chain: an event's number and link, signed with the ledger's
 /// signing key (ECDSA P-256 over SHA-256, raw r || s) as `message(seq:hash:)` encodes them.
 /// Whoever rewrites the links after an edit, or cuts events off the end, must sign again.
-public struct ChainHead: Sendable, Hashable {
+package struct ChainHead: Sendable, Hashable {
     /// The number of the last event signed.
-    public var sequence: Int64
+    package var sequence: Int64
     /// That event's link.
-    public var hash: [UInt8]
+    package var hash: [UInt8]
     /// The leaf key's signature of `message(sequence:hash:)`, 64 bytes (r || s).
-    public var signature: [UInt8]
+    package var signature: [UInt8]
     /// When it was signed, by the store's clock.
-    public var signedAt: Date
+    package var signedAt: Date
 
     /// What is signed: the text `StoreLedger chain head 1`, the number and the link, encoded
     /// as the chain encodes values (docs/HASH-CHAIN.md).
-    public static func message(sequence: Int64, hash: [UInt8]) -> [UInt8] {
+    package static func message(sequence: Int64, hash: [UInt8]) -> [UInt8] {
         var encoding = ChainEncoding()
         encoding.text("StoreLedger chain head 1")
         encoding.integer(sequence)
@@ -33,7 +33,7 @@ public struct ChainHead: Sendable, Hashable {
     /// Whether `signature` is the signature of this head by the key of `certificates`' leaf,
     /// and the leaf is certified by the intermediate and the intermediate by the root (as
     /// `JWS.verify(trustingRoot:)` checks them; the ledger keeps no key but the leaf's).
-    public func isSigned(by certificates: SigningCertificates) -> Bool {
+    package func isSigned(by certificates: SigningCertificates) -> Bool {
         guard let leaf = try? Certificate(derEncoded: certificates.leaf),
             let intermediate = try? Certificate(derEncoded: certificates.intermediate),
             let root = try? Certificate(derEncoded: certificates.root),

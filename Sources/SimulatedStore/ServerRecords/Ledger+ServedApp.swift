@@ -16,7 +16,8 @@ extension Ledger {
     /// request named none).
     package func servedApp(_ db: Database, bundleID: String?) throws -> ServedApp? {
         guard let bundleID, let app = try Self.appRowID(db, bundleID: bundleID) else { return nil }
-        return ServedApp(id: app, bundleID: bundleID, settings: StoreSettings(stored: try Self.storedSettings(db, app: app)))
+        return ServedApp(
+            id: app, bundleID: bundleID, settings: StoreSettings(stored: try Self.storedSettings(db, app: app)))
     }
 
     /// This ledger's file acting in `app` (for this value's customer).

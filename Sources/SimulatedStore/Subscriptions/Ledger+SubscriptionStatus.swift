@@ -14,18 +14,6 @@ extension Ledger {
         try read { db in try subscriptionStatus(db, of: try heldSubscription(db, productID: productID)) }
     }
 
-    /// The status of the group `id` names: an auto-renewable subscription's product
-    /// identifier, else a subscription group's identifier; `nil` when the group was never bought.
-    /// - Throws: `StoreControlError.notAutoRenewable` for another kind of product,
-    ///   `.unknownSubscriptionGroup` when `id` is neither.
-    public func subscriptionStatus(forProductOrGroup id: String) throws -> SubscriptionStatus? {
-        do {
-            return try subscriptionStatus(forProduct: id)
-        } catch is UnknownProductError {
-            return try subscriptionStatus(forGroup: id)
-        }
-    }
-
     /// The status of a subscription group by its identifier, or `nil` when it was never bought:
     /// of the customer's own subscription, else (a group held only through Family Sharing) of
     /// the newest one a family member shares.

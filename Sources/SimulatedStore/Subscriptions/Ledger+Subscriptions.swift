@@ -167,7 +167,7 @@ extension Ledger {
     /// Whether the latest period of the subscription to `productID` (as the store's controls
     /// choose it: `heldSubscription(_:productID:)`) failed to renew on a billing issue (in
     /// billing retry, or expired after it).
-    public func hasBillingIssue(_ productID: String) throws -> Bool {
+    package func hasBillingIssue(_ productID: String) throws -> Bool {
         try read { db in try hasBillingIssue(db, productID: productID) }
     }
 
@@ -246,12 +246,12 @@ extension Ledger {
     }
 
     /// Whether the subscription to `productID` (of its group when none is) renews automatically.
-    public func isAutoRenewEnabled(for productID: String) throws -> Bool {
+    package func isAutoRenewEnabled(for productID: String) throws -> Bool {
         try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).autoRenew }
     }
 
     /// The product the subscription to `productID` switches to at its next renewal, if any.
-    public func pendingProductChange(for productID: String) throws -> String? {
+    package func pendingProductChange(for productID: String) throws -> String? {
         try read { db in try renewalState(db, of: try heldSubscription(db, productID: productID)).nextProductID }
     }
 

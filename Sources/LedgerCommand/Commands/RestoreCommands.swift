@@ -69,7 +69,11 @@ struct EntitlementsCommand: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let entitlements = try options.openQueue().currentEntitlements()
+        // The customer's on every device: what fell due is made first, as a launch makes it,
+        // and no device is named.
+        let ledger = try options.openLedger()
+        _ = try ledger.recoverAtLaunch()
+        let entitlements = try ledger.currentEntitlements()
         try options.output.emit(["entitlements": entitlements]) {
             entitlements.isEmpty ? "no entitlements" : entitlements.map(describe).joined(separator: "\n")
         }

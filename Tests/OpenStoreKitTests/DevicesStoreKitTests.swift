@@ -13,19 +13,7 @@ import class StoreLedger.PaymentQueue
 /// `SKTestSession.session(forCustomer:device:)` is one device's app on the same store.
 @Suite struct DevicesStoreKitTests {
     @Test func twoDevicesOfOneCustomerAndAnotherCustomerSideBySide() async throws {
-        let session = try SKTestSession(contentsOf: SampleShop.file, scope: .taskLocal)
-        let ledger = try Ledger.open(at: session.ledgerPath)
-        try ledger.addCustomer(Customer(name: "alice"))
-        try ledger.addCustomer(Customer(name: "bob"))
-        let alice = try ledger.forCustomer("alice")
-        try alice.addDevice("iphone")
-        try alice.addDevice("ipad")
-        try ledger.close()
-        let (phone, pad) = (
-            try session.session(forCustomer: "alice", device: "iphone"),
-            try session.session(forCustomer: "alice", device: "ipad")
-        )
-        let bob = try session.session(forCustomer: "bob")
+        let (session, phone, pad, bob) = try Self.aliceWithTwoDevicesAndBob()
         // StoreKit 2 on the iPad buys, and finishes.
         let bought = try await pad.withTaskLocalStore {
             let product = try #require(try await Product.products(for: [SampleCatalog.nonConsumable]).first)
@@ -58,6 +46,7 @@ import class StoreLedger.PaymentQueue
             try await Transaction.currentEntitlement(for: SampleCatalog.nonConsumable)?.payloadValue.id
         }
         #expect(again == bought)
+        _ = session  // the store lives as long as its first session
     }
 
     /// A running app hears its customer's purchases made on their other device, through
@@ -68,7 +57,9 @@ import class StoreLedger.PaymentQueue
         let phoneHeard = Heard()
         let bobHeard = Heard()
         let listeners = [
-            await phone.withTaskLocalStore { Task { for await update in Transaction.updates { phoneHeard.add(update) } } },
+            await phone.withTaskLocalStore {
+                Task { for await update in Transaction.updates { phoneHeard.add(update) } }
+            },
             await bob.withTaskLocalStore { Task { for await update in Transaction.updates { bobHeard.add(update) } } },
         ]
         defer { for listener in listeners { listener.cancel() } }

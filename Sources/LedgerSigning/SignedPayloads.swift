@@ -22,7 +22,7 @@ package struct TransactionPayload: Encodable {
     var signedDate: Int64
     var revocationReason: Int?
     var revocationDate: Int64?
-    var revocationType: String?
+    package private(set) var revocationType: String?
     var revocationPercentage: Int?
     var isUpgraded: Bool?
     package private(set) var webOrderLineItemId: String?

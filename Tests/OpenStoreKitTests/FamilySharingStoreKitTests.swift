@@ -25,8 +25,28 @@ import enum LedgerModel.StoreControlError
             try session.revokeFamilySharing(identifier: UInt(shared.id))
             let revoked = try #require(await updates.next()?.payloadValue)
             #expect(revoked.id == shared.id && revoked.revocationDate != nil)
+            #expect(revoked.revocationType == .familyRevocation && shared.revocationType == nil)
+            #expect(revoked.revocationTypeStringRepresentation == "FAMILY_REVOKE")
             try await waitFor(session) { observer.revokedProducts == [Self.shareable] }
             #expect(await Transaction.currentEntitlement(for: Self.shareable) == nil)
+        }
+    }
+
+    /// A refund says how it revoked (Apple's `revocationType`): wholly, or in part for a refund
+    /// request granted for the part consumed.
+    @MainActor @Test func aRefundSaysWhetherItWasWholeOrProrated() async throws {
+        try await SampleShop.withSession { session in
+            let whole = try await session.buyProduct(identifier: SampleCatalog.nonConsumable)
+            let part = try await session.buyProduct(identifier: SampleCatalog.nonConsumable2)
+            try session.refundTransaction(identifier: UInt(whole.id))
+            #expect(try await part.beginRefundRequest(in: UIWindowScene()) == .success)
+            try session.approveRefundRequest(identifier: UInt(part.id), revocationPercentage: 25_000)
+            var revoked: [UInt64: Transaction.RevocationType] = [:]
+            for await result in Transaction.all {
+                let transaction = result.unsafePayloadValue
+                if let type = transaction.revocationType { revoked[transaction.id] = type }
+            }
+            #expect(revoked == [whole.id: .fullRefund, part.id: .proratedRefund])
         }
     }
 

@@ -33,6 +33,9 @@ open class SKDownload: NSObject, @unchecked Sendable {
     open private(set) var contentIdentifier: String
     /// The size of the content, in bytes.
     open private(set) var expectedContentLength: Int64
+    /// The size of the content, in bytes: `expectedContentLength`, under the name StoreKit had
+    /// before iOS 12 (deprecated there; code that still names it compiles unchanged).
+    open var contentLength: Int64 { expectedContentLength }
     /// Where the downloaded content is, once finished.
     open private(set) var contentURL: URL?
     /// The version of the content.

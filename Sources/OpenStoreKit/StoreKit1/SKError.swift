@@ -85,6 +85,14 @@ public struct SKError: Error, Hashable, Sendable, LocalizedError, CustomNSError 
         self.message = (userInfo[NSLocalizedDescriptionKey] as? String) ?? code.storeErrorCode.defaultMessage
     }
 
+    /// The StoreKit error an `NSError` is (Apple's `init(_nsError:)`, which bridging uses and
+    /// test doubles call): its code (`.unknown` for one StoreKit does not have) and its message
+    /// (`userInfo[NSLocalizedDescriptionKey]`, else the code's). Apple expects an error of
+    /// `SKErrorDomain`; this one takes the code of any, as `(error as NSError).code` reads it.
+    public init(_nsError error: NSError) {
+        self.init(Code(rawValue: error.code) ?? .unknown, userInfo: error.userInfo)
+    }
+
     init(_ error: TransactionError) {
         self.code = Code(error.code)
         self.message = error.message

@@ -181,6 +181,18 @@ public struct Product: Identifiable, Sendable, Hashable {
             public static let payAsYouGo = PaymentMode(rawValue: "PayAsYouGo")
             /// The offer's `price` is charged once, for all its periods.
             public static let payUpFront = PaymentMode(rawValue: "PayUpFront")
+
+            /// The payment mode in words, in English (the store has no localizations, as
+            /// `Product.displayName` is the catalog's): "Free Trial", "Pay As You Go", "Pay Up
+            /// Front", or the raw value of another.
+            public var localizedDescription: String {
+                switch self {
+                case .freeTrial: "Free Trial"
+                case .payAsYouGo: "Pay As You Go"
+                case .payUpFront: "Pay Up Front"
+                default: rawValue
+                }
+            }
         }
 
         /// The offer's identifier; `nil` for an introductory offer.

@@ -25,7 +25,7 @@ extension Product {
             case introductoryOfferEligibility(String)
             case codeOffer(String)
             case winBackOffer(String)
-            case custom(key: String, value: String)
+            case custom(key: String, value: CustomValue)
         }
 
         let kind: Kind
@@ -96,9 +96,32 @@ extension Product {
             .init(kind: .purchaseDate(purchase))
         }
 
+        /// A value of a custom option, of one of the four types StoreKit takes.
+        enum CustomValue: Hashable, Sendable {
+            case string(String)
+            case data(Data)
+            case double(Double)
+            case bool(Bool)
+        }
+
         /// A key and value for the App Store; kept out of the ledger, as the store ignores them here.
         public static func custom(key: String, value: String) -> PurchaseOption {
-            .init(kind: .custom(key: key, value: value))
+            .init(kind: .custom(key: key, value: .string(value)))
+        }
+
+        /// A key and a `Data` value for the App Store; ignored here, as `custom(key:value:)`.
+        public static func custom(key: String, value: Data) -> PurchaseOption {
+            .init(kind: .custom(key: key, value: .data(value)))
+        }
+
+        /// A key and a `Double` value for the App Store; ignored here, as `custom(key:value:)`.
+        public static func custom(key: String, value: Double) -> PurchaseOption {
+            .init(kind: .custom(key: key, value: .double(value)))
+        }
+
+        /// A key and a `Bool` value for the App Store; ignored here, as `custom(key:value:)`.
+        public static func custom(key: String, value: Bool) -> PurchaseOption {
+            .init(kind: .custom(key: key, value: .bool(value)))
         }
     }
 

@@ -38,6 +38,12 @@ public struct Transaction: Identifiable, Sendable, Hashable {
     public let revocationDate: Date?
     /// Why it was refunded or revoked (the reason the ledger's refund stored); `nil` while it stands.
     public let revocationReason: RevocationReason?
+    /// How it was refunded or revoked: wholly, in part (a prorated refund), or from Family
+    /// Sharing, as its signed payload says; `nil` while it stands.
+    public let revocationType: RevocationType?
+    /// `revocationType`'s string (`REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`, as the
+    /// App Store's signed payload writes it); `nil` while it stands.
+    public var revocationTypeStringRepresentation: String? { revocationType?.rawValue }
     /// The app's account token given with the purchase: the `appAccountToken` option, or a StoreKit 1
     /// `applicationUsername` that is a UUID.
     public let appAccountToken: UUID?
@@ -106,6 +112,7 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         appTransactionID = payload?.appTransactionId ?? ""
         webOrderLineItemID = payload?.webOrderLineItemId
         ownershipType = payload.map { OwnershipType(rawValue: $0.inAppOwnershipType) } ?? .purchased
+        revocationType = payload?.revocationType.map(RevocationType.init(rawValue:))
         reason = row.reason == .renewal ? .renewal : .purchase
         storefront = Storefront(StoreLedger.Storefront(countryCode: row.storefront) ?? .unitedStates)
         offer = row.offer.map(Offer.init)
@@ -237,6 +244,19 @@ public struct Transaction: Identifiable, Sendable, Hashable {
         public static let purchased = OwnershipType(rawValue: "PURCHASED")
         /// A family member bought it and shares it (`SKTestSession.shareFamilyPurchase(productIdentifier:)`).
         public static let familyShared = OwnershipType(rawValue: "FAMILY_SHARED")
+    }
+
+    /// How a transaction was revoked (`Transaction.RevocationType`), with the App Store's
+    /// strings as raw values.
+    public struct RevocationType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Refunded wholly.
+        public static let fullRefund = RevocationType(rawValue: "REFUND_FULL")
+        /// Refunded in part, for the part consumed (the ledger's prorated refund).
+        public static let proratedRefund = RevocationType(rawValue: "REFUND_PRORATED")
+        /// Revoked from Family Sharing: the purchaser's refund, or the sharing ended.
+        public static let familyRevocation = RevocationType(rawValue: "FAMILY_REVOKE")
     }
 
     /// Why the App Store refunded a transaction (`Transaction.RevocationReason`), with StoreKit's raw

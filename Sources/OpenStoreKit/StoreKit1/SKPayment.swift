@@ -25,6 +25,13 @@ open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable
         super.init()
     }
 
+    /// An empty payment (no product): what a test double that subclasses `SKPayment` starts
+    /// from, overriding what it needs; `SKMutablePayment()` is one whose fields can be set.
+    public override init() {
+        _productIdentifier = ""
+        super.init()
+    }
+
     /// The identifier of the product to buy, as the ledger's catalog knows it.
     open var productIdentifier: String { _productIdentifier }
     /// 1...10; StoreKit fails the payment outside that range.
@@ -78,11 +85,6 @@ open class SKPayment: NSObject, NSCopying, NSMutableCopying, @unchecked Sendable
 /// Sendable by hand, as StoreKit's: an app sets its fields before it adds the payment, never from
 /// two threads at once; the queue adds a copy.
 open class SKMutablePayment: SKPayment, @unchecked Sendable {
-    /// An empty payment: set `productIdentifier` before adding it.
-    public convenience init() {
-        self.init(productIdentifier: "")
-    }
-
     /// The identifier of the product to buy; it must name a product of the ledger's catalog when
     /// the payment is added.
     open override var productIdentifier: String {

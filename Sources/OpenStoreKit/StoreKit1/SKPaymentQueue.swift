@@ -32,6 +32,18 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    /// A queue of the store StoreKit calls reach now, as `default()` is (a store whose ledger
+    /// cannot be opened: payments fail with an `SKError` saying why): what a test double that
+    /// subclasses `SKPaymentQueue` starts from, overriding what it needs. Apps use `default()`.
+    public override init() {
+        do {
+            (context, openingFailure) = (try StoreContext.current(), nil)
+        } catch {
+            (context, openingFailure) = (nil, SKError(ledgerFailure: error))
+        }
+        super.init()
+    }
+
     private init(failure: SKError) {
         self.context = nil
         self.openingFailure = failure

@@ -53,6 +53,16 @@ open class SKPaymentTransaction: NSObject, @unchecked Sendable {
     /// The ledger's id; `nil` for a payment the queue refused before storing anything.
     let ledgerID: UInt64?
 
+    /// An empty transaction (purchasing, of an empty payment, with no identifier): what a test
+    /// double that subclasses `SKPaymentTransaction` starts from, overriding what it needs, as
+    /// with StoreKit's. Finishing one the store never made does nothing.
+    public override init() {
+        ledgerID = nil
+        transactionState = .purchasing
+        payment = SKPayment()
+        super.init()
+    }
+
     init(_ transaction: PaymentTransaction) {
         ledgerID = transaction.id
         transactionState = SKPaymentTransactionState(transaction.state)

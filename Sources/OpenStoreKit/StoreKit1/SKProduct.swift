@@ -51,6 +51,23 @@ open class SKProduct: NSObject, @unchecked Sendable {
     /// The older name of `downloadContentVersion`: always empty, as hosted content is not simulated.
     open var contentVersion: String { "" }
 
+    /// An empty product (no identifier, no title, a price of 0 in the current locale, no
+    /// subscription): what a test double that subclasses `SKProduct` starts from, overriding
+    /// what it needs, as with StoreKit's.
+    public override init() {
+        productIdentifier = ""
+        localizedTitle = ""
+        localizedDescription = ""
+        price = .zero
+        priceLocale = .current
+        isFamilyShareable = false
+        subscriptionPeriod = nil
+        introductoryPrice = nil
+        subscriptionGroupIdentifier = nil
+        discounts = []
+        super.init()
+    }
+
     init(_ product: StoreLedger.Product, presentation: ProductPresentation) {
         let localization = presentation.localization(of: product)
         let priceLocale = presentation.priceLocale

@@ -47,6 +47,31 @@ import Testing
         #expect(other.code == .unknown)
     }
 
+    /// `SKRequest.delegate` is the base class's (`SKRequestDelegate`): a delegate that only hears
+    /// the end of a request hears the end of a products request; one cancelled hears nothing.
+    @MainActor @Test func aRequestsDelegateIsTheBaseClasss() async throws {
+        try await SampleShop.withSession { session in
+            let watcher = EndWatcher()
+            let request: SKRequest = SKProductsRequest(productIdentifiers: [SampleCatalog.nonConsumable])
+            request.delegate = watcher
+            #expect(request.delegate === watcher)
+            request.start()
+            try await waitFor(session) { watcher.finished == 1 }
+            let cancelled = SKProductsRequest(productIdentifiers: [SampleCatalog.nonConsumable])
+            let silent = EndWatcher()
+            cancelled.delegate = silent
+            cancelled.cancel()
+            cancelled.start()
+            let control = EndWatcher()
+            let after = SKProductsRequest(productIdentifiers: [SampleCatalog.nonConsumable])
+            after.delegate = control
+            after.start()
+            // A request started after the cancelled one has ended: the cancelled one would have too.
+            try await waitFor(session) { control.finished == 1 }
+            #expect(silent.finished == 0, "a cancelled request's delegate hears nothing")
+        }
+    }
+
     /// `SKDownload.contentLength`, StoreKit's name before `expectedContentLength`, is the same.
     @Test func aDownloadsLengthUnderItsOldName() async throws {
         try await SampleShop.withSession { session in
@@ -56,4 +81,11 @@ import Testing
             #expect(download.contentLength == download.expectedContentLength)
         }
     }
+}
+
+/// A request delegate that only hears ends (`SKRequestDelegate`, not a products delegate).
+final class EndWatcher: NSObject, SKRequestDelegate {
+    private(set) var finished = 0
+
+    func requestDidFinish(_ request: SKRequest) { finished += 1 }
 }

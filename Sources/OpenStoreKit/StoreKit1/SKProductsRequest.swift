@@ -25,12 +25,27 @@ public protocol SKProductsRequestDelegate: SKRequestDelegate {
 }
 
 /// A request to the store (StoreKit 1's `SKRequest`): `start()` runs it, `cancel()` stops it;
-/// its delegate hears the end on the main actor.
+/// its `delegate` hears the end on the main actor.
 ///
 /// Sendable by hand: its state is behind a `Mutex`; an `open` class cannot be checked by the
 /// compiler.
 open class SKRequest: NSObject, @unchecked Sendable {
     private let state = Mutex<(started: Bool, cancelled: Bool)>((false, false))
+    private let delegateReference = Mutex(WeakRequestDelegate())
+
+    /// Held weakly, as StoreKit's. Sendable by hand: read and written only under
+    /// `delegateReference`'s lock.
+    private struct WeakRequestDelegate: @unchecked Sendable {
+        weak var delegate: (any SKRequestDelegate)?
+    }
+
+    /// Hears the end of the request (`requestDidFinish(_:)`, `request(_:didFailWithError:)`), and,
+    /// for a products request, its response when it is an `SKProductsRequestDelegate`; held
+    /// weakly, as in StoreKit.
+    open var delegate: (any SKRequestDelegate)? {
+        get { delegateReference.withLock { $0.delegate } }
+        set { delegateReference.withLock { $0.delegate = newValue } }
+    }
 
     /// Starts the request; starting it again does nothing.
     open func start() {
@@ -62,18 +77,11 @@ open class SKRequest: NSObject, @unchecked Sendable {
 /// StoreKit.
 open class SKProductsRequest: SKRequest, @unchecked Sendable {
     private let productIdentifiers: Set<String>
-    private weak var _delegate: (any SKProductsRequestDelegate)?
 
     /// A request for the products with these identifiers; `start()` runs it.
     public init(productIdentifiers: Set<String>) {
         self.productIdentifiers = productIdentifiers
         super.init()
-    }
-
-    /// Receives the response and the end of the request; held weakly, as in StoreKit.
-    open var delegate: (any SKProductsRequestDelegate)? {
-        get { _delegate }
-        set { _delegate = newValue }
     }
 
     override func run(in context: Result<StoreContext, any Error>) async {
@@ -89,7 +97,7 @@ open class SKProductsRequest: SKRequest, @unchecked Sendable {
             guard !isCancelled, let delegate else { return }
             switch outcome {
             case .success(let response):
-                delegate.productsRequest(self, didReceive: response)
+                (delegate as? any SKProductsRequestDelegate)?.productsRequest(self, didReceive: response)
                 delegate.requestDidFinish(self)
             case .failure(let error):
                 delegate.request(self, didFailWithError: SKError(ledgerFailure: error))

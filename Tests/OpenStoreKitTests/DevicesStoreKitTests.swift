@@ -89,11 +89,16 @@ import class StoreLedger.PaymentQueue
     @Test func aSessionsOwnPurchasesAreNeverHeardTwiceWhileTheAppLooksForOtherDevices() async throws {
         let (session, phone, _, _) = try Self.aliceWithTwoDevicesAndBob()
         let heard = Heard()
-        let listener = try await phone.withTaskLocalStore {
-            await (try StoreContext.current().queue).startHearingOtherDevices(checkingEvery: .milliseconds(10))
-            return Task { for await update in Transaction.updates { heard.add(update) } }
+        let queue = try await phone.withTaskLocalStore { try StoreContext.current().queue }
+        await queue.startHearingOtherDevices(checkingEvery: .milliseconds(10))
+        let listener = await phone.withTaskLocalStore {
+            Task { for await update in Transaction.updates { heard.add(update) } }
         }
-        defer { listener.cancel() }
+        defer {
+            listener.cancel()
+            // Back to the app's pace: a look every 10 ms is this test's, not the rest of the run's.
+            Task { await queue.startHearingOtherDevices() }
+        }
         var bought: [UInt64] = []
         for _ in 0..<20 {
             bought.append(try await phone.buyProduct(identifier: SampleCatalog.consumable).id)

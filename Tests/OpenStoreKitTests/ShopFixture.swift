@@ -57,11 +57,12 @@ extension Shop {
 enum SampleShop {
     /// The sample catalog as a `.storekit` file, written once for the test process.
     static let file: URL = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "SampleShop-\(ProcessInfo.processInfo.processIdentifier)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return URL(fileURLWithPath: (try? SampleCatalog.write(in: directory.path)) ?? directory.path)
+        let path = directory?.path ?? FileManager.default.temporaryDirectory.path
+        return URL(fileURLWithPath: (try? SampleCatalog.write(in: path)) ?? path)
     }()
+
+    /// Where `file` is: removed when the test process exits, as the sessions' own directories are.
+    private static let directory = try? TemporaryDirectory.make(prefix: "SampleShop-", removedAtExit: true)
 
     /// A session of the sample catalog that only this task's StoreKit calls reach.
     static func withSession(

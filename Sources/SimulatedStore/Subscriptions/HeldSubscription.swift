@@ -19,17 +19,6 @@ struct HeldSubscription: Hashable, Sendable {
         HeldSubscription(group: group, sharedOriginal: nil, customer: customer)
     }
 
-    /// The holding a row of `subscription_renewal` (its key columns) is.
-    init(_ row: Row) {
-        let shared: Int64 = row["shared_original_id"]
-        self.init(
-            group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"])
-    }
-
-    init(group: String, sharedOriginal: UInt64?, customer: Int64) {
-        (self.group, self.sharedOriginal, self.customer) = (group, sharedOriginal, customer)
-    }
-
     var isFamilyShared: Bool { sharedOriginal != nil }
 
     /// Its key in `subscription_renewal.shared_original_id` (0 for the customer's own).
@@ -51,6 +40,15 @@ struct HeldSubscription: Hashable, Sendable {
         customer_id = :customer AND (original_id = :shared
          OR (:shared = 0 AND original_id NOT IN (SELECT original_transaction_id FROM family_shares)))
         """
+}
+
+extension HeldSubscription {
+    /// The holding a row of `subscription_renewal` (its key columns) is.
+    init(_ row: Row) {
+        let shared: Int64 = row["shared_original_id"]
+        self.init(
+            group: row["group_id"], sharedOriginal: shared == 0 ? nil : UInt64(shared), customer: row["customer_id"])
+    }
 }
 
 /// The subscriptions the customer holds: their own, and those family members share.

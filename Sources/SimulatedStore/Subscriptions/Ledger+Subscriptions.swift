@@ -12,14 +12,14 @@ extension Ledger {
     /// whatever the store holds; the others' renew when the store's time is next settled for
     /// them or for everyone, dated as they fell due).
     ///
-    /// The holdings looked at are the customer's, or, for everyone, those the index says
-    /// something may be due for (`dueHoldings`, at most `holdingsPerLook`): what is due for them
+    /// The holdings looked at are those the index says something may be due for: the
+    /// customer's, or everyone's (`dueHoldings`, at most `holdingsPerLook`): what is due for them
     /// is made and notified (passing time too), and each is given its next moment
     /// (`scheduleNextLooks`), in the writer's commit.
     func renewDueSubscriptions(_ writer: TransactionWriter, customer: Int64? = nil) throws -> [PaymentTransaction] {
         let (db, now) = (writer.db, writer.now)
         let looked =
-            try customer.map { try heldSubscriptions(db, where: "customer_id = ?", [$0]) }
+            try customer.map { try heldSubscriptions(db, where: "customer_id = ? AND due_from <= ?", [$0, now]) }
             ?? dueHoldings(db, at: now)
         var renewed: [PaymentTransaction] = []
         try walkDueRenewals(db, at: now, limit: configuration.renewalLimit, holdings: looked) { step in
@@ -625,7 +625,7 @@ extension Ledger {
                 UPDATE subscription_renewal SET due_from = ?
                 WHERE customer_id = ? AND group_id = ? AND shared_original_id = ?
                 """)
-        for held in Set(holdings) {
+        for held in holdings {
             try update.execute(arguments: [
                 try nextMoment(db, of: held, at: now), held.customer, held.group, held.sharedKey,
             ])

@@ -23,7 +23,13 @@ package final class StoreContext: Sendable {
     let subscriptionStatusUpdates: SubscriptionStatusUpdates
     /// What the transactions this store hands out finish through.
     package let origin: Transaction.Origin
-    private let paymentQueue = Mutex<SKPaymentQueue?>(nil)
+    /// The StoreKit 1 queues whose observers are registered with this store.
+    private let skPaymentQueues = Mutex<[WeakQueue]>([])
+
+    /// Sendable by hand: the queue is Sendable; a weak reference is a `var`, set once.
+    private struct WeakQueue: @unchecked Sendable {
+        weak var queue: SKPaymentQueue?
+    }
 
     /// The storefront each time a test session of this process changes it.
     let storefrontChanges = Broadcast<Storefront>()
@@ -103,7 +109,9 @@ package final class StoreContext: Sendable {
     package func storeDidChange() {
         subscriptionStatusUpdates.wake()
         // A price consent asked for makes a message, for the listeners and the queue's delegate.
-        if messages.collect() { skPaymentQueue.offerPriceConsents() }
+        if messages.collect() {
+            for queue in attachedQueues { queue.offerPriceConsents() }
+        }
     }
 
     /// Returns once the launch's own work and every call submitted before have run and their
@@ -118,20 +126,28 @@ package final class StoreContext: Sendable {
 
     /// Tells StoreKit 1 observers and `Storefront.updates` sequences that the storefront changed.
     package func storefrontDidChange() {
-        skPaymentQueue.storefrontDidChange()
+        for queue in attachedQueues { queue.storefrontDidChange() }
         if let settings = try? StoreSettings(ledger: ledger) {
             storefrontChanges.send([Storefront(settings.storefront)])
         }
     }
 
-    /// StoreKit 1's queue of this store (`SKPaymentQueue.default()`).
-    var skPaymentQueue: SKPaymentQueue {
-        paymentQueue.withLock { queue in
-            if let queue { return queue }
-            let made = SKPaymentQueue(context: self)
-            queue = made
-            return made
+    /// The StoreKit 1 queues whose observers hear this store.
+    private var attachedQueues: [SKPaymentQueue] {
+        skPaymentQueues.withLock { $0.compactMap(\.queue) }
+    }
+
+    /// `queue`'s observers hear this store from now on.
+    func attach(_ queue: SKPaymentQueue) {
+        skPaymentQueues.withLock { queues in
+            queues.removeAll { $0.queue == nil || $0.queue === queue }
+            queues.append(WeakQueue(queue: queue))
         }
+    }
+
+    /// `queue`'s observers moved to another store.
+    func detach(_ queue: SKPaymentQueue) {
+        skPaymentQueues.withLock { $0.removeAll { $0.queue == nil || $0.queue === queue } }
     }
 
     // MARK: - Which store
@@ -144,13 +160,25 @@ package final class StoreContext: Sendable {
     /// Makes `binding` the store of the whole process (a test session does this).
     package static func bindProcessStore(_ binding: StoreBinding) {
         processStore.withLock { $0 = binding }
+        SKPaymentQueue.process.followStore()
+    }
+
+    /// Whether `binding` is the store of the whole process.
+    static func isProcessStore(_ binding: StoreBinding) -> Bool {
+        processStore.withLock { $0 === binding }
     }
 
     /// The store a StoreKit call made now reaches, launching the default ledger at first use.
     /// - Throws: `LedgerError` when the default ledger cannot be opened or launched.
     package static func current() throws -> StoreContext {
         if let taskLocal { return taskLocal.context }
-        return try processStore.withLock { bound in
+        return try processContext()
+    }
+
+    /// The store of the whole process, launching the default ledger at first use.
+    /// - Throws: `LedgerError` when the default ledger cannot be opened or launched.
+    static func processContext() throws -> StoreContext {
+        try processStore.withLock { bound in
             if let bound { return bound.context }
             let binding = StoreBinding(try openDefaultStore())
             bound = binding
@@ -228,6 +256,7 @@ package final class StoreContext: Sendable {
 /// session's `relaunch()`), so that bindings made before keep reaching the current launch.
 package final class StoreBinding: Sendable {
     private let current: Mutex<StoreContext>
+    private let ownQueue = Mutex<SKPaymentQueue?>(nil)
 
     package init(_ context: StoreContext) {
         current = Mutex(context)
@@ -242,6 +271,19 @@ package final class StoreBinding: Sendable {
             return current
         }
         old.shutDown()
+        // The app's queues keep working: their observers move to the new launch.
+        ownQueue.withLock { $0 }?.followStore()
+        if StoreContext.isProcessStore(self) { SKPaymentQueue.process.followStore() }
+    }
+
+    /// The StoreKit 1 queue of calls made inside this binding's task-local scope.
+    var skPaymentQueue: SKPaymentQueue {
+        ownQueue.withLock { queue in
+            if let queue { return queue }
+            let made = SKPaymentQueue(following: self)
+            queue = made
+            return made
+        }
     }
 }
 

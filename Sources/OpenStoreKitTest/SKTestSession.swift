@@ -174,8 +174,10 @@ public final class SKTestSession: @unchecked Sendable {
 
     /// Simulates the app being killed and launched again on the same ledger: StoreKit calls
     /// from now on reach a new launch (payments left purchasing are completed, due renewals
-    /// made; each observer added receives the unfinished transactions). Observers of the old
-    /// launch hear nothing more. Not in StoreKitTest: crash-recovery tests use it.
+    /// made). The process lives on, so what it holds does too: `SKPaymentQueue.default()` is the
+    /// same queue, and each of its observers receives the unfinished transactions, as an
+    /// observer added at launch does. To model an object the kill destroyed, remove it from the
+    /// queue first. Not in StoreKitTest: crash-recovery tests use it.
     /// - Throws: `LedgerError` when the ledger cannot be opened again.
     public func relaunch() throws {
         let ledger = try Ledger.open(at: ledgerPath, configuration: launchConfiguration)

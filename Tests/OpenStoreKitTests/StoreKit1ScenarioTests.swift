@@ -75,6 +75,8 @@ import Testing
             try await waitFor(session) { killed.delivered[Shop.greenhouse] == 1 }
             #expect(SKPaymentQueue.default().transactions.map(\.transactionState) == [.purchased])
 
+            // The kill destroys the app's observer; the queue lives on in the test process.
+            SKPaymentQueue.default().remove(killed)
             try session.relaunch()
             let analytics = MainActorObserver()
             SKPaymentQueue.default().add(analytics)

@@ -9,16 +9,30 @@ import Synchronization
 /// calls run in the order they were made. Each observer added receives every unfinished
 /// transaction first (at every launch until the app finishes them).
 ///
-/// Sendable by hand: its store is set by the initializer only and its observers are behind a
-/// `Mutex`; an `open` class cannot be checked by the compiler.
+/// `default()` is one queue for the process, as Apple's "default payment queue instance": kept
+/// in a singleton, it keeps working when a test makes a new `SKTestSession` or relaunches the
+/// store. Its calls reach the store of the moment, and its observers move with it: at each new
+/// store they receive its unfinished transactions, as at a launch. Inside a session's
+/// `withTaskLocalStore(_:)`, `default()` is that session's own queue instead, so that parallel
+/// tests stay apart.
+///
+/// Sendable by hand: what it follows is set by the initializer only (a weak reference is a
+/// `var`), and its observers and delegate are behind `Mutex`es; an `open` class cannot be
+/// checked by the compiler.
 open class SKPaymentQueue: NSObject, @unchecked Sendable {
-    /// The store the queue works on (which owns the queue); `nil` when it could not be opened
-    /// or was relaunched since: every call then reports `failure` through the observers.
-    private weak var context: StoreContext?
-    private let openingFailure: SKError?
-    /// The observers, each with the bridge that hears the ledger's queue for it.
-    private let bridges = Mutex<[ObserverBridge]>([])
+    /// The session's store the queue follows (`withTaskLocalStore`), across its relaunches;
+    /// `nil` when it follows the process's store, or when that session is gone.
+    private weak var binding: StoreBinding?
+    private let followsProcess: Bool
+    /// The store the observers are registered with, and the observers, each with the bridge that
+    /// hears that store's ledger queue for it.
+    private let attachment = Mutex(Attachment())
     private let delegateReference = Mutex(WeakDelegate())
+
+    private struct Attachment {
+        weak var context: StoreContext?
+        var bridges: [ObserverBridge] = []
+    }
 
     /// Held weakly, as StoreKit's delegate. Sendable by hand: it is read and written only under
     /// `delegateReference`'s lock.
@@ -26,47 +40,95 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         weak var delegate: (any SKPaymentQueueDelegate)?
     }
 
-    init(context: StoreContext) {
-        self.context = context
-        self.openingFailure = nil
+    /// The queue of a session's store (`binding`), or of the process's store (`nil`).
+    init(following binding: StoreBinding?) {
+        self.binding = binding
+        self.followsProcess = binding == nil
         super.init()
     }
 
-    /// A queue of the store StoreKit calls reach now, as `default()` is (a store whose ledger
-    /// cannot be opened: payments fail with an `SKError` saying why): what a test double that
-    /// subclasses `SKPaymentQueue` starts from, overriding what it needs. Apps use `default()`.
+    /// A queue of the store StoreKit calls reach now, as `default()` is: what a test double
+    /// that subclasses `SKPaymentQueue` starts from, overriding what it needs. Apps use
+    /// `default()`.
     public override init() {
-        do {
-            (context, openingFailure) = (try StoreContext.current(), nil)
-        } catch {
-            (context, openingFailure) = (nil, SKError(ledgerFailure: error))
-        }
+        binding = StoreContext.taskLocal
+        followsProcess = binding == nil
         super.init()
     }
 
-    private init(failure: SKError) {
-        self.context = nil
-        self.openingFailure = failure
-        super.init()
-    }
+    /// The process's queue (see the type's comment).
+    static let process = SKPaymentQueue(following: nil)
 
-    /// Why there is no store to work on.
-    private var failure: SKError {
-        openingFailure
-            ?? SKError(
-                .unknown,
-                userInfo: [
-                    NSLocalizedDescriptionKey: "This payment queue's store was relaunched: use SKPaymentQueue.default()"
-                ])
-    }
-
-    /// The queue of the store StoreKit calls reach now (see `StoreContext`). When the store's
-    /// ledger cannot be opened, a queue whose payments fail with an `SKError` saying why.
+    /// The queue of the store StoreKit calls reach now: the process's one queue, or inside a
+    /// session's `withTaskLocalStore(_:)` that session's queue. When the store's ledger cannot
+    /// be opened, its calls fail with an `SKError` saying why.
     open class func `default`() -> SKPaymentQueue {
+        StoreContext.taskLocal?.skPaymentQueue ?? process
+    }
+
+    /// The store the calls reach now, with the observers moved to it if it changed since the
+    /// last call (a new session, a relaunch).
+    /// - Throws: `SKError` when the store's ledger cannot be opened, or the session whose store
+    ///   the queue followed is gone.
+    private func store() throws(SKError) -> StoreContext {
+        let context: StoreContext
         do {
-            return try StoreContext.current().skPaymentQueue
+            if followsProcess {
+                context = try StoreContext.processContext()
+            } else if let binding {
+                context = binding.context
+            } else {
+                throw SKError(
+                    .unknown,
+                    userInfo: [
+                        NSLocalizedDescriptionKey:
+                            "This payment queue's test session is gone: use SKPaymentQueue.default()"
+                    ])
+            }
+        } catch let error as SKError {
+            throw error
         } catch {
-            return SKPaymentQueue(failure: SKError(ledgerFailure: error))
+            throw SKError(ledgerFailure: error)
+        }
+        follow(context)
+        return context
+    }
+
+    /// Moves the observers to the store the queue follows now, if it changed.
+    func followStore() {
+        _ = try? store()
+    }
+
+    /// Registers the observers with `context` when it is not the store they are registered
+    /// with: each receives its unfinished transactions, as at a launch, and hears the old store
+    /// no more.
+    private func follow(_ context: StoreContext) {
+        let move = attachment.withLock { attachment -> (old: StoreContext?, left: [ObserverBridge])? in
+            guard attachment.context !== context else { return nil }
+            let (old, left) = (attachment.context, attachment.bridges)
+            attachment.context = context
+            attachment.bridges = left.compactMap { $0.observer.map { ObserverBridge(queue: self, observer: $0) } }
+            return (old, left)
+        }
+        guard let move else { return }
+        move.old?.detach(self)
+        context.attach(self)
+        if let old = move.old {
+            old.operations.submit { for bridge in move.left { await old.queue.remove(bridge) } }
+        }
+        for bridge in attachment.withLock({ $0.bridges }) { register(bridge, with: context) }
+    }
+
+    /// Adds `bridge` to `context`'s ledger queue after the calls made before.
+    private func register(_ bridge: ObserverBridge, with context: StoreContext) {
+        context.operations.submit { [self] in
+            do {
+                try await context.queue.add(bridge)
+            } catch {
+                // Not registered: forget it, so that adding its observer again retries.
+                attachment.withLock { $0.bridges.removeAll { $0 === bridge } }
+                Self.report(error, doing: "adding an observer")
+            }
         }
     }
 
@@ -80,32 +142,24 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Adds an observer (held weakly; adding it twice has no effect). It receives every
     /// unfinished transaction first.
     open func add(_ observer: any SKPaymentTransactionObserver) {
-        let bridge = ObserverBridge(queue: self, observer: observer)
-        let added = bridges.withLock { bridges in
-            bridges.removeAll { $0.observer == nil }
-            guard !bridges.contains(where: { $0.observer === observer }) else { return false }
-            bridges.append(bridge)
-            return true
+        followStore()
+        let added = attachment.withLock { attachment -> (ObserverBridge, StoreContext)? in
+            attachment.bridges.removeAll { $0.observer == nil }
+            guard !attachment.bridges.contains(where: { $0.observer === observer }) else { return nil }
+            let bridge = ObserverBridge(queue: self, observer: observer)
+            attachment.bridges.append(bridge)
+            return attachment.context.map { (bridge, $0) }
         }
-        guard added, let context else { return }
-        context.operations.submit { [self] in
-            do {
-                try await context.queue.add(bridge)
-            } catch {
-                // Not registered: forget it, so that adding it again retries.
-                bridges.withLock { $0.removeAll { $0 === bridge } }
-                Self.report(error, doing: "adding an observer")
-            }
-        }
+        if let (bridge, context) = added { register(bridge, with: context) }
     }
 
     /// Removes an observer (and any whose object is gone): it hears no more changes. The ledger's
     /// queue drops it after the calls made before this one have run.
     open func remove(_ observer: any SKPaymentTransactionObserver) {
-        let removed = bridges.withLock { bridges in
-            let removed = bridges.filter { $0.observer == nil || $0.observer === observer }
-            bridges.removeAll { $0.observer == nil || $0.observer === observer }
-            return removed
+        let (removed, context) = attachment.withLock { attachment in
+            let gone = { (bridge: ObserverBridge) in bridge.observer == nil || bridge.observer === observer }
+            defer { attachment.bridges.removeAll(where: gone) }
+            return (attachment.bridges.filter(gone), attachment.context)
         }
         guard let context else { return }
         context.operations.submit {
@@ -115,7 +169,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// The observers added and still alive, in the order they were added.
     open var transactionObservers: [any SKPaymentTransactionObserver] {
-        bridges.withLock { $0.compactMap(\.observer) }
+        attachment.withLock { $0.bridges.compactMap(\.observer) }
     }
 
     // MARK: - Payments
@@ -127,7 +181,8 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// stored.
     open func add(_ payment: SKPayment) {
         let payment = payment.copy() as! SKPayment
-        guard let context else { return refuse(payment, failure) }
+        let context: StoreContext
+        do { context = try store() } catch { return refuse(payment, error) }
         context.operations.submit { [self] in
             var request = Payment(
                 productID: payment.productIdentifier, quantity: payment.quantity,
@@ -171,7 +226,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Tells the observers a payment failed without reaching the ledger.
     private func refuse(_ payment: SKPayment, _ error: SKError) {
         let transaction = SKPaymentTransaction(refused: payment, error: error)
-        let targets = bridges.withLock { $0.compactMap(\.observer) }
+        let targets = attachment.withLock { $0.bridges.compactMap(\.observer) }
         Task { @MainActor in
             for observer in targets { observer.paymentQueue(self, updatedTransactions: [transaction]) }
         }
@@ -182,7 +237,7 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// an exception for a transaction still purchasing or deferred; here the call is refused
     /// with a message on standard error and nothing changes.
     open func finishTransaction(_ transaction: SKPaymentTransaction) {
-        guard let context, let id = transaction.ledgerID else { return }
+        guard let id = transaction.ledgerID, let context = try? store() else { return }
         context.operations.submit {
             do {
                 try await context.queue.finish(id)
@@ -202,12 +257,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// `restoreCompletedTransactions()` for one account: the purchases made with this
     /// `applicationUsername` (any string).
     open func restoreCompletedTransactions(withApplicationUsername username: String?) {
-        guard let context else {
-            let targets = bridges.withLock { $0.compactMap(\.observer) }
-            let failure = failure
+        let context: StoreContext
+        do { context = try store() } catch {
+            let targets = transactionObservers
             Task { @MainActor in
                 for observer in targets {
-                    observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: failure)
+                    observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: error)
                 }
             }
             return
@@ -247,14 +302,14 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// still waits for the subscriber's answer (counted: `SKTestSession.priceConsentSheetCount`);
     /// otherwise does nothing.
     open func showPriceConsentIfNeeded() {
-        context?.messages.showDeferred()
+        (try? store())?.messages.showDeferred()
     }
 
     /// Asks the delegate, on the main actor, about the consent requests it was not asked about:
     /// `true` shows the sheet now, `false` keeps it for `showPriceConsentIfNeeded()`. Without a
     /// delegate they wait for one.
     func offerPriceConsents() {
-        guard let context, let delegate else { return }
+        guard let delegate, let context = try? store() else { return }
         let messages = context.messages.takeUnoffered()
         guard !messages.isEmpty else { return }
         let offer = UncheckedDelegate(delegate: delegate)
@@ -280,30 +335,30 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Shows the sheet where the user redeems an offer code: recorded
     /// (`SKTestSession.offerCodeRedeemSheetCount`), as there is no sheet on Linux.
     open func presentCodeRedemptionSheet() {
-        context?.presentations.recordOfferCodeRedeemSheet()
+        (try? store())?.presentations.recordOfferCodeRedeemSheet()
     }
 
     /// The unfinished transactions, oldest first, as the ledger holds them now.
     open var transactions: [SKPaymentTransaction] {
-        guard let context else { return [] }
+        guard let context = try? store() else { return [] }
         return ((try? context.ledger.unfinishedTransactions()) ?? []).map(SKPaymentTransaction.init)
     }
 
     /// The store's storefront.
     open var storefront: SKStorefront? {
-        guard let context, let settings = try? StoreSettings(ledger: context.ledger) else { return nil }
+        guard let context = try? store(), let settings = try? StoreSettings(ledger: context.ledger) else { return nil }
         return SKStorefront(settings.storefront)
     }
 
     /// Returns once every call made on this queue before it has been processed and its
     /// observers called. Not in StoreKit: tests use it instead of waiting on expectations.
     public func waitUntilIdle() async {
-        await context?.waitUntilIdle()
+        await (try? store())?.waitUntilIdle()
     }
 
     /// Tells the observers the storefront changed (a test session changed it).
     func storefrontDidChange() {
-        let targets = bridges.withLock { $0.compactMap(\.observer) }
+        let targets = attachment.withLock { $0.bridges.compactMap(\.observer) }
         Task { @MainActor in
             for observer in targets { observer.paymentQueueDidChangeStorefront(self) }
         }

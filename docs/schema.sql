@@ -1,6 +1,6 @@
 -- The schema of a new ledger: what migrations/*.sql make, in order, read back from SQLite.
 -- Generated: UPDATE_SCHEMA=1 swift test --filter SchemaFileTests (a test compares it).
--- Schema version 27 (0027_bounded_store_work).
+-- Schema version 28 (0028_empty_application_username).
 
 CREATE TABLE api_keys (
     key_id TEXT PRIMARY KEY CHECK (length(key_id) BETWEEN 1 AND 64),
@@ -530,7 +530,7 @@ CREATE TABLE "transactions" (
     last_delivered_at      INTEGER,
     restored_from          INTEGER,
     application_username   TEXT
-                           CHECK (application_username <> '' AND length(CAST(application_username AS BLOB)) <= 1024),
+                           CHECK (length(CAST(application_username AS BLOB)) <= 1024),
     offer_type             TEXT
                            CHECK (offer_type = 'introductory' OR offer_type = 'promotional' OR offer_type = 'code'
                                   OR offer_type = 'winBack'),

@@ -39,6 +39,7 @@ import Testing
         let raw = try DatabaseQueue(path: path)
         try raw.write { db in
             try db.execute(sql: PreviousSchema.undoLastMigration)
+            try db.execute(sql: PreviousSchema.undoMigration27)
             try db.execute(sql: PreviousSchema.undoMigration26)
             try db.execute(sql: PreviousSchema.undoMigration25)
             try db.execute(sql: PreviousSchema.undoMigration24)
@@ -67,7 +68,7 @@ import Testing
         #expect(
             try Ledger.upgrade(at: path, configuration: configuration) == [
                 "0023_family_shared_renewals", "0024_renewal_changes", "0025_customers", "0026_apps",
-                PreviousSchema.lastMigration,
+                "0027_bounded_store_work", PreviousSchema.lastMigration,
             ])
         return try Ledger.open(at: path, configuration: configuration)
     }
@@ -112,6 +113,31 @@ import Testing
         }
     }
 
+    /// Migration 28 takes out schema 3's refusal of an empty `applicationUsername`, rewriting
+    /// the table's definition in place: a ledger of before, upgraded, takes "" and is clean.
+    @Test func aLedgerOfBeforeTakesAnEmptyUsernameOnceUpgraded() async throws {
+        try await withTemporaryDirectory { directory in
+            let path = directory + "/old.sqlite"
+            try Self.previousSchemaLedger(at: path)
+            func definition() throws -> String {
+                let raw = try DatabaseQueue(path: path)
+                defer { try? raw.close() }
+                return try raw.read { db in
+                    try String.fetchOne(db, sql: "SELECT sql FROM sqlite_schema WHERE name = 'transactions'") ?? ""
+                }
+            }
+            #expect(try definition().contains("CHECK (application_username <> '' AND length("))
+            #expect(try Ledger.upgrade(at: path, configuration: Self.configuration) == [PreviousSchema.lastMigration])
+            #expect(try definition().contains("CHECK (length(CAST(application_username AS BLOB)) <= 1024)"))
+            #expect(!(try definition().contains("application_username <> ''")))
+            let ledger = try Ledger.open(at: path, configuration: Self.configuration)
+            defer { try? ledger.close() }
+            let bought = try ledger.addPayment(NewPayment(productID: "level", applicationUsername: "")).transaction
+            #expect(try ledger.transaction(bought.id)?.applicationUsername == "")
+            #expect(try ledger.verify().isEmpty, "the rewritten definition is this version's")
+        }
+    }
+
     /// Migration 26 makes a ledger of before a store of one app: its bundle identifier and the
     /// settings that are an app's own (environment, Apple ID, version, notification URL) become
     /// that app's; its transactions and notifications are the app's; verify is clean.
@@ -137,12 +163,13 @@ import Testing
                 try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                     .notificationsBeforeApps, from: .notifications)
                 try db.execute(sql: PreviousSchema.undoLastMigration)
+                try db.execute(sql: PreviousSchema.undoMigration27)
                 try db.execute(sql: PreviousSchema.undoMigration26)
             }
             try raw.close()
             #expect(
                 try Ledger.upgrade(at: path, configuration: Self.configuration) == [
-                    "0026_apps", PreviousSchema.lastMigration,
+                    "0026_apps", "0027_bounded_store_work", PreviousSchema.lastMigration,
                 ])
             let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
             defer { try? upgraded.close() }
@@ -175,6 +202,7 @@ import Testing
                     try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                         .priceIncreasesBeforeCustomers, from: .priceIncreases)
                     try db.execute(sql: PreviousSchema.undoLastMigration)
+                    try db.execute(sql: PreviousSchema.undoMigration27)
                     try db.execute(sql: PreviousSchema.undoMigration26)
                     try db.execute(sql: PreviousSchema.undoMigration25)
                     if forged { try db.execute(sql: "UPDATE price_increases SET price = '0.01'") }
@@ -190,7 +218,7 @@ import Testing
                 }
                 #expect(
                     try Ledger.upgrade(at: path, configuration: Self.configuration) == [
-                        "0025_customers", "0026_apps", PreviousSchema.lastMigration,
+                        "0025_customers", "0026_apps", "0027_bounded_store_work", PreviousSchema.lastMigration,
                     ])
                 let upgraded = try Ledger.open(at: path, configuration: Self.configuration)
                 defer { try? upgraded.close() }

@@ -3,15 +3,31 @@
 /// what a user of the previous release has. Update it with every new migration.
 public enum PreviousSchema {
     /// The previous schema, as `"N (identifier)"`.
-    public static let name = "26 (0026_apps)"
+    public static let name = "27 (0027_bounded_store_work)"
     /// This build's schema, as `"N (identifier)"`.
-    public static let current = "27 (0027_bounded_store_work)"
+    public static let current = "28 (0028_empty_application_username)"
     /// The last migration's identifier.
-    public static let lastMigration = "0027_bounded_store_work"
+    public static let lastMigration = "0028_empty_application_username"
 
-    /// Undoes migration 27: no index of what the store's clock has for each subscription, mass
-    /// extensions done at once (none running); the migration's record removed.
+    /// Undoes migration 28: an empty `applicationUsername` refused again, by the CHECK put back
+    /// in the table's definition as the migration took it out (SQLite's procedure; whoever runs
+    /// this closes the connection after it, so that the next one reads the definition again);
+    /// the migration's record removed.
     public static let undoLastMigration = """
+        PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema
+           SET sql = replace(
+               sql, 'CHECK (length(CAST(application_username',
+               'CHECK (application_username <> '''' AND length(CAST(application_username')
+         WHERE type = 'table' AND name = 'transactions';
+        PRAGMA writable_schema = RESET;
+        DELETE FROM grdb_migrations WHERE identifier = '0028_empty_application_username';
+        """
+
+    /// Undoes migration 27 (after `undoLastMigration`): no index of what the store's clock has
+    /// for each subscription, mass extensions done at once (none running); the migration's
+    /// record removed.
+    public static let undoMigration27 = """
         DROP INDEX mass_renewal_extensions_running;
         ALTER TABLE mass_renewal_extensions DROP COLUMN through_customer;
         ALTER TABLE mass_renewal_extensions DROP COLUMN completed_at;
@@ -22,7 +38,7 @@ public enum PreviousSchema {
         DELETE FROM grdb_migrations WHERE identifier = '0027_bounded_store_work';
         """
 
-    /// Undoes migration 26 (after `undoLastMigration`): no apps nor devices; the first app's
+    /// Undoes migration 26 (after `undoMigration27`): no apps nor devices; the first app's
     /// rows kept, without the column, its settings back among the store's, its mass extensions
     /// keyed by request alone; the migration's record removed.
     public static let undoMigration26 = """

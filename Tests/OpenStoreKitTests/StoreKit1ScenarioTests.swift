@@ -92,6 +92,23 @@ import Testing
         }
     }
 
+    /// Apple sets no rule on `applicationUsername`: "" is an account like any other.
+    @Test func anEmptyApplicationUsernameBuysAndRestoresAsAnyOther() async throws {
+        try await Shop.withSession { session in
+            let products = try await fetchShopProducts(session)
+            let observer = StoreObserver()
+            SKPaymentQueue.default().add(observer)
+            observer.buy(try #require(products[Shop.greenhouse]), username: "")
+            observer.buy(try #require(products[Shop.monthly]), username: "player-2")
+            try await waitFor(session) { observer.removedCount == 2 }
+            #expect(observer.failures.isEmpty)
+            observer.restore(username: "")
+            try await waitFor(session) { observer.restoresFinished == 1 }
+            #expect(observer.restoredProducts == [Shop.greenhouse])
+            #expect(observer.restoreFailures.isEmpty)
+        }
+    }
+
     @Test func askToBuyApprovedThenDeclined() async throws {
         try await Shop.withSession { session in
             let products = try await fetchShopProducts(session)

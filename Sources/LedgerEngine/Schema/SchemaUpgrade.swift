@@ -147,6 +147,17 @@ enum SchemaUpgrade {
             // The notifications' MACs cover their app from now on.
             try AuthenticatedRecords(db: db, key: try IdentityCache().eventKey(db)).restamp(
                 .notifications, from: .notificationsBeforeApps)
+        case "0028_empty_application_username":
+            // The table's definition was rewritten in place: SQLite's procedure then raises the
+            // schema version, so that every connection reads it again.
+            let rewritten = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'transactions'")
+            guard let rewritten, !rewritten.contains("application_username <> ''") else {
+                throw LedgerError.upgradeFailed(
+                    path: path, reason: "the transactions table's definition is not the one schema 27 made")
+            }
+            let version = try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? 0
+            try db.execute(sql: "PRAGMA schema_version = \(version + 1)")
         default:
             break
         }

@@ -8,8 +8,8 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
     case invalidQuantity(Int)
     /// The idempotency key is not 1 to 256 characters long.
     case invalidIdempotencyKey(String)
-    /// StoreKit 1's `applicationUsername` is any string, but not an empty one nor one over
-    /// 1,024 bytes of UTF-8.
+    /// StoreKit 1's `applicationUsername` is any string ("" included) of at most 1,024 bytes of
+    /// UTF-8.
     case invalidApplicationUsername(String)
     /// The idempotency key already belongs to a payment with other details.
     case idempotencyKeyReused(key: String, existingTransactionID: UInt64)
@@ -39,7 +39,7 @@ public enum PaymentQueueError: DescribedError, Sendable, Equatable {
         case .invalidIdempotencyKey(let key):
             "invalid idempotency key (\(key.utf8.count) bytes): it must be 1 to 256 bytes of UTF-8"
         case .invalidApplicationUsername(let name):
-            "invalid application username (\(name.utf8.count) bytes): it must be 1 to 1,024 bytes of UTF-8"
+            "invalid application username (\(name.utf8.count) bytes): it must be at most 1,024 bytes of UTF-8"
         case .idempotencyKeyReused(let key, let id):
             "the idempotency key \"\(key)\" already belongs to transaction \(id), made with a different product, quantity or account"
         case .unknownTransaction(let id):

@@ -377,8 +377,10 @@ extension Ledger {
         }
     }
 
+    /// Refuses an `applicationUsername` over 1,024 bytes. Any other string is one, "" included:
+    /// Apple sets no rule on it.
     static func validateApplicationUsername(_ name: String) throws {
-        guard !name.isEmpty, name.utf8.count <= 1024 else { throw PaymentQueueError.invalidApplicationUsername(name) }
+        guard name.utf8.count <= 1024 else { throw PaymentQueueError.invalidApplicationUsername(name) }
     }
 
     /// A transaction id as the database stores it. Ids are SQLite integers: one past

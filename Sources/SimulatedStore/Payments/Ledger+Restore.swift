@@ -18,12 +18,12 @@ extension Ledger {
     /// - Parameters:
     ///   - applicationUsername: when given, only that account's purchases are restored: those
     ///     made with this `applicationUsername`, or, when it is a UUID, with this app account
-    ///     token. Any non-empty string of at most 1,024 bytes is an account.
+    ///     token. Any string of at most 1,024 bytes is an account, "" included.
     ///   - includeNonRenewing: whether non-renewing subscriptions are restored too.
     ///   - delivery: whether each copy's delivery to observers is recorded.
     /// - Returns: the ids of the restored transactions (in the order of the purchases they
     ///   copy; every transaction with an id in the range is one of them) and how many there are.
-    /// - Throws: `PaymentQueueError.invalidApplicationUsername` for an empty or too long name.
+    /// - Throws: `PaymentQueueError.invalidApplicationUsername` for a name over 1,024 bytes.
     package func restorePurchases(
         applicationUsername: String? = nil, includeNonRenewing: Bool = false, delivery: DeliveryRecording = .notRecorded
     ) throws -> RestoreBatch {

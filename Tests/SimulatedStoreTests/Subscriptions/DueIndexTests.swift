@@ -101,11 +101,14 @@ import Testing
             let path = ledger.path
             try ledger.close()
             let raw = try DatabaseQueue(path: path)
-            try await raw.write { db in try db.execute(sql: PreviousSchema.undoLastMigration) }
+            try await raw.write { db in
+                try db.execute(sql: PreviousSchema.undoLastMigration)
+                try db.execute(sql: PreviousSchema.undoMigration27)
+            }
             try raw.close()
             #expect(
                 try Ledger.upgrade(at: path, configuration: StoreFixture.configuration) == [
-                    PreviousSchema.lastMigration
+                    "0027_bounded_store_work", PreviousSchema.lastMigration,
                 ])
             let upgraded = try Ledger.open(at: path, configuration: StoreFixture.configuration)
             defer { try? upgraded.close() }

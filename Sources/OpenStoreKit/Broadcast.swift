@@ -32,6 +32,16 @@ final class Broadcast<Element: Sendable>: Sendable {
         }
     }
 
+    /// Sends `value` to every listener; without one, runs `otherwise` instead, under the lock
+    /// `listen(first:)` takes, so that a value kept by `otherwise` is in the next listener's
+    /// `first`.
+    func send<Failure: Error>(_ value: Element, otherwise: () throws(Failure) -> Void) throws(Failure) {
+        try listeners.withLock { (listeners) throws(Failure) -> Void in
+            guard !listeners.isEmpty else { return try otherwise() }
+            for continuation in listeners.values { continuation.yield(value) }
+        }
+    }
+
     var isEmpty: Bool { listeners.withLock { $0.isEmpty } }
 
     /// Ends every listener's stream.

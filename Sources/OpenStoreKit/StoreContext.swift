@@ -42,6 +42,8 @@ package final class StoreContext: Sendable {
 
     /// What the app asked this store to show.
     package let presentations: Presentations
+    /// The purchases customers started on the App Store, on their way to the app.
+    package let purchaseIntents: PurchaseIntentInbox
     /// The App Store's messages of this launch.
     let messages: StoreMessages
     /// The launch's own work (finishing the StoreKit 2 failures left unfinished), which
@@ -49,13 +51,15 @@ package final class StoreContext: Sendable {
     private let launchWork: Task<Void, Never>
 
     /// Launches on `ledger` (see `PaymentQueue`); `resources` live as long as the store;
-    /// `failures` and `presentations` are kept from an earlier launch of the same store.
+    /// `failures`, `presentations` and `purchaseIntents` are kept from an earlier launch of the
+    /// same store.
     package init(
         ledger: Ledger, resources: (any AnyObject & Sendable)? = nil, failures: SimulatedFailures = SimulatedFailures(),
-        presentations: Presentations = Presentations()
+        presentations: Presentations = Presentations(), purchaseIntents: PurchaseIntentInbox = PurchaseIntentInbox()
     ) throws {
         self.resources = resources
         self.presentations = presentations
+        self.purchaseIntents = purchaseIntents
         let messages = StoreMessages(ledger: ledger, presentations: presentations)
         self.messages = messages
         let origin = Transaction.Origin(failures: failures)
@@ -129,6 +133,37 @@ package final class StoreContext: Sendable {
         for queue in attachedQueues { queue.storefrontDidChange() }
         if let settings = try? StoreSettings(ledger: ledger) {
             storefrontChanges.send([Storefront(settings.storefront)])
+        }
+    }
+
+    /// The customer starts buying `productID` on the App Store: a promoted product, or with
+    /// `winBackOfferID`, a win-back offer of it. The intent goes to the `PurchaseIntent.intents`
+    /// sequences that listen; without one, to a StoreKit 1 queue with observers, which asks them
+    /// `paymentQueue(_:shouldAddStorePayment:for:)` (a win-back offer is StoreKit 2's only);
+    /// without either, it waits for the first sequence, or for a StoreKit 1 observer.
+    /// - Throws: `UnknownProductError`; `PurchaseIntentError` for a product the App Store does
+    ///   not show among the promoted ones, an offer the product lacks, or too many waiting.
+    package func startPurchaseFromAppStore(productID: String, winBackOfferID: String?) throws {
+        guard let product = try queue.catalog.products(for: [productID]).products.first else {
+            throw UnknownProductError(productIdentifier: productID)
+        }
+        if let winBackOfferID {
+            guard product.subscription?.winBackOffers.contains(where: { $0.offer.id == winBackOfferID }) == true else {
+                throw PurchaseIntentError.unknownWinBackOffer(productID: productID, offerID: winBackOfferID)
+            }
+        } else {
+            guard try ledger.showsPromotion(of: productID) else {
+                throw PurchaseIntentError.notPromoted(productID: productID)
+            }
+        }
+        let intent = PurchaseIntent(
+            product, offerID: winBackOfferID, presentation: try ProductPresentation(ledger: ledger))
+        if intent.offer == nil, !purchaseIntents.isListened,
+            let storeKit1 = attachedQueues.first(where: { !$0.transactionObservers.isEmpty })
+        {
+            storeKit1.offerStorePayments([intent])
+        } else {
+            try purchaseIntents.deliver(intent)
         }
     }
 

@@ -183,7 +183,8 @@ public final class SKTestSession: @unchecked Sendable {
         let ledger = try Ledger.open(at: ledgerPath, configuration: launchConfiguration)
         binding.replace(
             with: try StoreContext(
-                ledger: ledger, resources: directory, failures: context.failures, presentations: context.presentations))
+                ledger: ledger, resources: directory, failures: context.failures, presentations: context.presentations,
+                purchaseIntents: context.purchaseIntents))
     }
 
     /// Returns once the launch's own work (finishing the StoreKit 2 failures it found), every
@@ -373,6 +374,30 @@ public final class SKTestSession: @unchecked Sendable {
     /// Deletes one transaction from the store.
     public func deleteTransaction(identifier: UInt) throws {
         try perform(.deleteTransaction(UInt64(identifier)))
+    }
+
+    /// The customer starts buying a promoted product on the App Store, or, with
+    /// `winBackOfferID`, redeems one of its win-back offers there: the app receives a
+    /// `PurchaseIntent` to complete (StoreKit 2's `PurchaseIntent.intents`), or, when no
+    /// `intents` sequence listens and the offer is not a win-back one, its StoreKit 1 observers
+    /// are asked `paymentQueue(_:shouldAddStorePayment:for:)`. With neither, the intent waits
+    /// for the app (at most 100), across relaunches. Not in StoreKitTest (Xcode opens a
+    /// `purchaseIntent` URL instead).
+    /// - Throws: `UnknownProductError`; `SKTestSessionError.productNotPromoted` when the App
+    ///   Store does not show the product among the device's promoted products (hidden, or left
+    ///   out of the order set with `Product.PromotionInfo`);
+    ///   `SKTestSessionError.unknownWinBackOffer`; `SKTestSessionError.tooManyPurchaseIntents`.
+    public func startPurchaseFromAppStore(productIdentifier: String, winBackOfferID: String? = nil) throws {
+        do {
+            try context.startPurchaseFromAppStore(productID: productIdentifier, winBackOfferID: winBackOfferID)
+        } catch let error as PurchaseIntentError {
+            throw switch error {
+            case .notPromoted(let id): SKTestSessionError.productNotPromoted(productIdentifier: id)
+            case .unknownWinBackOffer(let id, let offer):
+                SKTestSessionError.unknownWinBackOffer(productIdentifier: id, offerID: offer)
+            case .tooManyWaiting(let limit): SKTestSessionError.tooManyPurchaseIntents(limit: limit)
+            }
+        }
     }
 
     /// Buys a product outside the app (as from another device): the app hears of it through
@@ -681,6 +706,15 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
     case purchaseFailed(productIdentifier: String)
     /// `setSimulatedError(_:forAPI:)` was given an API type OpenStoreKitTest does not define.
     case unsupportedAPI(String)
+    /// `startPurchaseFromAppStore(productIdentifier:winBackOfferID:)`: the App Store does not
+    /// show the product among the device's promoted products.
+    case productNotPromoted(productIdentifier: String)
+    /// `startPurchaseFromAppStore(productIdentifier:winBackOfferID:)`: the product has no
+    /// win-back offer with this identifier.
+    case unknownWinBackOffer(productIdentifier: String, offerID: String)
+    /// `startPurchaseFromAppStore(productIdentifier:winBackOfferID:)`: `limit` purchase intents
+    /// wait for the app already (it never listens to `PurchaseIntent.intents`?).
+    case tooManyPurchaseIntents(limit: Int)
 
     public var errorDescription: String? {
         switch self {
@@ -690,6 +724,12 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
             "buying \(id) made no purchased transaction (the store's failure switches are on?)"
         case .unsupportedAPI(let name):
             "\(name) is not one of the failable StoreKit APIs of OpenStoreKitTest (loadProducts, purchase, verification, appStoreSync, subscriptionStatus)"
+        case .productNotPromoted(let id):
+            "the App Store does not show \(id) among this device's promoted products (hidden, or not in the order set)"
+        case .unknownWinBackOffer(let id, let offer):
+            "\(id) has no win-back offer \(offer)"
+        case .tooManyPurchaseIntents(let limit):
+            "\(limit) purchases started on the App Store already wait for the app (does it listen to PurchaseIntent.intents?)"
         }
     }
 }

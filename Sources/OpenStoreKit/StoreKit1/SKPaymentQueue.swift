@@ -150,7 +150,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
             attachment.bridges.append(bridge)
             return attachment.context.map { (bridge, $0) }
         }
-        if let (bridge, context) = added { register(bridge, with: context) }
+        if let (bridge, context) = added {
+            register(bridge, with: context)
+            // Purchases started on the App Store that waited for the app: a StoreKit 1 app takes
+            // them once it has an observer, unless an `intents` sequence listens.
+            if !context.purchaseIntents.isListened { offerStorePayments(context.purchaseIntents.takeForStoreKit1()) }
+        }
     }
 
     /// Removes an observer (and any whose object is gone): it hears no more changes. The ledger's
@@ -219,6 +224,24 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
                 )
             } catch {
                 refuse(payment, SKError(ledgerFailure: error))
+            }
+        }
+    }
+
+    /// Asks the observers, on the main actor, about each purchase the customer started on the App
+    /// Store (`paymentQueue(_:shouldAddStorePayment:for:)`): a payment every observer answers
+    /// `true` for is added to the queue; one an observer answers `false` for is left to the app,
+    /// which may add it later, as StoreKit documents.
+    func offerStorePayments(_ intents: [PurchaseIntent]) {
+        guard !intents.isEmpty else { return }
+        let targets = transactionObservers
+        Task { @MainActor in
+            for intent in intents {
+                let payment = SKPayment(product: intent.storeKit1Product)
+                let answers = targets.map {
+                    $0.paymentQueue(self, shouldAddStorePayment: payment, for: intent.storeKit1Product)
+                }
+                if !answers.contains(false) { add(payment) }
             }
         }
     }

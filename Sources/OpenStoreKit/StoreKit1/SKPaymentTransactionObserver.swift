@@ -24,8 +24,10 @@ public protocol SKPaymentTransactionObserver: NSObjectProtocol {
     /// Downloads of hosted content moved on: hosted content is not simulated, so this is never
     /// called.
     func paymentQueue(_ queue: SKPaymentQueue, updatedDownloads downloads: [SKDownload])
-    /// A purchase started on the App Store: promoted purchases are not simulated, so this is
-    /// never called.
+    /// The customer started buying a promoted product on the App Store
+    /// (`SKTestSession.startPurchaseFromAppStore(productIdentifier:winBackOfferID:)`): `true`
+    /// adds `payment` to the queue now; `false` leaves it to the app, which may add it later.
+    /// Not asked when a `PurchaseIntent.intents` sequence listens: that takes the purchase.
     func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool
 }
 

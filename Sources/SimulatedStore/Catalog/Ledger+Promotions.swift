@@ -36,6 +36,18 @@ extension Ledger {
         return try read { db in try Self.promotions(db, app: app) }
     }
 
+    /// Whether the App Store shows `productID` among this device's promoted products, where a
+    /// customer can start buying it: not hidden by an override, and in the order when one was set.
+    package func showsPromotion(of productID: String) throws -> Bool {
+        let app = try appID()
+        return try read { db in
+            if let promotion = try Self.promotions(db, app: app).first(where: { $0.productID == productID }) {
+                return promotion.visibility != .hidden
+            }
+            return try !Self.orderOverridden(db, app: app)
+        }
+    }
+
     /// Whether an order was set (by `updatePromotionOrder(byIDs:)` or `updatePromotions(_:)`).
     package func isPromotionOrderOverridden() throws -> Bool {
         let app = try appID()

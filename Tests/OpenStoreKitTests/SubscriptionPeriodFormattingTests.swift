@@ -50,4 +50,40 @@ import Testing
             #expect(Product.SubscriptionPeriod.weekly.formatted(.units(allowed: [.weeks], width: .wide)) == "1 week")
         }
     }
+
+    /// The members code sets on StoreKit's style (`style`, `locale`, `calendar`) change what it
+    /// reads.
+    @Test func theStylesMembersAreSettableAsStoreKitsAre() async throws {
+        try await Shop.withSession { _ in
+            let product = try #require(try await Product.products(for: [Shop.monthly]).first)
+            var style = product.subscriptionPeriodFormatStyle
+            #expect(style.style == .wide)
+            let reads: [Product.SubscriptionPeriod.FormatStyle.Style: [String]] = [
+                .wide: ["2 months", "1 week", "3 days", "1 year"],
+                .abbreviated: ["2 mths", "1 wk", "3 days", "1 yr"],
+                .condensedAbbreviated: ["2mths", "1wk", "3days", "1yr"],
+                .narrow: ["2m", "1w", "3d", "1y"],
+                .spellOut: ["two months", "one week", "three days", "one year"],
+            ]
+            let periods: [Product.SubscriptionPeriod] = [.everyTwoMonths, .weekly, .everyThreeDays, .yearly]
+            for (choice, words) in reads {
+                style.style = choice
+                #expect(periods.map { $0.formatted(style) } == words, "\(choice)")
+            }
+            style.style = .spellOut
+            #expect(
+                Product.SubscriptionPeriod.everyThreeMonths.formatted(style.locale(Locale(identifier: "fr_FR")))
+                    == "trois months")
+            // Counted on the calendar set: from January 31, 2am, in UTC+14, a month ends on
+            // February 29, 2am there: a whole month there, 29 days on UTC's calendar.
+            style.style = .wide
+            var kiribati = Calendar(identifier: .gregorian)
+            kiribati.timeZone = try #require(TimeZone(identifier: "Pacific/Kiritimati"))
+            let start = Date(timeIntervalSince1970: 1_706_616_000)  // 2024-01-30 12:00 UTC
+            let end = try #require(kiribati.date(byAdding: .month, value: 1, to: start))
+            #expect(style.format(start..<end) == "29 days")
+            style.calendar = kiribati
+            #expect(style.format(start..<end) == "1 month")
+        }
+    }
 }

@@ -159,7 +159,12 @@ let package = Package(
         // Helpers shared by the test targets: temporary ledgers, fixtures, running `ledger`.
         .target(
             name: "LedgerTestSupport",
-            dependencies: ["StoreLedger", "SimulatedStore", "StoreTesting", "LedgerTesting"],
+            dependencies: [
+                "StoreLedger", "SimulatedStore", "StoreTesting", "LedgerTesting",
+                // Reading app receipts as an app does (`ReceiptReader`).
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/LedgerTestSupport"),
         .testTarget(
             name: "LedgerEngineTests",

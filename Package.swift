@@ -178,6 +178,8 @@ let package = Package(
             dependencies: [
                 "AppStoreServer", "StoreLedger", "StoreTesting", "LedgerTestSupport", "LedgerTesting", "LedgerLab",
                 "ledger",
+                // A StoreKit 1 app that sends its receipt to the server (ReceiptScenarioTests).
+                "OpenStoreKit", "OpenStoreKitTest",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Receivers and clients that misbehave on purpose (HostileReceiver, raw sockets).
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),

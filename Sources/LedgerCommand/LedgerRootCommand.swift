@@ -28,7 +28,7 @@ public struct LedgerRootCommand: AsyncParsableCommand {
             ReverseRefundCommand.self, RefundRequestsCommand.self, FamilySharingCommand.self,
             ClockCommand.self, StoreCommand.self, PromotionsCommand.self, VerifyCommand.self, UpgradeCommand.self,
             BackupCommand.self,
-            CertificateCommand.self, JWSCommand.self, AuditCommand.self, ServeCommand.self, TLSCommand.self,
+            CertificateCommand.self, ReceiptCommand.self, JWSCommand.self, AuditCommand.self, ServeCommand.self, TLSCommand.self,
             APIKeysCommand.self,
             NotificationsCommand.self,
             DemoCommand.self,

@@ -76,3 +76,21 @@ public enum SQLiteShell: OutsideTool {
         return (path, "", configured != nil)
     }
 }
+
+/// The `openssl` command, which verifies app receipts (`openssl cms -verify`) as a server does.
+public enum OpenSSLTool: OutsideTool {
+    public static let located = locate()
+
+    /// Its path, or `nil` with the reason; `required` when `STORELEDGER_OPENSSL` is set (`.ci/run`
+    /// sets it: a test must then fail rather than skip).
+    public static func locate() -> (path: String?, reason: String, required: Bool) {
+        let configured = ProcessInfo.processInfo.environment["STORELEDGER_OPENSSL"].flatMap { $0.isEmpty ? nil : $0 }
+        let candidates = configured.map { [$0] } ?? ["/usr/bin/openssl", "/usr/local/bin/openssl", "/bin/openssl"]
+        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            return (
+                nil, "no openssl at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)", configured != nil
+            )
+        }
+        return (path, "", configured != nil)
+    }
+}

@@ -100,7 +100,7 @@ package final class PurchaseIntentInbox: Sendable {
 }
 
 /// Why a purchase could not be started from the App Store.
-package enum PurchaseIntentError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum PurchaseIntentError: DescribedError, Equatable, Sendable {
     /// `limit` purchase intents wait for the app already.
     case tooManyWaiting(limit: Int)
     /// The App Store does not show this product among the device's promoted products (hidden,

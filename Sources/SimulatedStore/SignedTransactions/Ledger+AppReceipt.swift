@@ -19,7 +19,7 @@ package struct ReceiptProperties: Sendable, Equatable {
 }
 
 /// Why an app receipt could not be made.
-package enum ReceiptError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ReceiptError: DescribedError, Equatable, Sendable {
     /// The customer has more purchases in the app than a receipt lists.
     case tooManyPurchases(limit: Int)
     /// Receipt properties were asked of a production store: Apple takes them in the sandbox only.
@@ -49,6 +49,13 @@ extension Ledger {
     package func appReceipt(
         properties: ReceiptProperties = ReceiptProperties(), limit: Int = AppReceipt.maximumPurchases
     ) throws -> [UInt8] {
+        try signedAppReceipt(properties: properties, limit: limit).bytes
+    }
+
+    /// `appReceipt(properties:limit:)`, with how many purchase records it lists.
+    package func signedAppReceipt(
+        properties: ReceiptProperties = ReceiptProperties(), limit: Int = AppReceipt.maximumPurchases
+    ) throws -> (bytes: [UInt8], purchases: Int) {
         let (owner, device) = (try owner(), try deviceID())
         let (receipt, identity) = try read { db in
             let signer = try signer(db)
@@ -81,7 +88,7 @@ extension Ledger {
                 purchases: rows.map(AppReceipt.Purchase.init))
             return (receipt, signer.identity)
         }
-        return try receipt.signed(by: identity)
+        return (try receipt.signed(by: identity), receipt.purchases.count)
     }
 
     /// The receipt type (field 0) of a store's environment, as Apple's receipts name it.

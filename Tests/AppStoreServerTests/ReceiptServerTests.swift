@@ -1,0 +1,92 @@
+import Foundation
+import LedgerTestSupport
+import LedgerTesting
+import StoreLedger
+import Testing
+
+/// The app receipt taken where apps take it: to their server, which reads a transaction id from
+/// it with Apple's `ReceiptUtility` and asks the App Store Server API for the history, and to
+/// `openssl cms -verify`, which checks its signature against the ledger's root.
+@Suite struct ReceiptServerTests {
+    /// `ledger receipt` (base64, as an app sends it), read by Apple's Python `ReceiptUtility`;
+    /// the id it finds names the customer's history in `ledger serve`'s Get Transaction History.
+    @Test(.enabled(if: ApplePython.shouldRun, "\(ApplePython.unavailableReason)"))
+    func applesReceiptUtilityFindsATransactionTheServerAnswersFor() async throws {
+        let python = try #require(ApplePython.path, "\(ApplePython.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, purchase) = try await ServeCommandTests.prepare(directory)
+            let receipt = try LedgerProcess.run(["receipt", "--database", path])
+            #expect(receipt.status == 0, "\(receipt.stderr)")
+            let server = try ServeCommandTests.Server.start(path)
+            defer { _ = server.stop() }
+            let script = """
+                \(ServeCommandTests.applePython(directory, port: server.port))
+                import sys
+                from appstoreserverlibrary.receipt_utility import ReceiptUtility
+                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
+                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
+                found = ReceiptUtility().extract_transaction_id_from_app_receipt(sys.argv[1])
+                history = client.get_transaction_history(found, None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
+                ids = sorted(int(verifier.verify_and_decode_signed_transaction(s).transactionId) for s in history.signedTransactions)
+                print(found)
+                print(ids)
+                """
+            let result = try runProcess(
+                python, ["-c", script, receipt.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+            #expect(result.status == 0, "\(result.output)")
+            let lines = result.output.split(separator: "\n").map(String.init)
+            let ledger = try Ledger.open(at: path, access: .readOnly)
+            defer { try? ledger.close() }
+            let bought = try ledger.allTransactions().map(\.id)
+            #expect(bought.contains(purchase) && bought.count == 2)
+            #expect(lines.count == 2 && bought.map(String.init).contains(lines.first ?? ""), "\(lines)")
+            #expect(lines.last == "\(bought.sorted())")
+        }
+    }
+
+    /// `openssl cms -verify` accepts the receipt against the ledger's root, and hands back the
+    /// payload; it refuses a receipt changed by one byte, and one checked against another
+    /// ledger's root.
+    @Test(.enabled(if: OpenSSLTool.shouldRun, "\(OpenSSLTool.unavailableReason)"))
+    func opensslVerifiesTheReceiptAgainstTheLedgersRoot() async throws {
+        let openssl = try #require(OpenSSLTool.path, "\(OpenSSLTool.unavailableReason)")
+        try await withTemporaryDirectory { directory in
+            let (path, _) = try await ServeCommandTests.prepare(directory)
+            let written = try LedgerProcess.run(["receipt", "--output", directory + "/receipt", "--database", path])
+            #expect(written.status == 0, "\(written.stderr)")
+            try FileManager.default.createDirectory(atPath: directory + "/other", withIntermediateDirectories: true)
+            let other = try SampleCatalog.ledger(in: directory + "/other")
+            try other.close()
+            for (name, database) in [("root.pem", path), ("other.pem", other.path)] {
+                let exported = try LedgerProcess.run([
+                    "certificate", "export", "--output", directory + "/" + name, "--database", database,
+                ])
+                #expect(exported.status == 0, "\(exported.stderr)")
+            }
+            func verify(_ receipt: String, root: String) throws -> (status: Int32, output: String) {
+                try? FileManager.default.removeItem(atPath: directory + "/payload")
+                return try runProcess(
+                    openssl,
+                    [
+                        "cms", "-verify", "-inform", "DER", "-in", directory + "/" + receipt, "-CAfile",
+                        directory + "/" + root, "-binary", "-out", directory + "/payload",
+                    ])
+            }
+            let verified = try verify("receipt", root: "root.pem")
+            #expect(verified.status == 0, "\(verified.output)")
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/receipt")))
+            let payload = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/payload")))
+            #expect(payload == (try ReceiptContents(bytes).payload))
+
+            #expect(try verify("receipt", root: "other.pem").status != 0, "another ledger's root")
+            // One byte of the bundle identifier changed: the signature no longer holds.
+            var changed = bytes
+            let bundle = Array("com.example.app".utf8)
+            let at = try #require(
+                (0...(changed.count - bundle.count)).first { Array(changed[$0..<($0 + bundle.count)]) == bundle })
+            changed[at] ^= 0x01
+            try Data(changed).write(to: URL(fileURLWithPath: directory + "/changed"))
+            #expect(try verify("changed", root: "root.pem").status != 0, "a changed receipt")
+        }
+    }
+}

@@ -91,17 +91,59 @@ package struct AppReceipt: Sendable, Equatable {
         self.purchases = purchases
     }
 
-    /// The receipt signed with `identity`: a DER PKCS#7 `SignedData` with the payload attached,
+    /// The receipt signed with `identity`: a PKCS#7 `SignedData` with the payload attached,
     /// signed by the identity's leaf key (ECDSA P-256 with SHA-256, no signed attributes, as
     /// Apple's receipts carry none) and carrying the leaf and intermediate certificates, so that
-    /// `openssl cms -verify` checks it against the identity's root.
+    /// `openssl cms -verify` checks it against the identity's root. Laid out as each writer of
+    /// receipts lays it out: the App Store's (`Production`, `ProductionSandbox`) in DER, its
+    /// fields a DER-sorted set; Xcode's with the content in a constructed OCTET STRING holding one
+    /// primitive OCTET STRING (BER), its fields in the order of their numbers. Receipt parsers
+    /// written against real receipts rely on those layouts (one takes an `Xcode` receipt for
+    /// Xcode's nesting).
     package func signed(by identity: SigningIdentity) throws -> [UInt8] {
-        let payload = try payload()
-        return try CMS.sign(
-            payload, signatureAlgorithm: .ecdsaWithSHA256,
+        let xcode = receiptType == "Xcode"
+        let signed = try CMS.sign(
+            try payload(sorted: !xcode), signatureAlgorithm: .ecdsaWithSHA256,
             additionalIntermediateCertificates: [try Certificate(derEncoded: identity.certificates.intermediate)],
             certificate: try Certificate(derEncoded: identity.certificates.leaf),
             privateKey: Certificate.PrivateKey(identity.privateKey), detached: false)
+        return xcode ? try Self.nestingContent(signed) : signed
+    }
+
+    /// `signed`, its content's OCTET STRING wrapped in a constructed one, as Xcode writes it (the
+    /// signature, over the content's octets, holds: BER gives both forms the same octets).
+    static func nestingContent(_ signed: [UInt8]) throws -> [UInt8] {
+        func children(_ node: ASN1Node) throws -> [ASN1Node] {
+            guard case .constructed(let nodes) = node.content else {
+                throw ASN1Error.invalidASN1Object(reason: "a CMS node is not constructed")
+            }
+            return Array(nodes)
+        }
+        let explicit = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+        let contentInfo = try children(try DER.parse(signed))
+        let signedData = try children(try children(contentInfo[1])[0])
+        let encapsulated = try children(signedData[2])
+        let content = try children(encapsulated[1])[0]
+        var coder = DER.Serializer()
+        coder.appendConstructedNode(identifier: .sequence) { coder in
+            coder.serialize(contentInfo[0])
+            coder.appendConstructedNode(identifier: explicit) { coder in
+                coder.appendConstructedNode(identifier: .sequence) { coder in
+                    coder.serialize(signedData[0])
+                    coder.serialize(signedData[1])
+                    coder.appendConstructedNode(identifier: .sequence) { coder in
+                        coder.serialize(encapsulated[0])
+                        coder.appendConstructedNode(identifier: explicit) { coder in
+                            coder.appendConstructedNode(identifier: .octetString) { coder in
+                                coder.serialize(content)
+                            }
+                        }
+                    }
+                    for node in signedData.dropFirst(3) { coder.serialize(node) }
+                }
+            }
+        }
+        return coder.serializedBytes
     }
 
     /// The SHA-1 the app checks (field 5): of the device identifier's 16 bytes, the opaque
@@ -119,8 +161,9 @@ package struct AppReceipt: Sendable, Equatable {
         }
     }
 
-    /// The signed content: the DER set of the receipt's fields.
-    package func payload() throws -> [UInt8] {
+    /// The signed content: the set of the receipt's fields, `sorted` as DER orders a set (the App
+    /// Store's receipts), else in the order of their numbers (Xcode's).
+    package func payload(sorted: Bool = true) throws -> [UInt8] {
         var fields: [Field] = [
             Field(0, try Self.der(ASN1UTF8String(receiptType))),
             Field(1, try Self.der(appItemID)),
@@ -133,8 +176,8 @@ package struct AppReceipt: Sendable, Equatable {
             Field(19, try Self.der(ASN1UTF8String(originalAppVersion))),
         ]
         if let expirationDate { fields.append(Field(21, try Self.date(expirationDate))) }
-        for purchase in purchases { fields.append(Field(17, try Self.set(purchase.fields()))) }
-        return try Self.set(fields)
+        for purchase in purchases { fields.append(Field(17, try Self.set(purchase.fields(), sorted: sorted))) }
+        return try Self.set(fields, sorted: sorted)
     }
 
     /// A field: its type, version 1 (as every receipt has), and the octets of its value.
@@ -169,10 +212,17 @@ package struct AppReceipt: Sendable, Equatable {
         return try der(ASN1IA5String(contentBytes: ArraySlice(date.ISO8601Format().utf8)))
     }
 
-    /// The DER `SET OF` the fields (sorted by their encoding, as DER orders a set).
-    static func set(_ fields: [Field]) throws -> [UInt8] {
+    /// The `SET OF` the fields: `sorted` by their encoding, as DER orders a set, else in the order of
+    /// their numbers.
+    static func set(_ fields: [Field], sorted: Bool) throws -> [UInt8] {
         var coder = DER.Serializer()
-        try coder.serializeSetOf(fields)
+        if sorted {
+            try coder.serializeSetOf(fields)
+        } else {
+            try coder.appendConstructedNode(identifier: .set) { coder in
+                for field in fields.sorted(by: { $0.type < $1.type }) { try coder.serialize(field) }
+            }
+        }
         return coder.serializedBytes
     }
 }

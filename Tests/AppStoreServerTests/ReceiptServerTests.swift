@@ -79,6 +79,15 @@ import Testing
             #expect(payload == (try ReceiptContents(bytes).payload))
 
             #expect(try verify("receipt", root: "other.pem").status != 0, "another ledger's root")
+            // Xcode's layout (the content in a constructed OCTET STRING, BER) verifies too.
+            #expect(try LedgerProcess.run(["store", "set", "environment", "Xcode", "--database", path]).status == 0)
+            let xcode = try LedgerProcess.run(["receipt", "--output", directory + "/xcode", "--database", path])
+            #expect(xcode.status == 0, "\(xcode.stderr)")
+            #expect(try verify("xcode", root: "root.pem").status == 0)
+            let xcodeBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/xcode")))
+            #expect(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory + "/payload")))
+                    == ReceiptContents(xcodeBytes).payload)
             // One byte of the bundle identifier changed: the signature no longer holds.
             var changed = bytes
             let bundle = Array("com.example.app".utf8)

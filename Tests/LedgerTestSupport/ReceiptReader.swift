@@ -14,9 +14,10 @@ public struct ReceiptContents: Sendable {
     /// The signed content, as it is.
     public let payload: [UInt8]
 
-    /// Reads `receipt` (DER PKCS#7 `SignedData` with its content attached).
+    /// Reads `receipt` (PKCS#7 `SignedData` with its content attached, in DER or, as Xcode
+    /// writes it, BER).
     public init(_ receipt: [UInt8]) throws {
-        let contentInfo = try Self.children(of: DER.parse(receipt))
+        let contentInfo = try Self.children(of: BER.parse(receipt))
         guard contentInfo.count == 2,
             try ASN1ObjectIdentifier(derEncoded: contentInfo[0]) == [1, 2, 840, 113549, 1, 7, 2]
         else { throw ReceiptReadError("not a PKCS#7 SignedData") }
@@ -24,7 +25,7 @@ public struct ReceiptContents: Sendable {
         // version, digestAlgorithms, encapContentInfo { eContentType, [0] { OCTET STRING } }, ...
         let encapsulated = try Self.children(of: signedData[2])
         guard encapsulated.count == 2 else { throw ReceiptReadError("the content is not attached") }
-        payload = try Array(ASN1OctetString(derEncoded: try Self.only(Self.children(of: encapsulated[1]))).bytes)
+        payload = try Array(ASN1OctetString(berEncoded: try Self.only(Self.children(of: encapsulated[1]))).bytes)
         let attributes = try Self.attributes(payload)
         var fields: [Int: [UInt8]] = [:]
         var purchases: [[Int: [UInt8]]] = []
@@ -70,10 +71,38 @@ public struct ReceiptContents: Sendable {
     /// certificates valid at `time` (the receipt's creation: a store's clock may run ahead).
     public static func isSignedByIdentity(_ receipt: [UInt8], root: [UInt8], at time: Date) async throws -> Bool {
         let result = await CMS.isValidAttachedSignature(
-            signatureBytes: receipt, trustRoots: CertificateStore([try Certificate(derEncoded: root)])
+            signatureBytes: try withPrimitiveContent(receipt),
+            trustRoots: CertificateStore([try Certificate(derEncoded: root)])
         ) { RFC5280Policy(fixedExpiryValidationTime: time) }
         if case .success = result { return true }
         return false
+    }
+
+    /// `receipt` with its content in one primitive OCTET STRING: swift-certificates reads no
+    /// other form, and Xcode writes the content in a constructed one (the signature, over the
+    /// content's octets, holds in both).
+    private static func withPrimitiveContent(_ receipt: [UInt8]) throws -> [UInt8] {
+        let explicit = ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+        let contentInfo = try children(of: BER.parse(receipt))
+        let signedData = try children(of: try only(children(of: contentInfo[1])))
+        let encapsulated = try children(of: signedData[2])
+        let content = try ASN1OctetString(berEncoded: try only(children(of: encapsulated[1])))
+        var coder = DER.Serializer()
+        try coder.appendConstructedNode(identifier: .sequence) { coder in
+            coder.serialize(contentInfo[0])
+            try coder.appendConstructedNode(identifier: explicit) { coder in
+                try coder.appendConstructedNode(identifier: .sequence) { coder in
+                    coder.serialize(signedData[0])
+                    coder.serialize(signedData[1])
+                    try coder.appendConstructedNode(identifier: .sequence) { coder in
+                        coder.serialize(encapsulated[0])
+                        try coder.appendConstructedNode(identifier: explicit) { coder in try coder.serialize(content) }
+                    }
+                    for node in signedData.dropFirst(3) { coder.serialize(node) }
+                }
+            }
+        }
+        return coder.serializedBytes
     }
 
     private static func attributes(_ set: [UInt8]) throws -> [(Int, [UInt8])] {

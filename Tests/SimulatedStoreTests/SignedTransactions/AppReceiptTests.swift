@@ -57,6 +57,10 @@ import Testing
             #expect(subscription.webOrderLineItemID == Int(monthly.id))
             #expect(subscription.cancellation == "")
             #expect(records[1].webOrderLineItemID == nil)
+            for record in receipt.purchases {
+                #expect(try ReceiptContents.integer(record[1713]) == 0 && ReceiptContents.integer(record[1719]) == 0)
+                #expect(try ReceiptContents.text(record[1704]) == rfc3339(try store.now()))
+            }
         }
     }
 

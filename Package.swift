@@ -161,8 +161,9 @@ let package = Package(
             name: "LedgerTestSupport",
             dependencies: [
                 "StoreLedger", "SimulatedStore", "StoreTesting", "LedgerTesting",
-                // Reading app receipts as an app does (`ReceiptReader`).
-                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                // Reading app receipts as an app does (`ReceiptContents`).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/LedgerTestSupport"),

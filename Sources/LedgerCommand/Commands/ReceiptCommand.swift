@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import SimulatedStore
 import StoreLedger
 
 /// `ledger receipt`: the app receipt a StoreKit 1 app reads from `Bundle.main.appStoreReceiptURL`.

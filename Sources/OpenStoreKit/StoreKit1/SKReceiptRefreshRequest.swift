@@ -2,11 +2,15 @@ public import Foundation
 import StoreLedger
 import Synchronization
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// StoreKit's own names: code written for StoreKit uses them as they are.
 /// The key of `SKReceiptRefreshRequest`'s properties asking for an expired receipt (a Boolean
 /// `NSNumber`; the sandbox and Xcode only).
 public let SKReceiptPropertyIsExpired = "expired"
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The key asking for a revoked receipt: not simulated (the request fails saying so).
 public let SKReceiptPropertyIsRevoked = "revoked"
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The key asking for a Volume Purchase Program receipt (a Boolean `NSNumber`; the sandbox and
 /// Xcode only).
 public let SKReceiptPropertyIsVolumePurchase = "vpp"

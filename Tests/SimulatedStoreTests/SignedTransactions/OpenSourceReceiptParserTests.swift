@@ -76,7 +76,12 @@ struct OpenSourceReceiptParser: Sendable {
     func read(_ path: String) throws -> [String] {
         let result = try runProcess(program, [path])
         guard result.status == 0 else { throw ReceiptReadFailure(output: result.output) }
-        return result.output.split(separator: "\n").map(String.init)
+        // Only the program's lines: the library prints notes of its own ("unsupported tag: ...")
+        // when it tries bytes that are no ASN.1 (an opaque value, a hash) as ASN.1.
+        let fields = ["bundle", "version", "original", "opaque", "sha1", "created", "expires", "purchase"]
+        return result.output.split(separator: "\n").map(String.init).filter { line in
+            fields.contains(String(line.prefix { $0 != " " }))
+        }
     }
 
     struct ReceiptReadFailure: Error {

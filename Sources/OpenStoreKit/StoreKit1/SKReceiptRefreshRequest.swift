@@ -71,6 +71,7 @@ open class SKReceiptRefreshRequest: SKRequest, @unchecked Sendable {
     }
 }
 
+/// The app receipt's place, where StoreKit's `appStoreReceiptURL` says it is.
 extension Bundle {
     /// Where the app receipt of the store StoreKit calls reach is, for this device: OpenStoreKit's
     /// `Bundle.main.appStoreReceiptURL`, which Foundation on Linux always answers `nil` and no

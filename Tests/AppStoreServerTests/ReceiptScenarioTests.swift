@@ -68,15 +68,7 @@ import enum LedgerTesting.SampleCatalog
         let path = session.ledgerPath
         // The server's side: the store signs for the Sandbox (where Apple's verifier checks
         // signatures), an API key, the root the server trusts.
-        for command in [
-            ["store", "set", "environment", "Sandbox"], ["store", "set", "bundleID", "com.example.app"],
-            [
-                "api-keys", "create", "--key-id", "KEY1", "--issuer-id", ServeCommandTests.issuer, "--output",
-                directory + "/key.p8",
-            ],
-            ["certificate", "export", "--format", "der", "--output", directory + "/root.cer"],
-        ] {
-            let result = try LedgerProcess.run(command + ["--database", path])
+        for (command, result) in try await Self.prepareServerSide(path, directory: directory) {
             #expect(result.status == 0, "\(command): \(result.stderr)")
         }
         try await session.withTaskLocalStore {
@@ -105,21 +97,10 @@ import enum LedgerTesting.SampleCatalog
             #expect(try receipt.purchases.map { try ReceiptContents.text($0[1703]) } == app.finished)
 
             // On the server: Apple's library reads the receipt, the App Store answers.
-            let server = try ServeCommandTests.Server.start(path)
-            defer { _ = server.stop() }
-            let script = """
-                \(ServeCommandTests.applePython(directory, port: server.port))
-                import sys
-                from appstoreserverlibrary.receipt_utility import ReceiptUtility
-                from appstoreserverlibrary.api_client import GetTransactionHistoryVersion
-                from appstoreserverlibrary.models.TransactionHistoryRequest import TransactionHistoryRequest
-                found = ReceiptUtility().extract_transaction_id_from_app_receipt(sys.argv[1])
-                history = client.get_transaction_history(found, None, TransactionHistoryRequest(), GetTransactionHistoryVersion.V2)
-                print(found, [verifier.verify_and_decode_signed_transaction(s).productId for s in history.signedTransactions])
-                """
-            let sent = try runProcess(python, ["-c", script, Data(bytes).base64EncodedString()])
-            #expect(sent.status == 0, "\(sent.output)")
-            #expect(sent.output == "\(app.finished[0]) ['\(SampleCatalog.nonConsumable)']\n")
+            let (found, history) = try await Self.sendToServer(
+                Data(bytes).base64EncodedString(), path: path, python: python, directory: directory)
+            #expect(found == app.finished[0])
+            #expect(history.map(\.product) == [SampleCatalog.nonConsumable])
         }
     }
 
@@ -158,6 +139,34 @@ import enum LedgerTesting.SampleCatalog
             #expect(
                 !cancelled.refreshed && cancelled.failure == nil, "a cancelled request's delegate hears nothing")
         }
+    }
+
+    /// The server's side, off the main actor (the app's callbacks run there while the tool
+    /// runs): the store signs for the Sandbox (where Apple's verifier checks signatures), an API
+    /// key, the root the server trusts.
+    nonisolated private static func prepareServerSide(
+        _ path: String, directory: String
+    ) async throws -> [([String], LedgerProcess.Result)] {
+        let commands = [
+            ["store", "set", "environment", "Sandbox"], ["store", "set", "bundleID", "com.example.app"],
+            [
+                "api-keys", "create", "--key-id", "KEY1", "--issuer-id", ServeCommandTests.issuer, "--output",
+                directory + "/key.p8",
+            ],
+            ["certificate", "export", "--format", "der", "--output", directory + "/root.cer"],
+        ]
+        return try await onItsOwnThread { try commands.map { ($0, try LedgerProcess.run($0 + ["--database", path])) } }
+    }
+
+    /// The app's server takes the receipt, with `ledger serve` running on the store (off the
+    /// main actor).
+    nonisolated private static func sendToServer(
+        _ base64: String, path: String, python: String, directory: String
+    ) async throws -> (found: String, history: [(id: String, product: String)]) {
+        let server = try ServeCommandTests.Server.start(path)
+        defer { _ = server.stop() }
+        return try await ReceiptServerTests.sendToServer(
+            base64, python: python, directory: directory, port: server.port)
     }
 
     /// A new directory for one test's files.

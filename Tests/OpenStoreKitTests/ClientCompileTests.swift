@@ -1,26 +1,27 @@
 import Foundation
+import LedgerTestSupport
 import Testing
 
 /// What a client's code meets at compile time: snippets that import only OpenStoreKit are
 /// type-checked with `swiftc` against the modules this test run was built with.
 @Suite(.enabled(if: ClientCompiler.shared != nil, "swiftc or the built modules are not found beside the test binary"))
 struct ClientCompileTests {
-    @Test func theCompilerSeesOpenStoreKitAsAClientDoes() throws {
+    @Test func theCompilerSeesOpenStoreKitAsAClientDoes() async throws {
         let compiler = try #require(ClientCompiler.shared)
         #expect(
-            try compiler.errors(
+            try await compiler.errors(
                 """
                 func listen() async {
                     for await intent in PurchaseIntent.intents { _ = try? await intent.product.purchase() }
                 }
                 """) == [])
-        #expect(try compiler.errors("let x: Int = PurchaseIntent.noSuchMember").count == 1, "an error is seen")
+        #expect(try await compiler.errors("let x: Int = PurchaseIntent.noSuchMember").count == 1, "an error is seen")
     }
 
     /// The Advanced Commerce API is refused at compile time, with the reason.
-    @Test func advancedCommerceIsRefusedAtCompileTimeSayingWhy() throws {
+    @Test func advancedCommerceIsRefusedAtCompileTimeSayingWhy() async throws {
         let compiler = try #require(ClientCompiler.shared)
-        let product = try compiler.errors(
+        let product = try await compiler.errors(
             """
             func buy() async throws {
                 let product = try await AdvancedCommerceProduct(id: "com.example.generic")
@@ -34,7 +35,7 @@ struct ClientCompileTests {
                     "'AdvancedCommerceProduct' is unavailable: OpenStoreKit does not simulate the Advanced Commerce API"
                 )
             }, "\(product)")
-        let info = try compiler.errors(
+        let info = try await compiler.errors(
             "func read(_ transaction: Transaction) -> Bool { transaction.advancedCommerceInfo != nil }")
         #expect(info.count >= 1)
         #expect(
@@ -70,8 +71,13 @@ struct ClientCompiler: Sendable {
         return ClientCompiler(swiftc: swiftc, build: directory.path)
     }()
 
-    /// The compiler's error lines for `source`, with `import OpenStoreKit` before it.
-    func errors(_ source: String) throws -> [String] {
+    /// The compiler's error lines for `source`, with `import OpenStoreKit` before it (the
+    /// compiler waited for on a thread of its own, holding none of Swift's cooperative threads).
+    func errors(_ source: String) async throws -> [String] {
+        try await onItsOwnThread { try typeCheck(source) }
+    }
+
+    private func typeCheck(_ source: String) throws -> [String] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

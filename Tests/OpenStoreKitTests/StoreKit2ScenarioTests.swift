@@ -214,8 +214,9 @@ import enum LedgerModel.StoreControlError
             let renewal = try #require(await Transaction.latest(for: Shop.monthly)).unsafePayloadValue
             #expect(renewal.reason == .renewal && renewal.originalID == bought.id && store.updates == [renewal.id])
             // The listener finishes the renewal once it has updated the store's status: wait for
-            // that, or its update (read before the expiry) could land after the one below.
-            let deadline = Date().addingTimeInterval(60)
+            // that, or its update (read before the expiry) could land after the one below (four
+            // minutes bound a hang only, as `waitFor`'s).
+            let deadline = Date().addingTimeInterval(240)
             var unfinished = true
             while unfinished {
                 unfinished = false

@@ -92,9 +92,11 @@ import Testing
             #expect(await screen.currentStates() == [Shop.groupID: .subscribed])
             screen.appear()
             defer { screen.disappear() }
-            // The screen's task may start listening a little later: wait for its first report.
+            // The screen's task may start listening a little later: wait for its first report,
+            // up to four minutes, a bound for a hang only, as `waitFor`'s (the whole suite runs in
+            // parallel on two cores, where a task can wait over a minute to run).
             let id = UInt(bought.id)
-            let deadline = Date().addingTimeInterval(60)
+            let deadline = Date().addingTimeInterval(240)
             while screen.reportedStates.isEmpty {
                 guard Date() < deadline else {
                     Issue.record("the screen never reported a status")

@@ -103,12 +103,13 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// with: each receives its unfinished transactions, as at a launch, and hears the old store
     /// no more.
     private func follow(_ context: StoreContext) {
-        let move = attachment.withLock { attachment -> (old: StoreContext?, left: [ObserverBridge])? in
+        let move = attachment.withLock {
+            attachment -> (old: StoreContext?, left: [ObserverBridge], moved: [ObserverBridge])? in
             guard attachment.context !== context else { return nil }
             let (old, left) = (attachment.context, attachment.bridges)
             attachment.context = context
             attachment.bridges = left.compactMap { $0.observer.map { ObserverBridge(queue: self, observer: $0) } }
-            return (old, left)
+            return (old, left, attachment.bridges)
         }
         guard let move else { return }
         move.old?.detach(self)
@@ -116,7 +117,8 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
         if let old = move.old {
             old.operations.submit { for bridge in move.left { await old.queue.remove(bridge) } }
         }
-        for bridge in attachment.withLock({ $0.bridges }) { register(bridge, with: context) }
+        // Only the bridges moved here: one added since registers itself.
+        for bridge in move.moved { register(bridge, with: context) }
     }
 
     /// Adds `bridge` to `context`'s ledger queue after the calls made before.

@@ -15,7 +15,7 @@ import Testing
 struct OpenSourceReceiptParserTests {
     @Test(arguments: [SigningEnvironment.xcode, .sandbox, .production])
     func asn1DecoderReadsEveryFieldOfTheReceipt(_ environment: SigningEnvironment) async throws {
-        let parser = try #require(OpenSourceReceiptParser.shared)
+        let parser = try #require(await OpenSourceReceiptParser.shared.value)
         try await StoreFixture.with { store in
             var settings = try StoreSettings(ledger: store.ledger)
             (settings.environment, settings.appVersion) = (environment, "12.4.1")
@@ -27,7 +27,7 @@ struct OpenSourceReceiptParserTests {
             let bytes = try store.ledger.appReceipt()
             let file = store.directory + "/receipt"
             try Data(bytes).write(to: URL(fileURLWithPath: file))
-            let read = try parser.read(file)
+            let read = try await parser.read(file)
             let receipt = try ReceiptContents(bytes)
             let refunded = try #require(try store.ledger.transaction(level.id))
             let hex = { (bytes: [UInt8]?) in (bytes ?? []).map { String(format: "%02x", $0) }.joined() }
@@ -69,12 +69,15 @@ struct OpenSourceReceiptParser: Sendable {
     private static let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("asn1decoder-\(ProcessInfo.processInfo.processIdentifier)").path
 
-    /// The program, built once per test process; `nil` when the snapshot or `swiftc` is missing.
-    static let shared: OpenSourceReceiptParser? = try? build()
+    /// The program, built once per test process (on a thread of its own: a compiler that holds
+    /// one of Swift's cooperative threads for seconds stalls the tests running beside it); `nil`
+    /// when the snapshot or `swiftc` is missing.
+    static let shared = Task<OpenSourceReceiptParser?, Never> { try? await onItsOwnThread { try build() } }
 
     /// Each line the program prints for the receipt file at `path`.
-    func read(_ path: String) throws -> [String] {
-        let result = try runProcess(program, [path])
+    func read(_ path: String) async throws -> [String] {
+        let program = program
+        let result = try await onItsOwnThread { try runProcess(program, [path]) }
         guard result.status == 0 else { throw ReceiptReadFailure(output: result.output) }
         // Only the program's lines: the library prints notes of its own ("unsupported tag: ...")
         // when it tries bytes that are no ASN.1 (an opaque value, a hash) as ASN.1.

@@ -724,12 +724,11 @@ public enum SKTestSessionError: Error, Sendable, Equatable, LocalizedError {
             "buying \(id) made no purchased transaction (the store's failure switches are on?)"
         case .unsupportedAPI(let name):
             "\(name) is not one of the failable StoreKit APIs of OpenStoreKitTest (loadProducts, purchase, verification, appStoreSync, subscriptionStatus)"
-        case .productNotPromoted(let id):
-            "the App Store does not show \(id) among this device's promoted products (hidden, or not in the order set)"
+        // The store's own words for why it refused to start the purchase.
+        case .productNotPromoted(let id): PurchaseIntentError.notPromoted(productID: id).description
         case .unknownWinBackOffer(let id, let offer):
-            "\(id) has no win-back offer \(offer)"
-        case .tooManyPurchaseIntents(let limit):
-            "\(limit) purchases started on the App Store already wait for the app (does it listen to PurchaseIntent.intents?)"
+            PurchaseIntentError.unknownWinBackOffer(productID: id, offerID: offer).description
+        case .tooManyPurchaseIntents(let limit): PurchaseIntentError.tooManyWaiting(limit: limit).description
         }
     }
 }

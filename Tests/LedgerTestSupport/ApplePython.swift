@@ -60,37 +60,29 @@ public func runProcess(_ path: String, _ arguments: [String]) throws -> (status:
 
 /// The `sqlite3` shell, for the tests that tamper with a ledger as a person would.
 public enum SQLiteShell: OutsideTool {
-    public static let located = locate()
-
-    /// Its path, or `nil` with the reason; `required` when `STORELEDGER_SQLITE3` is set (`.ci/run`
-    /// sets it: a test must then fail rather than skip).
-    public static func locate() -> (path: String?, reason: String, required: Bool) {
-        let configured = ProcessInfo.processInfo.environment["STORELEDGER_SQLITE3"].flatMap { $0.isEmpty ? nil : $0 }
-        let candidates = configured.map { [$0] } ?? ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3", "/bin/sqlite3"]
-        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return (
-                nil, "no sqlite3 shell at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)",
-                configured != nil
-            )
-        }
-        return (path, "", configured != nil)
-    }
+    public static let located = locateSystemProgram("sqlite3", called: "sqlite3 shell", variable: "STORELEDGER_SQLITE3")
 }
 
 /// The `openssl` command, which verifies app receipts (`openssl cms -verify`) as a server does.
 public enum OpenSSLTool: OutsideTool {
-    public static let located = locate()
-
-    /// Its path, or `nil` with the reason; `required` when `STORELEDGER_OPENSSL` is set (`.ci/run`
-    /// sets it: a test must then fail rather than skip).
-    public static func locate() -> (path: String?, reason: String, required: Bool) {
-        let configured = ProcessInfo.processInfo.environment["STORELEDGER_OPENSSL"].flatMap { $0.isEmpty ? nil : $0 }
-        let candidates = configured.map { [$0] } ?? ["/usr/bin/openssl", "/usr/local/bin/openssl", "/bin/openssl"]
-        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return (
-                nil, "no openssl at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)", configured != nil
-            )
-        }
-        return (path, "", configured != nil)
-    }
+    public static let located = locateSystemProgram("openssl", called: "openssl", variable: "STORELEDGER_OPENSSL")
 }
+
+/// A program `.ci/run` installs: the path the environment variable `variable` names (a test must
+/// then fail rather than skip: `required`), else the first of the system's directories that has
+/// `program`; `nil` with the reason when there is none.
+func locateSystemProgram(
+    _ program: String, called name: String, variable: String
+) -> (path: String?, reason: String, required: Bool) {
+    let configured = ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+    let candidates = configured.map { [$0] } ?? ["/usr/bin", "/usr/local/bin", "/bin"].map { $0 + "/" + program }
+    guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        return (nil, "no \(name) at \(candidates.joined(separator: ", ")) (`.ci/run` installs it)", configured != nil)
+    }
+    return (path, "", configured != nil)
+}
+
+/// The Swift compiler on `PATH` (the one building this package), for tests that compile code as
+/// a client of the package would; `nil` when `PATH` has none.
+public let swiftCompiler: String? = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+    .map { $0 + "/swiftc" }.first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -62,12 +62,7 @@ struct ClientCompiler: Sendable {
         guard FileManager.default.fileExists(atPath: directory.path + "/Modules/OpenStoreKit.swiftmodule") else {
             return nil
         }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
-        guard
-            let swiftc = path.split(separator: ":").map({ $0 + "/swiftc" }).first(where: {
-                FileManager.default.isExecutableFile(atPath: $0)
-            })
-        else { return nil }
+        guard let swiftc = swiftCompiler else { return nil }
         return ClientCompiler(swiftc: swiftc, build: directory.path)
     }()
 

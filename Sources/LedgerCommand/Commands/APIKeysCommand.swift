@@ -72,12 +72,8 @@ struct APIKeysCommand: AsyncParsableCommand {
             let ledger = try options.openLedger()
             if try ledger.apiKey(names.keyID) != nil { throw APIKeyError.duplicateKeyID(names.keyID) }
             let privateKey = P256.Signing.PrivateKey()
-            do {
-                try NewFile.write(to: output, mode: 0o600) {
-                    try $0.write(contentsOf: Data(privateKey.pemRepresentation.utf8))
-                }
-            } catch LedgerError.destinationExists {
-                throw CommandRefusal(description: "\(output) exists: a private key is never written over a file")
+            try writeNewOutputFile(output, holding: "a private key", mode: 0o600) {
+                try $0.write(contentsOf: Data(privateKey.pemRepresentation.utf8))
             }
             let key: APIKey
             do {

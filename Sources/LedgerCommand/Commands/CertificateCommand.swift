@@ -58,23 +58,12 @@ struct CertificateCommand: AsyncParsableCommand {
                 }
                 return
             }
-            try write(bytes, to: output)
+            try writeNewOutputFile(output, holding: "the certificate") { try $0.write(contentsOf: Data(bytes)) }
             try options.output.emit(
                 Exported(format: format.rawValue, certificate: nil, output: output, sha256: fingerprint)
             ) {
                 "wrote the \(chain ? "certificate chain" : "root certificate") of \(ledger.path) to \(output) "
                     + "(\(format.rawValue); the root's SHA-256 \(fingerprint))"
-            }
-        }
-
-        /// Writes `bytes` to a new file at `path`, whole or not at all: under a temporary name
-        /// beside it, synced, then linked into place and the directory synced (a file already
-        /// at `path` is refused, and nothing half-written is ever left).
-        private func write(_ bytes: [UInt8], to path: String) throws {
-            do {
-                try NewFile.write(to: path) { try $0.write(contentsOf: Data(bytes)) }
-            } catch LedgerError.destinationExists {
-                throw CommandRefusal(description: "\(path) exists: the certificate is never written over a file")
             }
         }
 

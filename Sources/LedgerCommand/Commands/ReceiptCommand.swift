@@ -39,11 +39,7 @@ struct ReceiptCommand: AsyncParsableCommand {
             try options.output.emit(Written(receipt: base64, output: nil, bytes: receipt.count)) { base64 }
             return
         }
-        do {
-            try NewFile.write(to: output) { try $0.write(contentsOf: Data(receipt)) }
-        } catch LedgerError.destinationExists {
-            throw CommandRefusal(description: "\(output) exists: the receipt is never written over a file")
-        }
+        try writeNewOutputFile(output, holding: "the receipt") { try $0.write(contentsOf: Data(receipt)) }
         try options.output.emit(Written(receipt: nil, output: output, bytes: receipt.count)) {
             "wrote the app receipt of \(ledger.path) to \(output) (\(receipt.count) bytes, DER)"
         }

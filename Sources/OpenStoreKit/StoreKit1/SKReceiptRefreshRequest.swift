@@ -79,10 +79,9 @@ extension Bundle {
     /// to date (the store's receipt now, with the properties of the last refresh request), as a
     /// device updates its receipt after each transaction. In the sandbox and Xcode the file is
     /// absent until the customer has a purchase in it or the app refreshes it, as on a device;
-    /// a production store always has it. `nil` when the store's ledger cannot be opened.
+    /// a production store always has it. `nil` when the store's ledger cannot be opened or read.
     public var openStoreKitReceiptURL: URL? {
-        guard let context = try? StoreContext.current() else { return nil }
-        let file = AppReceiptFile(ledger: context.ledger)
+        guard let file = try? AppReceiptFile(ledger: StoreContext.current().ledger) else { return nil }
         try? file.update()
         return file.url
     }
@@ -92,11 +91,19 @@ extension Bundle {
 /// beside the store's ledger, so that every app and device of a store has its own.
 struct AppReceiptFile {
     let ledger: Ledger
+    let url: URL
+    /// Whether the store is a production one, whose receipt is always there.
+    private let isProduction: Bool
 
-    var url: URL {
-        let bundle = (try? StoreSettings(ledger: ledger).bundleID) ?? "app"
-        let device = (try? ledger.deviceVerificationID().uuidString) ?? "device"
-        return URL(fileURLWithPath: "\(ledger.path).receipts/\(bundle)/\(device)/receipt")
+    /// The receipt file of `ledger`'s app and device.
+    /// - Throws: `LedgerError` when the store's settings cannot be read; `CustomerError` when the
+    ///   ledger names no device.
+    init(ledger: Ledger) throws {
+        let settings = try StoreSettings(ledger: ledger)
+        let device = try ledger.deviceVerificationID()
+        self.ledger = ledger
+        url = URL(fileURLWithPath: "\(ledger.path).receipts/\(settings.bundleID)/\(device.uuidString)/receipt")
+        isProduction = settings.environment == .production
     }
 
     /// The properties of the last refresh request of each receipt file, so that bringing it up
@@ -105,25 +112,22 @@ struct AppReceiptFile {
 
     /// Writes the store's receipt now with `properties` (a refresh request).
     func write(_ properties: ReceiptProperties) throws {
-        let url = url
-        try save(try ledger.signedAppReceipt(properties: properties).bytes, at: url)
+        try save(try ledger.signedAppReceipt(properties: properties).bytes)
         Self.refreshed.withLock { $0[url.path] = properties == ReceiptProperties() ? nil : properties }
     }
 
     /// Rewrites the receipt when there is one, or when there should be: a production store, or
     /// a customer with a purchase in it.
     func update() throws {
-        let url = url
         let properties = Self.refreshed.withLock { $0[url.path] } ?? ReceiptProperties()
         let exists = FileManager.default.fileExists(atPath: url.path)
         let signed = try ledger.signedAppReceipt(properties: properties)
-        let production = (try? StoreSettings(ledger: ledger).environment) == .production
-        guard exists || production || signed.purchases > 0 else { return }
-        try save(signed.bytes, at: url)
+        guard exists || isProduction || signed.purchases > 0 else { return }
+        try save(signed.bytes)
     }
 
     /// Writes `bytes` whole or not at all (a reader never sees half a receipt).
-    private func save(_ bytes: [UInt8], at url: URL) throws {
+    private func save(_ bytes: [UInt8]) throws {
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])

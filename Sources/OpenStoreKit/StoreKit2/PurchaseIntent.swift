@@ -112,7 +112,7 @@ package enum PurchaseIntentError: DescribedError, Equatable, Sendable {
     package var description: String {
         switch self {
         case .tooManyWaiting(let limit):
-            "\(limit) purchases started on the App Store already wait for the app to listen to PurchaseIntent.intents"
+            "\(limit) purchases started on the App Store already wait for the app (does it listen to PurchaseIntent.intents?)"
         case .notPromoted(let productID):
             "the App Store does not show \(productID) among this device's promoted products (hidden, or not in the order set)"
         case .unknownWinBackOffer(let productID, let offerID):

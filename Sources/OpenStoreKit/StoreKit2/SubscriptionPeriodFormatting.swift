@@ -105,12 +105,13 @@ extension Product.SubscriptionPeriod {
         /// `count` `unit`s as `style` reads them.
         private func words(_ count: Int, _ unit: Product.SubscriptionPeriod.Unit) -> String {
             let plural = count != 1
-            let wide = unit.localizedDescription.lowercased() + (plural ? "s" : "")
+            let name = Product.SubscriptionPeriod.Unit.FormatStyle().format(unit)
+            let wide = name + (plural ? "s" : "")
             switch style {
             case .wide: return "\(count) \(wide)"
             case .abbreviated: return "\(count) \(Self.short(unit, plural))"
             case .condensedAbbreviated: return "\(count)\(Self.short(unit, plural))"
-            case .narrow: return "\(count)\(unit.localizedDescription.lowercased().prefix(1))"
+            case .narrow: return "\(count)\(name.prefix(1))"
             case .spellOut:
                 let formatter = NumberFormatter()
                 formatter.numberStyle = .spellOut

@@ -92,10 +92,7 @@ struct OpenSourceReceiptParser: Sendable {
     }
 
     private static func build() throws -> OpenSourceReceiptParser? {
-        guard let repository = located.path,
-            let swiftc = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
-                .map({ $0 + "/swiftc" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
-        else { return nil }
+        guard let repository = located.path, let swiftc = swiftCompiler else { return nil }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         atexit { try? FileManager.default.removeItem(atPath: OpenSourceReceiptParser.directory) }
         // The library's sources as they are in the snapshot.

@@ -131,7 +131,8 @@ let package = Package(
         // Testing for this project and its users: crash campaigns against any purchase code
         // (fault injection, the checker of the ledger's crash invariants, a seeded workload), and
         // test helpers (temporary ledgers, a sample catalog, a collecting observer).
-        .target(name: "LedgerTesting", dependencies: ["StoreLedger", "StoreTesting", "CLedgerFaultVFS"]),
+        .target(
+            name: "LedgerTesting", dependencies: ["StoreLedger", "SimulatedStore", "StoreTesting", "CLedgerFaultVFS"]),
         .target(
             name: "LedgerCommand",
             dependencies: [

@@ -61,6 +61,62 @@ static uint64_t loss_state;
 
 static const int torn_sector = 512;
 
+// The trace (call its functions with state_lock held).
+static int tracing;
+static lfv_trace_op *trace_ops;
+static int64_t trace_count, trace_capacity;
+static char **trace_files;
+static int trace_file_count, trace_file_capacity;
+static int trace_current_label;
+
+static int trace_file_index(const char *path, int create) {
+    for (int i = 0; i < trace_file_count; i++) {
+        if (strcmp(trace_files[i], path) == 0) return i;
+    }
+    if (!create) return -1;
+    if (trace_file_count == trace_file_capacity) {
+        int capacity = trace_file_capacity ? trace_file_capacity * 2 : 8;
+        char **files = realloc(trace_files, sizeof(char *) * (size_t)capacity);
+        if (!files) return -1;
+        trace_files = files;
+        trace_file_capacity = capacity;
+    }
+    char *copy = strdup(path);
+    if (!copy) return -1;
+    trace_files[trace_file_count] = copy;
+    return trace_file_count++;
+}
+
+// Records an operation; a trace that cannot grow stops recording (lfv_trace_count says how far it got).
+static void trace_record(int kind, const char *path, int64_t offset, const void *data, int length) {
+    if (!tracing) return;
+    int file = trace_file_index(path, 1);
+    if (file < 0) {
+        tracing = 0;
+        return;
+    }
+    if (trace_count == trace_capacity) {
+        int64_t capacity = trace_capacity ? trace_capacity * 2 : 1024;
+        lfv_trace_op *ops = realloc(trace_ops, sizeof(lfv_trace_op) * (size_t)capacity);
+        if (!ops) {
+            tracing = 0;
+            return;
+        }
+        trace_ops = ops;
+        trace_capacity = capacity;
+    }
+    unsigned char *copy = NULL;
+    if (kind == LFV_TRACE_WRITE) {
+        copy = malloc((size_t)length);
+        if (!copy) {
+            tracing = 0;
+            return;
+        }
+        memcpy(copy, data, (size_t)length);
+    }
+    trace_ops[trace_count++] = (lfv_trace_op){kind, file, offset, length, copy, trace_current_label};
+}
+
 static uint64_t next_random(void) {
     // SplitMix64: seeded and repeatable.
     uint64_t z = (loss_state += 0x9E3779B97F4A7C15ULL);
@@ -273,7 +329,10 @@ static int fault_write(sqlite3_file *file, const void *data, int amount, sqlite3
     case LFV_FAULT_POWER_LOSS: power_loss_locked(); rc = SQLITE_IOERR_WRITE; break;
     case LFV_FAULT_IO_ERROR: rc = SQLITE_IOERR_WRITE; break;
     case LFV_FAULT_DISK_FULL: rc = SQLITE_FULL; break;
-    default: rc = append_op(p->inode, 0, offset, data, amount); break;
+    default:
+        rc = append_op(p->inode, 0, offset, data, amount);
+        if (rc == SQLITE_OK) trace_record(LFV_TRACE_WRITE, p->inode->path, offset, data, amount);
+        break;
     }
     pthread_mutex_unlock(&state_lock);
     return rc;
@@ -291,6 +350,7 @@ static int fault_truncate(sqlite3_file *file, sqlite3_int64 size) {
         return p->real->pMethods->xTruncate(p->real, size);
     }
     int rc = append_op(p->inode, 1, size, NULL, 0);
+    if (rc == SQLITE_OK) trace_record(LFV_TRACE_TRUNCATE, p->inode->path, size, NULL, 0);
     pthread_mutex_unlock(&state_lock);
     return rc;
 }
@@ -325,7 +385,10 @@ static int fault_sync(sqlite3_file *file, int flags) {
         rc = op->is_truncate ? p->real->pMethods->xTruncate(p->real, op->offset)
                              : p->real->pMethods->xWrite(p->real, op->data, op->length, op->offset);
     }
-    if (rc == SQLITE_OK) clear_ops(p->inode);
+    if (rc == SQLITE_OK) {
+        clear_ops(p->inode);
+        trace_record(LFV_TRACE_SYNC, p->inode->path, 0, NULL, 0);
+    }
     pthread_mutex_unlock(&state_lock);
     return rc == SQLITE_OK ? p->real->pMethods->xSync(p->real, flags) : rc;
 }
@@ -462,7 +525,10 @@ static int fault_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, in
     if (name && durable) {
         pthread_mutex_lock(&state_lock);
         p->inode = find_inode(name, 1);
-        if (p->inode) p->inode->handles++;
+        if (p->inode) {
+            p->inode->handles++;
+            trace_record(LFV_TRACE_OPEN, name, 0, NULL, 0);
+        }
         pthread_mutex_unlock(&state_lock);
         if (!p->inode) {
             p->real->pMethods->xClose(p->real);
@@ -487,6 +553,7 @@ static int fault_delete(sqlite3_vfs *vfs, const char *name, int sync_dir) {
         clear_ops(inode);  // the file is gone, and its page cache with it
         release_inode_if_unused(inode);
     }
+    if (rc == SQLITE_OK && tracing && trace_file_index(name, 0) >= 0) trace_record(LFV_TRACE_DELETE, name, 0, NULL, 0);
     pthread_mutex_unlock(&state_lock);
     return rc;
 }
@@ -649,4 +716,78 @@ lfv_counters lfv_get_counters(void) {
     lfv_counters copy = counters;
     pthread_mutex_unlock(&state_lock);
     return copy;
+}
+
+// MARK: - The trace
+
+int lfv_trace_start(void) {
+    pthread_mutex_lock(&state_lock);
+    for (Inode *inode = inodes; inode; inode = inode->next) {
+        if (inode->count > 0) {
+            pthread_mutex_unlock(&state_lock);
+            return SQLITE_MISUSE;
+        }
+    }
+    pthread_mutex_unlock(&state_lock);
+    lfv_trace_clear();
+    pthread_mutex_lock(&state_lock);
+    tracing = 1;
+    trace_current_label = 0;
+    pthread_mutex_unlock(&state_lock);
+    return SQLITE_OK;
+}
+
+void lfv_trace_stop(void) {
+    pthread_mutex_lock(&state_lock);
+    tracing = 0;
+    pthread_mutex_unlock(&state_lock);
+}
+
+void lfv_trace_clear(void) {
+    pthread_mutex_lock(&state_lock);
+    tracing = 0;
+    for (int64_t i = 0; i < trace_count; i++) free((void *)trace_ops[i].data);
+    free(trace_ops);
+    trace_ops = NULL;
+    trace_count = trace_capacity = 0;
+    for (int i = 0; i < trace_file_count; i++) free(trace_files[i]);
+    free(trace_files);
+    trace_files = NULL;
+    trace_file_count = trace_file_capacity = 0;
+    pthread_mutex_unlock(&state_lock);
+}
+
+int64_t lfv_trace_count(void) {
+    pthread_mutex_lock(&state_lock);
+    int64_t count = trace_count;
+    pthread_mutex_unlock(&state_lock);
+    return count;
+}
+
+int lfv_trace_get(int64_t index, lfv_trace_op *out) {
+    pthread_mutex_lock(&state_lock);
+    int found = index >= 0 && index < trace_count;
+    if (found) *out = trace_ops[index];
+    pthread_mutex_unlock(&state_lock);
+    return found;
+}
+
+int lfv_trace_file_count(void) {
+    pthread_mutex_lock(&state_lock);
+    int count = trace_file_count;
+    pthread_mutex_unlock(&state_lock);
+    return count;
+}
+
+const char *lfv_trace_file(int index) {
+    pthread_mutex_lock(&state_lock);
+    const char *path = index >= 0 && index < trace_file_count ? trace_files[index] : NULL;
+    pthread_mutex_unlock(&state_lock);
+    return path;
+}
+
+void lfv_trace_label(int label) {
+    pthread_mutex_lock(&state_lock);
+    trace_current_label = label;
+    pthread_mutex_unlock(&state_lock);
 }

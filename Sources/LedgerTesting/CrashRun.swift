@@ -52,13 +52,6 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
             case .write(let n): "--at-write \(n)"
             case .sync(let n): "--at-sync \(n)"
             }
-        let loss =
-            switch lossMode {
-            case .loseAll: "lose-all"
-            case .loseRandom(let seed): "lose-random:\(seed)"
-            case .tornLastWrite: "torn"
-            case .keepAll: "keep-all"
-            }
         let kind =
             switch fault {
             case .powerLoss: "power"
@@ -66,7 +59,7 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
             case .diskFull: persistent ? "disk-full" : "disk-full-once"
             }
         return
-            "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(loss) --durability \(durability.rawValue)"
+            "--fault \(kind) --seed \(seed) --operations \(operations) \(point) --loss \(lossMode.name) --durability \(durability.rawValue)"
     }
 
     /// What happened: whether the fault fired, and the invariants it broke.
@@ -171,7 +164,7 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
 
     /// Creates the run's ledger and lets the subject prepare it, with no fault armed; the
     /// fault VFS's counters start afterwards.
-    private static func prepare(_ subject: some CrashTestSubject, _ context: CrashTestContext) async throws {
+    static func prepare(_ subject: some CrashTestSubject, _ context: CrashTestContext) async throws {
         FaultInjection.reset()
         try Ledger.open(at: context.ledgerPath, mode: .createIfMissing, configuration: context.configuration).close()
         try await subject.prepare(context)
@@ -181,12 +174,12 @@ public struct CrashRun: Sendable, Hashable, CustomStringConvertible {
     /// Runs the subject, then the power goes (again): whatever was not synced is lost whatever
     /// the fault was, so an acknowledged change must have been durable, not merely in the page
     /// cache. (The built-in workload loses it itself, before its ledger closes.)
-    private static func runUntilThePowerGoes(_ subject: some CrashTestSubject, _ context: CrashTestContext) async {
+    static func runUntilThePowerGoes(_ subject: some CrashTestSubject, _ context: CrashTestContext) async {
         try? await subject.run(context)
         if !FaultInjection.isPoweredOff { FaultInjection.powerLoss() }
     }
 
-    private func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {
+    func context(in directory: String, file: String, log: AcknowledgementLog) -> CrashTestContext {
         CrashTestContext(
             ledgerPath: directory + "/" + file, directory: directory,
             configuration: FaultInjection.configuration(

@@ -4,9 +4,12 @@ import StoreTesting
 
 /// A seeded random mix of what an app and the store do to a ledger: purchases with every
 /// outcome, Ask to Buy answers, finishes, launches, restores, renewals, refunds and interrupted
-/// purchases; with `customers`, each on one of the store's devices (three customers, one of
-/// them with an iPhone and an iPad), picked at random. The same seed performs the same
-/// operations, so a failing run can be replayed.
+/// purchases; with `customers`, each on one of the store's devices (five customers, one of
+/// them with an iPhone and an iPad, two of them a family), picked at random, and the store's
+/// own writes besides: family purchases and a member leaving, the server's (Finish
+/// Transaction, Set App Account Token, renewal extensions, one and for all) and its
+/// notification sender's records. The same seed performs the same operations, so a failing
+/// run can be replayed.
 public struct CrashWorkload: Sendable {
     /// The seed that picks every operation and its arguments: the same seed performs the same operations.
     public var seed: UInt64
@@ -47,7 +50,8 @@ public struct CrashWorkload: Sendable {
           "products": [
             {"productID": "workload.nonconsumable.a", "type": "NonConsumable", "displayPrice": "0.99"},
             {"productID": "workload.nonconsumable.b", "type": "NonConsumable", "displayPrice": "1.99"},
-            {"productID": "workload.consumable", "type": "Consumable", "displayPrice": "0.49"}
+            {"productID": "workload.consumable", "type": "Consumable", "displayPrice": "0.49"},
+            {"productID": "workload.family.pass", "type": "NonConsumable", "displayPrice": "2.99", "familyShareable": true}
           ],
           "nonRenewingSubscriptions": [
             {"productID": "workload.season", "type": "NonRenewingSubscription", "displayPrice": "4.99"}
@@ -58,13 +62,18 @@ public struct CrashWorkload: Sendable {
                "groupNumber": 1, "recurringSubscriptionPeriod": "P1M"},
               {"productID": "workload.weekly", "type": "RecurringSubscription", "displayPrice": "0.99",
                "groupNumber": 2, "recurringSubscriptionPeriod": "P1W"}
+            ]},
+            {"id": "workload.family.group", "name": "Family", "subscriptions": [
+              {"productID": "workload.family.monthly", "type": "RecurringSubscription", "displayPrice": "5.99",
+               "groupNumber": 1, "recurringSubscriptionPeriod": "P1M", "familyShareable": true}
             ]}
           ]
         }
         """
 
     /// Creates the ledger at `path` (when missing) and imports the workload's catalog; with
-    /// `customers`, adds Alice, with an iPhone and an iPad, and Bob.
+    /// `customers`, adds Alice, with an iPhone and an iPad, Bob, and Carol, with a phone, and
+    /// Dave, a family.
     public static func prepareLedger(
         at path: String, configuration: LedgerConfiguration, customers: Bool = false
     ) throws {
@@ -80,28 +89,36 @@ public struct CrashWorkload: Sendable {
         // Several customers and devices write at once (the guarantees are the store file's):
         // added once, when two processes share the ledger.
         guard customers else { return }
-        for name in ["alice", "bob"] where try ledger.customer(named: name) == nil {
-            try ledger.addCustomer(Customer(name: name))
+        let family = "smiths"
+        for (name, family) in [("alice", nil), ("bob", nil), ("carol", family), ("dave", family)]
+        where try ledger.customer(named: name) == nil {
+            try ledger.addCustomer(Customer(name: name, family: family))
         }
         let alice = try ledger.forCustomer("alice")
         for device in ["iphone", "ipad"] where try !alice.deviceNames().contains(device) {
             try alice.addDevice(device)
         }
+        let carol = try ledger.forCustomer("carol")
+        if try !carol.deviceNames().contains("phone") { try carol.addDevice("phone") }
     }
 
     /// The notification URL of the campaign's stores (never served).
     public static let notificationURL = "http://127.0.0.1:9/crash-campaign"
 
     /// The store's devices a workload acts on, each a queue launched on `ledger`'s file: with
-    /// `customers`, the first customer's, Alice's iPhone and iPad, and Bob's; else the store's one.
+    /// `customers`, the first customer's, Alice's iPhone and iPad, Bob's, Carol's phone and
+    /// Dave's (the family's last); else the store's one.
     func devices(of ledger: Ledger) throws -> [PaymentQueue] {
         guard customers else { return [try PaymentQueue(ledger: ledger)] }
         let alice = try ledger.forCustomer("alice")
         return try [
             ledger.forCustomer(Customer.defaultName), alice.forDevice("iphone"), alice.forDevice("ipad"),
-            ledger.forCustomer("bob"),
+            ledger.forCustomer("bob"), ledger.forCustomer("carol").forDevice("phone"), ledger.forCustomer("dave"),
         ].map { try PaymentQueue(ledger: $0) }
     }
+
+    /// How many devices of `devices(of:)` belong to the family (the last ones).
+    static let familyDevices = 2
 
     private static let products = [
         "workload.nonconsumable.a", "workload.nonconsumable.b", "workload.consumable", "workload.season",
@@ -123,13 +140,20 @@ public struct CrashWorkload: Sendable {
             try? ledger?.close()
         }
         do {
+            FaultInjection.label("launch")
             ledger = try Ledger.open(at: path, configuration: configuration)
             var devices = try self.devices(of: ledger!)
             for index in 0..<operations {
                 // One device draws nothing: the sequences of a store of one stay as they were.
                 let queue = devices.count == 1 ? devices[0] : devices[Int(random.next() % UInt64(devices.count))]
-                let roll = random.next() % 100
+                // A store of customers draws among the store's own writes too (`storeOperation`).
+                let roll = random.next() % (customers ? 100 + Self.storeOperations : 100)
+                FaultInjection.label(Self.label(of: roll))
                 switch roll {
+                case 100...:
+                    try await storeOperation(
+                        roll - 100, &random, ledger: ledger!, family: Array(devices.suffix(Self.familyDevices)),
+                        log: log, index: index)
                 case 40..<45:
                     // A burst of payments at once: they share commits (group commit).
                     let burst = (0..<4).map { _ in Self.products[Int(random.next() % UInt64(Self.products.count))] }
@@ -214,7 +238,23 @@ public struct CrashWorkload: Sendable {
         }
     }
 
-    private func pick(_ random: inout SplitMix64, _ candidates: [PaymentTransaction]) -> UInt64? {
+    /// The name of what a roll of `run` does, for the fault VFS's trace (`FaultInjection.label`).
+    static func label(of roll: UInt64) -> String {
+        switch roll {
+        case 0..<40: "purchase"
+        case 40..<45: "burst of purchases"
+        case 45..<55: "Ask to Buy answer"
+        case 55..<80: "finish"
+        case 80..<85: "relaunch"
+        case 85..<89: "restore"
+        case 89..<93: "clock move and renewals"
+        case 93..<96: "refund"
+        case 96..<100: "resolved interrupted purchase"
+        default: storeOperationLabel(roll - 100)
+        }
+    }
+
+    func pick(_ random: inout SplitMix64, _ candidates: [PaymentTransaction]) -> UInt64? {
         candidates.isEmpty ? nil : candidates[Int(random.next() % UInt64(candidates.count))].id
     }
 }

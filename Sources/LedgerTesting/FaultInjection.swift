@@ -1,5 +1,6 @@
 import CLedgerFaultVFS
 import Foundation
+import Synchronization
 public import StoreLedger
 
 /// Simulated power losses and injected I/O errors for ledgers opened through the fault VFS.
@@ -137,6 +138,23 @@ public enum FaultInjection {
     public static func powerOn() {
         lfv_power_on()
     }
+
+    /// Names what the code under test does from now on, in the trace a `CrashStateExploration`
+    /// records (its report counts the crash states by these names). Does nothing else.
+    public static func label(_ name: String) {
+        let number = labels.withLock { names in
+            if let index = names.firstIndex(of: name) { return index }
+            names.append(name)
+            return names.count - 1
+        }
+        lfv_trace_label(Int32(number))
+    }
+
+    /// The names `label(_:)` was given, by number (0: nothing labelled yet).
+    static let labels = Mutex<[String]>(["start"])
+
+    /// How many operations the trace holds now (0 when none is recorded).
+    static var traceLength: Int64 { lfv_trace_count() }
 
     /// The counters since the last `reset()`, read together.
     public static var counters: Counters {

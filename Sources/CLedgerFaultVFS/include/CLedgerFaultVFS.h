@@ -62,6 +62,51 @@ void lfv_power_on(void);
 
 lfv_counters lfv_get_counters(void);
 
+// MARK: - The trace: every change to the files, in order, to rebuild any crash state afterwards
+
+/// What a recorded operation did to its file.
+typedef enum {
+    LFV_TRACE_OPEN = 0,      ///< the file was opened (created empty when it did not exist)
+    LFV_TRACE_WRITE = 1,     ///< bytes written, unsynced until the file's next sync
+    LFV_TRACE_TRUNCATE = 2,  ///< the file's size set, unsynced until its next sync
+    LFV_TRACE_SYNC = 3,      ///< the file's unsynced writes and truncates reached the disk
+    LFV_TRACE_DELETE = 4,    ///< the file was removed, with its unsynced writes
+} lfv_trace_kind;
+
+/// One recorded operation. `data` stays valid until `lfv_trace_clear`.
+typedef struct {
+    int kind;
+    int file;                   ///< index of the file's path (`lfv_trace_file`)
+    int64_t offset;             ///< a write's offset, or the size a truncate sets
+    int length;                 ///< a write's length
+    const unsigned char *data;  ///< a write's bytes
+    int label;                  ///< the label in force when it was recorded (`lfv_trace_label`)
+} lfv_trace_op;
+
+/// Starts recording every open, write, truncate, sync and delete of a database, WAL or journal
+/// file, after clearing any earlier trace. Returns SQLITE_MISUSE, recording nothing, when
+/// unsynced writes are pending (the trace could not rebuild them).
+int lfv_trace_start(void);
+
+/// Stops recording; the trace stays readable until `lfv_trace_clear`.
+void lfv_trace_stop(void);
+
+/// Frees the trace.
+void lfv_trace_clear(void);
+
+/// How many operations the trace holds (while recording: so far).
+int64_t lfv_trace_count(void);
+
+/// Copies operation `index` (0-based) to `out`; returns 0 when there is no such operation.
+int lfv_trace_get(int64_t index, lfv_trace_op *out);
+
+/// How many files the trace names, and the path of file `index` (NULL for no such file).
+int lfv_trace_file_count(void);
+const char *lfv_trace_file(int index);
+
+/// Labels the operations recorded from now on (what the code under test is doing).
+void lfv_trace_label(int label);
+
 #ifdef __cplusplus
 }
 #endif

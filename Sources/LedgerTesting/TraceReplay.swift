@@ -1,0 +1,177 @@
+import CLedgerFaultVFS
+import Foundation
+
+/// The ledger's files rebuilt from the fault VFS's trace, one operation at a time, as the VFS
+/// keeps them: per file, what the disk holds (changed by syncs, creations and deletions) and
+/// the writes and truncates not synced yet (the page cache), which a power loss keeps or loses
+/// by its loss mode exactly as `FaultInjection.powerLoss()` does.
+struct TraceReplay {
+    /// A file as a state leaves it: its name in the run's folder, and its bytes.
+    struct File: Sendable {
+        var name: String
+        var bytes: [UInt8]
+    }
+
+    /// The files of the ledger before the trace started, by name (the database, maybe a WAL).
+    struct Snapshot {
+        var files: [String: [UInt8]] = [:]
+
+        init(of ledgerPath: String) {
+            for suffix in ["", "-wal", "-journal"] {
+                if let data = FileManager.default.contents(atPath: ledgerPath + suffix) {
+                    files[(ledgerPath + suffix).split(separator: "/").last.map(String.init) ?? ""] = Array(data)
+                }
+            }
+        }
+    }
+
+    private struct TracedFile {
+        var name: String
+        var exists: Bool
+        var disk: [UInt8]
+        /// The trace operations not synced yet, in order.
+        var pending: [Int] = []
+    }
+
+    private var operations: [lfv_trace_op]
+    private var files: [TracedFile]
+    private let names: [String]
+    /// Counts the changes to what the disks hold: equal versions and equal kept writes are the same state.
+    private var diskVersion = 0
+
+    /// The trace as recorded now (it must stay recorded while this value is used: the writes'
+    /// bytes are the trace's), starting from `snapshot`; `names` are the labels' names.
+    init(snapshot: Snapshot, names: [String]) {
+        let count = lfv_trace_count()
+        operations = (0..<count).map { index in
+            var operation = lfv_trace_op()
+            _ = lfv_trace_get(index, &operation)
+            return operation
+        }
+        files = (0..<lfv_trace_file_count()).map { index in
+            let path = String(cString: lfv_trace_file(index))
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            let before = snapshot.files[name]
+            return TracedFile(name: name, exists: before != nil, disk: before ?? [])
+        }
+        self.names = names
+    }
+
+    /// Starts the fault VFS's trace (clearing the last); `false`, with nothing recorded, when
+    /// unsynced writes are pending (the trace could not rebuild them).
+    static func startTrace() -> Bool { lfv_trace_start() == 0 }
+
+    /// Stops recording; the trace stays until `clearTrace()`.
+    static func stopTrace() { lfv_trace_stop() }
+
+    /// Frees the trace: a `TraceReplay` of it must not be used afterwards.
+    static func clearTrace() { lfv_trace_clear() }
+
+    /// How many operations the trace holds.
+    var count: Int { operations.count }
+
+    /// The kind of operation `index` (`lfv_trace_kind`).
+    func kind(of index: Int) -> UInt32 { UInt32(operations[index].kind) }
+
+    /// What the subject was doing at operation `index`.
+    func label(of index: Int) -> String {
+        let label = Int(operations[index].label)
+        return label < names.count ? names[label] : "label \(label)"
+    }
+
+    /// Applies operation `index`, as the VFS did.
+    mutating func apply(_ index: Int) {
+        let operation = operations[index]
+        let file = Int(operation.file)
+        switch UInt32(operation.kind) {
+        case LFV_TRACE_OPEN.rawValue:
+            if !files[file].exists {
+                files[file].exists = true
+                files[file].disk = []
+                diskVersion += 1
+            }
+        case LFV_TRACE_WRITE.rawValue, LFV_TRACE_TRUNCATE.rawValue:
+            files[file].pending.append(index)
+        case LFV_TRACE_SYNC.rawValue:
+            guard !files[file].pending.isEmpty else { return }
+            for pending in files[file].pending { Self.apply(operations[pending], to: &files[file].disk, length: nil) }
+            files[file].pending = []
+            diskVersion += 1
+        default:  // a delete: the file and its page cache are gone
+            files[file].exists = false
+            files[file].disk = []
+            files[file].pending = []
+            diskVersion += 1
+        }
+    }
+
+    /// Which unsynced operations `loss` keeps, and which write of them is cut to its first sector.
+    private func kept(_ loss: FaultInjection.LossMode) -> (kept: [Int], torn: Set<Int>) {
+        var kept: [Int] = []
+        var torn: Set<Int> = []
+        var random: SplitMix64? = if case .loseRandom(let seed) = loss { SplitMix64(seed: seed) } else { nil }
+        for file in files where file.exists {
+            switch loss {
+            case .loseAll: continue
+            case .keepAll: kept += file.pending
+            case .tornLastWrite:
+                kept += file.pending
+                let lastWrite = file.pending.last { operations[$0].kind == Int32(LFV_TRACE_WRITE.rawValue) }
+                if let lastWrite, operations[lastWrite].length > Self.tornSector { torn.insert(lastWrite) }
+            case .loseRandom:
+                kept += file.pending.filter { _ in random!.next() & 1 == 1 }
+            }
+        }
+        return (kept, torn)
+    }
+
+    /// What identifies the state `loss` leaves now: two equal identities are the same files.
+    func identity(_ loss: FaultInjection.LossMode) -> Int {
+        let (kept, torn) = kept(loss)
+        var hasher = Hasher()
+        hasher.combine(diskVersion)
+        hasher.combine(kept)
+        hasher.combine(torn.sorted())
+        return hasher.finalize()
+    }
+
+    /// The files a power loss with `loss` leaves now.
+    func files(_ loss: FaultInjection.LossMode) -> [File] {
+        let (kept, torn) = kept(loss)
+        let keptSet = Set(kept)
+        return files.filter(\.exists).map { file in
+            var bytes = file.disk
+            for index in file.pending where keptSet.contains(index) {
+                Self.apply(operations[index], to: &bytes, length: torn.contains(index) ? Self.tornSector : nil)
+            }
+            return File(name: file.name, bytes: bytes)
+        }
+    }
+
+    /// Writes `files` into `folder`.
+    static func write(_ files: [File], into folder: String) {
+        for file in files {
+            _ = FileManager.default.createFile(atPath: folder + "/" + file.name, contents: Data(file.bytes))
+        }
+    }
+
+    /// The fault VFS's torn write keeps its first 512-byte sector.
+    private static let tornSector = 512
+
+    private static func apply(_ operation: lfv_trace_op, to bytes: inout [UInt8], length: Int?) {
+        let offset = Int(operation.offset)
+        if operation.kind == Int32(LFV_TRACE_TRUNCATE.rawValue) {
+            if offset < bytes.count {
+                bytes.removeSubrange(offset...)
+            } else {
+                bytes += repeatElement(0, count: offset - bytes.count)
+            }
+            return
+        }
+        let count = min(Int(operation.length), length ?? Int.max)
+        if offset + count > bytes.count { bytes += repeatElement(0, count: offset + count - bytes.count) }
+        bytes.withUnsafeMutableBytes { buffer in
+            _ = memcpy(buffer.baseAddress! + offset, operation.data, count)
+        }
+    }
+}

@@ -68,7 +68,7 @@ public struct CrashStateExploration: Sendable {
     /// What an exploration found.
     public struct Report: Sendable, CustomStringConvertible {
         /// A state that broke an invariant, where its files were kept, and what it broke.
-        public struct Failure: Sendable, CustomStringConvertible {
+        public struct Failure: Error, Sendable, CustomStringConvertible {
             /// The state.
             public var state: State
             /// A copy of the state's files as rebuilt (before the check opened them), left for a look.
@@ -115,46 +115,51 @@ public struct CrashStateExploration: Sendable {
         public var description: String { ([summary] + failures.map(\.description)).joined(separator: "\n") }
     }
 
-    /// Runs `subject` once, traced, then checks every crash state of the trace (up to `stateLimit`),
-    /// with the fault VFS to itself meanwhile.
+    /// Runs `subject` once, traced, with the fault VFS to itself (`FaultInjection.exclusively`),
+    /// then checks every crash state of the trace (up to `stateLimit`) on copies of their own,
+    /// leaving the VFS to others meanwhile.
     public func run(_ subject: some CrashTestSubject) async -> Report {
-        await FaultInjection.exclusively {
-            await CrashRun.withTemporaryFolder { folder in await unscopedRun(subject, in: folder) }
+        let traced = await FaultInjection.exclusively {
+            await CrashRun.withTemporaryFolder { folder in await trace(subject, in: folder) }
         }
+        var report = Report()
+        switch traced {
+        case .failure(let failure):
+            report.failures.append(failure)
+        case .success(let (traced, acknowledged)):
+            var replay = traced
+            await check(&replay, subject, acknowledged: acknowledged, into: &report)
+        }
+        return report
     }
 
-    private func unscopedRun(_ subject: some CrashTestSubject, in folder: String) async -> Report {
-        var report = Report()
+    /// The subject's run, traced; a failure when the ledger could not be prepared or traced.
+    private func trace(
+        _ subject: some CrashTestSubject, in folder: String
+    ) async -> Result<(TraceReplay, [(acknowledgement: Acknowledgement, stamp: Int64)]), Report.Failure> {
         let run = CrashRun(
             seed: seed, operations: operations, fault: .powerLoss, trigger: .write(0), durability: durability)
         let context = run.context(in: folder, file: "ledger.sqlite", log: AcknowledgementLog())
+        func failure(_ label: String, _ message: String) -> Report.Failure {
+            .init(
+                state: State(operation: 0, loss: .keepAll, label: label), keptAt: nil,
+                violations: [InvariantViolation(invariant: 6, message: message)])
+        }
         do {
             try await CrashRun.prepare(subject, context)
         } catch {
-            report.failures.append(
-                .init(
-                    state: State(operation: 0, loss: .keepAll, label: "prepare"), keptAt: nil,
-                    violations: [InvariantViolation(invariant: 6, message: "could not prepare the ledger: \(error)")]))
-            return report
+            return .failure(failure("prepare", "could not prepare the ledger: \(error)"))
         }
         let before = TraceReplay.Snapshot(of: context.ledgerPath)
         guard TraceReplay.startTrace() else {
-            report.failures.append(
-                .init(
-                    state: State(operation: 0, loss: .keepAll, label: "start"), keptAt: nil,
-                    violations: [
-                        InvariantViolation(invariant: 6, message: "the prepared ledger left unsynced writes to trace")
-                    ]))
-            return report
+            return .failure(failure("start", "the prepared ledger left unsynced writes to trace"))
         }
         defer { TraceReplay.clearTrace() }
         await CrashRun.runUntilThePowerGoes(subject, context)
         TraceReplay.stopTrace()
         FaultInjection.powerOn()
-        let names = FaultInjection.labels.withLock { $0 }
-        var replay = TraceReplay(snapshot: before, names: names)
-        await check(&replay, subject, acknowledged: context.log.stampedAcknowledgements, into: &report)
-        return report
+        let replay = TraceReplay(snapshot: before, names: FaultInjection.labels.withLock { $0 })
+        return .success((replay, context.log.stampedAcknowledgements))
     }
 
     /// Walks the trace, checking the states of every crash point as it goes.
@@ -250,7 +255,9 @@ private struct StateChecker<Subject: CrashTestSubject>: Sendable {
         var kept: String?
         if !violations.isEmpty {
             // The state's files as rebuilt, before the check opened them, for a look.
-            kept = NSTemporaryDirectory() + "storeledger-crash-state-\(exploration.seed)-\(state.operation)"
+            kept =
+                NSTemporaryDirectory()
+                + "storeledger-crash-state-\(exploration.seed)-\(state.operation)-\(state.loss.kindName)"
             try? FileManager.default.createDirectory(atPath: kept!, withIntermediateDirectories: true)
             TraceReplay.write(files, into: kept!)
         }

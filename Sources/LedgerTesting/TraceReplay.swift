@@ -33,20 +33,34 @@ struct TraceReplay {
         var pending: [Int] = []
     }
 
-    private var operations: [lfv_trace_op]
+    /// A recorded operation, its bytes copied out of the VFS's trace.
+    private struct Operation {
+        var kind: UInt32
+        var file: Int
+        var offset: Int
+        var data: [UInt8]
+        var label: Int
+    }
+
+    private var operations: [Operation]
     private var files: [TracedFile]
     private let names: [String]
     /// Counts the changes to what the disks hold: equal versions and equal kept writes are the same state.
     private var diskVersion = 0
 
-    /// The trace as recorded now (it must stay recorded while this value is used: the writes'
-    /// bytes are the trace's), starting from `snapshot`; `names` are the labels' names.
+    /// A copy of the trace as recorded now (it may be cleared afterwards), starting from
+    /// `snapshot`; `names` are the labels' names.
     init(snapshot: Snapshot, names: [String]) {
         let count = lfv_trace_count()
         operations = (0..<count).map { index in
             var operation = lfv_trace_op()
             _ = lfv_trace_get(index, &operation)
-            return operation
+            let data =
+                operation.kind == Int32(LFV_TRACE_WRITE.rawValue)
+                ? Array(UnsafeBufferPointer(start: operation.data, count: Int(operation.length))) : []
+            return Operation(
+                kind: UInt32(operation.kind), file: Int(operation.file), offset: Int(operation.offset), data: data,
+                label: Int(operation.label))
         }
         files = (0..<lfv_trace_file_count()).map { index in
             let path = String(cString: lfv_trace_file(index))
@@ -71,19 +85,19 @@ struct TraceReplay {
     var count: Int { operations.count }
 
     /// The kind of operation `index` (`lfv_trace_kind`).
-    func kind(of index: Int) -> UInt32 { UInt32(operations[index].kind) }
+    func kind(of index: Int) -> UInt32 { operations[index].kind }
 
     /// What the subject was doing at operation `index`.
     func label(of index: Int) -> String {
-        let label = Int(operations[index].label)
+        let label = operations[index].label
         return label < names.count ? names[label] : "label \(label)"
     }
 
     /// Applies operation `index`, as the VFS did.
     mutating func apply(_ index: Int) {
         let operation = operations[index]
-        let file = Int(operation.file)
-        switch UInt32(operation.kind) {
+        let file = operation.file
+        switch operation.kind {
         case LFV_TRACE_OPEN.rawValue:
             if !files[file].exists {
                 files[file].exists = true
@@ -116,8 +130,8 @@ struct TraceReplay {
             case .keepAll: kept += file.pending
             case .tornLastWrite:
                 kept += file.pending
-                let lastWrite = file.pending.last { operations[$0].kind == Int32(LFV_TRACE_WRITE.rawValue) }
-                if let lastWrite, operations[lastWrite].length > Self.tornSector { torn.insert(lastWrite) }
+                let lastWrite = file.pending.last { operations[$0].kind == LFV_TRACE_WRITE.rawValue }
+                if let lastWrite, operations[lastWrite].data.count > Self.tornSector { torn.insert(lastWrite) }
             case .loseRandom:
                 kept += file.pending.filter { _ in random!.next() & 1 == 1 }
             }
@@ -158,9 +172,9 @@ struct TraceReplay {
     /// The fault VFS's torn write keeps its first 512-byte sector.
     private static let tornSector = 512
 
-    private static func apply(_ operation: lfv_trace_op, to bytes: inout [UInt8], length: Int?) {
-        let offset = Int(operation.offset)
-        if operation.kind == Int32(LFV_TRACE_TRUNCATE.rawValue) {
+    private static func apply(_ operation: Operation, to bytes: inout [UInt8], length: Int?) {
+        let offset = operation.offset
+        if operation.kind == LFV_TRACE_TRUNCATE.rawValue {
             if offset < bytes.count {
                 bytes.removeSubrange(offset...)
             } else {
@@ -168,10 +182,8 @@ struct TraceReplay {
             }
             return
         }
-        let count = min(Int(operation.length), length ?? Int.max)
+        let count = min(operation.data.count, length ?? Int.max)
         if offset + count > bytes.count { bytes += repeatElement(0, count: offset + count - bytes.count) }
-        bytes.withUnsafeMutableBytes { buffer in
-            _ = memcpy(buffer.baseAddress! + offset, operation.data, count)
-        }
+        bytes.replaceSubrange(offset..<(offset + count), with: operation.data.prefix(count))
     }
 }

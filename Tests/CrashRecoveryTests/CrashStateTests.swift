@@ -5,13 +5,19 @@ import StoreLedger
 import Testing
 
 /// `CrashStateExploration`: one traced run, every crash state of its trace rebuilt and checked.
-/// In `PowerLossTests`, which runs one test at a time: the fault VFS is the process's.
-extension PowerLossTests {
+/// The exploration takes the fault VFS for itself while it traces, and checks the states beside
+/// the other tests.
+@Suite struct CrashStateExplorationTests {
     /// The store's workload (customers, devices, a family, the server's and the sender's
     /// writes) keeps every invariant in every state of its trace, with each loss mode.
     @Test func everyCrashStateOfATracedRunKeepsTheInvariants() async {
-        let report = await CrashStateExploration(seed: 41, operations: 30).run(CrashWorkload.storeSubject)
+        let report = await CrashStateExploration(seed: 6, operations: 20).run(CrashWorkload.storeSubject)
         #expect(report.failures.isEmpty, "\(report)")
+        let labels = Set(report.statesByLabel.keys)
+        let storeWrites: Set = [
+            "family purchase", "a member leaves the family", "notification sender's round", "server: Finish Transaction",
+        ]
+        #expect(storeWrites.isSubset(of: labels), "\(labels.sorted())")
         #expect(report.complete && report.states > 100 && report.writes > 0 && report.syncs > 0, "\(report)")
         #expect(Set(report.statesByLoss.keys) == ["lose-all", "keep-all", "torn", "lose-random"], "\(report)")
         #expect(report.acknowledgedChecked > 0, "\(report)")
@@ -21,7 +27,8 @@ extension PowerLossTests {
     /// states that lost unsynced writes, never in one that kept them all; each failing state's
     /// files are kept for a look.
     @Test func theExplorationCatchesLossesUnderNormalDurability() async throws {
-        let report = await CrashStateExploration(seed: 42, operations: 30, durability: .normal, checkingAsFull: true)
+        let report = await CrashStateExploration(
+            seed: 42, operations: 10, durability: .normal, stateLimit: 200, checkingAsFull: true)
             .run(CrashWorkload.subject)
         #expect(!report.failures.isEmpty, "\(report)")
         for failure in report.failures {
@@ -35,10 +42,14 @@ extension PowerLossTests {
 
     /// The work is bounded: past `stateLimit` states the exploration stops and says so.
     @Test func anExplorationStopsAtItsStateLimit() async {
-        let report = await CrashStateExploration(seed: 43, operations: 30, stateLimit: 10).run(CrashWorkload.subject)
+        let report = await CrashStateExploration(seed: 43, operations: 10, stateLimit: 10).run(CrashWorkload.subject)
         #expect(report.states == 10 && !report.complete && report.failures.isEmpty, "\(report)")
     }
 
+}
+
+/// The trace against the fault VFS itself: in `PowerLossTests`, which runs one test at a time.
+extension PowerLossTests {
     /// The trace rebuilds exactly the files the fault VFS leaves: a run ends with a power loss
     /// of each mode, and the files on disk are those the replay of its whole trace gives.
     @Test(arguments: [FaultInjection.LossMode.loseAll, .keepAll, .tornLastWrite])

@@ -29,6 +29,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Purchase cycles per one-writer workload.")
     var cycles = 600
 
+    @Option(help: "Runs of the purchase and payers rows, each with its own interleaved baseline (min, median, max).")
+    var runs = 5
+
     @Option(help: "Restorable purchases for the restore workload.")
     var restorable = 100_000
 
@@ -44,9 +47,11 @@ struct BenchCommand: AsyncParsableCommand {
         // Every argument is checked before any work, --quick or not.
         let sizes = try parseSizes()
         let workloads = try parseWorkloads()
-        guard cycles > 0, restorable > 0 else {
+        guard cycles > 0, restorable > 0, (1...100).contains(runs) else {
             throw InputError(
-                description: "invalid --cycles \(cycles) or --restorable \(restorable): use positive numbers")
+                description:
+                    "invalid --cycles \(cycles), --restorable \(restorable) or --runs \(runs): use positive numbers, --runs at most 100"
+            )
         }
         let folder = NSTemporaryDirectory() + "storeledger-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -54,10 +59,10 @@ struct BenchCommand: AsyncParsableCommand {
         var plan =
             quick
             ? Plan(
-                cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2, serverSeconds: 1,
-                burst: 20, backlog: 200)
+                cycles: 6, concurrentPayers: 8, sizes: [200, 400], restorable: 300, rounds: 2, runs: 2,
+                serverSeconds: 1, burst: 20, backlog: 200)
             : Plan(
-                cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4,
+                cycles: cycles, concurrentPayers: 64, sizes: sizes, restorable: restorable, rounds: 4, runs: runs,
                 serverSeconds: 10, burst: 1_000, backlog: 100_000)
         plan.workloads = workloads
         if quick {
@@ -111,6 +116,9 @@ struct BenchCommand: AsyncParsableCommand {
         var sizes: [Int]
         var restorable: Int
         var rounds: Int
+        /// Runs of the purchase and payers rows, each with its interleaved baseline: the row
+        /// reports their median and spread.
+        var runs: Int
         /// How long each `wrk` run of the server rows lasts.
         var serverSeconds: Int
         /// Purchases committed in the notification burst.
@@ -138,9 +146,11 @@ struct BenchCommand: AsyncParsableCommand {
         let ratio: Double?
         let target: String
         let peakMemoryMB: Double
-        let note: String?
+        var note: String?
         /// Why the row was not measured (a tool this machine lacks); its figures are then 0.
         var skipped: String? = nil
+        /// For a row of several runs: each run's ratio, in the order run (the row shows their median).
+        var runRatios: [Double]? = nil
 
         /// A row not measured, for `reason`.
         static func skipped(_ workload: String, because reason: String) -> Result {
@@ -210,7 +220,7 @@ struct Bench {
         }
         if run.contains(.payers) {
             say("\(plan.concurrentPayers) concurrent payers, durability full...")
-            results.append(try await concurrentPayers(oneWriter: results[0].ledger))
+            results.append(try await concurrentPayers())
         }
         if run.contains(.chain) {
             say("purchase cycles with and without the hash chain, durability normal...")
@@ -257,7 +267,31 @@ struct Bench {
 
     // MARK: - Workloads
 
+    /// The one-writer cycle, `plan.runs` times, each run on a new ledger and baseline in
+    /// interleaved rounds: the row is the median run, with the runs' spread.
     mutating func purchaseCycles(_ durability: Durability) async throws -> BenchCommand.Result {
+        var ledgerRates: [Double] = []
+        var baseRates: [Double] = []
+        for _ in 0..<plan.runs {
+            let (ledger, base) = try await oneWriterRun(durability, cycles: plan.cycles, rounds: plan.rounds)
+            ledgerRates.append(ledger)
+            baseRates.append(base)
+        }
+        let ratios = zip(ledgerRates, baseRates).map { $0 / $1 }
+        let median = RunSpread(ratios).medianIndex
+        var row = result(
+            "purchase cycle, 1 writer, \(durability.rawValue)", unit: "cycles/s", ledger: ledgerRates[median],
+            baseline: baseRates[median], higherIsBetter: true, target: ">= 0.8")
+        row.runRatios = ratios
+        row.note = RunSpread(ratios).note
+        return row
+    }
+
+    /// One run of `cycles` one-writer purchase cycles against the baseline's, in `rounds`
+    /// interleaved rounds: cycles a second of each.
+    private mutating func oneWriterRun(
+        _ durability: Durability, cycles: Int, rounds: Int
+    ) async throws -> (ledger: Double, baseline: Double) {
         let ledgerPath = path("cycles")
         let basePath = path("cycles-base")
         let queue = try await benchQueue(at: ledgerPath, durability: durability)
@@ -265,10 +299,10 @@ struct Bench {
             throw BenchError("cannot open the baseline")
         }
         defer { lbase_close(base) }
-        let perRound = max(1, plan.cycles / plan.rounds)
+        let perRound = max(1, cycles / rounds)
         var ledgerTime = 0.0
         var baseTime = 0.0
-        for _ in 0..<plan.rounds {
+        for _ in 0..<rounds {
             ledgerTime += try await time {
                 for _ in 0..<perRound {
                     let transaction = try await queue.add(Payment(productID: Self.product))
@@ -280,35 +314,52 @@ struct Bench {
             }
         }
         try queue.ledger.close()
-        let total = Double(perRound * plan.rounds)
-        return result(
-            "purchase cycle, 1 writer, \(durability.rawValue)", unit: "cycles/s", ledger: total / ledgerTime,
-            baseline: total / baseTime, higherIsBetter: true, target: ">= 0.8")
+        let total = Double(perRound * rounds)
+        return (total / ledgerTime, total / baseTime)
     }
 
-    mutating func concurrentPayers(oneWriter: Double) async throws -> BenchCommand.Result {
-        let queue = try await benchQueue(at: path("payers"), durability: .full)
+    /// 64 payers against one writer at `full`, `plan.runs` times: each run measures the one
+    /// writer (the plan's cycles) and then the payers (eight times as many) on new ledgers, so
+    /// that each ratio compares two measurements made a second apart on the same disk. The
+    /// note gives the range of each: the one writer waits for the disk (three fsyncs a cycle),
+    /// the payers for the writer's CPU, and the two move apart as the disk's speed changes.
+    mutating func concurrentPayers() async throws -> BenchCommand.Result {
         let payers = plan.concurrentPayers
-        let perPayer = max(1, plan.cycles / payers * 2)
-        let elapsed = try await time {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<payers {
-                    group.addTask {
-                        for _ in 0..<perPayer {
-                            let transaction = try await queue.add(Payment(productID: Self.product))
-                            try await queue.finish(transaction)
+        let perPayer = max(1, plan.cycles * 8 / payers)
+        var rates: [Double] = []
+        var oneWriterRates: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<plan.runs {
+            let (oneWriter, _) = try await oneWriterRun(.full, cycles: plan.cycles, rounds: 1)
+            oneWriterRates.append(oneWriter)
+            let queue = try await benchQueue(at: path("payers"), durability: .full)
+            let elapsed = try await time {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<payers {
+                        group.addTask {
+                            for _ in 0..<perPayer {
+                                let transaction = try await queue.add(Payment(productID: Self.product))
+                                try await queue.finish(transaction)
+                            }
                         }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
+            try queue.ledger.close()
+            rates.append(Double(payers * perPayer) / elapsed)
+            ratios.append(rates.last! / oneWriter)
         }
-        try queue.ledger.close()
-        let throughput = Double(payers * perPayer) / elapsed
+        let spread = RunSpread(ratios)
         return BenchCommand.Result(
-            workload: "purchase cycle, \(payers) concurrent payers, full", unit: "cycles/s", ledger: throughput,
-            baseline: nil, ratio: throughput / oneWriter, target: ">= 8 x one writer", peakMemoryMB: Memory.peakMB,
-            note: "ratio: against the 1-writer full throughput")
+            workload: "purchase cycle, \(payers) concurrent payers, full", unit: "cycles/s",
+            ledger: rates[spread.medianIndex], baseline: nil, ratio: ratios[spread.medianIndex],
+            target: ">= 8 x one writer, spread <= 20 %", peakMemoryMB: Memory.peakMB,
+            note: "ratio: against the 1-writer full throughput measured just before, in each run; " + spread.note
+                + String(
+                    format: "; one writer %.0f to %.0f cycles/s, payers %.0f to %.0f", oneWriterRates.min()!,
+                    oneWriterRates.max()!, rates.min()!, rates.max()!),
+            runRatios: ratios)
     }
 
     /// Launch and `ledger list` on ledgers of every size: how their cost grows with history.
@@ -812,5 +863,33 @@ private final class CountingObserver: PaymentTransactionObserver {
 
     func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
         delivered.withLock { $0 += transactions.count }
+    }
+}
+
+/// The ratios of a row's runs: the median run, and how far apart the runs are.
+struct RunSpread {
+    let values: [Double]
+
+    init(_ values: [Double]) { self.values = values }
+
+    /// The run whose value is the median (the lower middle one of an even count).
+    var medianIndex: Int {
+        let order = values.indices.sorted { values[$0] < values[$1] }
+        return order[(order.count - 1) / 2]
+    }
+
+    /// (max - min) / median.
+    var spread: Double {
+        guard let low = values.min(), let high = values.max() else { return 0 }
+        let median = values[medianIndex]
+        return median > 0 ? (high - low) / median : 0
+    }
+
+    /// "runs: min a, median b, max c (spread s %)".
+    var note: String {
+        guard let low = values.min(), let high = values.max() else { return "" }
+        return String(
+            format: "%d runs: min %.2f, median %.2f, max %.2f (spread %.0f %%)", values.count, low,
+            values[medianIndex], high, spread * 100)
     }
 }

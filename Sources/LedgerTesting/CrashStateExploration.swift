@@ -172,7 +172,9 @@ public struct CrashStateExploration: Sendable {
         var folders = (0..<max(parallelChecks, 1)).map { _ in
             NSTemporaryDirectory() + "storeledger-crash-state-\(UUID().uuidString)"
         }
-        for folder in folders { try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        for folder in folders {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
         defer { for folder in folders { try? FileManager.default.removeItem(atPath: folder) } }
         let checker = StateChecker(exploration: self, subject: subject)
         await withTaskGroup(of: (String, State, Int, [InvariantViolation], String?).self) { group in
@@ -183,7 +185,9 @@ public struct CrashStateExploration: Sendable {
                 folders.append(folder)
                 inFlight -= 1
                 report.acknowledgedChecked += acknowledged
-                if !violations.isEmpty { report.failures.append(.init(state: state, keptAt: kept, violations: violations)) }
+                if !violations.isEmpty {
+                    report.failures.append(.init(state: state, keptAt: kept, violations: violations))
+                }
             }
             for index in 0...replay.count {
                 let kind = index < replay.count ? replay.kind(of: index) : nil

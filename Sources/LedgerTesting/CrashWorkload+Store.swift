@@ -81,7 +81,8 @@ extension CrashWorkload {
             let outcomes = due.map { notification in
                 let answered = random.next() % 4 != 0
                 return NotificationAttemptOutcome(
-                    notification: notification, result: answered ? .success : .timedOut, httpStatus: answered ? 200 : nil)
+                    notification: notification, result: answered ? .success : .timedOut,
+                    httpStatus: answered ? 200 : nil)
             }
             if !outcomes.isEmpty { _ = try server.recordAttempts(outcomes) }
         }

@@ -1,7 +1,7 @@
 import CLedgerFaultVFS
 import Foundation
-import Synchronization
 public import StoreLedger
+import Synchronization
 
 /// Simulated power losses and injected I/O errors for ledgers opened through the fault VFS.
 ///

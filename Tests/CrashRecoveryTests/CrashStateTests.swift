@@ -1,8 +1,9 @@
 import Foundation
 import LedgerTestSupport
-@testable import LedgerTesting
 import StoreLedger
 import Testing
+
+@testable import LedgerTesting
 
 /// `CrashStateExploration`: one traced run, every crash state of its trace rebuilt and checked.
 /// The exploration takes the fault VFS for itself while it traces, and checks the states beside
@@ -15,7 +16,8 @@ import Testing
         #expect(report.failures.isEmpty, "\(report)")
         let labels = Set(report.statesByLabel.keys)
         let storeWrites: Set = [
-            "family purchase", "a member leaves the family", "notification sender's round", "server: Finish Transaction",
+            "family purchase", "a member leaves the family", "notification sender's round",
+            "server: Finish Transaction",
         ]
         #expect(storeWrites.isSubset(of: labels), "\(labels.sorted())")
         #expect(report.complete && report.states > 100 && report.writes > 0 && report.syncs > 0, "\(report)")
@@ -28,8 +30,9 @@ import Testing
     /// files are kept for a look.
     @Test func theExplorationCatchesLossesUnderNormalDurability() async throws {
         let report = await CrashStateExploration(
-            seed: 42, operations: 10, durability: .normal, stateLimit: 200, checkingAsFull: true)
-            .run(CrashWorkload.subject)
+            seed: 42, operations: 10, durability: .normal, stateLimit: 200, checkingAsFull: true
+        )
+        .run(CrashWorkload.subject)
         #expect(!report.failures.isEmpty, "\(report)")
         for failure in report.failures {
             #expect(failure.state.loss != .keepAll, "\(failure)")
@@ -45,7 +48,6 @@ import Testing
         let report = await CrashStateExploration(seed: 43, operations: 10, stateLimit: 10).run(CrashWorkload.subject)
         #expect(report.states == 10 && !report.complete && report.failures.isEmpty, "\(report)")
     }
-
 }
 
 /// The trace against the fault VFS itself: in `PowerLossTests`, which runs one test at a time.

@@ -178,12 +178,10 @@ public struct CrashStateExploration: Sendable {
         defer { for folder in folders { try? FileManager.default.removeItem(atPath: folder) } }
         let checker = StateChecker(exploration: self, subject: subject)
         await withTaskGroup(of: (String, State, Int, [InvariantViolation], String?).self) { group in
-            var inFlight = 0
             var acknowledgedCount = 0
             func collect(_ result: (String, State, Int, [InvariantViolation], String?)) {
                 let (folder, state, acknowledged, violations, kept) = result
                 folders.append(folder)
-                inFlight -= 1
                 report.acknowledgedChecked += acknowledged
                 if !violations.isEmpty {
                     report.failures.append(.init(state: state, keptAt: kept, violations: violations))
@@ -218,7 +216,6 @@ public struct CrashStateExploration: Sendable {
                     report.statesByLabel[label, default: 0] += 1
                     let state = State(operation: index, loss: loss, label: label)
                     let acks = acknowledged.prefix(acknowledgedCount).map(\.acknowledgement)
-                    inFlight += 1
                     group.addTask { await checker.check(state, files, in: folder, acknowledged: acks) }
                 }
                 if !report.complete { break }

@@ -32,8 +32,7 @@ extension CrashWorkload {
     /// of a well-formed request (a subscription that cannot be extended, a member who left
     /// already, a shared purchase's token) end the operation, not the run.
     func storeOperation(
-        _ roll: UInt64, _ random: inout SplitMix64, ledger: Ledger, family: [PaymentQueue], log: AcknowledgementLog,
-        index: Int
+        _ roll: UInt64, _ random: inout SplitMix64, ledger: Ledger, family: [PaymentQueue], log: AcknowledgementLog
     ) async throws {
         let server = ledger.acrossCustomers
         switch roll {

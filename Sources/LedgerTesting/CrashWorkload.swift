@@ -153,7 +153,7 @@ public struct CrashWorkload: Sendable {
                 case 100...:
                     try await storeOperation(
                         roll - 100, &random, ledger: ledger!, family: Array(devices.suffix(Self.familyDevices)),
-                        log: log, index: index)
+                        log: log)
                 case 40..<45:
                     // A burst of payments at once: they share commits (group commit).
                     let burst = (0..<4).map { _ in Self.products[Int(random.next() % UInt64(Self.products.count))] }

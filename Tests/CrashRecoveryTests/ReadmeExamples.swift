@@ -134,8 +134,15 @@ func readmeExample9() async throws {
     }
 }
 
+// docs/TESTING.md
+func readmeExample10() async throws {
+    let states = await CrashStateExploration(seed: 7, operations: 20).run(TipJarSubject())
+    precondition(states.failures.isEmpty, "\(states)")  // #expect(states.failures.isEmpty, "\(states)")
+    print(states.summary)
+}
+
 // Sources/AppStoreServer/AppStoreServer.docc/AppStoreServer.md
-func readmeExample10(ledger: Ledger) async throws {
+func readmeExample11(ledger: Ledger) async throws {
 
     let server = AppStoreHTTPServer(ledger: ledger, port: 0)  // 0: a free port
     let serving = Task {
@@ -146,7 +153,7 @@ func readmeExample10(ledger: Ledger) async throws {
 }
 
 // Sources/LedgerEngine/LedgerEngine.docc/LedgerEngine.md
-func readmeExample11() async throws {
+func readmeExample12() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let unfinished = try ledger.unfinishedTransactions()
@@ -156,14 +163,14 @@ func readmeExample11() async throws {
 }
 
 // Sources/LedgerModel/LedgerModel.docc/LedgerModel.md
-func readmeExample12() async throws {
+func readmeExample13() async throws {
 
     let product = Product(id: "com.example.pro.monthly", type: .autoRenewable, price: 4.99)
     print(product.type, TransactionState.purchased.canBeFinished)
 }
 
 // Sources/LedgerSigning/LedgerSigning.docc/LedgerSigning.md
-func readmeExample13() async throws {
+func readmeExample14() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite", mode: .createIfMissing)
     let certificates = try ledger.signingCertificates()
@@ -172,7 +179,7 @@ func readmeExample13() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample14() async throws {
+func readmeExample15() async throws {
     struct Tips: CrashTestSubject {
         func prepare(_ context: CrashTestContext) async throws {
             let file = context.directory + "/tips.storekit"
@@ -201,13 +208,19 @@ func readmeExample14() async throws {
 }
 
 // Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
-func readmeExample15(line: String, subject: some CrashTestSubject) async throws {
+func readmeExample16(line: String, subject: some CrashTestSubject) async throws {
     let outcome = try await CrashRun(replay: line).runInTemporaryFolder(subject)
     print(outcome.violations)
 }
 
+// Sources/LedgerTesting/LedgerTesting.docc/CrashTestingYourCode.md
+func readmeExample17(subject: some CrashTestSubject) async throws {
+    let report = await CrashStateExploration(seed: 7, operations: 40).run(subject)
+    print(report)  // "412 crash states checked (...), 0 failed", or each failing state and its violations
+}
+
 // Sources/SimulatedStore/SimulatedStore.docc/SimulatedStore.md
-func readmeExample16() async throws {
+func readmeExample18() async throws {
 
     let ledger = try Ledger.open(at: "purchases.sqlite")
     for status in try ledger.subscriptionStatuses() {
@@ -217,7 +230,7 @@ func readmeExample16() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample17() async throws {
+func readmeExample19() async throws {
 
     final class Shop: PaymentTransactionObserver {
         func paymentQueue(_ queue: PaymentQueue, updatedTransactions transactions: [PaymentTransaction]) async {
@@ -242,7 +255,7 @@ func readmeExample17() async throws {
 }
 
 // Sources/StoreLedger/StoreLedger.docc/GettingStarted.md
-func readmeExample18(queue: PaymentQueue, id: UInt64) async throws {
+func readmeExample20(queue: PaymentQueue, id: UInt64) async throws {
     let session = StoreTestSession(queue: queue)
     try session.update { $0.askToBuyEnabled = true }
     try await session.refundTransaction(id)
@@ -250,7 +263,7 @@ func readmeExample18(queue: PaymentQueue, id: UInt64) async throws {
 }
 
 // Sources/StoreTesting/StoreTesting.docc/StoreTesting.md
-func readmeExample19(ledger: Ledger) async throws {
+func readmeExample21(ledger: Ledger) async throws {
 
     let queue = try PaymentQueue(ledger: ledger)
     let session = StoreTestSession(queue: queue)

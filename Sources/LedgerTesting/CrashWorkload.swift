@@ -7,8 +7,8 @@ import StoreTesting
 /// purchases; with `customers`, each on one of the store's devices (five customers, one of
 /// them with an iPhone and an iPad, two of them a family), picked at random, and the store's
 /// own writes besides: family purchases and a member leaving, the server's (Finish
-/// Transaction, Set App Account Token, renewal extensions, one and for all) and its
-/// notification sender's records. The same seed performs the same operations, so a failing
+/// Transaction, Set App Account Token, the renewal extensions of one subscription and of all)
+/// and its notification sender's records. The same seed performs the same operations, so a failing
 /// run can be replayed.
 public struct CrashWorkload: Sendable {
     /// The seed that picks every operation and its arguments: the same seed performs the same operations.
@@ -89,8 +89,8 @@ public struct CrashWorkload: Sendable {
         // Several customers and devices write at once (the guarantees are the store file's):
         // added once, when two processes share the ledger.
         guard customers else { return }
-        let family = "smiths"
-        for (name, family) in [("alice", nil), ("bob", nil), ("carol", family), ("dave", family)]
+        let smiths = "smiths"
+        for (name, family) in [("alice", nil), ("bob", nil), ("carol", smiths), ("dave", smiths)]
         where try ledger.customer(named: name) == nil {
             try ledger.addCustomer(Customer(name: name, family: family))
         }

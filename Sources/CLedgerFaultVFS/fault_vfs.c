@@ -68,6 +68,7 @@ static int64_t trace_count, trace_capacity;
 static char **trace_files;
 static int trace_file_count, trace_file_capacity;
 static int trace_current_label;
+static int trace_incomplete;  // an operation could not be recorded (out of memory): the trace stopped
 
 static int trace_file_index(const char *path, int create) {
     for (int i = 0; i < trace_file_count; i++) {
@@ -93,6 +94,7 @@ static void trace_record(int kind, const char *path, int64_t offset, const void 
     int file = trace_file_index(path, 1);
     if (file < 0) {
         tracing = 0;
+        trace_incomplete = 1;
         return;
     }
     if (trace_count == trace_capacity) {
@@ -100,6 +102,7 @@ static void trace_record(int kind, const char *path, int64_t offset, const void 
         lfv_trace_op *ops = realloc(trace_ops, sizeof(lfv_trace_op) * (size_t)capacity);
         if (!ops) {
             tracing = 0;
+            trace_incomplete = 1;
             return;
         }
         trace_ops = ops;
@@ -110,6 +113,7 @@ static void trace_record(int kind, const char *path, int64_t offset, const void 
         copy = malloc((size_t)length);
         if (!copy) {
             tracing = 0;
+            trace_incomplete = 1;
             return;
         }
         memcpy(copy, data, (size_t)length);
@@ -720,7 +724,21 @@ lfv_counters lfv_get_counters(void) {
 
 // MARK: - The trace
 
+static void trace_clear_locked(void) {
+    tracing = 0;
+    trace_incomplete = 0;
+    for (int64_t i = 0; i < trace_count; i++) free((void *)trace_ops[i].data);
+    free(trace_ops);
+    trace_ops = NULL;
+    trace_count = trace_capacity = 0;
+    for (int i = 0; i < trace_file_count; i++) free(trace_files[i]);
+    free(trace_files);
+    trace_files = NULL;
+    trace_file_count = trace_file_capacity = 0;
+}
+
 int lfv_trace_start(void) {
+    // One locked section: no write can come between the check and the start.
     pthread_mutex_lock(&state_lock);
     for (Inode *inode = inodes; inode; inode = inode->next) {
         if (inode->count > 0) {
@@ -728,9 +746,7 @@ int lfv_trace_start(void) {
             return SQLITE_MISUSE;
         }
     }
-    pthread_mutex_unlock(&state_lock);
-    lfv_trace_clear();
-    pthread_mutex_lock(&state_lock);
+    trace_clear_locked();
     tracing = 1;
     trace_current_label = 0;
     pthread_mutex_unlock(&state_lock);
@@ -745,16 +761,15 @@ void lfv_trace_stop(void) {
 
 void lfv_trace_clear(void) {
     pthread_mutex_lock(&state_lock);
-    tracing = 0;
-    for (int64_t i = 0; i < trace_count; i++) free((void *)trace_ops[i].data);
-    free(trace_ops);
-    trace_ops = NULL;
-    trace_count = trace_capacity = 0;
-    for (int i = 0; i < trace_file_count; i++) free(trace_files[i]);
-    free(trace_files);
-    trace_files = NULL;
-    trace_file_count = trace_file_capacity = 0;
+    trace_clear_locked();
     pthread_mutex_unlock(&state_lock);
+}
+
+int lfv_trace_incomplete(void) {
+    pthread_mutex_lock(&state_lock);
+    int incomplete = trace_incomplete;
+    pthread_mutex_unlock(&state_lock);
+    return incomplete;
 }
 
 int64_t lfv_trace_count(void) {

@@ -254,7 +254,7 @@ struct CampaignFigures: Codable {
     var passed = 0
     var failed = 0
     var violations = 0
-    /// The states runs' figures: distinct states checked, points that repeated one, trace
+    /// The states runs' figures: distinct states checked, states that repeated one, trace
     /// operations, and the states by loss mode and by what the workload was doing.
     var states = 0
     var repeatedPoints = 0
@@ -299,7 +299,7 @@ struct CampaignFigures: Codable {
         }
         rows += [
             "| crash states checked | \(crashStates) |",
-            "| of them, states rebuilt from traces (distinct; points that repeated one: \(repeatedPoints)) | \(states) |",
+            "| of them, states rebuilt from traces (distinct; states that repeated one checked: \(repeatedPoints)) | \(states) |",
             "| of them, crash points (faults that cut a run, kills that landed mid-run) | \(crashPoints) |",
             "| trace operations recorded | \(traceOperations) |",
             "| faults injected | \(faults) |",

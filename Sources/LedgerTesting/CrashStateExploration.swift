@@ -13,10 +13,13 @@ import Synchronization
 /// of its own, reopened and checked (`InvariantChecker`, then the subject's `check`) against
 /// the acknowledgements recorded before that point.
 ///
-/// A `CrashRun` checks one crash point per run of the subject; this checks thousands, one run
-/// of the subject each, so a long campaign reaches hundreds of thousands of states. What it
-/// cannot rebuild: the code's behaviour after an I/O error (it goes on, so the trace no longer
-/// holds): `CrashRun`s with I/O errors cover that.
+/// A `CrashRun` checks one crash point per run of the subject; this checks thousands from a
+/// single run, so a long campaign reaches hundreds of thousands of states. A state whose files
+/// are the same as one checked before is checked again only when more acknowledgements are due
+/// by then, or when it is held to a stricter rule (nothing lost). What it cannot rebuild: the
+/// code's behaviour after an I/O error (it goes on, so the trace no longer holds): `CrashRun`s
+/// with I/O errors cover that. Only the ledger's database, WAL and journal are rebuilt: a
+/// subject whose own check reads other files of its folder needs a `CrashCampaign`.
 ///
 /// ```swift
 /// let report = await CrashStateExploration(seed: 7, operations: 60).run(MyPurchaseCode())
@@ -90,7 +93,8 @@ public struct CrashStateExploration: Sendable {
         public internal(set) var syncs = 0
         /// Distinct crash states checked.
         public internal(set) var states = 0
-        /// Points whose files were the same as a state checked already (not checked again).
+        /// States (a point and a loss mode) whose files, acknowledgements due and rule were the
+        /// same as a state checked already: not checked again.
         public internal(set) var duplicates = 0
         /// States by loss mode (`lose-all`, `keep-all`, `torn`, `lose-random`).
         public internal(set) var statesByLoss: [String: Int] = [:]
@@ -108,7 +112,7 @@ public struct CrashStateExploration: Sendable {
 
         /// One line: states, duplicates, acknowledgements, failures.
         public var summary: String {
-            "\(states) crash states checked (\(duplicates) points repeated one), \(traceOperations) trace operations, "
+            "\(states) crash states checked (\(duplicates) repeated one), \(traceOperations) trace operations, "
                 + "\(acknowledgedChecked) acknowledged changes checked, \(failures.count) failed"
         }
 
@@ -158,6 +162,9 @@ public struct CrashStateExploration: Sendable {
         await CrashRun.runUntilThePowerGoes(subject, context)
         TraceReplay.stopTrace()
         FaultInjection.powerOn()
+        if TraceReplay.traceIsIncomplete {
+            return .failure(failure("trace", "the trace could not record every operation (memory ran out)"))
+        }
         let replay = TraceReplay(snapshot: before, names: FaultInjection.labels.withLock { $0 })
         return .success((replay, context.log.stampedAcknowledgements))
     }
@@ -200,7 +207,13 @@ public struct CrashStateExploration: Sendable {
                 }
                 let label = index < replay.count ? replay.label(of: index) : "end of run"
                 for loss in Self.losses(seed: seed, point: index) {
-                    guard seen.insert(replay.identity(loss)).inserted else {
+                    // The same files are checked again when more acknowledgements are due, or
+                    // under a stricter rule: either can fail where the first check passed.
+                    var key = Hasher()
+                    key.combine(replay.identity(loss))
+                    key.combine(acknowledgedCount)
+                    key.combine(lossAllowed(loss))
+                    guard seen.insert(key.finalize()).inserted else {
                         report.duplicates += 1
                         continue
                     }
@@ -225,6 +238,12 @@ public struct CrashStateExploration: Sendable {
         }
     }
 
+    /// Whether a state of `loss` may lose a suffix of the acknowledgements: with durability
+    /// `normal` when the loss lost writes, unless held to `full`'s rule.
+    func lossAllowed(_ loss: FaultInjection.LossMode) -> Bool {
+        durability == .normal && loss != .keepAll && !checkingAsFull
+    }
+
     /// What a power loss before trace operation `point` may keep: nothing, everything, all with
     /// each file's last write torn, and a random subset seeded by the exploration's seed and the point.
     static func losses(seed: UInt64, point: Int) -> [FaultInjection.LossMode] {
@@ -245,10 +264,9 @@ private struct StateChecker<Subject: CrashTestSubject>: Sendable {
         let path = folder + "/ledger.sqlite"
         TraceReplay.write(files, into: folder)
         let configuration = LedgerConfiguration(durability: exploration.durability, headSigningInterval: .zero)
-        let lossAllowed =
-            exploration.durability == .normal && state.loss != .keepAll && !exploration.checkingAsFull
         var violations = await InvariantChecker.check(
-            ledgerAt: path, configuration: configuration, acknowledged: acknowledged, lossAllowed: lossAllowed)
+            ledgerAt: path, configuration: configuration, acknowledged: acknowledged,
+            lossAllowed: exploration.lossAllowed(state.loss))
         let context = CrashTestContext(
             ledgerPath: path, directory: folder, configuration: configuration, seed: exploration.seed,
             operations: exploration.operations, log: AcknowledgementLog())
@@ -258,7 +276,8 @@ private struct StateChecker<Subject: CrashTestSubject>: Sendable {
             // The state's files as rebuilt, before the check opened them, for a look.
             kept =
                 NSTemporaryDirectory()
-                + "storeledger-crash-state-\(exploration.seed)-\(state.operation)-\(state.loss.kindName)"
+                + "storeledger-crash-state-\(exploration.seed)-\(state.operation)-\(state.loss.kindName)-"
+                + UUID().uuidString.prefix(8)
             try? FileManager.default.createDirectory(atPath: kept!, withIntermediateDirectories: true)
             TraceReplay.write(files, into: kept!)
         }

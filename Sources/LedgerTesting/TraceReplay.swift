@@ -1,10 +1,12 @@
 import CLedgerFaultVFS
 import Foundation
 
-/// The ledger's files rebuilt from the fault VFS's trace, one operation at a time, as the VFS
-/// keeps them: per file, what the disk holds (changed by syncs, creations and deletions) and
-/// the writes and truncates not synced yet (the page cache), which a power loss keeps or loses
-/// by its loss mode exactly as `FaultInjection.powerLoss()` does.
+/// The ledger's files (its database, WAL and journal) rebuilt from the fault VFS's trace, one
+/// operation at a time, as the VFS keeps them: per file, what the disk holds (changed by syncs,
+/// creations and deletions) and the writes and truncates not synced yet (the page cache), which
+/// a power loss keeps or loses by its loss mode as `FaultInjection.powerLoss()` does. (A random
+/// loss keeps a seeded random subset, as the VFS's; the same seed need not pick the same
+/// subset as the VFS, which draws in another order.)
 struct TraceReplay {
     /// A file as a state leaves it: its name in the run's folder, and its bytes.
     struct File: Sendable {
@@ -78,8 +80,11 @@ struct TraceReplay {
     /// Stops recording; the trace stays until `clearTrace()`.
     static func stopTrace() { lfv_trace_stop() }
 
-    /// Frees the trace: a `TraceReplay` of it must not be used afterwards.
+    /// Frees the trace (a `TraceReplay` made before holds its own copy).
     static func clearTrace() { lfv_trace_clear() }
+
+    /// Whether an operation could not be recorded (memory ran out): the trace stopped there.
+    static var traceIsIncomplete: Bool { lfv_trace_incomplete() != 0 }
 
     /// How many operations the trace holds.
     var count: Int { operations.count }

@@ -83,10 +83,15 @@ typedef struct {
     int label;                  ///< the label in force when it was recorded (`lfv_trace_label`)
 } lfv_trace_op;
 
-/// Starts recording every open, write, truncate, sync and delete of a database, WAL or journal
-/// file, after clearing any earlier trace. Returns SQLITE_MISUSE, recording nothing, when
-/// unsynced writes are pending (the trace could not rebuild them).
+/// Clears any earlier trace and starts recording every open, write, truncate and sync of a
+/// database, WAL or journal file, and the deletion of such a file the trace has seen. Returns
+/// SQLITE_MISUSE, changing nothing (an earlier trace stays), when unsynced writes are pending:
+/// the trace could not rebuild them.
 int lfv_trace_start(void);
+
+/// Non-zero when an operation could not be recorded (memory ran out): recording stopped there,
+/// and the trace does not hold the whole run.
+int lfv_trace_incomplete(void);
 
 /// Stops recording; the trace stays readable until `lfv_trace_clear`.
 void lfv_trace_stop(void);

@@ -70,10 +70,9 @@ public struct Acknowledgement: Codable, Sendable, Hashable {
 /// lines in a file, each synced before the workload goes on (so that a killed process leaves
 /// a record of exactly what it acknowledged).
 public final class AcknowledgementLog: Sendable {
-    private let entries = Mutex<[Acknowledgement]>([])
-    /// For each acknowledgement, how many operations the fault VFS's trace held when it was
+    /// Each acknowledgement with how many operations the fault VFS's trace held when it was
     /// recorded: a crash state rebuilt after that many holds it (`CrashStateExploration`).
-    private let stamps = Mutex<[Int64]>([])
+    private let entries = Mutex<[(acknowledgement: Acknowledgement, stamp: Int64)]>([])
     private let descriptor: Int32?
 
     /// An in-memory log.
@@ -95,20 +94,17 @@ public final class AcknowledgementLog: Sendable {
     }
 
     /// Every acknowledgement recorded so far, in the order recorded.
-    public var acknowledgements: [Acknowledgement] { entries.withLock { $0 } }
+    public var acknowledgements: [Acknowledgement] { entries.withLock { $0.map(\.acknowledgement) } }
 
     /// Every acknowledgement with its trace stamp, in the order recorded.
     var stampedAcknowledgements: [(acknowledgement: Acknowledgement, stamp: Int64)] {
-        entries.withLock { entries in stamps.withLock { Array(zip(entries, $0)).map { ($0, $1) } } }
+        entries.withLock { $0 }
     }
 
     /// Appends `acknowledgement`: in memory and, for a file log, as one JSON line synced (`fsync`)
     /// before returning. Errors writing the file are ignored.
     public func record(_ acknowledgement: Acknowledgement) {
-        entries.withLock { entries in
-            entries.append(acknowledgement)
-            stamps.withLock { $0.append(FaultInjection.traceLength) }
-        }
+        entries.withLock { $0.append((acknowledgement, FaultInjection.traceLength)) }
         guard let descriptor else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

@@ -164,3 +164,21 @@ public enum FaultInjection {
             unsyncedWritesLost: c.unsynced_writes_lost, unsyncedWritesKept: c.unsynced_writes_kept)
     }
 }
+
+extension FaultInjection.LossMode {
+    /// The mode as `CrashRun(replay:)` reads it: `lose-all`, `lose-random:SEED`, `torn`, `keep-all`.
+    public var name: String {
+        switch self {
+        case .loseAll: "lose-all"
+        case .loseRandom(let seed): "lose-random:\(seed)"
+        case .tornLastWrite: "torn"
+        case .keepAll: "keep-all"
+        }
+    }
+
+    /// The mode without its seed.
+    var kindName: String {
+        if case .loseRandom = self { return "lose-random" }
+        return name
+    }
+}
